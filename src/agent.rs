@@ -1,0 +1,122 @@
+//! The per-turn agent: builds the prompt from a [`TurnTicket`], calls the provider, runs
+//! tool calls (capped at `max_tool_rounds` round trips), and returns the final reply.
+//! It runs outside every actor; it holds no lock and no mailbox while the LLM thinks.
+
+use crate::modes::{ModesHandle, TurnTicket};
+use crate::prompt::{self, TailInfo};
+use crate::provider::{CallMeta, ChatRequest, Message, Provider, ToolDef};
+use crate::tools::{self, ToolEnv};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tracing::{debug, warn};
+
+pub struct Agent {
+    pub provider: Provider,
+    pub base_prompt: Arc<str>,
+    pub tools: Vec<ToolDef>,
+    pub max_tool_rounds: u32,
+    pub normal_history_turns: usize,
+    pub workspace: PathBuf,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOutcome {
+    pub reply: String,
+    /// Why the turn failed, if it did (the reply then explains it to the user).
+    pub error: Option<String>,
+}
+
+impl Agent {
+    pub async fn run(
+        &self,
+        ticket: &TurnTicket,
+        tail: &TailInfo<'_>,
+        profile: Option<&str>,
+        user_text: &str,
+        modes: &ModesHandle,
+    ) -> AgentOutcome {
+        let tail_text = prompt::dynamic_tail(ticket, tail, user_text);
+        let mut messages = prompt::build_messages(
+            &self.base_prompt,
+            ticket,
+            profile,
+            self.normal_history_turns,
+            tail_text,
+        );
+        let env = ToolEnv {
+            root: self.workspace.clone(),
+            modes: modes.clone(),
+            turn_id: ticket.turn_id,
+            user_text: user_text.to_string(),
+        };
+        let meta = CallMeta {
+            channel: tail.channel.to_string(),
+            chat_id: tail.chat_id.to_string(),
+            session_id: ticket.mode.as_ref().map(|m| m.session_id.clone()),
+        };
+        let mut round = 0;
+        loop {
+            let req = ChatRequest {
+                messages: messages.clone(),
+                tools: self.tools.clone(),
+            };
+            let resp = match self.provider.complete(&req, &meta).await {
+                Ok(r) => r,
+                Err(e) => {
+                    return AgentOutcome {
+                        reply: e.user_message(),
+                        error: Some(e.to_string()),
+                    }
+                }
+            };
+            if resp.tool_calls.is_empty() {
+                let text = resp.content.unwrap_or_default().trim().to_string();
+                if text.is_empty() {
+                    return AgentOutcome {
+                        reply: "抱歉，模型这次没有给出回答，请再说一次。".into(),
+                        error: Some("the model returned an empty answer".into()),
+                    };
+                }
+                return AgentOutcome {
+                    reply: text,
+                    error: None,
+                };
+            }
+            if round >= self.max_tool_rounds {
+                warn!(rounds = round, "tool round limit reached");
+                let partial = resp.content.unwrap_or_default();
+                let mut reply = String::new();
+                if !partial.trim().is_empty() {
+                    reply.push_str(partial.trim());
+                    reply.push_str("\n\n");
+                }
+                reply.push_str(&format!(
+                    "（抱歉，这件事我调用工具超过了 {} 次还没办完，先停下来了。可以换个说法再试。）",
+                    self.max_tool_rounds
+                ));
+                return AgentOutcome {
+                    reply,
+                    error: Some(format!(
+                        "tool round limit ({}) reached",
+                        self.max_tool_rounds
+                    )),
+                };
+            }
+            round += 1;
+            messages.push(Message::Assistant {
+                content: resp.content.clone(),
+                tool_calls: resp.tool_calls.clone(),
+                reasoning_content: resp.reasoning_content.clone(),
+            });
+            for call in &resp.tool_calls {
+                let result = tools::execute(&env, call).await;
+                debug!(tool = %call.name, error = result.is_error, "tool call");
+                messages.push(Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: result.content,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! The household's configuration: one TOML file in the workspace (`config.toml`), with
+//! environment overrides for the provider. Parsed with `deny_unknown_fields`, validated
+//! at start; every error names the file and the key.
+
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_FILE: &str = "config.toml";
+pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
+pub const DEEPSEEK_MODEL: &str = "deepseek-chat";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: key `{key}`: {message}")]
+    Invalid {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+}
+
+/// A secret string (API key, access token). `Debug` and `Display` never show it.
+#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub household: Household,
+    pub provider: Option<ProviderConfig>,
+    pub agent: AgentConfig,
+    pub cron: CronConfig,
+    pub skills: SkillsConfig,
+    pub members: Vec<Member>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            household: Household::default(),
+            provider: None,
+            agent: AgentConfig::default(),
+            cron: CronConfig::default(),
+            skills: SkillsConfig::default(),
+            members: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Household {
+    pub name: String,
+    /// IANA time zone name; all recorded times use its offset.
+    pub timezone: String,
+}
+
+impl Default for Household {
+    fn default() -> Self {
+        Self {
+            name: "家".into(),
+            timezone: "Asia/Shanghai".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProviderConfig {
+    /// OpenAI-compatible base URL (the part before `/chat/completions`).
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<Secret>,
+    /// Name of an environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    pub timeout_secs: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub max_concurrent: Option<usize>,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// Provider round trips with tool calls allowed in one turn.
+    pub max_tool_rounds: u32,
+    /// Earlier turns of the same chat sent along outside a mode.
+    pub normal_history_turns: usize,
+    /// A turn that has not finished after this long is ended with an error reply.
+    pub turn_timeout_secs: u64,
+    /// Longest user message accepted, in characters.
+    pub max_message_chars: usize,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            max_tool_rounds: 6,
+            normal_history_turns: 20,
+            turn_timeout_secs: 300,
+            max_message_chars: 8000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CronConfig {
+    /// How often the mode-expiry job runs.
+    pub expiry_check_secs: u64,
+}
+
+impl Default for CronConfig {
+    fn default() -> Self {
+        Self {
+            expiry_check_secs: 30,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct SkillsConfig {
+    /// Extra skill folders, scanned after `<workspace>/skills` and before the built-in ones.
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Member {
+    pub id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub qq_ids: Vec<String>,
+    #[serde(default)]
+    pub speaker_ids: Vec<String>,
+}
+
+/// The provider settings after environment overrides: what the Provider will use.
+#[derive(Debug, Clone)]
+pub struct ResolvedProvider {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<Secret>,
+    pub timeout_secs: u64,
+    pub max_retries: u32,
+    pub max_concurrent: usize,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+}
+
+/// What the environment contributes; separate from `std::env` so tests can drive it.
+#[derive(Debug, Clone, Default)]
+pub struct EnvOverrides {
+    pub base_url: Option<String>,
+    pub api_key: Option<Secret>,
+    pub model: Option<String>,
+    pub deepseek_api_key: Option<Secret>,
+}
+
+impl EnvOverrides {
+    pub fn from_env() -> Self {
+        let get = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Self {
+            base_url: get("HOMEBOT_BASE_URL"),
+            api_key: get("HOMEBOT_API_KEY").map(Secret),
+            model: get("HOMEBOT_MODEL"),
+            deepseek_api_key: get("DEEPSEEK_API_KEY").map(Secret),
+        }
+    }
+}
+
+pub const DEFAULT_CONFIG: &str = r#"# homebot configuration. Every key is optional; defaults are shown commented out.
+
+[household]
+name = "家"
+# IANA time zone; recorded times and mode expiry (00:10 after the start day) use it.
+timezone = "Asia/Shanghai"
+
+# The LLM. Environment variables override this section:
+#   HOMEBOT_BASE_URL, HOMEBOT_API_KEY, HOMEBOT_MODEL; DEEPSEEK_API_KEY alone selects DeepSeek.
+# [provider]
+# base_url = "https://api.deepseek.com"      # any OpenAI-compatible base, e.g. http://127.0.0.1:8080/v1
+# model = "deepseek-chat"
+# api_key_env = "DEEPSEEK_API_KEY"           # or api_key = "sk-..." (kept out of logs)
+# timeout_secs = 60
+# max_retries = 2
+# max_concurrent = 4
+
+# [agent]
+# max_tool_rounds = 6
+# normal_history_turns = 20
+# turn_timeout_secs = 300
+# max_message_chars = 8000
+
+# [cron]
+# expiry_check_secs = 30
+
+# [skills]
+# dirs = ["/srv/homebot/skills"]
+
+# Household members: `id` is the speaker id; USER.md lives in members/<id>/USER.md.
+# [[members]]
+# id = "mom"
+# name = "妈妈"
+# qq_ids = ["10001"]
+# speaker_ids = ["kitchen-mom"]
+"#;
+
+impl Config {
+    /// Load `<workspace>/config.toml`, writing the commented default if it is missing.
+    pub fn load_or_init(workspace: &Path) -> Result<Self, ConfigError> {
+        let path = workspace.join(CONFIG_FILE);
+        if !path.exists() {
+            crate::fsutil::write_atomic(&path, DEFAULT_CONFIG.as_bytes()).map_err(|source| {
+                ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+        }
+        Self::load(&path)
+    }
+
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+            message,
+        };
+        if self.household.timezone.parse::<chrono_tz::Tz>().is_err() {
+            return Err(invalid(
+                "household.timezone",
+                format!("unknown IANA time zone {:?}", self.household.timezone),
+            ));
+        }
+        if self.agent.max_tool_rounds == 0 {
+            return Err(invalid(
+                "agent.max_tool_rounds",
+                "must be at least 1".into(),
+            ));
+        }
+        if self.agent.turn_timeout_secs == 0 {
+            return Err(invalid(
+                "agent.turn_timeout_secs",
+                "must be at least 1".into(),
+            ));
+        }
+        if self.cron.expiry_check_secs == 0 {
+            return Err(invalid(
+                "cron.expiry_check_secs",
+                "must be at least 1".into(),
+            ));
+        }
+        if let Some(p) = &self.provider {
+            if let Some(url) = &p.base_url {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(invalid(
+                        "provider.base_url",
+                        format!("must start with http:// or https://, got {url:?}"),
+                    ));
+                }
+            }
+            if p.max_concurrent == Some(0) {
+                return Err(invalid(
+                    "provider.max_concurrent",
+                    "must be at least 1".into(),
+                ));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, m) in self.members.iter().enumerate() {
+            if !is_safe_id(&m.id) {
+                return Err(invalid(
+                    &format!("members[{i}].id"),
+                    format!("{:?} must be letters, digits, '-', '_' or '.'", m.id),
+                ));
+            }
+            if !seen.insert(m.id.clone()) {
+                return Err(invalid(
+                    &format!("members[{i}].id"),
+                    format!("duplicate member id {:?}", m.id),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn timezone(&self) -> chrono_tz::Tz {
+        self.household
+            .timezone
+            .parse()
+            .expect("timezone was validated when the config was loaded")
+    }
+
+    /// The provider after environment overrides, or `None` when nothing is configured.
+    pub fn resolve_provider(&self, env: &EnvOverrides) -> Option<ResolvedProvider> {
+        let file = self.provider.clone().unwrap_or_default();
+        let file_key = file.api_key.clone().or_else(|| {
+            file.api_key_env
+                .as_deref()
+                .and_then(|k| std::env::var(k).ok())
+                .filter(|v| !v.is_empty())
+                .map(Secret)
+        });
+        let base_url = env.base_url.clone().or(file.base_url.clone());
+        let api_key = env.api_key.clone().or(file_key);
+        let (base_url, api_key) = match (base_url, api_key) {
+            (Some(url), key) => (url, key.or(env.deepseek_api_key.clone())),
+            (None, Some(key)) => (DEEPSEEK_BASE_URL.to_string(), Some(key)),
+            (None, None) => match &env.deepseek_api_key {
+                Some(k) => (DEEPSEEK_BASE_URL.to_string(), Some(k.clone())),
+                None => return None,
+            },
+        };
+        let model = env
+            .model
+            .clone()
+            .or(file.model.clone())
+            .unwrap_or_else(|| DEEPSEEK_MODEL.to_string());
+        Some(ResolvedProvider {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            model,
+            api_key,
+            timeout_secs: file.timeout_secs.unwrap_or(60),
+            max_retries: file.max_retries.unwrap_or(2),
+            max_concurrent: file.max_concurrent.unwrap_or(4),
+            temperature: file.temperature,
+            max_tokens: file.max_tokens,
+        })
+    }
+
+    /// The member a channel identity belongs to: by member id, speaker id or QQ id.
+    pub fn member_for(&self, speaker_id: &str) -> Option<&Member> {
+        self.members.iter().find(|m| {
+            m.id == speaker_id
+                || m.speaker_ids.iter().any(|s| s == speaker_id)
+                || m.qq_ids.iter().any(|q| q == speaker_id)
+        })
+    }
+}
+
+/// Ids used in file names: no separators, no `..`.
+pub fn is_safe_id(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.len() <= 128
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p() -> PathBuf {
+        PathBuf::from("/ws/config.toml")
+    }
+
+    #[test]
+    fn default_config_parses() {
+        let c = Config::parse(DEFAULT_CONFIG, &p()).unwrap();
+        assert_eq!(c.household.timezone, "Asia/Shanghai");
+        assert!(c.provider.is_none());
+    }
+
+    #[test]
+    fn unknown_key_names_file_and_key() {
+        let err = Config::parse("[household]\ntimezon = \"UTC\"\n", &p()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("/ws/config.toml"), "{msg}");
+        assert!(msg.contains("timezon"), "{msg}");
+    }
+
+    #[test]
+    fn bad_timezone_names_key() {
+        let err = Config::parse("[household]\ntimezone = \"Mars/Base\"\n", &p()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/ws/config.toml: key `household.timezone`: unknown IANA time zone \"Mars/Base\""
+        );
+    }
+
+    #[test]
+    fn duplicate_member_is_refused() {
+        let err =
+            Config::parse("[[members]]\nid=\"a\"\n[[members]]\nid=\"a\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("members[1].id"), "{err}");
+    }
+
+    #[test]
+    fn provider_resolution_order() {
+        let c = Config::default();
+        assert!(c.resolve_provider(&EnvOverrides::default()).is_none());
+        let ds = EnvOverrides {
+            deepseek_api_key: Some(Secret::new("k")),
+            ..Default::default()
+        };
+        let r = c.resolve_provider(&ds).unwrap();
+        assert_eq!(r.base_url, DEEPSEEK_BASE_URL);
+        assert_eq!(r.model, DEEPSEEK_MODEL);
+        let local = EnvOverrides {
+            base_url: Some("http://127.0.0.1:8080/v1/".into()),
+            model: Some("smol".into()),
+            ..Default::default()
+        };
+        let r = c.resolve_provider(&local).unwrap();
+        assert_eq!(r.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(r.model, "smol");
+        assert!(r.api_key.is_none());
+    }
+
+    #[test]
+    fn secret_is_redacted() {
+        let s = Secret::new("sk-very-secret");
+        assert!(!format!("{s:?}").contains("very"));
+        let c = Config::parse("[provider]\napi_key = \"sk-very-secret\"\n", &p()).unwrap();
+        assert!(!format!("{c:?}").contains("very-secret"));
+    }
+}

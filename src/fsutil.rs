@@ -1,0 +1,120 @@
+//! Crash-safe file primitives shared by everything that writes the workspace.
+//!
+//! `write_atomic` replaces a file so that a reader (or a crash) sees either the old or
+//! the new content, never a mix: temp file in the same directory, fsync, rename, fsync
+//! the directory. `append_line` appends one complete record with a single `write` and
+//! fsyncs it, so JSONL files never hold interleaved lines.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Atomically replace `path` with `bytes`.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    fs::create_dir_all(dir)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = dir.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)?;
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Append `line` (a newline is added) to `path` with one write, then fsync.
+pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let mut buf = Vec::with_capacity(line.len() + 1);
+    buf.extend_from_slice(line.as_bytes());
+    buf.push(b'\n');
+    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    f.write_all(&buf)?;
+    f.sync_data()
+}
+
+/// fsync a directory so a rename or a new file in it survives a crash.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Copy `path` aside as `<name>.<suffix>` (never overwriting an earlier copy) and return
+/// the new path. Used to keep corrupt files for a human instead of deleting them.
+pub fn set_aside(path: &Path, suffix: &str) -> io::Result<std::path::PathBuf> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("file")
+        .to_string();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut candidate = dir.join(format!("{name}.{suffix}"));
+    let mut n = 1;
+    while candidate.exists() {
+        candidate = dir.join(format!("{name}.{suffix}.{n}"));
+        n += 1;
+    }
+    fs::copy(path, &candidate)?;
+    sync_dir(dir)?;
+    Ok(candidate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "two");
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "temp files left behind");
+    }
+
+    #[test]
+    fn append_adds_whole_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/c.jsonl");
+        append_line(&p, "{\"a\":1}").unwrap();
+        append_line(&p, "{\"a\":2}").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"a\":2}\n");
+    }
+
+    #[test]
+    fn set_aside_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.json");
+        fs::write(&p, "1").unwrap();
+        let a = set_aside(&p, "corrupt").unwrap();
+        fs::write(&p, "2").unwrap();
+        let b = set_aside(&p, "corrupt").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(fs::read_to_string(a).unwrap(), "1");
+        assert_eq!(fs::read_to_string(b).unwrap(), "2");
+    }
+}

@@ -1,0 +1,198 @@
+//! `homebot` — the command line. See `homebot --help`.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use homebot::channels::cli::{self, CliOptions};
+use homebot::config::Config;
+use homebot::kernel::{skill_search_path, Kernel, KernelOptions};
+use homebot::modes::ModeRegistry;
+use homebot::workspace::Workspace;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "homebot",
+    version,
+    about = "A home assistant bot gateway with run modes"
+)]
+struct Cli {
+    /// Workspace folder (default: $HOMEBOT_WORKSPACE or ~/.homebot/workspace); created on first use.
+    #[arg(long, global = true)]
+    workspace: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Chat from the terminal: one turn with -m, else interactive.
+    Chat {
+        /// One message; prints the reply and exits.
+        #[arg(short = 'm', long = "message")]
+        message: Option<String>,
+        /// Speaker id (a member id, or any id).
+        #[arg(long, default_value = "owner")]
+        speaker: String,
+        /// Chat id inside the CLI channel.
+        #[arg(long = "chat-id", default_value = "local")]
+        chat_id: String,
+    },
+    /// Run every enabled channel until Ctrl-C / SIGTERM.
+    Gateway,
+    /// Show the mode state, provider and warnings.
+    Status,
+    /// List mode sessions, newest first.
+    Sessions,
+    /// Configuration commands.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Validate config.toml and every skill folder; exit 1 on any problem.
+    Check,
+}
+
+fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let root = cli
+        .workspace
+        .clone()
+        .unwrap_or_else(Workspace::default_root);
+    match cli.command {
+        Command::Chat {
+            message,
+            speaker,
+            chat_id,
+        } => {
+            init_logging("warn");
+            let kernel = start(&root)?;
+            let opts = CliOptions { speaker, chat_id };
+            match message {
+                Some(m) => {
+                    let reply = cli::one_shot(&kernel, &opts, &m).await;
+                    println!("{}", reply.text);
+                    if let Some(e) = reply.error {
+                        eprintln!("homebot: turn failed: {e}");
+                    }
+                }
+                None => cli::interactive(&kernel, &opts).await?,
+            }
+            kernel.shutdown();
+        }
+        Command::Gateway => {
+            init_logging("info");
+            let kernel = start(&root)?;
+            tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
+            wait_for_shutdown().await;
+            tracing::info!("shutting down");
+            kernel.shutdown();
+        }
+        Command::Status => {
+            init_logging("warn");
+            let kernel = start(&root)?;
+            print!("{}", kernel.status_text().await);
+            kernel.shutdown();
+        }
+        Command::Sessions => {
+            init_logging("warn");
+            let ws = Workspace::open(&root)?;
+            print!("{}", list_sessions(&ws));
+        }
+        Command::Config {
+            command: ConfigCommand::Check,
+        } => {
+            init_logging("warn");
+            let ws = Workspace::open(&root)?;
+            let cfg = Config::load_or_init(ws.root())?;
+            let reg = ModeRegistry::load(&skill_search_path(&ws, &cfg));
+            println!("config: ok ({})", ws.root().join("config.toml").display());
+            for m in reg.modes() {
+                println!(
+                    "mode: {} ({}) from {}",
+                    m.manifest.display_name,
+                    m.manifest.id,
+                    m.skill_dir.display()
+                );
+            }
+            for s in reg.skills() {
+                println!("skill: {} ({})", s.name, s.path.display());
+            }
+            if !reg.issues().is_empty() {
+                for i in reg.issues() {
+                    eprintln!("error: {i}");
+                }
+                std::process::exit(1);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn start(root: &std::path::Path) -> anyhow::Result<Kernel> {
+    Kernel::start(root, KernelOptions::default())
+        .with_context(|| format!("cannot start homebot in {}", root.display()))
+}
+
+async fn wait_for_shutdown() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler can be installed");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn list_sessions(ws: &Workspace) -> String {
+    let mut rows = Vec::new();
+    let root = ws.modes_dir().join("sessions");
+    for mode in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        for s in std::fs::read_dir(mode.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let p = s.path();
+            let turns = std::fs::read_to_string(p.join("conversation.jsonl"))
+                .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+                .unwrap_or(0);
+            let state = if p.join("summary.md").exists() {
+                "archived"
+            } else {
+                "active"
+            };
+            rows.push(format!(
+                "{}\t{}\t{} turns\t{}",
+                mode.file_name().to_string_lossy(),
+                s.file_name().to_string_lossy(),
+                turns,
+                state
+            ));
+        }
+    }
+    rows.sort_by(|a, b| b.split('\t').nth(1).cmp(&a.split('\t').nth(1)));
+    if rows.is_empty() {
+        return "no mode sessions yet\n".into();
+    }
+    rows.join("\n") + "\n"
+}

@@ -1,0 +1,151 @@
+//! `mode.json`: a mode's declaration inside its skill folder. Unknown keys are an
+//! error so that a typo is reported instead of silently ignored.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModeManifest {
+    /// Stable id, e.g. `cooking`; used in paths and in `switch_mode`.
+    pub id: String,
+    /// The name users say, e.g. `做饭模式`. Required in the user's words to switch.
+    pub display_name: String,
+    /// Compiled-in plugin to use (e.g. `plugin.rs:CookingMode`); absent = declarative.
+    #[serde(default)]
+    pub entrypoint: Option<String>,
+    /// Other names that count as the display name (e.g. `cooking mode`).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Extra enter verbs, added to the built-in ones (打开 进入 开始 切换 启用).
+    #[serde(default)]
+    pub enter_verbs: Vec<String>,
+    /// Extra exit verbs, added to the built-in ones (关闭 退出 结束).
+    #[serde(default)]
+    pub exit_verbs: Vec<String>,
+    #[serde(default)]
+    pub expiry: Option<ExpiryPolicy>,
+    #[serde(default)]
+    pub context: Option<ContextPolicy>,
+}
+
+/// When a session ends by itself: at `at` (local time), `days_after_start` days after
+/// the day it started. Default: 00:10 the next day.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExpiryPolicy {
+    #[serde(default = "default_expiry_at")]
+    pub at: String,
+    #[serde(default = "default_expiry_days")]
+    pub days_after_start: u32,
+}
+
+fn default_expiry_at() -> String {
+    "00:10".into()
+}
+fn default_expiry_days() -> u32 {
+    1
+}
+
+impl Default for ExpiryPolicy {
+    fn default() -> Self {
+        Self {
+            at: default_expiry_at(),
+            days_after_start: default_expiry_days(),
+        }
+    }
+}
+
+impl ExpiryPolicy {
+    pub fn time(&self) -> Result<chrono::NaiveTime, String> {
+        chrono::NaiveTime::parse_from_str(&self.at, "%H:%M")
+            .map_err(|_| format!("expiry.at must be HH:MM, got {:?}", self.at))
+    }
+}
+
+/// Context policy (seed 002): structured, labelled blocks of the frozen prompt.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ContextPolicy {
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub rules: Vec<String>,
+    /// Knowledge folders of this mode only (relative to the workspace).
+    #[serde(default)]
+    pub knowledge: Vec<KnowledgeSource>,
+    #[serde(default)]
+    pub history_limit: Option<usize>,
+    #[serde(default)]
+    pub summary_threshold_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KnowledgeSource {
+    pub name: String,
+    pub path: String,
+}
+
+impl ModeManifest {
+    /// Parse and check a manifest; the error says what is wrong (the caller adds the path).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let m: ModeManifest = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if !crate::config::is_safe_id(&m.id) {
+            return Err(format!(
+                "id {:?} must be letters, digits, '-', '_' or '.'",
+                m.id
+            ));
+        }
+        if m.display_name.trim().is_empty() {
+            return Err("display_name must not be empty".into());
+        }
+        let expiry = m.expiry.clone().unwrap_or_default();
+        expiry.time()?;
+        if expiry.days_after_start == 0 {
+            return Err("expiry.days_after_start must be at least 1".into());
+        }
+        if let Some(ctx) = &m.context {
+            for k in &ctx.knowledge {
+                if k.path.contains("..") || k.path.starts_with('/') {
+                    return Err(format!(
+                        "context.knowledge {:?}: path must be relative to the workspace",
+                        k.name
+                    ));
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    pub fn expiry(&self) -> ExpiryPolicy {
+        self.expiry.clone().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_manifest() {
+        let m = ModeManifest::parse(r#"{"id":"example","display_name":"示例模式"}"#).unwrap();
+        assert_eq!(m.id, "example");
+        assert_eq!(m.expiry(), ExpiryPolicy::default());
+    }
+
+    #[test]
+    fn unknown_key_is_an_error() {
+        let e = ModeManifest::parse(r#"{"id":"x","display_name":"X","colour":"red"}"#).unwrap_err();
+        assert!(e.contains("unknown field `colour`"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        assert!(ModeManifest::parse(r#"{"id":"../x","display_name":"X"}"#).is_err());
+        assert!(ModeManifest::parse(r#"{"id":"x","display_name":" "}"#).is_err());
+        assert!(
+            ModeManifest::parse(r#"{"id":"x","display_name":"X","expiry":{"at":"25:00"}}"#)
+                .is_err()
+        );
+    }
+}

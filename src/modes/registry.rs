@@ -1,0 +1,175 @@
+//! `ModeRegistry`: scans skill folders, loads each `mode.json` and the plugin its
+//! entrypoint names, and lists ordinary skills (SKILL.md without mode.json).
+//!
+//! A broken mode (bad JSON, unknown key, unknown entrypoint, duplicate id) is reported
+//! as a [`LoadIssue`] for that folder only; every other mode still loads.
+
+use super::manifest::ModeManifest;
+use super::plugin::{front_matter_field, DeclarativePlugin, ModePlugin};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct RegisteredMode {
+    pub manifest: ModeManifest,
+    pub skill_dir: PathBuf,
+    /// Folder name of the skill, e.g. `home-cooking`.
+    pub skill_name: String,
+    pub plugin: Arc<dyn ModePlugin>,
+}
+
+impl std::fmt::Debug for RegisteredMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredMode")
+            .field("id", &self.manifest.id)
+            .field("skill_dir", &self.skill_dir)
+            .finish()
+    }
+}
+
+/// An ordinary skill: listed in the prompt, read on demand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillInfo {
+    pub name: String,
+    pub description: String,
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadIssue {
+    pub path: PathBuf,
+    pub error: String,
+}
+
+impl std::fmt::Display for LoadIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.error)
+    }
+}
+
+/// Finds a compiled-in plugin by entrypoint name.
+pub type PluginLookup = fn(&str) -> Option<Arc<dyn ModePlugin>>;
+
+#[derive(Debug, Default)]
+pub struct ModeRegistry {
+    modes: Vec<RegisteredMode>,
+    skills: Vec<SkillInfo>,
+    issues: Vec<LoadIssue>,
+}
+
+impl ModeRegistry {
+    /// Scan `dirs` in order (earlier folders win on duplicate names), using the
+    /// compiled-in plugins of `crate::skills`.
+    pub fn load(dirs: &[PathBuf]) -> Self {
+        Self::load_with(dirs, crate::skills::plugin_for)
+    }
+
+    pub fn load_with(dirs: &[PathBuf], lookup: PluginLookup) -> Self {
+        let mut reg = ModeRegistry::default();
+        let mut seen_skill_names = std::collections::HashSet::new();
+        for dir in dirs {
+            let entries = match std::fs::read_dir(dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    reg.issues.push(LoadIssue {
+                        path: dir.clone(),
+                        error: format!("cannot list skills folder: {e}"),
+                    });
+                    continue;
+                }
+            };
+            let mut subdirs: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
+            subdirs.sort();
+            for sd in subdirs {
+                let name = sd
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default()
+                    .to_string();
+                if name.starts_with('.') || !seen_skill_names.insert(name.clone()) {
+                    continue; // hidden, or shadowed by an earlier folder of the same name
+                }
+                reg.load_skill(&sd, name, lookup);
+            }
+        }
+        reg.modes.sort_by(|a, b| a.manifest.id.cmp(&b.manifest.id));
+        reg.skills.sort_by(|a, b| a.name.cmp(&b.name));
+        reg
+    }
+
+    fn load_skill(&mut self, dir: &Path, skill_name: String, lookup: PluginLookup) {
+        let mode_json = dir.join("mode.json");
+        let skill_md = dir.join("SKILL.md");
+        if !mode_json.exists() {
+            if let Ok(text) = std::fs::read_to_string(&skill_md) {
+                self.skills.push(SkillInfo {
+                    name: front_matter_field(&text, "name").unwrap_or_else(|| skill_name.clone()),
+                    description: front_matter_field(&text, "description").unwrap_or_default(),
+                    path: skill_md,
+                });
+            }
+            return;
+        }
+        let issue = |error: String| LoadIssue {
+            path: mode_json.clone(),
+            error,
+        };
+        let manifest = match std::fs::read_to_string(&mode_json)
+            .map_err(|e| e.to_string())
+            .and_then(|t| ModeManifest::parse(&t))
+        {
+            Ok(m) => m,
+            Err(e) => return self.issues.push(issue(e)),
+        };
+        if !skill_md.exists() {
+            return self
+                .issues
+                .push(issue(format!("{} is missing", skill_md.display())));
+        }
+        if self.modes.iter().any(|m| m.manifest.id == manifest.id) {
+            return self.issues.push(issue(format!(
+                "mode id {:?} is already defined by another skill",
+                manifest.id
+            )));
+        }
+        let plugin: Arc<dyn ModePlugin> = match &manifest.entrypoint {
+            None => Arc::new(DeclarativePlugin),
+            Some(ep) => match lookup(ep) {
+                Some(p) => p,
+                None => {
+                    return self.issues.push(issue(format!(
+                        "unknown entrypoint {ep:?}: no plugin of that name is compiled into homebot (known: {})",
+                        crate::skills::entrypoints().join(", ")
+                    )))
+                }
+            },
+        };
+        self.modes.push(RegisteredMode {
+            manifest,
+            skill_dir: dir.to_path_buf(),
+            skill_name,
+            plugin,
+        });
+    }
+
+    pub fn modes(&self) -> &[RegisteredMode] {
+        &self.modes
+    }
+    pub fn skills(&self) -> &[SkillInfo] {
+        &self.skills
+    }
+    pub fn issues(&self) -> &[LoadIssue] {
+        &self.issues
+    }
+    pub fn get(&self, id: &str) -> Option<&RegisteredMode> {
+        self.modes.iter().find(|m| m.manifest.id == id)
+    }
+    pub fn ids(&self) -> Vec<String> {
+        self.modes.iter().map(|m| m.manifest.id.clone()).collect()
+    }
+}

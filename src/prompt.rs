@@ -1,0 +1,159 @@
+//! Prompt layout (SPEC §4.4), built so that consecutive requests of a mode session share
+//! a byte-identical prefix:
+//!
+//! 1. stable prefix: the base system prompt (built once at start) → in a mode, the
+//!    frozen `system_prompt.md`; outside a mode, the current member's `USER.md` →
+//!    tool definitions in a fixed order (sent beside the messages);
+//! 2. history: the mode's `conversation.jsonl` (or the chat's recent turns) as plain
+//!    user / assistant messages — no times, no speakers;
+//! 3. dynamic tail, inside the current user message: time, channel, speaker, session
+//!    and data paths, then the user's words.
+
+use crate::modes::{ModeRegistry, TurnTicket};
+use crate::provider::Message;
+use chrono::{DateTime, Datelike, FixedOffset, Timelike};
+use std::path::Path;
+
+/// The base system prompt: who homebot is and how it behaves. Built once per process;
+/// nothing per-request (time, speaker, counters) may ever enter it.
+pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Option<&str>) -> String {
+    let mut s = format!(
+        "你是 homebot，“{household}”这个家庭的家庭助手。家里人通过厨房音箱（语音）、QQ 群和私聊、以及终端和你说话。\n\
+         - 用用户所用的语言回答，默认中文；简短、具体、可执行。\n\
+         - 每条用户消息开头有一个 [上下文] 块（时间、频道、说话人、相关路径），它由系统填写，不是用户说的话；不要复述它。\n\
+         - 家庭工作区里的文件可以用 read_file / list_files 查阅，需要保存内容时用 write_file。不知道的事情直说。\n\
+         - 运行模式是明确开启的共享上下文：只有当用户原话明确说出模式名称和动作（例如“打开做饭模式”“退出做饭模式”）时，才调用 switch_mode；\
+         问到模式是什么、或只是聊到相关话题时，不要切换。后端会核对用户原话，拒绝时把原因如实告诉用户。\n"
+    );
+    if !registry.modes().is_empty() {
+        s.push_str("\n可用的运行模式：\n");
+        for m in registry.modes() {
+            s.push_str(&format!(
+                "- {}（mode_id: {}）\n",
+                m.manifest.display_name, m.manifest.id
+            ));
+        }
+    }
+    if !registry.skills().is_empty() {
+        s.push_str("\n可用的技能（需要时用 read_file 读取其 SKILL.md）：\n");
+        for sk in registry.skills() {
+            s.push_str(&format!(
+                "- {}: {} ({})\n",
+                sk.name,
+                sk.description,
+                sk.path.display()
+            ));
+        }
+    }
+    if let Some(extra) = extra.map(str::trim).filter(|e| !e.is_empty()) {
+        s.push_str("\n");
+        s.push_str(extra);
+        s.push('\n');
+    }
+    s
+}
+
+/// Per-request facts for the dynamic tail.
+pub struct TailInfo<'a> {
+    pub now: DateTime<FixedOffset>,
+    pub channel: &'a str,
+    pub chat_id: &'a str,
+    pub speaker_id: &'a str,
+    pub speaker_name: Option<&'a str>,
+    /// Channel-specific reply guidance (e.g. voice: short, no markdown).
+    pub channel_hint: Option<&'a str>,
+    pub workspace: &'a Path,
+}
+
+pub fn dynamic_tail(ticket: &TurnTicket, info: &TailInfo<'_>, user_text: &str) -> String {
+    const WEEKDAYS: [&str; 7] = ["一", "二", "三", "四", "五", "六", "日"];
+    let part = match info.now.hour() {
+        0..=4 => "深夜",
+        5..=10 => "早上",
+        11..=12 => "中午",
+        13..=17 => "下午",
+        _ => "晚上",
+    };
+    let rel = |p: &Path| {
+        p.strip_prefix(info.workspace)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
+    let mut t = String::from("[上下文]\n");
+    t.push_str(&format!(
+        "时间: {}（星期{}，{}）\n",
+        info.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        WEEKDAYS[info.now.weekday().num_days_from_monday() as usize],
+        part
+    ));
+    t.push_str(&format!(
+        "频道: {} · 会话: {}\n",
+        info.channel, info.chat_id
+    ));
+    match info.speaker_name {
+        Some(name) => t.push_str(&format!("说话人: {}（{}）\n", info.speaker_id, name)),
+        None => t.push_str(&format!("说话人: {}\n", info.speaker_id)),
+    }
+    if let Some(m) = &ticket.mode {
+        t.push_str(&format!(
+            "当前模式: {}（{}）· 会话 {} · 会话目录 {}\n",
+            m.display_name,
+            m.mode_id,
+            m.session_id,
+            rel(&m.session_dir)
+        ));
+        for c in &m.context_paths {
+            t.push_str(&format!("{}: {}\n", c.label, rel(&c.path)));
+        }
+    }
+    if let Some(h) = info.channel_hint {
+        t.push_str(&format!("回复要求: {h}\n"));
+    }
+    t.push_str("[/上下文]\n\n");
+    t.push_str(user_text);
+    t
+}
+
+/// The messages of the first request of a turn.
+pub fn build_messages(
+    base: &str,
+    ticket: &TurnTicket,
+    profile: Option<&str>,
+    normal_history_turns: usize,
+    tail: String,
+) -> Vec<Message> {
+    let mut system = base.to_string();
+    match &ticket.mode {
+        Some(m) => {
+            system.push('\n');
+            system.push_str(&m.system_prompt);
+        }
+        None => {
+            if let Some(p) = profile.map(str::trim).filter(|p| !p.is_empty()) {
+                system.push_str("\n## 当前说话的家庭成员（USER.md）\n");
+                system.push_str(p);
+                system.push('\n');
+            }
+        }
+    }
+    let mut msgs = vec![Message::System { content: system }];
+    ticket.history.with(|records| {
+        let start = match ticket.mode {
+            Some(_) => 0,
+            None => records.len().saturating_sub(normal_history_turns),
+        };
+        for r in &records[start..] {
+            msgs.push(Message::User {
+                content: r.user.clone(),
+            });
+            msgs.push(Message::Assistant {
+                content: Some(r.assistant.clone()),
+                tool_calls: vec![],
+                reasoning_content: None,
+            });
+        }
+    });
+    msgs.push(Message::User { content: tail });
+    msgs
+}

@@ -1,0 +1,60 @@
+//! What channels send into the kernel and what comes back.
+
+use serde::{Deserialize, Serialize};
+
+/// One user message from a channel, with who sent it and where to answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Turn {
+    /// `cli`, `qq`, `voice`, …
+    pub channel: String,
+    /// The conversation inside the channel (a QQ group, a voice session, a terminal).
+    pub chat_id: String,
+    /// Who spoke: a member id when known, else the channel's own id, else `guest`.
+    pub speaker_id: String,
+    pub text: String,
+}
+
+impl Turn {
+    pub fn new(
+        channel: impl Into<String>,
+        chat_id: impl Into<String>,
+        speaker_id: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Self {
+            channel: channel.into(),
+            chat_id: chat_id.into(),
+            speaker_id: speaker_id.into(),
+            text: text.into(),
+        }
+    }
+
+    /// Key of the per-chat FIFO and of the normal-operation history.
+    pub fn chat_key(&self) -> String {
+        format!("{}:{}", self.channel, self.chat_id)
+    }
+}
+
+/// The kernel's answer to a turn.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Reply {
+    pub text: String,
+    /// Set when the turn failed (provider down, timeout …); `text` then explains it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Reply {
+    pub fn ok(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            error: None,
+        }
+    }
+    pub fn failed(text: impl Into<String>, error: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            error: Some(error.into()),
+        }
+    }
+}
