@@ -1,0 +1,216 @@
+//! The provider against a real HTTP server: retries with backoff on 429 / 5xx, honest
+//! replies when it is down, slow or confused, invalid tool arguments and runaway tool
+//! loops — and the turn is still recorded, marked as failed.
+
+mod common;
+
+use common::*;
+use homebot::kernel::Kernel;
+use homebot::turn::Turn;
+use std::path::Path;
+use std::time::Duration;
+
+fn with_config(ws: &Path, toml: &str) {
+    std::fs::create_dir_all(ws).unwrap();
+    std::fs::write(ws.join("config.toml"), toml).unwrap();
+}
+
+fn last_chat_record(ws: &Path) -> serde_json::Value {
+    jsonl(&ws.join("chats/cli/local.jsonl")).pop().unwrap()
+}
+
+async fn turn(k: &Kernel, text: &str) -> homebot::turn::Reply {
+    k.handle_turn(Turn::new("cli", "local", "mom", text)).await
+}
+
+#[tokio::test]
+async fn retries_429_with_retry_after_then_succeeds() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|_, n| match n {
+        0 => FakeReply::Status(429, vec![("retry-after", "1".into())], "slow down".into()),
+        _ => text("好了"),
+    })
+    .await;
+    let k = start_kernel(dir.path(), &fake);
+    let r = turn(&k, "你好").await;
+    assert_eq!(r.text, "好了");
+    assert!(r.error.is_none());
+    assert_eq!(fake.calls(), 2);
+}
+
+#[tokio::test]
+async fn retries_5xx_a_bounded_number_of_times() {
+    let dir = workspace();
+    with_config(dir.path(), "[provider]\nmax_retries = 2\n");
+    let fake = FakeLlm::start(|_, n| match n {
+        0 => FakeReply::Status(502, vec![], "bad gateway".into()),
+        1 => FakeReply::Status(503, vec![], "unavailable".into()),
+        _ => text("第三次成功"),
+    })
+    .await;
+    let k = start_kernel(dir.path(), &fake);
+    assert_eq!(turn(&k, "你好").await.text, "第三次成功");
+    assert_eq!(fake.calls(), 3);
+
+    let down = FakeLlm::start(|_, _| FakeReply::Status(500, vec![], "boom".into())).await;
+    let dir2 = workspace();
+    with_config(dir2.path(), "[provider]\nmax_retries = 2\n");
+    let k = start_kernel(dir2.path(), &down);
+    let r = turn(&k, "在吗").await;
+    assert_eq!(down.calls(), 3, "1 try + 2 retries, then give up");
+    assert!(r.text.contains("模型服务出错了（HTTP 500）"), "{}", r.text);
+    let rec = last_chat_record(dir2.path());
+    assert_eq!(rec["user"], "在吗");
+    assert_eq!(rec["assistant"], r.text);
+    assert!(rec["error"].as_str().unwrap().contains("HTTP 500"), "{rec}");
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|_, _| FakeReply::Status(401, vec![], "bad key".into())).await;
+    let k = start_kernel(dir.path(), &fake);
+    let r = turn(&k, "你好").await;
+    assert_eq!(fake.calls(), 1);
+    assert!(
+        r.text.contains("HTTP 401") && r.text.contains("检查配置"),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_is_reported_and_the_turn_recorded_in_the_mode() {
+    let dir = workspace();
+    with_config(
+        dir.path(),
+        "[provider]\ntimeout_secs = 1\nmax_retries = 0\n",
+    );
+    let fake =
+        FakeLlm::start(|_, _| FakeReply::Delay(Duration::from_secs(5), Box::new(text("太晚了"))))
+            .await;
+    let k = start_kernel(dir.path(), &fake);
+    k.command("/mode enter cooking").await;
+    let r = turn(&k, "油温多少").await;
+    assert!(r.text.contains("超时"), "{}", r.text);
+    let lines = jsonl(&session_dir(dir.path()).join("conversation.jsonl"));
+    assert_eq!(lines.len(), 1, "a failed turn in a mode is still recorded");
+    assert_eq!(lines[0]["user"], "油温多少");
+    assert!(lines[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("did not answer within 1 s"));
+}
+
+#[tokio::test]
+async fn connection_refused_and_malformed_json() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }; // closed again: nothing listens there
+    let dir = workspace();
+    with_config(dir.path(), "[provider]\nmax_retries = 1\n");
+    let k = Kernel::start(
+        dir.path(),
+        homebot::kernel::KernelOptions {
+            env: Some(homebot::config::EnvOverrides {
+                base_url: Some(format!("http://127.0.0.1:{port}/v1")),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let r = turn(&k, "你好").await;
+    assert!(r.text.contains("连不上模型服务"), "{}", r.text);
+    assert!(last_chat_record(dir.path())["error"]
+        .as_str()
+        .unwrap()
+        .contains("cannot reach"));
+
+    let dir = workspace();
+    let fake = FakeLlm::start(|_, _| FakeReply::Raw("{\"choices\": [".into())).await;
+    let k = start_kernel(dir.path(), &fake);
+    let r = turn(&k, "你好").await;
+    assert!(r.text.contains("无法解析"), "{}", r.text);
+    assert_eq!(fake.calls(), 1, "a malformed answer is not retried");
+}
+
+#[tokio::test]
+async fn invalid_tool_arguments_go_back_to_the_model() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|body, n| match n {
+        0 => tool_call_raw("switch_mode", "{\"action\": \"enter\", mode_id"),
+        _ => {
+            let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+            text(&format!("工具说：{}", last["content"].as_str().unwrap()))
+        }
+    })
+    .await;
+    let k = start_kernel(dir.path(), &fake);
+    let r = turn(&k, "打开做饭模式").await;
+    assert!(
+        r.text.contains("invalid arguments for switch_mode"),
+        "{}",
+        r.text
+    );
+    assert_eq!(action(dir.path())["active"], false);
+    // the follow-up request carries the assistant's call and the tool error after the prefix
+    let req = &fake.requests()[1];
+    let msgs = req["messages"].as_array().unwrap();
+    let n = msgs.len();
+    assert_eq!(
+        msgs[n - 2]["tool_calls"][0]["function"]["name"],
+        "switch_mode"
+    );
+    assert_eq!(msgs[n - 1]["role"], "tool");
+    assert_eq!(msgs[n - 1]["tool_call_id"], "call_switch_mode");
+}
+
+#[tokio::test]
+async fn a_runaway_tool_loop_is_capped() {
+    let dir = workspace();
+    with_config(dir.path(), "[agent]\nmax_tool_rounds = 3\n");
+    let fake =
+        FakeLlm::start(|_, _| tool_call("list_files", serde_json::json!({"path": "."}))).await;
+    let k = start_kernel(dir.path(), &fake);
+    let r = turn(&k, "随便看看").await;
+    assert_eq!(fake.calls(), 4, "3 tool rounds, then stop");
+    assert!(r.text.contains("超过了 3 次"), "{}", r.text);
+    let rec = last_chat_record(dir.path());
+    assert!(rec["error"].as_str().unwrap().contains("tool round limit"));
+    // and the bot is fine afterwards
+    let ok = FakeLlm::scripted().await;
+    drop(k);
+    let k = start_kernel(dir.path(), &ok);
+    assert_eq!(turn(&k, "你好").await.text, "好的：你好");
+}
+
+#[tokio::test]
+async fn file_tools_read_the_cooking_index() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(|body, n| match n {
+        0 => tool_call(
+            "read_file",
+            serde_json::json!({"path": "cooking/history.md"}),
+        ),
+        1 => tool_call("read_file", serde_json::json!({"path": "../../etc/passwd"})),
+        _ => {
+            let msgs = body["messages"].as_array().unwrap();
+            let n = msgs.len();
+            text(&format!(
+                "{}|{}",
+                msgs[n - 3]["content"].as_str().unwrap(),
+                msgs[n - 1]["content"].as_str().unwrap()
+            ))
+        }
+    })
+    .await;
+    let k = start_kernel(ws, &fake);
+    k.command("/mode enter cooking").await;
+    let r = turn(&k, "上次做了什么").await;
+    let (index, escape) = r.text.split_once('|').unwrap();
+    assert!(index.starts_with("# 做饭历史"), "{}", r.text);
+    assert!(escape.contains("outside the workspace"), "{}", r.text);
+}
