@@ -47,7 +47,7 @@ impl fmt::Debug for Secret {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub household: Household,
@@ -56,19 +56,6 @@ pub struct Config {
     pub cron: CronConfig,
     pub skills: SkillsConfig,
     pub members: Vec<Member>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            household: Household::default(),
-            provider: None,
-            agent: AgentConfig::default(),
-            cron: CronConfig::default(),
-            skills: SkillsConfig::default(),
-            members: Vec::new(),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -46,7 +46,7 @@ pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Optio
         }
     }
     if let Some(extra) = extra.map(str::trim).filter(|e| !e.is_empty()) {
-        s.push_str("\n");
+        s.push('\n');
         s.push_str(extra);
         s.push('\n');
     }

@@ -978,6 +978,126 @@ mod tests {
         );
     }
 
+    fn core_at(dir: &Path, now: DateTime<Utc>) -> ModeCore {
+        let ws = Workspace::open(dir).unwrap();
+        let skills = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
+        let reg = Arc::new(ModeRegistry::load(&[skills]));
+        ModeCore::open(ws, reg, "Asia/Shanghai".parse().unwrap(), now).unwrap()
+    }
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn meta(chat: &str) -> TurnMeta {
+        TurnMeta {
+            channel: "cli".into(),
+            chat_id: chat.into(),
+            speaker_id: "mom".into(),
+        }
+    }
+
+    fn rec(user: &str) -> Record {
+        Record {
+            timestamp: "2026-10-22T20:00:00+08:00".into(),
+            channel: "cli".into(),
+            chat_id: "a".into(),
+            speaker_id: "mom".into(),
+            user: user.into(),
+            assistant: "ok".into(),
+            error: None,
+        }
+    }
+
+    fn conv(core: &ModeCore, sid: &str) -> Vec<String> {
+        let p = core.ws.sessions_dir("cooking").join(sid).join(CONVERSATION_FILE);
+        session::load_records(&p).unwrap().records.into_iter().map(|r| r.user).collect()
+    }
+
+    #[test]
+    fn exit_waits_for_in_flight_turns_and_later_turns_stay_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = t("2026-10-22T19:55:00+08:00");
+        let mut c = core_at(dir.path(), now);
+        c.switch(now, SwitchAction::Enter, Some("cooking"), None, SwitchOrigin::Command)
+            .unwrap();
+        let sid = c.action.session_id.clone().unwrap();
+        let slow = c.begin_turn(now, meta("voice")); // a slow turn in the session
+        let exiting = c.begin_turn(now, meta("qq"));
+        assert!(slow.mode.is_some() && exiting.mode.is_some());
+        c.switch(
+            now,
+            SwitchAction::Exit,
+            Some("cooking"),
+            Some("番茄炒蛋".into()),
+            SwitchOrigin::Tool { turn_id: exiting.turn_id, user_text: "退出做饭模式" },
+        )
+        .unwrap();
+        // a turn that begins after the exit request is not in the exiting session
+        let late = c.begin_turn(now, meta("cli"));
+        assert!(late.mode.is_none());
+        let out = c.end_turn(exiting.turn_id, rec("退出做饭模式")).unwrap();
+        assert_eq!(out.recorded_in.as_deref(), Some(sid.as_str()));
+        assert_eq!(out.archived, None, "the slow turn is still in flight");
+        assert!(c.action.active);
+        let out = c.end_turn(late.turn_id, rec("late")).unwrap();
+        assert_eq!(out.recorded_in, None);
+        let out = c.end_turn(slow.turn_id, rec("slow")).unwrap();
+        assert_eq!(out.recorded_in.as_deref(), Some(sid.as_str()));
+        assert_eq!(out.archived.as_deref(), Some(sid.as_str()), "archived exactly when the last turn ended");
+        assert!(!c.action.active);
+        assert_eq!(conv(&c, &sid), ["退出做饭模式", "slow"]);
+        assert!(matches!(c.end_turn(slow.turn_id, rec("again")), Err(ModeError::UnknownTurn(_))));
+    }
+
+    #[test]
+    fn expiry_during_a_turn_archives_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = t("2026-10-22T23:59:00+08:00");
+        let mut c = core_at(dir.path(), now);
+        c.switch(now, SwitchAction::Enter, Some("cooking"), None, SwitchOrigin::Command)
+            .unwrap();
+        let sid = c.action.session_id.clone().unwrap();
+        let turn = c.begin_turn(now, meta("a"));
+        let later = t("2026-10-23T00:10:01+08:00");
+        assert_eq!(c.check_expiry(later), None, "waits for the in-flight turn");
+        let next = c.begin_turn(later, meta("b"));
+        assert!(next.mode.is_none(), "no new turn joins an expired session");
+        let out = c.end_turn(turn.turn_id, rec("last words")).unwrap();
+        assert_eq!(out.archived.as_deref(), Some(sid.as_str()));
+        assert_eq!(c.action.exit_reason.as_deref(), Some("expired"));
+        assert_eq!(conv(&c, &sid), ["last words"]);
+        c.end_turn(next.turn_id, rec("b")).unwrap();
+    }
+
+    #[test]
+    fn an_interrupted_archive_resumes_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = t("2026-10-22T19:55:00+08:00");
+        let mut c = core_at(dir.path(), now);
+        c.switch(now, SwitchAction::Enter, Some("cooking"), None, SwitchOrigin::Command)
+            .unwrap();
+        let sid = c.action.session_id.clone().unwrap();
+        let turn = c.begin_turn(now, meta("a"));
+        c.end_turn(turn.turn_id, rec("hello")).unwrap();
+        // simulate a crash right after the exit marker was written
+        let sdir = c.ws.sessions_dir("cooking").join(&sid);
+        let marker = ExitMarker { reason: "user".into(), summary: None, requested_at: "2026-10-22T20:00:00+08:00".into() };
+        fsutil::write_atomic(&sdir.join(EXIT_MARKER_FILE), &serde_json::to_vec(&marker).unwrap()).unwrap();
+        drop(c);
+        let c = core_at(dir.path(), now);
+        assert!(!c.action.active);
+        assert_eq!(c.action.exit_reason.as_deref(), Some("user"));
+        assert!(sdir.join(SUMMARY_FILE).exists());
+        let history = std::fs::read_to_string(dir.path().join("cooking/history.md")).unwrap();
+        assert_eq!(history.matches(&sid).count(), 2, "one index line (id and summary file name)");
+        // and again: nothing doubles
+        drop(c);
+        let _c = core_at(dir.path(), now);
+        let again = std::fs::read_to_string(dir.path().join("cooking/history.md")).unwrap();
+        assert_eq!(history, again);
+    }
+
     #[test]
     fn file_safe_keeps_distinct_ids_distinct() {
         assert_eq!(file_safe("local"), "local");

@@ -114,7 +114,7 @@ fn find_all(hay: &str, needle: &str) -> Vec<usize> {
     if needle.is_empty() {
         return Vec::new();
     }
-    let wordy = needle.chars().all(|c| c.is_ascii());
+    let wordy = needle.is_ascii();
     hay.match_indices(needle)
         .map(|(i, _)| i)
         .filter(|&i| {
