@@ -102,6 +102,10 @@ pub struct AgentConfig {
     pub turn_timeout_secs: u64,
     /// Longest user message accepted, in characters.
     pub max_message_chars: usize,
+    /// Messages of one chat that may wait behind the one being answered.
+    pub max_queued_per_chat: usize,
+    /// On shutdown, how long admitted turns get to finish and be recorded.
+    pub shutdown_grace_secs: u64,
 }
 
 impl Default for AgentConfig {
@@ -111,6 +115,8 @@ impl Default for AgentConfig {
             normal_history_turns: 20,
             turn_timeout_secs: 300,
             max_message_chars: 8000,
+            max_queued_per_chat: 16,
+            shutdown_grace_secs: 30,
         }
     }
 }
@@ -205,6 +211,8 @@ timezone = "Asia/Shanghai"
 # normal_history_turns = 20
 # turn_timeout_secs = 300
 # max_message_chars = 8000
+# max_queued_per_chat = 16
+# shutdown_grace_secs = 30
 
 # [cron]
 # expiry_check_secs = 30
@@ -267,6 +275,12 @@ impl Config {
         if self.agent.max_tool_rounds == 0 {
             return Err(invalid(
                 "agent.max_tool_rounds",
+                "must be at least 1".into(),
+            ));
+        }
+        if self.agent.max_queued_per_chat == 0 {
+            return Err(invalid(
+                "agent.max_queued_per_chat",
                 "must be at least 1".into(),
             ));
         }

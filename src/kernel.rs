@@ -2,25 +2,32 @@
 //!
 //! `Kernel::start` opens the workspace and config, loads the mode registry, starts the
 //! ModeManager and Cron actors on their own arbiter thread, and prepares the Provider and
-//! the Agent. `Kernel::handle_turn` runs a turn: slash commands directly, chat through
-//! begin-turn → agent → end-turn. The turn runs in its own task, so a caller that goes
-//! away (a dropped connection) cannot leave a turn begun but never recorded.
+//! the Agent, and takes the workspace lock (one owner per workspace, see `control`).
+//!
+//! Channels call [`Kernel::submit`] at arrival: the turn joins its chat's FIFO (see
+//! `scheduler`) and runs in that chat's worker task — slash commands directly, chat
+//! through begin-turn → agent → end-turn. The caller only waits for the reply, so a caller
+//! that goes away (a dropped connection) cannot leave a turn begun but never recorded.
 
 use crate::agent::{Agent, AgentOutcome};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ConfigError, EnvOverrides};
+use crate::control::{LockError, WorkspaceLock};
 use crate::cron::Cron;
 use crate::modes::core::{ModeError, TurnMeta};
 use crate::modes::switch::SwitchAction;
 use crate::modes::{ModeCore, ModeManager, ModeRegistry, ModesHandle, Record};
 use crate::prompt::{self, TailInfo};
 use crate::provider::Provider;
+use crate::scheduler::{Admission, ChatQueues};
 use crate::turn::{Reply, Turn};
 use crate::workspace::Workspace;
 use actix::Actor;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+use tokio::sync::{oneshot, watch};
 use tracing::{error, info, warn};
 
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +45,8 @@ pub enum KernelError {
     Provider(#[from] crate::provider::ProviderError),
     #[error("could not start the actor system: {0}")]
     Actors(String),
+    #[error(transparent)]
+    Locked(#[from] LockError),
 }
 
 /// Knobs for embedding and tests; `Default` is what `homebot` itself uses.
@@ -52,9 +61,16 @@ pub struct KernelOptions {
     pub expiry_period: Option<Duration>,
     /// Skill folders to use instead of the default search path.
     pub skills_dirs: Option<Vec<PathBuf>>,
+    /// How long to wait for the workspace lock (a previous owner shutting down).
+    pub lock_wait: Option<Duration>,
 }
 
-struct Inner {
+struct Job {
+    turn: Turn,
+    reply: oneshot::Sender<Reply>,
+}
+
+pub struct KernelInner {
     cfg: Config,
     ws: Workspace,
     modes: ModesHandle,
@@ -62,17 +78,62 @@ struct Inner {
     clock: SharedClock,
     tz: chrono_tz::Tz,
     system: actix::System,
+    queues: Mutex<ChatQueues<Job>>,
+    admitting: AtomicBool,
+    /// Turns admitted and not yet answered.
+    pending: AtomicUsize,
+    stop_tx: watch::Sender<bool>,
+    _lock: WorkspaceLock,
 }
 
-impl Drop for Inner {
+impl Drop for KernelInner {
     fn drop(&mut self) {
+        let _ = self.stop_tx.send(true);
         self.system.stop();
     }
 }
 
 #[derive(Clone)]
 pub struct Kernel {
-    inner: Arc<Inner>,
+    inner: Arc<KernelInner>,
+}
+
+/// A reply on its way: refused at once, or waiting for the chat's worker.
+pub enum PendingReply {
+    Ready(Reply),
+    Waiting(oneshot::Receiver<Reply>),
+}
+
+impl PendingReply {
+    pub async fn reply(self) -> Reply {
+        match self {
+            PendingReply::Ready(r) => r,
+            PendingReply::Waiting(rx) => rx.await.unwrap_or_else(|_| {
+                Reply::failed(
+                    "抱歉，处理这条消息时出错了。",
+                    "the turn's worker ended without a reply",
+                )
+            }),
+        }
+    }
+}
+
+/// Ends a begun turn even if its task is cancelled or panics, so the ModeManager never
+/// waits forever for it (a pending exit would otherwise never archive).
+struct TurnGuard {
+    modes: ModesHandle,
+    turn_id: u64,
+    record: Option<Record>,
+}
+
+impl Drop for TurnGuard {
+    fn drop(&mut self) {
+        if let Some(mut r) = self.record.take() {
+            r.assistant = "（这一轮处理中断了。）".into();
+            r.error = Some("turn aborted before it finished".into());
+            self.modes.end_turn_detached(self.turn_id, r);
+        }
+    }
 }
 
 impl Kernel {
@@ -81,6 +142,8 @@ impl Kernel {
             path: root.to_path_buf(),
             source,
         })?;
+        let lock =
+            WorkspaceLock::acquire(ws.root(), opts.lock_wait.unwrap_or(Duration::from_secs(2)))?;
         let cfg = Config::load_or_init(ws.root())?;
         let tz = cfg.timezone();
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
@@ -118,8 +181,9 @@ impl Kernel {
             normal_history_turns: cfg.agent.normal_history_turns,
             workspace: ws.root().to_path_buf(),
         };
+        let queue_cap = cfg.agent.max_queued_per_chat;
         Ok(Self {
-            inner: Arc::new(Inner {
+            inner: Arc::new(KernelInner {
                 cfg,
                 ws,
                 modes,
@@ -127,8 +191,26 @@ impl Kernel {
                 clock,
                 tz,
                 system,
+                queues: Mutex::new(ChatQueues::new(queue_cap)),
+                admitting: AtomicBool::new(true),
+                pending: AtomicUsize::new(0),
+                stop_tx: watch::channel(false).0,
+                _lock: lock,
             }),
         })
+    }
+
+    pub fn downgrade(&self) -> Weak<KernelInner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    pub fn upgrade(w: &Weak<KernelInner>) -> Option<Self> {
+        w.upgrade().map(|inner| Self { inner })
+    }
+
+    /// Fires when the kernel stops (for servers such as the control socket).
+    pub fn stopping(&self) -> watch::Receiver<bool> {
+        self.inner.stop_tx.subscribe()
     }
 
     pub fn workspace(&self) -> &Workspace {
@@ -141,16 +223,101 @@ impl Kernel {
         &self.inner.modes
     }
 
-    /// Run one turn to its reply. Never fails: errors become an explanatory reply.
-    pub async fn handle_turn(&self, turn: Turn) -> Reply {
-        let this = self.clone();
-        match tokio::spawn(async move { this.run_turn(turn).await }).await {
-            Ok(r) => r,
-            Err(e) => {
-                error!(error = %e, "turn task failed");
-                Reply::failed("抱歉，处理这条消息时出错了。", e.to_string())
+    /// Admit a turn to its chat's FIFO now (call this at arrival) and get its reply later.
+    /// Refused at once when the chat's queue is full or the kernel is shutting down.
+    pub fn submit(&self, turn: Turn) -> PendingReply {
+        let inner = &self.inner;
+        if !inner.admitting.load(Ordering::SeqCst) {
+            return PendingReply::Ready(Reply::failed(
+                "homebot 正在关闭，请稍后再说。(homebot is shutting down)",
+                "shutting down",
+            ));
+        }
+        let key = turn.chat_key();
+        let (tx, rx) = oneshot::channel();
+        let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
+        match queues.admit(&key, Job { turn, reply: tx }) {
+            Ok(admission) => {
+                inner.pending.fetch_add(1, Ordering::SeqCst);
+                drop(queues);
+                if admission == Admission::StartWorker {
+                    let this = self.clone();
+                    tokio::spawn(async move { this.chat_worker(key).await });
+                }
+                PendingReply::Waiting(rx)
+            }
+            Err(job) => {
+                let waiting = queues.waiting(&key);
+                drop(queues);
+                warn!(chat = %key, waiting, "chat queue full; turn refused");
+                drop(job);
+                PendingReply::Ready(Reply::failed(
+                    format!("消息太多了：这个对话里还有 {waiting} 条在排队，请等我回完再发。"),
+                    format!("chat queue full ({waiting} waiting)"),
+                ))
             }
         }
+    }
+
+    /// Submit and wait: the whole turn, to its reply. Never fails: errors become a reply.
+    pub async fn handle_turn(&self, turn: Turn) -> Reply {
+        self.submit(turn).reply().await
+    }
+
+    /// The one worker of a chat: runs its turns strictly one after another.
+    async fn chat_worker(self, key: String) {
+        loop {
+            let job = self
+                .inner
+                .queues
+                .lock()
+                .expect("queue lock is never poisoned")
+                .next(&key);
+            let Some(job) = job else { break };
+            let this = self.clone();
+            let turn = job.turn;
+            // its own task: a panic in one turn becomes an error reply, not a dead chat
+            let reply = match tokio::spawn(async move { this.run_turn(turn).await }).await {
+                Ok(r) => r,
+                Err(e) => {
+                    error!(chat = %key, error = %e, "turn task failed");
+                    Reply::failed("抱歉，处理这条消息时出错了。", e.to_string())
+                }
+            };
+            let _ = job.reply.send(reply);
+            self.inner.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Graceful stop: admit nothing new, let admitted turns finish and record (up to
+    /// `deadline`), then stop the actors. Returns whether everything finished in time.
+    pub async fn shutdown_gracefully(&self, deadline: Duration) -> bool {
+        self.inner.admitting.store(false, Ordering::SeqCst);
+        let end = tokio::time::Instant::now() + deadline;
+        let mut clean = true;
+        loop {
+            let left = self.inner.pending.load(Ordering::SeqCst);
+            if left == 0 {
+                break;
+            }
+            if tokio::time::Instant::now() >= end {
+                warn!(
+                    turns = left,
+                    "shutdown deadline passed with turns still running"
+                );
+                clean = false;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let _ = self.inner.stop_tx.send(true);
+        self.shutdown();
+        clean
+    }
+
+    /// Turns admitted and not yet answered.
+    pub fn pending_turns(&self) -> usize {
+        self.inner.pending.load(Ordering::SeqCst)
     }
 
     async fn run_turn(&self, turn: Turn) -> Reply {
@@ -178,6 +345,21 @@ impl Kernel {
         let ticket = match inner.modes.begin_turn(meta).await {
             Ok(t) => t,
             Err(e) => return Reply::failed("抱歉，系统正在关闭，请稍后再试。", e.to_string()),
+        };
+        let mut guard = TurnGuard {
+            modes: inner.modes.clone(),
+            turn_id: ticket.turn_id,
+            record: Some(Record {
+                timestamp: ticket
+                    .began_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+                channel: turn.channel.clone(),
+                chat_id: turn.chat_id.clone(),
+                speaker_id: turn.speaker_id.clone(),
+                user: text.to_string(),
+                assistant: String::new(),
+                error: None,
+            }),
         };
         let member = inner.cfg.member_for(&turn.speaker_id);
         let profile = match (&ticket.mode, member) {
@@ -211,17 +393,12 @@ impl Kernel {
                 }
             }
         };
-        let record = Record {
-            timestamp: ticket
-                .began_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
-            channel: turn.channel.clone(),
-            chat_id: turn.chat_id.clone(),
-            speaker_id: turn.speaker_id.clone(),
-            user: text.to_string(),
-            assistant: outcome.reply.clone(),
-            error: outcome.error.clone(),
-        };
+        let mut record = guard
+            .record
+            .take()
+            .expect("the guard holds the record until here");
+        record.assistant = outcome.reply.clone();
+        record.error = outcome.error.clone();
         match inner.modes.end_turn(ticket.turn_id, record).await {
             Ok(o) => {
                 if let Some(sid) = o.recorded_in {

@@ -2,12 +2,13 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use homebot::channels::cli::{self, CliOptions};
+use homebot::channels::cli::{self, CliOptions, Door};
 use homebot::config::Config;
 use homebot::kernel::{skill_search_path, Kernel, KernelOptions};
 use homebot::modes::ModeRegistry;
 use homebot::workspace::Workspace;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -79,33 +80,42 @@ async fn main() -> anyhow::Result<()> {
             chat_id,
         } => {
             init_logging("warn");
-            let kernel = start(&root)?;
+            let door = open_door(&root).await?;
             let opts = CliOptions { speaker, chat_id };
             match message {
                 Some(m) => {
-                    let reply = cli::one_shot(&kernel, &opts, &m).await;
+                    let reply = cli::one_shot(&door, &opts, &m).await;
                     println!("{}", reply.text);
                     if let Some(e) = reply.error {
                         eprintln!("homebot: turn failed: {e}");
                     }
                 }
-                None => cli::interactive(&kernel, &opts).await?,
+                None => cli::interactive(&door, &root, &opts).await?,
             }
-            kernel.shutdown();
+            door.close().await;
         }
         Command::Gateway => {
             init_logging("info");
-            let kernel = start(&root)?;
+            let kernel = Kernel::start(&root, KernelOptions::default())
+                .with_context(|| format!("cannot start homebot in {}", root.display()))?;
+            #[cfg(unix)]
+            homebot::control::spawn_server(&kernel);
             tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
             wait_for_shutdown().await;
-            tracing::info!("shutting down");
-            kernel.shutdown();
+            let grace = Duration::from_secs(kernel.config().agent.shutdown_grace_secs);
+            tracing::info!(
+                turns = kernel.pending_turns(),
+                grace_secs = grace.as_secs(),
+                "shutting down: no new turns; finishing the admitted ones"
+            );
+            let clean = kernel.shutdown_gracefully(grace).await;
+            tracing::info!(clean, "stopped");
         }
         Command::Status => {
             init_logging("warn");
-            let kernel = start(&root)?;
-            print!("{}", kernel.status_text().await);
-            kernel.shutdown();
+            let door = open_door(&root).await?;
+            print!("{}", door.status().await);
+            door.close().await;
         }
         Command::Sessions => {
             init_logging("warn");
@@ -142,8 +152,9 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn start(root: &std::path::Path) -> anyhow::Result<Kernel> {
-    Kernel::start(root, KernelOptions::default())
+async fn open_door(root: &std::path::Path) -> anyhow::Result<Door> {
+    Door::open(root, Duration::from_secs(30))
+        .await
         .with_context(|| format!("cannot start homebot in {}", root.display()))
 }
 

@@ -1,10 +1,18 @@
 //! The CLI channel: a terminal on the home server. One-shot (`chat -m`) prints the reply
 //! and returns; interactive chat keeps a line history (`<workspace>/logs/cli_history`)
 //! and ends on Ctrl-D, Ctrl-C or `/quit`. Turns carry `channel = "cli"`.
+//!
+//! The CLI reaches the kernel through a [`Door`]: its own kernel when it can take the
+//! workspace lock, otherwise the control socket of the process that holds it (a running
+//! gateway) — never a second writer.
 
-use crate::kernel::Kernel;
+use crate::control::{self, Request};
+use crate::kernel::{Kernel, KernelError, KernelOptions};
 use crate::turn::{Reply, Turn};
 use rustyline::error::ReadlineError;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
 
 pub const CHANNEL: &str = "cli";
 
@@ -23,15 +31,99 @@ impl Default for CliOptions {
     }
 }
 
-pub async fn one_shot(kernel: &Kernel, opts: &CliOptions, text: &str) -> Reply {
-    kernel
-        .handle_turn(Turn::new(CHANNEL, &opts.chat_id, &opts.speaker, text))
+/// Where the CLI's turns go.
+pub enum Door {
+    /// This process owns the workspace.
+    Local(Kernel),
+    /// Another process (a gateway) owns it; turns go through its control socket.
+    #[cfg(unix)]
+    Remote(Mutex<control::Client>),
+}
+
+impl Door {
+    /// Own the workspace if free, else route to its owner. Waits up to `patience` for a
+    /// lock that is held by a process without a control socket (another one-shot).
+    pub async fn open(root: &Path, patience: Duration) -> Result<Self, KernelError> {
+        let started = Instant::now();
+        loop {
+            let opts = KernelOptions {
+                lock_wait: Some(Duration::ZERO),
+                ..Default::default()
+            };
+            match Kernel::start(root, opts) {
+                Ok(k) => {
+                    #[cfg(unix)]
+                    control::spawn_server(&k);
+                    return Ok(Door::Local(k));
+                }
+                Err(KernelError::Locked(e)) => {
+                    #[cfg(unix)]
+                    if let Ok(c) = control::Client::connect(
+                        &std::fs::canonicalize(root).unwrap_or(root.to_path_buf()),
+                    )
+                    .await
+                    {
+                        return Ok(Door::Remote(Mutex::new(c)));
+                    }
+                    if started.elapsed() >= patience {
+                        return Err(KernelError::Locked(e));
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub async fn turn(&self, turn: Turn) -> Reply {
+        match self {
+            Door::Local(k) => k.handle_turn(turn).await,
+            #[cfg(unix)]
+            Door::Remote(c) => c.lock().await.turn(&turn).await.unwrap_or_else(|e| {
+                Reply::failed(
+                    format!("无法把消息交给正在运行的 homebot：{e}"),
+                    e.to_string(),
+                )
+            }),
+        }
+    }
+
+    pub async fn status(&self) -> String {
+        match self {
+            Door::Local(k) => k.status_text().await,
+            #[cfg(unix)]
+            Door::Remote(c) => match c.lock().await.request(&Request::Status).await {
+                Ok(r) => r.text,
+                Err(e) => format!("status unavailable: {e}"),
+            },
+        }
+    }
+
+    pub fn household(&self) -> Option<String> {
+        match self {
+            Door::Local(k) => Some(k.config().household.name.clone()),
+            #[cfg(unix)]
+            Door::Remote(_) => None,
+        }
+    }
+
+    /// Let in-flight turns finish, then stop (a no-op for a remote door).
+    pub async fn close(self) {
+        if let Door::Local(k) = self {
+            k.shutdown_gracefully(Duration::from_secs(k.config().agent.shutdown_grace_secs))
+                .await;
+        }
+    }
+}
+
+pub async fn one_shot(door: &Door, opts: &CliOptions, text: &str) -> Reply {
+    door.turn(Turn::new(CHANNEL, &opts.chat_id, &opts.speaker, text))
         .await
 }
 
 /// Interactive chat until Ctrl-D / Ctrl-C / `/quit`.
-pub async fn interactive(kernel: &Kernel, opts: &CliOptions) -> anyhow::Result<()> {
-    let history = kernel.workspace().root().join("logs").join("cli_history");
+pub async fn interactive(door: &Door, root: &Path, opts: &CliOptions) -> anyhow::Result<()> {
+    let history = root.join("logs").join("cli_history");
     let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<String>(1);
     let (ack_tx, ack_rx) = std::sync::mpsc::channel::<()>();
     // rustyline blocks; it runs on its own thread and waits for each reply before
@@ -63,11 +155,12 @@ pub async fn interactive(kernel: &Kernel, opts: &CliOptions) -> anyhow::Result<(
     });
     println!(
         "homebot · {} · 说话人 {} · 输入 /help 查看命令，Ctrl-D 退出",
-        kernel.config().household.name,
+        door.household()
+            .unwrap_or_else(|| "(via the running gateway)".into()),
         opts.speaker
     );
     while let Some(line) = line_rx.recv().await {
-        let reply = one_shot(kernel, opts, &line).await;
+        let reply = one_shot(door, opts, &line).await;
         println!("homebot> {}\n", reply.text);
         if ack_tx.send(()).is_err() {
             break;

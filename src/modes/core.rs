@@ -632,6 +632,7 @@ impl ModeCore {
             return Err(format!("failed: {msg}"));
         }
         s.exit = Some(marker);
+        crate::failpoint::hit("archive.after_marker");
         if let Some(t) = turn_id {
             if !s.in_flight.contains(&t) && self.turns.contains_key(&t) {
                 s.exit_turn = Some(t);
@@ -733,6 +734,7 @@ impl ModeCore {
                 });
                 fsutil::write_atomic(&summary_path, text.as_bytes())
                     .map_err(io("write", &summary_path))?;
+                crate::failpoint::hit("archive.after_summary");
                 text
             }
         };
@@ -761,6 +763,7 @@ impl ModeCore {
                 "mode {mode_id:?} is not loaded; session {session_id} archived without its plugin's index update"
             )),
         }
+        crate::failpoint::hit("archive.after_index");
         let is_current =
             self.action.active && self.action.session_id.as_deref() == Some(session_id);
         if is_current {
@@ -1010,8 +1013,17 @@ mod tests {
     }
 
     fn conv(core: &ModeCore, sid: &str) -> Vec<String> {
-        let p = core.ws.sessions_dir("cooking").join(sid).join(CONVERSATION_FILE);
-        session::load_records(&p).unwrap().records.into_iter().map(|r| r.user).collect()
+        let p = core
+            .ws
+            .sessions_dir("cooking")
+            .join(sid)
+            .join(CONVERSATION_FILE);
+        session::load_records(&p)
+            .unwrap()
+            .records
+            .into_iter()
+            .map(|r| r.user)
+            .collect()
     }
 
     #[test]
@@ -1019,8 +1031,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let now = t("2026-10-22T19:55:00+08:00");
         let mut c = core_at(dir.path(), now);
-        c.switch(now, SwitchAction::Enter, Some("cooking"), None, SwitchOrigin::Command)
-            .unwrap();
+        c.switch(
+            now,
+            SwitchAction::Enter,
+            Some("cooking"),
+            None,
+            SwitchOrigin::Command,
+        )
+        .unwrap();
         let sid = c.action.session_id.clone().unwrap();
         let slow = c.begin_turn(now, meta("voice")); // a slow turn in the session
         let exiting = c.begin_turn(now, meta("qq"));
@@ -1030,7 +1048,10 @@ mod tests {
             SwitchAction::Exit,
             Some("cooking"),
             Some("番茄炒蛋".into()),
-            SwitchOrigin::Tool { turn_id: exiting.turn_id, user_text: "退出做饭模式" },
+            SwitchOrigin::Tool {
+                turn_id: exiting.turn_id,
+                user_text: "退出做饭模式",
+            },
         )
         .unwrap();
         // a turn that begins after the exit request is not in the exiting session
@@ -1044,10 +1065,17 @@ mod tests {
         assert_eq!(out.recorded_in, None);
         let out = c.end_turn(slow.turn_id, rec("slow")).unwrap();
         assert_eq!(out.recorded_in.as_deref(), Some(sid.as_str()));
-        assert_eq!(out.archived.as_deref(), Some(sid.as_str()), "archived exactly when the last turn ended");
+        assert_eq!(
+            out.archived.as_deref(),
+            Some(sid.as_str()),
+            "archived exactly when the last turn ended"
+        );
         assert!(!c.action.active);
         assert_eq!(conv(&c, &sid), ["退出做饭模式", "slow"]);
-        assert!(matches!(c.end_turn(slow.turn_id, rec("again")), Err(ModeError::UnknownTurn(_))));
+        assert!(matches!(
+            c.end_turn(slow.turn_id, rec("again")),
+            Err(ModeError::UnknownTurn(_))
+        ));
     }
 
     #[test]
@@ -1055,8 +1083,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let now = t("2026-10-22T23:59:00+08:00");
         let mut c = core_at(dir.path(), now);
-        c.switch(now, SwitchAction::Enter, Some("cooking"), None, SwitchOrigin::Command)
-            .unwrap();
+        c.switch(
+            now,
+            SwitchAction::Enter,
+            Some("cooking"),
+            None,
+            SwitchOrigin::Command,
+        )
+        .unwrap();
         let sid = c.action.session_id.clone().unwrap();
         let turn = c.begin_turn(now, meta("a"));
         let later = t("2026-10-23T00:10:01+08:00");
@@ -1075,22 +1109,40 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let now = t("2026-10-22T19:55:00+08:00");
         let mut c = core_at(dir.path(), now);
-        c.switch(now, SwitchAction::Enter, Some("cooking"), None, SwitchOrigin::Command)
-            .unwrap();
+        c.switch(
+            now,
+            SwitchAction::Enter,
+            Some("cooking"),
+            None,
+            SwitchOrigin::Command,
+        )
+        .unwrap();
         let sid = c.action.session_id.clone().unwrap();
         let turn = c.begin_turn(now, meta("a"));
         c.end_turn(turn.turn_id, rec("hello")).unwrap();
         // simulate a crash right after the exit marker was written
         let sdir = c.ws.sessions_dir("cooking").join(&sid);
-        let marker = ExitMarker { reason: "user".into(), summary: None, requested_at: "2026-10-22T20:00:00+08:00".into() };
-        fsutil::write_atomic(&sdir.join(EXIT_MARKER_FILE), &serde_json::to_vec(&marker).unwrap()).unwrap();
+        let marker = ExitMarker {
+            reason: "user".into(),
+            summary: None,
+            requested_at: "2026-10-22T20:00:00+08:00".into(),
+        };
+        fsutil::write_atomic(
+            &sdir.join(EXIT_MARKER_FILE),
+            &serde_json::to_vec(&marker).unwrap(),
+        )
+        .unwrap();
         drop(c);
         let c = core_at(dir.path(), now);
         assert!(!c.action.active);
         assert_eq!(c.action.exit_reason.as_deref(), Some("user"));
         assert!(sdir.join(SUMMARY_FILE).exists());
         let history = std::fs::read_to_string(dir.path().join("cooking/history.md")).unwrap();
-        assert_eq!(history.matches(&sid).count(), 2, "one index line (id and summary file name)");
+        assert_eq!(
+            history.matches(&sid).count(),
+            2,
+            "one index line (id and summary file name)"
+        );
         // and again: nothing doubles
         drop(c);
         let _c = core_at(dir.path(), now);

@@ -135,6 +135,11 @@ impl ModesHandle {
             .map_err(|_| ModeError::Gone.to_string())?
     }
 
+    /// End a turn without waiting (from a drop guard, when the turn's task died).
+    pub fn end_turn_detached(&self, turn_id: TurnId, record: Record) {
+        self.addr.do_send(EndTurn { turn_id, record });
+    }
+
     pub async fn switch(
         &self,
         action: SwitchAction,

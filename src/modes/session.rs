@@ -157,6 +157,13 @@ pub fn corrupt_path(path: &Path) -> PathBuf {
 
 pub fn append_record(path: &Path, r: &Record) -> std::io::Result<()> {
     let line = serde_json::to_string(r).expect("Record always serializes");
+    if crate::failpoint::active("append.partial") {
+        // crash test: half a record reaches the disk, then the process stops dead
+        let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+        f.write_all(&line.as_bytes()[..line.len() / 2])?;
+        f.sync_all()?;
+        crate::failpoint::hit("append.partial");
+    }
     crate::fsutil::append_line(path, &line)
 }
 
