@@ -13,8 +13,22 @@ use std::collections::{HashMap, VecDeque};
 #[derive(Debug)]
 pub struct ChatQueues<J> {
     /// A key is present exactly while a worker runs for that chat.
-    map: HashMap<String, VecDeque<J>>,
+    map: HashMap<String, Chat<J>>,
     cap: usize,
+}
+
+#[derive(Debug)]
+struct Chat<J> {
+    queue: VecDeque<J>,
+    /// The worker has taken its first job; before that, the head of the queue is the
+    /// job about to be answered, not one waiting.
+    started: bool,
+}
+
+impl<J> Chat<J> {
+    fn waiting(&self) -> usize {
+        self.queue.len() - usize::from(!self.started && !self.queue.is_empty())
+    }
 }
 
 /// What `admit` decided.
@@ -37,13 +51,19 @@ impl<J> ChatQueues<J> {
     /// Queue `job` for `key`; `Err(job)` when that chat already has `cap` waiting.
     pub fn admit(&mut self, key: &str, job: J) -> Result<Admission, J> {
         match self.map.get_mut(key) {
-            Some(q) if q.len() >= self.cap => Err(job),
-            Some(q) => {
-                q.push_back(job);
+            Some(c) if c.waiting() >= self.cap => Err(job),
+            Some(c) => {
+                c.queue.push_back(job);
                 Ok(Admission::Queued)
             }
             None => {
-                self.map.insert(key.to_string(), VecDeque::from([job]));
+                self.map.insert(
+                    key.to_string(),
+                    Chat {
+                        queue: VecDeque::from([job]),
+                        started: false,
+                    },
+                );
                 Ok(Admission::StartWorker)
             }
         }
@@ -51,9 +71,12 @@ impl<J> ChatQueues<J> {
 
     /// The worker of `key` asks for its next job; `None` releases the chat.
     pub fn next(&mut self, key: &str) -> Option<J> {
-        let q = self.map.get_mut(key)?;
-        match q.pop_front() {
-            Some(j) => Some(j),
+        let c = self.map.get_mut(key)?;
+        match c.queue.pop_front() {
+            Some(j) => {
+                c.started = true;
+                Some(j)
+            }
             None => {
                 self.map.remove(key);
                 None
@@ -62,7 +85,7 @@ impl<J> ChatQueues<J> {
     }
 
     pub fn waiting(&self, key: &str) -> usize {
-        self.map.get(key).map_or(0, VecDeque::len)
+        self.map.get(key).map_or(0, Chat::waiting)
     }
 
     pub fn busy_chats(&self) -> usize {
@@ -78,12 +101,14 @@ mod tests {
     fn fifo_per_chat_and_bounded() {
         let mut q = ChatQueues::new(2);
         assert_eq!(q.admit("a", 1), Ok(Admission::StartWorker));
-        assert_eq!(q.next("a"), Some(1), "the worker takes the first job");
+        assert_eq!(q.waiting("a"), 0, "the first job is the one being answered");
         assert_eq!(q.admit("a", 2), Ok(Admission::Queued));
         assert_eq!(q.admit("b", 10), Ok(Admission::StartWorker));
         assert_eq!(q.admit("a", 3), Ok(Admission::Queued));
         assert_eq!(q.admit("a", 4), Err(4), "two already waiting");
+        assert_eq!(q.next("a"), Some(1), "the worker takes the first job");
         assert_eq!(q.waiting("a"), 2);
+        assert_eq!(q.admit("a", 4), Err(4), "still two waiting");
         assert_eq!(q.next("a"), Some(2));
         assert_eq!(
             q.admit("a", 5),
