@@ -34,6 +34,7 @@ impl Agent {
         tail: &TailInfo<'_>,
         profile: Option<&str>,
         user_text: &str,
+        may_switch_modes: bool,
         modes: &ModesHandle,
     ) -> AgentOutcome {
         let tail_text = prompt::dynamic_tail(ticket, tail, user_text);
@@ -49,6 +50,7 @@ impl Agent {
             modes: modes.clone(),
             turn_id: ticket.turn_id,
             user_text: user_text.to_string(),
+            may_switch_modes,
         };
         let meta = CallMeta {
             channel: tail.channel.to_string(),

@@ -55,7 +55,118 @@ pub struct Config {
     pub agent: AgentConfig,
     pub cron: CronConfig,
     pub skills: SkillsConfig,
+    pub qq: QqConfig,
+    pub voice: VoiceConfig,
     pub members: Vec<Member>,
+}
+
+/// The voice channel: a Wyoming handle service and a native satellite WebSocket.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VoiceConfig {
+    /// Wyoming TCP server, e.g. `127.0.0.1:10700`.
+    pub wyoming_listen: Option<String>,
+    /// Native satellite WebSocket server, e.g. `127.0.0.1:10800` (path `/voice/ws`).
+    pub ws_listen: Option<String>,
+    /// Required from native satellites (`Authorization: Bearer` or `?token=`) when set.
+    pub token: Option<Secret>,
+    /// Languages advertised to Home Assistant.
+    pub languages: Vec<String>,
+    /// Largest Wyoming header line / data / payload accepted, in bytes.
+    pub max_frame_bytes: usize,
+}
+
+impl Default for VoiceConfig {
+    fn default() -> Self {
+        Self {
+            wyoming_listen: None,
+            ws_listen: None,
+            token: None,
+            languages: vec!["zh".into(), "en".into()],
+            max_frame_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Who may reach the bot through a QQ door.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    Open,
+    #[default]
+    Allowlist,
+    Disabled,
+}
+
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct QqPolicy {
+    pub policy: Access,
+    /// Group ids (for `groups`) or QQ ids (for `private`); household members' QQ ids are
+    /// always known private senders under `allowlist`.
+    pub allow: Vec<String>,
+}
+
+/// Who may switch run modes from a group chat.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum QqSwitchPolicy {
+    /// Anyone allowed to talk to the bot.
+    #[default]
+    Any,
+    /// Only household members (`[[members]] qq_ids`).
+    Members,
+    /// Nobody from a group (private chats still can).
+    Nobody,
+}
+
+/// The QQ channel (OneBot v11). Enabled when `listen` or `forward_url` is set.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QqConfig {
+    /// Reverse WebSocket server address, e.g. `127.0.0.1:6199` (loopback unless you say otherwise).
+    pub listen: Option<String>,
+    pub path: String,
+    pub access_token: Option<Secret>,
+    /// Forward WebSocket: homebot connects to the implementation, e.g. `ws://127.0.0.1:6700`.
+    pub forward_url: Option<String>,
+    pub groups: QqPolicy,
+    pub private: QqPolicy,
+    pub mode_switch: QqSwitchPolicy,
+    /// Longer replies are split into several messages.
+    pub max_reply_chars: usize,
+    /// Minimum gap between two messages to the same group or person.
+    pub send_interval_ms: u64,
+    pub action_timeout_secs: u64,
+    /// A connection silent this long (or three missed heartbeats) is closed.
+    pub heartbeat_timeout_secs: u64,
+    /// A reply with no connection waits this long for a reconnect, then is dropped (logged).
+    pub reconnect_wait_secs: u64,
+}
+
+impl Default for QqConfig {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            path: "/onebot/v11/ws".into(),
+            access_token: None,
+            forward_url: None,
+            groups: QqPolicy::default(),
+            private: QqPolicy::default(),
+            mode_switch: QqSwitchPolicy::Any,
+            max_reply_chars: 500,
+            send_interval_ms: 1000,
+            action_timeout_secs: 15,
+            heartbeat_timeout_secs: 90,
+            reconnect_wait_secs: 60,
+        }
+    }
+}
+
+impl QqConfig {
+    pub fn enabled(&self) -> bool {
+        self.listen.is_some() || self.forward_url.is_some()
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -175,6 +286,13 @@ pub struct EnvOverrides {
     pub api_key: Option<Secret>,
     pub model: Option<String>,
     pub deepseek_api_key: Option<Secret>,
+    pub qq_listen: Option<String>,
+    pub qq_access_token: Option<Secret>,
+    pub qq_allow_groups: Option<String>,
+    pub qq_allow_users: Option<String>,
+    pub wyoming_listen: Option<String>,
+    pub voice_ws_listen: Option<String>,
+    pub voice_token: Option<Secret>,
 }
 
 impl EnvOverrides {
@@ -185,8 +303,23 @@ impl EnvOverrides {
             api_key: get("HOMEBOT_API_KEY").map(Secret),
             model: get("HOMEBOT_MODEL"),
             deepseek_api_key: get("DEEPSEEK_API_KEY").map(Secret),
+            qq_listen: get("HOMEBOT_QQ_LISTEN"),
+            qq_access_token: get("HOMEBOT_QQ_ACCESS_TOKEN").map(Secret),
+            qq_allow_groups: get("HOMEBOT_QQ_ALLOW_GROUPS"),
+            qq_allow_users: get("HOMEBOT_QQ_ALLOW_USERS"),
+            wyoming_listen: get("HOMEBOT_WYOMING_LISTEN"),
+            voice_ws_listen: get("HOMEBOT_VOICE_WS_LISTEN"),
+            voice_token: get("HOMEBOT_VOICE_TOKEN").map(Secret),
         }
     }
+}
+
+fn id_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 pub const DEFAULT_CONFIG: &str = r#"# homebot configuration. Every key is optional; defaults are shown commented out.
@@ -219,6 +352,24 @@ timezone = "Asia/Shanghai"
 
 # [skills]
 # dirs = ["/srv/homebot/skills"]
+
+# QQ through OneBot v11 (NapCat, Lagrange.OneBot, LLOneBot). Environment overrides:
+#   HOMEBOT_QQ_LISTEN, HOMEBOT_QQ_ACCESS_TOKEN, HOMEBOT_QQ_ALLOW_GROUPS, HOMEBOT_QQ_ALLOW_USERS.
+# [qq]
+# listen = "127.0.0.1:6199"                  # reverse WebSocket: ws://127.0.0.1:6199/onebot/v11/ws
+# access_token = "a-long-random-string"
+# forward_url = "ws://127.0.0.1:6700"        # or: homebot connects to the implementation
+# groups = { policy = "allowlist", allow = ["5550001"] }   # open | allowlist | disabled
+# private = { policy = "allowlist", allow = [] }          # members' qq_ids are always allowed
+# mode_switch = "any"                        # any | members | nobody (from groups)
+# max_reply_chars = 500
+# send_interval_ms = 1000
+
+# Voice. Environment overrides: HOMEBOT_WYOMING_LISTEN, HOMEBOT_VOICE_WS_LISTEN, HOMEBOT_VOICE_TOKEN.
+# [voice]
+# wyoming_listen = "127.0.0.1:10700"         # Wyoming handle service (Home Assistant)
+# ws_listen = "127.0.0.1:10800"              # native satellite WebSocket at /voice/ws
+# token = "another-long-random-string"
 
 # Household members: `id` is the speaker id; USER.md lives in members/<id>/USER.md.
 # [[members]]
@@ -258,6 +409,39 @@ impl Config {
         })?;
         cfg.validate(path)?;
         Ok(cfg)
+    }
+
+    /// Apply the channel environment overrides (the provider ones are applied by
+    /// [`Config::resolve_provider`]), then re-check what they touched.
+    pub fn apply_env(&mut self, env: &EnvOverrides) -> Result<(), ConfigError> {
+        if let Some(l) = &env.qq_listen {
+            self.qq.listen = Some(l.clone());
+        }
+        if let Some(t) = &env.qq_access_token {
+            self.qq.access_token = Some(t.clone());
+        }
+        if let Some(g) = &env.qq_allow_groups {
+            self.qq.groups = QqPolicy {
+                policy: Access::Allowlist,
+                allow: id_list(g),
+            };
+        }
+        if let Some(u) = &env.qq_allow_users {
+            self.qq.private = QqPolicy {
+                policy: Access::Allowlist,
+                allow: id_list(u),
+            };
+        }
+        if let Some(l) = &env.wyoming_listen {
+            self.voice.wyoming_listen = Some(l.clone());
+        }
+        if let Some(l) = &env.voice_ws_listen {
+            self.voice.ws_listen = Some(l.clone());
+        }
+        if let Some(t) = &env.voice_token {
+            self.voice.token = Some(t.clone());
+        }
+        self.validate(Path::new("environment (HOMEBOT_*)"))
     }
 
     fn validate(&self, path: &Path) -> Result<(), ConfigError> {
@@ -311,6 +495,40 @@ impl Config {
                     "must be at least 1".into(),
                 ));
             }
+        }
+        for (key, addr) in [
+            ("qq.listen", &self.qq.listen),
+            ("voice.wyoming_listen", &self.voice.wyoming_listen),
+            ("voice.ws_listen", &self.voice.ws_listen),
+        ] {
+            if let Some(a) = addr {
+                if a.parse::<std::net::SocketAddr>().is_err() {
+                    return Err(invalid(
+                        key,
+                        format!("{a:?} is not an address like 127.0.0.1:6199"),
+                    ));
+                }
+            }
+        }
+        if let Some(u) = &self.qq.forward_url {
+            if !(u.starts_with("ws://") || u.starts_with("wss://")) {
+                return Err(invalid(
+                    "qq.forward_url",
+                    format!("must start with ws:// or wss://, got {u:?}"),
+                ));
+            }
+        }
+        if !self.qq.path.starts_with('/') {
+            return Err(invalid("qq.path", "must start with /".into()));
+        }
+        if self.qq.max_reply_chars < 20 {
+            return Err(invalid("qq.max_reply_chars", "must be at least 20".into()));
+        }
+        if self.qq.heartbeat_timeout_secs == 0 || self.qq.action_timeout_secs == 0 {
+            return Err(invalid(
+                "qq.heartbeat_timeout_secs / qq.action_timeout_secs",
+                "must be at least 1".into(),
+            ));
         }
         let mut seen = std::collections::HashSet::new();
         for (i, m) in self.members.iter().enumerate() {

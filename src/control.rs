@@ -182,14 +182,9 @@ async fn handle_conn(
                             speaker_id,
                             text,
                         } => {
-                            k.submit(Turn {
-                                channel,
-                                chat_id,
-                                speaker_id,
-                                text,
-                            })
-                            .reply()
-                            .await
+                            k.submit(Turn::new(channel, chat_id, speaker_id, text))
+                                .reply()
+                                .await
                         }
                         Request::Status => Reply::ok(k.status_text().await),
                     },

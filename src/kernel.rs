@@ -144,14 +144,15 @@ impl Kernel {
         })?;
         let lock =
             WorkspaceLock::acquire(ws.root(), opts.lock_wait.unwrap_or(Duration::from_secs(2)))?;
-        let cfg = Config::load_or_init(ws.root())?;
+        let mut cfg = Config::load_or_init(ws.root())?;
+        let env = opts.env.unwrap_or_else(EnvOverrides::from_env);
+        cfg.apply_env(&env)?;
         let tz = cfg.timezone();
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let dirs = opts
             .skills_dirs
             .unwrap_or_else(|| skill_search_path(&ws, &cfg));
         let registry = Arc::new(ModeRegistry::load(&dirs));
-        let env = opts.env.unwrap_or_else(EnvOverrides::from_env);
         let provider = match opts.provider {
             Some(p) => p,
             None => match cfg.resolve_provider(&env) {
@@ -334,7 +335,7 @@ impl Kernel {
             );
         }
         if text.starts_with('/') {
-            return self.command(text).await;
+            return self.command_as(text, turn.may_switch_modes).await;
         }
         let inner = &self.inner;
         let meta = TurnMeta {
@@ -372,15 +373,20 @@ impl Kernel {
             chat_id: &turn.chat_id,
             speaker_id: &turn.speaker_id,
             speaker_name: member.and_then(|m| m.name.as_deref()),
-            channel_hint: None,
+            channel_hint: turn.reply_hint.as_deref(),
             workspace: inner.ws.root(),
         };
         let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
         let outcome = match tokio::time::timeout(
             limit,
-            inner
-                .agent
-                .run(&ticket, &tail, profile.as_deref(), text, &inner.modes),
+            inner.agent.run(
+                &ticket,
+                &tail,
+                profile.as_deref(),
+                text,
+                turn.may_switch_modes,
+                &inner.modes,
+            ),
         )
         .await
         {
@@ -416,7 +422,17 @@ impl Kernel {
     /// Slash commands: `/mode enter <id>`, `/mode exit [id]`, `/mode status`, `/status`,
     /// `/help`. They change or show state without the LLM and are not recorded.
     pub async fn command(&self, text: &str) -> Reply {
+        self.command_as(text, true).await
+    }
+
+    async fn command_as(&self, text: &str, may_switch: bool) -> Reply {
         let words: Vec<&str> = text.split_whitespace().collect();
+        if !may_switch && matches!(words.as_slice(), ["/mode", "enter" | "exit", ..]) {
+            return Reply::failed(
+                "你在这里没有切换模式的权限。(not allowed to switch modes here)",
+                "mode switch not permitted for this sender",
+            );
+        }
         let modes = &self.inner.modes;
         let result = match words.as_slice() {
             ["/mode", "enter", id] => {

@@ -25,6 +25,8 @@ pub struct ToolEnv {
     pub turn_id: TurnId,
     /// The user's original words of this turn (for `switch_mode` validation).
     pub user_text: String,
+    /// The channel's permission rule for this sender.
+    pub may_switch_modes: bool,
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical.
@@ -142,6 +144,11 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
                 Ok(a) => a,
                 Err(e) => return e,
             };
+            if !env.may_switch_modes {
+                return ToolResult::err(
+                    "refused: this sender may not switch modes in this chat (channel permission). 这位成员在这个群里没有切换模式的权限。",
+                );
+            }
             match env
                 .modes
                 .switch(

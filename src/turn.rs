@@ -12,6 +12,16 @@ pub struct Turn {
     /// Who spoke: a member id when known, else the channel's own id, else `guest`.
     pub speaker_id: String,
     pub text: String,
+    /// Whether this sender may enter / exit run modes here (a channel's permission rule).
+    #[serde(default = "yes")]
+    pub may_switch_modes: bool,
+    /// Channel-specific reply guidance for the dynamic tail (e.g. voice: short, no markdown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_hint: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Turn {
@@ -26,6 +36,8 @@ impl Turn {
             chat_id: chat_id.into(),
             speaker_id: speaker_id.into(),
             text: text.into(),
+            may_switch_modes: true,
+            reply_hint: None,
         }
     }
 

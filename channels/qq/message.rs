@@ -1,0 +1,375 @@
+//! OneBot v11 messages: both formats (array of segments, CQ-code string) into one
+//! segment list, and back out. Pure functions, unit-tested.
+//!
+//! - CQ strings: text escapes `&amp;` `&#91;` `&#93;`; inside CQ parameters also `&#44;`.
+//! - Segment data values may be strings or numbers (`"qq": 10001` and `"qq": "10001"`).
+//! - Addressing in groups: an @ of the bot as the first or the last segment, or a reply
+//!   to one of the bot's own messages. Images and other media become short placeholders.
+
+use serde_json::{json, Map, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    pub kind: String,
+    pub data: Map<String, Value>,
+}
+
+impl Segment {
+    pub fn text(t: &str) -> Self {
+        let mut data = Map::new();
+        data.insert("text".into(), Value::String(t.into()));
+        Self {
+            kind: "text".into(),
+            data,
+        }
+    }
+
+    /// A data value as a string, whether the peer sent a string or a number.
+    pub fn get(&self, key: &str) -> Option<String> {
+        match self.data.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    pub fn is_at(&self, qq: &str) -> bool {
+        self.kind == "at" && self.get("qq").as_deref() == Some(qq)
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({"type": self.kind, "data": Value::Object(self.data.clone())})
+    }
+}
+
+/// Parse the `message` field of an event: an array of segments or a CQ string.
+pub fn parse_message(v: &Value) -> Result<Vec<Segment>, String> {
+    match v {
+        Value::String(s) => Ok(parse_cq(s)),
+        Value::Array(items) => items
+            .iter()
+            .map(|it| {
+                let kind = it
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("segment without a type: {it}"))?;
+                let data = match it.get("data") {
+                    Some(Value::Object(m)) => m.clone(),
+                    None | Some(Value::Null) => Map::new(),
+                    Some(other) => return Err(format!("segment data is not an object: {other}")),
+                };
+                Ok(Segment {
+                    kind: kind.to_string(),
+                    data,
+                })
+            })
+            .collect(),
+        other => Err(format!("message is neither an array nor a string: {other}")),
+    }
+}
+
+pub fn unescape_text(s: &str) -> String {
+    s.replace("&#91;", "[")
+        .replace("&#93;", "]")
+        .replace("&amp;", "&")
+}
+
+fn unescape_param(s: &str) -> String {
+    s.replace("&#44;", ",")
+        .replace("&#91;", "[")
+        .replace("&#93;", "]")
+        .replace("&amp;", "&")
+}
+
+pub fn escape_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('[', "&#91;")
+        .replace(']', "&#93;")
+}
+
+/// CQ-code string → segments. Malformed codes are kept as text, never dropped.
+pub fn parse_cq(s: &str) -> Vec<Segment> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    let push_text = |t: &str, out: &mut Vec<Segment>| {
+        if !t.is_empty() {
+            out.push(Segment::text(&unescape_text(t)));
+        }
+    };
+    while let Some(start) = rest.find("[CQ:") {
+        let Some(len) = rest[start..].find(']') else {
+            break;
+        };
+        push_text(&rest[..start], &mut out);
+        let body = &rest[start + 4..start + len];
+        let mut parts = body.split(',');
+        let kind = parts.next().unwrap_or_default().trim().to_string();
+        let mut data = Map::new();
+        for p in parts {
+            if let Some((k, v)) = p.split_once('=') {
+                data.insert(k.to_string(), Value::String(unescape_param(v)));
+            }
+        }
+        out.push(Segment { kind, data });
+        rest = &rest[start + len + 1..];
+    }
+    push_text(rest, &mut out);
+    out
+}
+
+/// Why a group message is (or is not) for the bot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Addressed {
+    AtFirst,
+    AtLast,
+    ReplyToBot,
+    No,
+}
+
+/// Is this group message for the bot? `bot_messages` tells whether a message id is one
+/// the bot sent.
+pub fn addressed(
+    segs: &[Segment],
+    self_id: &str,
+    is_bot_message: impl Fn(&str) -> bool,
+) -> Addressed {
+    let meaningful: Vec<&Segment> = segs
+        .iter()
+        .filter(|s| !(s.kind == "text" && s.get("text").is_none_or(|t| t.trim().is_empty())))
+        .collect();
+    // a reply segment comes first in most clients; look past it for the @
+    let body: Vec<&Segment> = meaningful
+        .iter()
+        .copied()
+        .filter(|s| s.kind != "reply")
+        .collect();
+    if body.first().is_some_and(|s| s.is_at(self_id)) {
+        return Addressed::AtFirst;
+    }
+    if body.last().is_some_and(|s| s.is_at(self_id)) {
+        return Addressed::AtLast;
+    }
+    if segs
+        .iter()
+        .any(|s| s.kind == "reply" && s.get("id").is_some_and(|id| is_bot_message(&id)))
+    {
+        return Addressed::ReplyToBot;
+    }
+    Addressed::No
+}
+
+/// The user's words: the leading / trailing @ of the bot removed, other @s as `@name`,
+/// media as short placeholders, the result trimmed.
+pub fn plain_text(segs: &[Segment], self_id: &str) -> String {
+    let mut idx: Vec<usize> = (0..segs.len())
+        .filter(|&i| {
+            !(segs[i].kind == "text" && segs[i].get("text").is_none_or(|t| t.trim().is_empty()))
+        })
+        .filter(|&i| segs[i].kind != "reply")
+        .collect();
+    if idx.first().is_some_and(|&i| segs[i].is_at(self_id)) {
+        idx.remove(0);
+    }
+    if idx.last().is_some_and(|&i| segs[i].is_at(self_id)) {
+        idx.pop();
+    }
+    let first = idx.first().copied().unwrap_or(segs.len());
+    let last = idx.last().copied().unwrap_or(0);
+    let mut out = String::new();
+    for (i, s) in segs.iter().enumerate() {
+        if i < first || i > last || s.kind == "reply" {
+            continue;
+        }
+        match s.kind.as_str() {
+            "text" => out.push_str(&s.get("text").unwrap_or_default()),
+            "at" => match s.get("qq").as_deref() {
+                Some(q) if q == self_id => out.push_str("@homebot"),
+                Some("all") => out.push_str("@全体成员"),
+                Some(q) => out.push_str(&format!(
+                    "@{}",
+                    s.get("name").unwrap_or_else(|| q.to_string())
+                )),
+                None => {}
+            },
+            "face" => out.push_str("[表情]"),
+            "image" => out.push_str("[图片]"),
+            "record" => out.push_str("[语音]"),
+            "video" => out.push_str("[视频]"),
+            "file" => out.push_str("[文件]"),
+            "share" => out.push_str(&format!(
+                "[链接: {}]",
+                s.get("title").or(s.get("url")).unwrap_or_default()
+            )),
+            "location" => out.push_str("[位置]"),
+            "forward" | "node" => out.push_str("[合并转发]"),
+            "json" | "xml" => out.push_str("[卡片消息]"),
+            "dice" => out.push_str("[骰子]"),
+            "rps" => out.push_str("[猜拳]"),
+            "poke" => out.push_str("[戳一戳]"),
+            other => out.push_str(&format!("[{other}]")),
+        }
+    }
+    out.trim().to_string()
+}
+
+/// Markdown → plain text for QQ: headings, emphasis, code fences, links and list
+/// markers flattened; the words stay.
+pub fn flatten_markdown(s: &str) -> String {
+    let mut out = Vec::new();
+    for line in s.lines() {
+        let t = line.trim_end();
+        if t.trim_start().starts_with("```") {
+            continue;
+        }
+        let mut l = t.trim_start_matches('#').trim_start().to_string();
+        if t.starts_with('#') {
+            l = l.trim().to_string();
+        }
+        let ind = l.len() - l.trim_start().len();
+        let body = l.trim_start();
+        let body = if let Some(rest) = body
+            .strip_prefix("- ")
+            .or_else(|| body.strip_prefix("* "))
+            .or_else(|| body.strip_prefix("+ "))
+        {
+            format!("· {rest}")
+        } else {
+            body.to_string()
+        };
+        let mut b = body.replace("**", "").replace("__", "").replace('`', "");
+        // [text](url) → text (url)
+        while let (Some(o), Some(m)) = (b.find('['), b.find("](")) {
+            if o >= m {
+                break;
+            }
+            let Some(close) = b[m..].find(')') else { break };
+            let text = b[o + 1..m].to_string();
+            let url = b[m + 2..m + close].to_string();
+            b = format!("{}{} ({}){}", &b[..o], text, url, &b[m + close + 1..]);
+        }
+        out.push(format!("{}{}", " ".repeat(ind), b));
+    }
+    let joined = out.join("\n");
+    // collapse runs of blank lines
+    let mut result = String::new();
+    let mut blank = 0;
+    for line in joined.lines() {
+        if line.trim().is_empty() {
+            blank += 1;
+            if blank > 1 {
+                continue;
+            }
+        } else {
+            blank = 0;
+        }
+        result.push_str(line);
+        result.push('\n');
+    }
+    result.trim().to_string()
+}
+
+/// Split a long reply into parts of at most `max` characters, at sentence ends when
+/// possible (。！？!?; or a newline), else at the limit.
+pub fn split_reply(s: &str, max: usize) -> Vec<String> {
+    let max = max.max(20);
+    let chars: Vec<char> = s.chars().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < chars.len() {
+        if chars.len() - start <= max {
+            parts.push(chars[start..].iter().collect::<String>());
+            break;
+        }
+        let window = &chars[start..start + max];
+        let cut = window
+            .iter()
+            .rposition(|c| matches!(c, '\n' | '。' | '！' | '？' | '!' | '?' | '；' | ';'))
+            .filter(|&i| i >= max / 3)
+            .map(|i| i + 1)
+            .unwrap_or(max);
+        parts.push(chars[start..start + cut].iter().collect::<String>());
+        start += cut;
+    }
+    parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cq_strings_with_escapes() {
+        let segs = parse_cq("[CQ:at,qq=10001] 番茄&#91;两个&#93; &amp; 鸡蛋[CQ:image,file=a.jpg,url=http://x/y?a=1&#44;2]");
+        assert_eq!(segs.len(), 3);
+        assert!(segs[0].is_at("10001"));
+        assert_eq!(segs[1].get("text").unwrap(), " 番茄[两个] & 鸡蛋");
+        assert_eq!(segs[2].kind, "image");
+        assert_eq!(segs[2].get("url").unwrap(), "http://x/y?a=1,2");
+        assert_eq!(
+            parse_cq("a [CQ:broken"),
+            vec![Segment::text("a [CQ:broken")]
+        );
+    }
+
+    #[test]
+    fn array_values_may_be_numbers() {
+        let v = json!([{"type":"at","data":{"qq":10001}},{"type":"text","data":{"text":" hi"}}]);
+        let segs = parse_message(&v).unwrap();
+        assert!(segs[0].is_at("10001"));
+        assert!(parse_message(&json!(42)).is_err());
+        assert!(parse_message(&json!([{"data":{}}])).is_err());
+    }
+
+    #[test]
+    fn addressing_rules() {
+        let bot = "10001";
+        let never = |_: &str| false;
+        let first = parse_cq("[CQ:at,qq=10001]  打开做饭模式");
+        assert_eq!(addressed(&first, bot, never), Addressed::AtFirst);
+        assert_eq!(plain_text(&first, bot), "打开做饭模式");
+        let last = parse_cq("番茄几个 [CQ:at,qq=10001]");
+        assert_eq!(addressed(&last, bot, never), Addressed::AtLast);
+        assert_eq!(plain_text(&last, bot), "番茄几个");
+        let reply = parse_cq("[CQ:reply,id=777]好的");
+        assert_eq!(
+            addressed(&reply, bot, |id| id == "777"),
+            Addressed::ReplyToBot
+        );
+        assert_eq!(addressed(&reply, bot, never), Addressed::No);
+        assert_eq!(plain_text(&reply, bot), "好的");
+        let reply_at = parse_cq("[CQ:reply,id=5][CQ:at,qq=10001] 继续");
+        assert_eq!(addressed(&reply_at, bot, never), Addressed::AtFirst);
+        let middle = parse_cq("问问 [CQ:at,qq=10001] 行不行");
+        assert_eq!(addressed(&middle, bot, never), Addressed::No);
+        let other = parse_cq("[CQ:at,qq=20002] 你好");
+        assert_eq!(addressed(&other, bot, never), Addressed::No);
+        let with_image = parse_cq("[CQ:at,qq=10001] 这是什么菜[CQ:image,file=x.jpg]");
+        assert_eq!(plain_text(&with_image, bot), "这是什么菜[图片]");
+    }
+
+    #[test]
+    fn markdown_is_flattened() {
+        let md = "## 番茄炒蛋\n\n**食材**：\n- 鸡蛋 `3` 个\n- 番茄\n\n```\ncode\n```\n看[菜谱](http://x)";
+        assert_eq!(
+            flatten_markdown(md),
+            "番茄炒蛋\n\n食材：\n· 鸡蛋 3 个\n· 番茄\n\ncode\n看菜谱 (http://x)"
+        );
+    }
+
+    #[test]
+    fn long_replies_split_at_sentences() {
+        let s = "第一步，打蛋。第二步，切番茄。第三步，热锅下油。第四步，炒蛋盛出。";
+        let parts = split_reply(s, 20);
+        assert!(parts.iter().all(|p| p.chars().count() <= 20), "{parts:?}");
+        assert!(parts.iter().all(|p| p.ends_with('。')), "{parts:?}");
+        assert_eq!(parts.concat(), s);
+        let long: String = "很".repeat(50);
+        let parts = split_reply(&long, 20);
+        assert_eq!(parts.len(), 3);
+    }
+}
