@@ -631,7 +631,7 @@ impl QqChannel {
         };
         tokio::spawn(async move {
             while let Some(frame) = rx.recv().await {
-                if sink.send(TMsg::Text(frame.into())).await.is_err() {
+                if sink.send(TMsg::Text(frame)).await.is_err() {
                     break;
                 }
             }

@@ -2,6 +2,9 @@
 //! `127.0.0.1:0` that records every request, and kernel / workspace set-up.
 #![allow(dead_code)]
 
+pub mod gateway;
+pub mod onebot;
+
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

@@ -1,0 +1,102 @@
+//! Run `homebot gateway` as a child process and find the ports its channels bound
+//! (channels log `channel listening channel="…" addr=…`; tests pass `:0`).
+#![allow(dead_code)]
+
+use super::FakeLlm;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+pub struct Gateway {
+    pub child: Child,
+    /// channel name → bound address
+    pub addrs: HashMap<String, String>,
+    /// everything the gateway logged
+    pub log: Arc<Mutex<String>>,
+}
+
+impl Gateway {
+    /// Start with these extra environment variables; waits until `channels` are listening
+    /// and the control socket is up.
+    pub async fn start(ws: &Path, fake: &FakeLlm, env: &[(&str, &str)], channels: &[&str]) -> Self {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_homebot"));
+        c.arg("--workspace")
+            .arg(ws)
+            .arg("gateway")
+            .env("HOMEBOT_BASE_URL", &fake.url)
+            .env("RUST_LOG", "info")
+            .env_remove("HOMEBOT_FAILPOINT")
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let log = Arc::new(Mutex::new(String::new()));
+        let mut addrs = HashMap::new();
+        let found = tokio::time::timeout(Duration::from_secs(60), async {
+            while addrs.len() < channels.len() {
+                let Some(l) = lines.next_line().await.unwrap() else {
+                    return false;
+                };
+                log.lock().unwrap().push_str(&l);
+                log.lock().unwrap().push('\n');
+                if l.contains("channel listening") {
+                    let ch = field(&l, "channel=").trim_matches('"').to_string();
+                    addrs.insert(ch, field(&l, "addr=").to_string());
+                }
+            }
+            true
+        })
+        .await
+        .unwrap_or(false);
+        assert!(
+            found,
+            "gateway did not start its channels:\n{}",
+            log.lock().unwrap()
+        );
+        let log2 = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(l)) = lines.next_line().await {
+                let mut g = log2.lock().unwrap();
+                g.push_str(&l);
+                g.push('\n');
+            }
+        });
+        for _ in 0..400 {
+            if ws.join("control.sock").exists() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        Gateway { child, addrs, log }
+    }
+
+    pub fn addr(&self, channel: &str) -> &str {
+        &self.addrs[channel]
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Wait until the log contains `needle` (or panic after `secs`).
+    pub async fn wait_log(&self, needle: &str, secs: u64) {
+        for _ in 0..secs * 20 {
+            if self.log().contains(needle) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("gateway never logged {needle:?}:\n{}", self.log());
+    }
+}
+
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    let i = line.find(key).map(|i| i + key.len()).unwrap_or(line.len());
+    line[i..].split_whitespace().next().unwrap_or("")
+}

@@ -1,0 +1,418 @@
+//! The QQ channel against a OneBot v11 implementation simulator over a real WebSocket,
+//! driving `homebot gateway` (reverse WebSocket, HOMEBOT_QQ_* environment).
+
+mod common;
+
+use common::gateway::Gateway;
+use common::onebot::{self, text_of, BOT};
+use common::*;
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+
+const TOKEN: &str = "s3cret-token";
+const GROUP: u64 = 5_550_001;
+const GROUP2: u64 = 5_550_002;
+const MOM: u64 = 10_001;
+const DAD: u64 = 10_002;
+
+fn config(ws: &Path) {
+    std::fs::create_dir_all(ws).unwrap();
+    std::fs::write(
+        ws.join("config.toml"),
+        r#"
+[qq]
+send_interval_ms = 20
+reconnect_wait_secs = 20
+
+[[members]]
+id = "mom"
+name = "妈妈"
+qq_ids = ["10001"]
+"#,
+    )
+    .unwrap();
+}
+
+async fn gateway(ws: &Path, fake: &FakeLlm) -> Gateway {
+    config(ws);
+    Gateway::start(
+        ws,
+        fake,
+        &[
+            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_QQ_ACCESS_TOKEN", TOKEN),
+            ("HOMEBOT_QQ_ALLOW_GROUPS", &format!("{GROUP},{GROUP2}")),
+        ],
+        &["qq"],
+    )
+    .await
+}
+
+async fn sim(gw: &Gateway) -> onebot::OneBotSim {
+    let mut s = onebot::connect(gw.addr("qq"), Some(BOT), Some(TOKEN), "Universal")
+        .await
+        .unwrap();
+    s.lifecycle().await;
+    s
+}
+
+fn at_bot() -> serde_json::Value {
+    json!({"type": "at", "data": {"qq": BOT.to_string()}})
+}
+
+fn text(t: &str) -> serde_json::Value {
+    json!({"type": "text", "data": {"text": t}})
+}
+
+#[tokio::test]
+async fn auth_is_refused_three_ways_and_meta_events_are_quiet() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let addr = gw.addr("qq");
+    assert_eq!(
+        onebot::connect(addr, None, Some(TOKEN), "Universal")
+            .await
+            .err(),
+        Some(401),
+        "no X-Self-ID"
+    );
+    assert_eq!(
+        onebot::connect(addr, Some(BOT), None, "Universal")
+            .await
+            .err(),
+        Some(401),
+        "no token"
+    );
+    assert_eq!(
+        onebot::connect(addr, Some(BOT), Some("wrong"), "Universal")
+            .await
+            .err(),
+        Some(403),
+        "wrong token"
+    );
+    let mut req_ok = onebot::connect(addr, Some(BOT), Some(TOKEN), "Universal")
+        .await
+        .unwrap();
+    assert_eq!(
+        onebot::connect(addr, Some(BOT), Some(TOKEN), "Universal")
+            .await
+            .err(),
+        Some(403),
+        "duplicate self id"
+    );
+    req_ok.lifecycle().await;
+    req_ok.heartbeat().await;
+    assert!(req_ok
+        .next_action(Duration::from_millis(500))
+        .await
+        .is_none());
+    assert_eq!(fake.calls(), 0);
+    // split API / Event roles of another account are accepted side by side
+    let api = onebot::connect(addr, Some(BOT + 1), Some(TOKEN), "API").await;
+    let ev = onebot::connect(addr, Some(BOT + 1), Some(TOKEN), "Event").await;
+    assert!(api.is_ok() && ev.is_ok());
+    assert!(!gw.log().contains(TOKEN), "the token never reaches the log");
+}
+
+#[tokio::test]
+async fn addressing_formats_and_escapes() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = sim(&gw).await;
+
+    // @ first, array format
+    s.group_msg(GROUP, DAD, 101, json!([at_bot(), text("  番茄几个？")]))
+        .await;
+    let a = s.expect_send().await;
+    assert_eq!(a["action"], "send_group_msg");
+    assert_eq!(a["params"]["group_id"], GROUP);
+    assert_eq!(text_of(&a).trim(), "好的：番茄几个？");
+    let bot_msg_id = a["_message_id"].as_i64().unwrap();
+
+    // @ last, CQ string with escapes, numbers as values
+    s.group_msg(
+        GROUP,
+        DAD,
+        102,
+        json!(format!("蛋&#91;两个&#93; &amp; 葱 [CQ:at,qq={BOT}]")),
+    )
+    .await;
+    assert_eq!(
+        text_of(&s.expect_send().await).trim(),
+        "好的：蛋[两个] & 葱"
+    );
+
+    // a reply to the bot's own message, without any @
+    s.group_msg(
+        GROUP,
+        DAD,
+        103,
+        json!([{"type": "reply", "data": {"id": bot_msg_id}}, text("然后呢")]),
+    )
+    .await;
+    assert_eq!(text_of(&s.expect_send().await).trim(), "好的：然后呢");
+
+    // not addressed: no reply, no LLM call
+    let calls = fake.calls();
+    s.group_msg(
+        GROUP,
+        DAD,
+        104,
+        json!([text("今天天气不错"), at_bot(), text("是吧")]),
+    )
+    .await;
+    s.group_msg(GROUP, DAD, 105, json!("[CQ:at,qq=20002] 你看"))
+        .await;
+    assert!(s.next_action(Duration::from_millis(600)).await.is_none());
+    assert_eq!(fake.calls(), calls);
+
+    // what was recorded: mention stripped, escapes decoded
+    let users: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| user_words(r["messages"].as_array().unwrap().last().unwrap()))
+        .collect();
+    assert_eq!(users, ["番茄几个？", "蛋[两个] & 葱", "然后呢"]);
+    let chat_dir = dir.path().join("chats/qq");
+    let file = std::fs::read_dir(&chat_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let recs = jsonl(&file);
+    assert_eq!(recs[1]["user"], "蛋[两个] & 葱");
+    assert_eq!(recs[0]["chat_id"], format!("group:{GROUP}"));
+    assert_eq!(recs[0]["speaker_id"], format!("qq:{DAD}"));
+    assert_eq!(recs[0]["channel"], "qq");
+}
+
+#[tokio::test]
+async fn strangers_never_reach_the_llm_and_bad_frames_do_not_break_the_connection() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = sim(&gw).await;
+    s.group_msg(7_777_777, DAD, 201, json!([at_bot(), text("我是别的群")]))
+        .await;
+    s.private_msg(99_999, 202, json!([text("你好，我是陌生人")]))
+        .await;
+    s.send_raw("{this is not json").await;
+    s.send_raw("[1,2,3]").await;
+    s.send(json!({"status": "ok", "retcode": 0, "data": null, "echo": "no-such-action"}))
+        .await;
+    s.send(json!({"post_type": "message", "message_type": "group", "self_id": BOT}))
+        .await; // no ids
+    assert!(s.next_action(Duration::from_millis(600)).await.is_none());
+    assert_eq!(fake.calls(), 0, "nothing reached the LLM");
+    // the same connection still works; a household member may talk privately
+    s.private_msg(MOM, 203, json!("晚上吃什么")).await;
+    let a = s.expect_send().await;
+    assert_eq!(a["action"], "send_private_msg");
+    assert_eq!(a["params"]["user_id"], MOM);
+    assert_eq!(text_of(&a), "好的：晚上吃什么");
+    assert!(
+        a["params"]["message"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|seg| seg["type"] == "text"),
+        "private replies are plain"
+    );
+    let rec = jsonl(
+        &std::fs::read_dir(dir.path().join("chats/qq"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+    );
+    assert_eq!(
+        rec[0]["speaker_id"], "mom",
+        "QQ id mapped to the household member"
+    );
+    assert_eq!(rec[0]["chat_id"], format!("private:{MOM}"));
+}
+
+#[tokio::test]
+async fn a_cooking_session_from_the_group_quotes_and_mentions_each_sender() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    let gw = gateway(ws, &fake).await;
+    let mut s = sim(&gw).await;
+    let turns = [
+        (
+            MOM,
+            301,
+            json!([at_bot(), text(" 打开做饭模式")]),
+            "已进入做饭模式",
+        ),
+        (
+            DAD,
+            302,
+            json!([at_bot(), text(" 番茄要放几个？")]),
+            "好的：番茄要放几个？",
+        ),
+        (
+            MOM,
+            303,
+            json!(format!("[CQ:at,qq={BOT}] 蛋呢")),
+            "好的：蛋呢",
+        ),
+        (
+            DAD,
+            304,
+            json!([at_bot(), text(" 结束做饭模式")]),
+            "已请求退出做饭模式",
+        ),
+    ];
+    for (user, mid, msg, expect) in turns {
+        s.group_msg(GROUP, user, mid, msg).await;
+        let a = s.expect_send().await;
+        let segs = a["params"]["message"].as_array().unwrap().clone();
+        assert_eq!(segs[0]["type"], "reply");
+        assert_eq!(segs[0]["data"]["id"], mid.to_string());
+        assert_eq!(segs[1]["type"], "at");
+        assert_eq!(segs[1]["data"]["qq"], user.to_string());
+        assert!(text_of(&a).contains(expect), "{}", text_of(&a));
+    }
+    assert_eq!(action(ws)["active"], false);
+    assert_eq!(action(ws)["exit_reason"], "user");
+    let sessions: Vec<_> = std::fs::read_dir(ws.join("modes/sessions/cooking"))
+        .unwrap()
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    let sdir = sessions.into_iter().next().unwrap().unwrap().path();
+    let lines = jsonl(&sdir.join("conversation.jsonl"));
+    assert_eq!(lines.len(), 4);
+    assert!(lines
+        .iter()
+        .all(|l| l["channel"] == "qq" && l["chat_id"] == format!("group:{GROUP}")));
+    let speakers: Vec<&str> = lines
+        .iter()
+        .map(|l| l["speaker_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(speakers, ["mom", "qq:10002", "mom", "qq:10002"]);
+    assert!(sdir.join("summary.md").exists());
+}
+
+#[tokio::test]
+async fn two_groups_at_once_each_answered_in_its_own_group_in_order() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|body, n| {
+        FakeReply::Delay(
+            Duration::from_millis(if n % 2 == 0 { 300 } else { 30 }),
+            Box::new(scripted(body)),
+        )
+    })
+    .await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = sim(&gw).await;
+    for i in 0..3 {
+        s.group_msg(
+            GROUP,
+            DAD,
+            400 + i,
+            json!([at_bot(), text(&format!("一群第{i}句"))]),
+        )
+        .await;
+        s.group_msg(
+            GROUP2,
+            MOM,
+            500 + i,
+            json!([at_bot(), text(&format!("二群第{i}句"))]),
+        )
+        .await;
+    }
+    let mut by_group: std::collections::HashMap<u64, Vec<String>> = Default::default();
+    for _ in 0..6 {
+        let a = s.expect_send().await;
+        let g = a["params"]["group_id"].as_u64().unwrap();
+        by_group
+            .entry(g)
+            .or_default()
+            .push(text_of(&a).trim().to_string());
+    }
+    assert_eq!(
+        by_group[&GROUP],
+        ["好的：一群第0句", "好的：一群第1句", "好的：一群第2句"]
+    );
+    assert_eq!(
+        by_group[&GROUP2],
+        ["好的：二群第0句", "好的：二群第1句", "好的：二群第2句"]
+    );
+}
+
+#[tokio::test]
+async fn a_pending_reply_waits_for_the_reconnect() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|body, _| {
+        FakeReply::Delay(Duration::from_millis(800), Box::new(scripted(body)))
+    })
+    .await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = sim(&gw).await;
+    s.group_msg(GROUP, DAD, 601, json!([at_bot(), text("慢慢回答")]))
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    s.close().await; // NapCat restarts
+    gw.wait_log("qq connection closed", 10).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await; // the reply is ready by now
+    let mut s2 = sim(&gw).await;
+    let a = s2.expect_send().await;
+    assert_eq!(text_of(&a).trim(), "好的：慢慢回答");
+    assert_eq!(a["params"]["message"][0]["data"]["id"], "601");
+}
+
+#[tokio::test]
+async fn long_markdown_replies_are_flattened_and_split() {
+    let dir = workspace();
+    let long = format!(
+        "## 步骤\n\n**第一步**：打蛋。{}",
+        "然后慢慢搅拌均匀，直到起泡。".repeat(60)
+    );
+    let reply = long.clone();
+    let fake = FakeLlm::start(move |_, _| common::text(&reply)).await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = sim(&gw).await;
+    s.group_msg(GROUP, DAD, 701, json!([at_bot(), text("怎么做")]))
+        .await;
+    let first = s.expect_send().await;
+    let mut parts = vec![text_of(&first)];
+    while let Some(a) = s.next_action(Duration::from_millis(800)).await {
+        let echo = a["echo"].clone();
+        s.send(json!({"status": "ok", "retcode": 0, "data": {"message_id": 1}, "echo": echo}))
+            .await;
+        assert_eq!(
+            a["params"]["message"][0]["type"], "text",
+            "only the first part quotes"
+        );
+        parts.push(text_of(&a));
+    }
+    assert!(parts.len() >= 2, "{parts:?}");
+    assert!(parts.iter().all(|p| p.trim().chars().count() <= 500));
+    let joined = parts.concat();
+    assert!(!joined.contains("##") && !joined.contains("**"), "{joined}");
+    assert!(parts[0].trim_start().starts_with("步骤"));
+}
+
+#[tokio::test]
+async fn failed_actions_are_logged_with_retcode() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = sim(&gw).await;
+    s.group_msg(GROUP, DAD, 801, json!([at_bot(), text("你好")]))
+        .await;
+    let a = s.next_action(Duration::from_secs(10)).await.unwrap();
+    s.send(json!({"status": "failed", "retcode": 1200, "data": null, "wording": "风控", "echo": a["echo"]})).await;
+    gw.wait_log("retcode 1200", 10).await;
+    // and the connection keeps working
+    s.group_msg(GROUP, DAD, 802, json!([at_bot(), text("再来")]))
+        .await;
+    assert_eq!(text_of(&s.expect_send().await).trim(), "好的：再来");
+}
