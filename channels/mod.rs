@@ -3,9 +3,13 @@
 //!
 //! - [`cli`] — the terminal: interactive chat and one-shot `-m`.
 //! - [`qq`] — QQ through OneBot v11 (reverse and forward WebSocket).
+//! - [`voice`] — speakers: a Wyoming handle service and a native satellite WebSocket.
+//! - [`text`] — reply shaping shared by channels (markdown flattening, splitting).
 
 pub mod cli;
 pub mod qq;
+pub mod text;
+pub mod voice;
 
 use crate::kernel::Kernel;
 use tracing::info;
@@ -18,6 +22,16 @@ pub async fn start_enabled(kernel: &Kernel) -> std::io::Result<()> {
         let (_qq, addr) = qq::QqChannel::start(kernel.clone(), cfg.qq.clone()).await?;
         if let Some(a) = addr {
             info!(channel = "qq", addr = %a, "channel listening");
+        }
+    }
+    if cfg.voice.wyoming_listen.is_some() || cfg.voice.ws_listen.is_some() {
+        let (_voice, wy, ws) =
+            voice::VoiceChannel::start(kernel.clone(), cfg.voice.clone()).await?;
+        if let Some(a) = wy {
+            info!(channel = "wyoming", addr = %a, "channel listening");
+        }
+        if let Some(a) = ws {
+            info!(channel = "voice-ws", addr = %a, "channel listening");
         }
     }
     Ok(())

@@ -10,6 +10,8 @@
 //! ← {"text":"…","error":null}
 //! → {"op":"status"}
 //! ← {"text":"…","error":null}
+//! → {"op":"announce","channel":"voice","target":"kitchen","text":"水开了"}
+//! ← {"text":"delivered to voice:kitchen","error":null}
 //! ```
 //!
 //! A `homebot chat -m` started beside a running gateway finds the lock taken and sends
@@ -95,6 +97,11 @@ pub enum Request {
         text: String,
     },
     Status,
+    Announce {
+        channel: String,
+        target: String,
+        text: String,
+    },
 }
 
 pub fn socket_path(root: &Path) -> PathBuf {
@@ -187,6 +194,14 @@ async fn handle_conn(
                                 .await
                         }
                         Request::Status => Reply::ok(k.status_text().await),
+                        Request::Announce {
+                            channel,
+                            target,
+                            text,
+                        } => match k.announce(&channel, &target, &text).await {
+                            Ok(()) => Reply::ok(format!("delivered to {channel}:{target}")),
+                            Err(e) => Reply::failed(e.clone(), e),
+                        },
                     },
                 },
             }

@@ -65,6 +65,13 @@ pub struct KernelOptions {
     pub lock_wait: Option<Duration>,
 }
 
+/// A channel's door for proactive messages (timers, announcements).
+#[async_trait::async_trait]
+pub trait Outbound: Send + Sync {
+    /// Deliver `text` to `target` (a satellite id, a chat id …) without a user turn.
+    async fn announce(&self, target: &str, text: &str) -> Result<(), String>;
+}
+
 struct Job {
     turn: Turn,
     reply: oneshot::Sender<Reply>,
@@ -83,6 +90,7 @@ pub struct KernelInner {
     /// Turns admitted and not yet answered.
     pending: AtomicUsize,
     stop_tx: watch::Sender<bool>,
+    outbound: Mutex<std::collections::HashMap<String, Arc<dyn Outbound>>>,
     _lock: WorkspaceLock,
 }
 
@@ -196,6 +204,7 @@ impl Kernel {
                 admitting: AtomicBool::new(true),
                 pending: AtomicUsize::new(0),
                 stop_tx: watch::channel(false).0,
+                outbound: Mutex::new(Default::default()),
                 _lock: lock,
             }),
         })
@@ -207,6 +216,32 @@ impl Kernel {
 
     pub fn upgrade(w: &Weak<KernelInner>) -> Option<Self> {
         w.upgrade().map(|inner| Self { inner })
+    }
+
+    /// A running channel offers proactive delivery under its name.
+    pub fn register_outbound(&self, channel: &str, door: Arc<dyn Outbound>) {
+        self.inner
+            .outbound
+            .lock()
+            .expect("outbound lock is never poisoned")
+            .insert(channel.to_string(), door);
+    }
+
+    /// Deliver a proactive message through a running channel.
+    pub async fn announce(&self, channel: &str, target: &str, text: &str) -> Result<(), String> {
+        let door = self
+            .inner
+            .outbound
+            .lock()
+            .expect("outbound lock is never poisoned")
+            .get(channel)
+            .cloned();
+        match door {
+            Some(d) => d.announce(target, text).await,
+            None => Err(format!(
+                "channel {channel:?} is not running in this process"
+            )),
+        }
     }
 
     /// Fires when the kernel stops (for servers such as the control socket).

@@ -44,6 +44,16 @@ enum Command {
     Status,
     /// List mode sessions, newest first.
     Sessions,
+    /// Send a proactive message through a running gateway's channel.
+    Announce {
+        /// Channel name (e.g. `voice`).
+        #[arg(long, default_value = "voice")]
+        channel: String,
+        /// Target inside the channel (e.g. a satellite id).
+        #[arg(long = "to")]
+        to: String,
+        text: String,
+    },
     /// Configuration commands.
     Config {
         #[command(subcommand)]
@@ -121,6 +131,16 @@ async fn main() -> anyhow::Result<()> {
             let door = open_door(&root).await?;
             print!("{}", door.status().await);
             door.close().await;
+        }
+        Command::Announce { channel, to, text } => {
+            init_logging("warn");
+            let door = open_door(&root).await?;
+            let r = door.announce(&channel, &to, &text).await;
+            door.close().await;
+            match r.error {
+                None => println!("{}", r.text),
+                Some(e) => anyhow::bail!("announce failed: {e}"),
+            }
         }
         Command::Sessions => {
             init_logging("warn");

@@ -99,6 +99,29 @@ impl Door {
         }
     }
 
+    /// A proactive message through a running channel (only a gateway runs channels).
+    pub async fn announce(&self, channel: &str, target: &str, text: &str) -> Reply {
+        let result = match self {
+            Door::Local(k) => k.announce(channel, target, text).await,
+            #[cfg(unix)]
+            Door::Remote(c) => {
+                let req = Request::Announce {
+                    channel: channel.into(),
+                    target: target.into(),
+                    text: text.into(),
+                };
+                match c.lock().await.request(&req).await {
+                    Ok(r) => return r,
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        };
+        match result {
+            Ok(()) => Reply::ok(format!("delivered to {channel}:{target}")),
+            Err(e) => Reply::failed(e.clone(), e),
+        }
+    }
+
     pub fn household(&self) -> Option<String> {
         match self {
             Door::Local(k) => Some(k.config().household.name.clone()),

@@ -388,8 +388,8 @@ impl QqChannel {
 
     /// Send a reply: flattened, split, throttled; in groups quoting and @-ing the sender.
     async fn deliver(&self, self_id: &str, target: &Target, text: &str) {
-        let flat = message::flatten_markdown(text);
-        let parts = message::split_reply(&flat, self.shared.cfg.max_reply_chars);
+        let flat = crate::channels::text::flatten_markdown(text);
+        let parts = crate::channels::text::split_reply(&flat, self.shared.cfg.max_reply_chars);
         for (i, part) in parts.iter().enumerate() {
             let (action, params, key) = match target {
                 Target::Group {
@@ -691,11 +691,7 @@ fn bearer(headers: &HeaderMap, query: &HashMap<String, String>) -> Option<String
     query.get("access_token").cloned()
 }
 
-/// Constant-time comparison, so a wrong token leaks nothing through timing.
-fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
+use crate::channels::text::same_secret as same;
 
 async fn ws_handler(
     State(ch): State<QqChannel>,

@@ -249,3 +249,42 @@ pub fn turn_requests(fake: &FakeLlm) -> Vec<Value> {
         })
         .collect()
 }
+
+/// The Python with the peer libraries (`wyoming`), installed by `tests/run.sh` into
+/// `.venv`; `HOMEBOT_TEST_PYTHON` overrides.
+pub fn peer_python() -> PathBuf {
+    if let Ok(p) = std::env::var("HOMEBOT_TEST_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    assert!(
+        p.exists(),
+        "the Python peer libraries are missing: run tests/run.sh (it creates .venv with `wyoming`)"
+    );
+    p
+}
+
+/// Run `tests/peers/<script>` with `args`; parse the JSON it prints.
+pub async fn run_peer(script: &str, args: &[&str]) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(script);
+    let o = tokio::process::Command::new(peer_python())
+        .arg(&path)
+        .args(args)
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{script} {args:?} failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{script} printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}

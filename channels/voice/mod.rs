@@ -1,0 +1,454 @@
+//! The voice channel: kitchen speakers and satellites. Every wake is a new voice session
+//! (`chat_id` = the session id), so outside a mode a wake starts with no history; inside
+//! a run mode the mode's history continues it (the kernel does that, not this file).
+//!
+//! Two front doors:
+//! - a **Wyoming handle service** (TCP) for Home Assistant Assist and Wyoming satellites:
+//!   `describe` → `info` (one handle program, languages zh/en), `transcript` → `handled`
+//!   or `not-handled`, `ping` → `pong`. Home Assistant opens a connection per utterance;
+//!   any number are served at once, and a bad frame closes only its own connection;
+//! - a **native WebSocket** (`/voice/ws`, JSON) for custom satellites, token-protected:
+//!   `transcript` → `reply` with `dialogue_state`, and server-initiated `announce` to the
+//!   satellite a proactive message is for.
+//!
+//! `dialogue_state`: the model is told (in the dynamic tail, never the system prompt) to
+//! end with a question and the marker `[[继续]]` when it needs an answer. The marker is
+//! stripped; a reply ending in a question also counts as `continue`. For Wyoming the
+//! state travels in `handled.context.dialogue_state`, and because the reply then ends with
+//! a question mark, Home Assistant keeps the conversation open on its side as well.
+
+pub mod wyoming;
+
+use crate::config::VoiceConfig;
+use crate::kernel::{Kernel, Outbound};
+use crate::turn::Turn;
+use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::BufReader;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tracing::{debug, info, warn};
+use wyoming::{Event, FrameError, Limits};
+
+pub const CHANNEL: &str = "voice";
+pub const WS_PATH: &str = "/voice/ws";
+const CONTINUE_MARKERS: &[&str] = &["[[继续]]", "[[continue]]", "［［继续］］"];
+
+/// Voice reply rules, put in the dynamic tail of voice turns.
+pub const VOICE_HINT: &str = "这是语音对话，回答会被念出来：要短（一到三句，约六十字以内），不用 Markdown、列表、表情和链接；\
+数字和单位写成念得出来的样子（“两百克”“中火三分钟”）。如果需要用户回答或确认，用一个问句结尾，并在最后加上标记 [[继续]]；\
+不需要回答时不要提问，也不要加标记。";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialogueState {
+    Continue,
+    End,
+}
+
+impl DialogueState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DialogueState::Continue => "continue",
+            DialogueState::End => "end",
+        }
+    }
+}
+
+/// Strip the model's continue marker and markdown; decide whether to keep listening.
+pub fn shape_reply(reply: &str) -> (String, DialogueState) {
+    let mut text = reply.to_string();
+    let mut marked = false;
+    for m in CONTINUE_MARKERS {
+        if text.contains(m) {
+            marked = true;
+            text = text.replace(m, "");
+        }
+    }
+    let text = crate::channels::text::flatten_markdown(&text).replace('\n', " ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let asks = text.ends_with('？') || text.ends_with('?');
+    let state = if marked || asks {
+        DialogueState::Continue
+    } else {
+        DialogueState::End
+    };
+    (text, state)
+}
+
+struct Shared {
+    kernel: Kernel,
+    cfg: VoiceConfig,
+    satellites: Mutex<HashMap<String, mpsc::Sender<String>>>,
+    next_conn: AtomicU64,
+}
+
+#[derive(Clone)]
+pub struct VoiceChannel {
+    shared: Arc<Shared>,
+}
+
+/// A voice turn's outcome, ready for either front door.
+pub struct VoiceReply {
+    pub text: String,
+    pub state: DialogueState,
+    pub failed: bool,
+}
+
+impl VoiceChannel {
+    /// Start the configured servers; returns (Wyoming address, WebSocket address).
+    pub async fn start(
+        kernel: Kernel,
+        cfg: VoiceConfig,
+    ) -> std::io::Result<(Self, Option<SocketAddr>, Option<SocketAddr>)> {
+        let ch = VoiceChannel {
+            shared: Arc::new(Shared {
+                kernel: kernel.clone(),
+                cfg: cfg.clone(),
+                satellites: Mutex::new(HashMap::new()),
+                next_conn: AtomicU64::new(1),
+            }),
+        };
+        let mut wy = None;
+        if let Some(listen) = &cfg.wyoming_listen {
+            let listener = tokio::net::TcpListener::bind(listen).await?;
+            wy = Some(listener.local_addr()?);
+            let ch2 = ch.clone();
+            let mut stop = kernel.stopping();
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        _ = stop.changed() => break,
+                        acc = listener.accept() => match acc {
+                            Ok((stream, peer)) => {
+                                let ch3 = ch2.clone();
+                                tokio::spawn(async move { ch3.wyoming_conn(stream, peer).await });
+                            }
+                            Err(e) => warn!(error = %e, "wyoming accept failed"),
+                        }
+                    }
+                }
+            });
+        }
+        let mut ws = None;
+        if let Some(listen) = &cfg.ws_listen {
+            let listener = tokio::net::TcpListener::bind(listen).await?;
+            ws = Some(listener.local_addr()?);
+            let app = axum::Router::new()
+                .route(WS_PATH, axum::routing::get(ws_handler))
+                .with_state(ch.clone());
+            let mut stop = kernel.stopping();
+            tokio::spawn(async move {
+                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                    let _ = stop.changed().await;
+                });
+                if let Err(e) = serve.await {
+                    warn!(error = %e, "voice WebSocket server stopped");
+                }
+            });
+        }
+        kernel.register_outbound(CHANNEL, Arc::new(ch.clone()));
+        Ok((ch, wy, ws))
+    }
+
+    /// Run one voice turn through the kernel.
+    pub async fn turn(&self, session_id: &str, speaker: Option<&str>, text: &str) -> VoiceReply {
+        let cfg = self.shared.kernel.config();
+        let speaker = speaker
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("guest");
+        let speaker = cfg
+            .member_for(speaker)
+            .map(|m| m.id.clone())
+            .unwrap_or_else(|| speaker.to_string());
+        let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
+        turn.reply_hint = Some(VOICE_HINT.to_string());
+        let reply = self.shared.kernel.handle_turn(turn).await;
+        let (text, state) = shape_reply(&reply.text);
+        VoiceReply {
+            text,
+            state,
+            failed: reply.error.is_some(),
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_json: self.shared.cfg.max_frame_bytes,
+            max_payload: 4 << 20,
+        }
+    }
+
+    async fn wyoming_conn(&self, stream: TcpStream, peer: SocketAddr) {
+        let conn = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (r, mut w) = stream.into_split();
+        let mut r = BufReader::new(r);
+        debug!(%peer, conn, "wyoming connection");
+        loop {
+            let ev = match wyoming::read_event(&mut r, self.limits()).await {
+                Ok(Some(ev)) => ev,
+                Ok(None) => break,
+                Err(FrameError::Io(e)) => {
+                    debug!(%peer, error = %e, "wyoming connection ended");
+                    break;
+                }
+                Err(e) => {
+                    warn!(%peer, error = %e, "wyoming: bad frame; closing this connection");
+                    let _ = wyoming::write_event(
+                        &mut w,
+                        &Event::new("error", json!({"text": e.to_string(), "code": "bad-frame"})),
+                    )
+                    .await;
+                    break;
+                }
+            };
+            let out = match ev.kind.as_str() {
+                "describe" => Some(self.info()),
+                "ping" => Some(Event::new("pong", json!({"text": ev.data.get("text")}))),
+                "transcript" => Some(self.on_transcript(&ev, conn).await),
+                other => {
+                    debug!(%peer, kind = other, "wyoming: event ignored");
+                    None
+                }
+            };
+            if let Some(out) = out {
+                if let Err(e) = wyoming::write_event(&mut w, &out).await {
+                    debug!(%peer, error = %e, "wyoming: peer went away before the answer");
+                    break;
+                }
+            }
+        }
+    }
+
+    async fn on_transcript(&self, ev: &Event, conn: u64) -> Event {
+        let Some(text) = ev.data.get("text").and_then(Value::as_str) else {
+            return Event::new("not-handled", json!({"text": "没有听清楚，请再说一次。"}));
+        };
+        let ctx = ev.data.get("context").cloned().unwrap_or(Value::Null);
+        let get = |k: &str| {
+            ctx.get(k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let session = get("conversation_id").unwrap_or_else(|| format!("wyoming-{conn}"));
+        let speaker = get("speaker_id").or_else(|| get("speaker"));
+        let reply = self.turn(&session, speaker.as_deref(), text).await;
+        let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
+        if reply.failed {
+            Event::new(
+                "not-handled",
+                json!({"text": reply.text, "context": context}),
+            )
+        } else {
+            Event::new("handled", json!({"text": reply.text, "context": context}))
+        }
+    }
+
+    fn info(&self) -> Event {
+        let attribution = json!({"name": "homebot", "url": "https://github.com/homebot"});
+        let version = env!("CARGO_PKG_VERSION");
+        Event::new(
+            "info",
+            json!({
+                "handle": [{
+                    "name": "homebot",
+                    "attribution": attribution,
+                    "installed": true,
+                    "description": "homebot household assistant (run modes, LLM)",
+                    "version": version,
+                    "models": [{
+                        "name": "homebot",
+                        "attribution": attribution,
+                        "installed": true,
+                        "description": "household assistant",
+                        "version": version,
+                        "languages": self.shared.cfg.languages,
+                    }],
+                    "supports_handled_streaming": false,
+                }]
+            }),
+        )
+    }
+
+    fn register_satellite(&self, id: &str, tx: mpsc::Sender<String>) {
+        self.shared
+            .satellites
+            .lock()
+            .expect("satellites lock")
+            .insert(id.to_string(), tx);
+    }
+
+    async fn serve_socket(self, socket: WebSocket, satellite: Option<String>) {
+        let conn = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (mut sink, mut stream) = socket.split();
+        let (tx, mut rx) = mpsc::channel::<String>(32);
+        tokio::spawn(async move {
+            while let Some(frame) = rx.recv().await {
+                if sink.send(WsMessage::Text(frame)).await.is_err() {
+                    break;
+                }
+            }
+        });
+        if let Some(id) = &satellite {
+            self.register_satellite(id, tx.clone());
+            info!(satellite = %id, "voice satellite connected");
+        }
+        while let Some(msg) = stream.next().await {
+            let text = match msg {
+                Ok(WsMessage::Text(t)) => t,
+                Ok(WsMessage::Close(_)) | Err(_) => break,
+                Ok(_) => continue,
+            };
+            let v: Value = match serde_json::from_str(&text) {
+                Ok(v) => v,
+                Err(e) => {
+                    let _ = tx
+                        .send(
+                            json!({"type": "error", "text": format!("bad JSON: {e}")}).to_string(),
+                        )
+                        .await;
+                    continue;
+                }
+            };
+            match v.get("type").and_then(Value::as_str) {
+                Some("transcript") => {
+                    let s = |k: &str| {
+                        v.get(k)
+                            .and_then(Value::as_str)
+                            .filter(|x| !x.is_empty())
+                            .map(str::to_string)
+                    };
+                    let Some(words) = s("text") else {
+                        let _ = tx
+                            .send(
+                                json!({"type": "error", "text": "transcript without text"})
+                                    .to_string(),
+                            )
+                            .await;
+                        continue;
+                    };
+                    if let Some(sat) = s("satellite_id") {
+                        self.register_satellite(&sat, tx.clone());
+                    }
+                    let session = s("session_id").unwrap_or_else(|| format!("voice-ws-{conn}"));
+                    let this = self.clone();
+                    let tx2 = tx.clone();
+                    let speaker = s("speaker_id");
+                    // each utterance in its own task: the socket keeps reading meanwhile
+                    tokio::spawn(async move {
+                        let r = this.turn(&session, speaker.as_deref(), &words).await;
+                        let _ = tx2
+                            .send(
+                                json!({"type": "reply", "session_id": session, "text": r.text,
+                                "dialogue_state": r.state.as_str(), "error": r.failed})
+                                .to_string(),
+                            )
+                            .await;
+                    });
+                }
+                Some("ping") => {
+                    let _ = tx.send(json!({"type": "pong"}).to_string()).await;
+                }
+                other => {
+                    let _ = tx.send(json!({"type": "error", "text": format!("unknown message type {other:?}")}).to_string()).await;
+                }
+            }
+        }
+        if let Some(id) = satellite {
+            let mut sats = self.shared.satellites.lock().expect("satellites lock");
+            if sats.get(&id).is_some_and(|t| t.same_channel(&tx)) {
+                sats.remove(&id);
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Outbound for VoiceChannel {
+    async fn announce(&self, target: &str, text: &str) -> Result<(), String> {
+        let tx = self
+            .shared
+            .satellites
+            .lock()
+            .expect("satellites lock")
+            .get(target)
+            .cloned();
+        let Some(tx) = tx else {
+            return Err(format!("satellite {target:?} is not connected"));
+        };
+        let (text, _) = shape_reply(text);
+        tx.send(json!({"type": "announce", "text": text}).to_string())
+            .await
+            .map_err(|_| format!("satellite {target:?} went away"))
+    }
+}
+
+fn token_of(headers: &HeaderMap, query: &HashMap<String, String>) -> Option<String> {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.trim()
+                .strip_prefix("Bearer ")
+                .unwrap_or(v.trim())
+                .to_string()
+        })
+        .or_else(|| query.get("token").cloned())
+}
+
+async fn ws_handler(
+    State(ch): State<VoiceChannel>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if let Some(expected) = &ch.shared.cfg.token {
+        match token_of(&headers, &query) {
+            None => return (StatusCode::UNAUTHORIZED, "token required").into_response(),
+            Some(t) if !crate::channels::text::same_secret(&t, expected.expose()) => {
+                warn!("voice WebSocket: wrong token refused");
+                return (StatusCode::FORBIDDEN, "wrong token").into_response();
+            }
+            Some(_) => {}
+        }
+    }
+    let satellite = query.get("satellite_id").cloned();
+    ws.max_message_size(1 << 20)
+        .on_upgrade(move |socket| ch.serve_socket(socket, satellite))
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dialogue_state_from_the_reply() {
+        assert_eq!(
+            shape_reply("蛋液打好了吗？[[继续]]"),
+            ("蛋液打好了吗？".into(), DialogueState::Continue)
+        );
+        assert_eq!(shape_reply("要放几个番茄？").1, DialogueState::Continue);
+        assert_eq!(
+            shape_reply("好的，中火三分钟。[[continue]]").1,
+            DialogueState::Continue
+        );
+        assert_eq!(
+            shape_reply("好的，**中火**三分钟。"),
+            ("好的，中火三分钟。".into(), DialogueState::End)
+        );
+        assert_eq!(
+            shape_reply("第一步：\n- 打蛋\n- 切番茄").0,
+            "第一步： · 打蛋 · 切番茄"
+        );
+    }
+}
