@@ -20,7 +20,7 @@ struct ZeroLatency;
 
 #[async_trait]
 impl ChatModel for ZeroLatency {
-    async fn complete(&self, _req: &ChatRequest) -> Result<ChatResponse, ProviderError> {
+    async fn complete(&self, _req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         Ok(ChatResponse {
             content: Some("好的，两个人放两个番茄，约一百五十克。".into()),
             ..Default::default()

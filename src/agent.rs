@@ -60,8 +60,8 @@ impl Agent {
         let mut round = 0;
         loop {
             let req = ChatRequest {
-                messages: messages.clone(),
-                tools: self.tools.clone(),
+                messages: &messages,
+                tools: &self.tools,
             };
             let resp = match self.provider.complete(&req, &meta).await {
                 Ok(r) => r,

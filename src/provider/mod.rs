@@ -54,10 +54,11 @@ pub struct ToolDef {
     pub parameters: serde_json::Value,
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct ChatRequest {
-    pub messages: Vec<Message>,
-    pub tools: Vec<ToolDef>,
+/// One request: borrowed, so a long mode history is not copied per round trip.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolDef],
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -146,7 +147,7 @@ pub const NOT_CONFIGURED_REPLY: &str = "还没有配置大模型，所以暂时�
 /// One LLM backend.
 #[async_trait]
 pub trait ChatModel: Send + Sync {
-    async fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ProviderError>;
+    async fn complete(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError>;
     fn model_name(&self) -> &str;
 }
 
@@ -216,7 +217,7 @@ impl Provider {
     /// on timeouts, network errors, 429 and 5xx. Usage is appended to the usage log.
     pub async fn complete(
         &self,
-        req: &ChatRequest,
+        req: &ChatRequest<'_>,
         meta: &CallMeta,
     ) -> Result<ChatResponse, ProviderError> {
         let inner = self.inner.as_ref().ok_or(ProviderError::NotConfigured)?;

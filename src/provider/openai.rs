@@ -37,7 +37,7 @@ impl OpenAiCompatible {
     }
 
     /// The JSON body for a request (public for tests that check the wire format).
-    pub fn body(&self, req: &ChatRequest) -> Value {
+    pub fn body(&self, req: &ChatRequest<'_>) -> Value {
         let mut body = json!({
             "model": self.model,
             "messages": req.messages.iter().map(wire_message).collect::<Vec<_>>(),
@@ -163,7 +163,7 @@ fn parse_response(v: &Value) -> Result<ChatResponse, ProviderError> {
 
 #[async_trait]
 impl ChatModel for OpenAiCompatible {
-    async fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ProviderError> {
+    async fn complete(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         let mut http = self.client.post(&self.url).json(&self.body(req));
         if let Some(k) = &self.api_key {
             http = http.bearer_auth(k.expose());
