@@ -347,6 +347,9 @@ impl Kernel {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let _ = self.inner.stop_tx.send(true);
+        // We hold the workspace lock, so the control socket is ours to remove now rather
+        // than leave it to a server task that may not run again before the process exits.
+        let _ = std::fs::remove_file(crate::control::socket_path(self.inner.ws.root()));
         self.shutdown();
         clean
     }

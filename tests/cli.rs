@@ -84,7 +84,7 @@ async fn one_shot_chat_against_an_openai_compatible_endpoint() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else {
+            } else if p.is_file() {
                 let t = std::fs::read(&p).unwrap();
                 assert!(
                     !String::from_utf8_lossy(&t).contains("sk-test-secret"),
