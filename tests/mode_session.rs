@@ -336,3 +336,58 @@ async fn one_mode_at_a_time_and_declarative_modes_need_no_rust() {
     let st = kernel.command("/mode status").await;
     assert!(st.text.contains("做饭模式 (cooking) 活动中"), "{}", st.text);
 }
+
+#[tokio::test]
+async fn user_profiles_load_in_normal_operation_but_never_in_a_mode() {
+    let dir = workspace();
+    let ws = dir.path();
+    std::fs::write(
+        ws.join("config.toml"),
+        "[[members]]\nid = \"mom\"\nname = \"妈妈\"\nspeaker_ids = [\"kitchen-mom\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.join("members/mom")).unwrap();
+    std::fs::write(
+        ws.join("members/mom/USER.md"),
+        "妈妈对芒果过敏，喜欢清淡。PROFILE-MOM",
+    )
+    .unwrap();
+    let fake = FakeLlm::scripted().await;
+    let kernel = start_kernel(ws, &fake);
+    let system = |i: usize| {
+        fake.requests()[i]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+
+    kernel
+        .handle_turn(Turn::new("voice", "w1", "kitchen-mom", "晚饭吃什么"))
+        .await;
+    assert!(
+        system(0).contains("PROFILE-MOM"),
+        "the member's profile, found by speaker id"
+    );
+    let tail = fake.requests()[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(tail.contains("说话人: kitchen-mom（妈妈）"), "{tail}");
+    kernel
+        .handle_turn(Turn::new("cli", "local", "dad", "晚饭吃什么"))
+        .await;
+    assert!(
+        !system(1).contains("PROFILE-MOM"),
+        "another speaker does not get mom's profile"
+    );
+
+    kernel.command("/mode enter cooking").await;
+    kernel
+        .handle_turn(Turn::new("voice", "w2", "kitchen-mom", "开始吧"))
+        .await;
+    let last = fake.requests().len() - 1;
+    assert!(
+        !system(last).contains("PROFILE-MOM"),
+        "a mode is shared: no USER.md in its prompt"
+    );
+}

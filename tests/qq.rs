@@ -416,3 +416,175 @@ async fn failed_actions_are_logged_with_retcode() {
         .await;
     assert_eq!(text_of(&s.expect_send().await).trim(), "好的：再来");
 }
+
+#[tokio::test]
+async fn token_in_the_query_and_silent_connections_are_dropped() {
+    let dir = workspace();
+    let ws = dir.path();
+    config(ws);
+    let mut cfg = std::fs::read_to_string(ws.join("config.toml")).unwrap();
+    cfg = cfg.replace("[qq]\n", "[qq]\nheartbeat_timeout_secs = 1\n");
+    std::fs::write(ws.join("config.toml"), cfg).unwrap();
+    let fake = FakeLlm::scripted().await;
+    let gw = Gateway::start(
+        ws,
+        &fake,
+        &[
+            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_QQ_ACCESS_TOKEN", TOKEN),
+        ],
+        &["qq"],
+    )
+    .await;
+    // `?access_token=` instead of the header
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut req = format!("ws://{}/onebot/v11/ws?access_token={TOKEN}", gw.addr("qq"))
+        .into_client_request()
+        .unwrap();
+    req.headers_mut()
+        .insert("X-Self-ID", BOT.to_string().parse().unwrap());
+    req.headers_mut()
+        .insert("X-Client-Role", "Universal".parse().unwrap());
+    let (mut sock, _) = tokio_tungstenite::connect_async(req)
+        .await
+        .expect("query token accepted");
+    // say nothing: the heartbeat timeout notices the dead connection and closes it
+    gw.wait_log("silent past the heartbeat timeout", 10).await;
+    use futures_util::StreamExt;
+    let end = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match sock.next().await {
+                None | Some(Err(_)) => return true,
+                Some(Ok(tokio_tungstenite::tungstenite::Message::Close(_))) => return true,
+                Some(Ok(_)) => {}
+            }
+        }
+    })
+    .await;
+    assert_eq!(end, Ok(true), "the server closed the silent connection");
+    // and the account may connect again
+    assert!(
+        onebot::connect(gw.addr("qq"), Some(BOT), Some(TOKEN), "Universal")
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn only_members_may_switch_modes_from_a_group_when_configured() {
+    let dir = workspace();
+    let ws = dir.path();
+    config(ws);
+    let cfg = std::fs::read_to_string(ws.join("config.toml"))
+        .unwrap()
+        .replace("[qq]\n", "[qq]\nmode_switch = \"members\"\n");
+    std::fs::write(ws.join("config.toml"), cfg).unwrap();
+    let fake = FakeLlm::scripted().await;
+    let gw = Gateway::start(
+        ws,
+        &fake,
+        &[
+            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_QQ_ALLOW_GROUPS", &GROUP.to_string()),
+        ],
+        &["qq"],
+    )
+    .await;
+    let mut s = onebot::connect(gw.addr("qq"), Some(BOT), None, "Universal")
+        .await
+        .unwrap();
+    // a guest in the group: neither the tool nor the command may switch
+    s.group_msg(GROUP, DAD, 901, json!([at_bot(), text("打开做饭模式")]))
+        .await;
+    assert!(text_of(&s.expect_send().await).contains("没有切换模式的权限"));
+    s.group_msg(
+        GROUP,
+        DAD,
+        902,
+        json!([at_bot(), text("/mode enter cooking")]),
+    )
+    .await;
+    assert!(text_of(&s.expect_send().await).contains("没有切换模式的权限"));
+    assert_eq!(action(ws)["active"], false);
+    // a household member may
+    s.group_msg(GROUP, MOM, 903, json!([at_bot(), text("打开做饭模式")]))
+        .await;
+    assert!(text_of(&s.expect_send().await).contains("已进入做饭模式"));
+    assert_eq!(action(ws)["active"], true);
+}
+
+#[tokio::test]
+async fn forward_websocket_connects_out_with_the_token_and_reconnects() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+    use tokio_tungstenite::tungstenite::Message;
+
+    // the implementation's forward WebSocket server (NapCat "WebSocket 服务端")
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let dir = workspace();
+    let ws = dir.path();
+    std::fs::write(
+        ws.join("config.toml"),
+        format!("[qq]\nforward_url = \"{url}\"\nsend_interval_ms = 10\ngroups = {{ policy = \"open\" }}\n"),
+    )
+    .unwrap();
+    let fake = FakeLlm::scripted().await;
+    let mut gw_cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_homebot"));
+    gw_cmd
+        .arg("--workspace")
+        .arg(ws)
+        .arg("gateway")
+        .env("HOMEBOT_BASE_URL", &fake.url)
+        .env("HOMEBOT_QQ_ACCESS_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true);
+    let _gw = gw_cmd.spawn().unwrap();
+
+    for round in 0..2 {
+        let (tcp, _) = tokio::time::timeout(Duration::from_secs(60), listener.accept())
+            .await
+            .unwrap()
+            .unwrap();
+        let mut auth = None;
+        let mut sock = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
+            auth = req
+                .headers()
+                .get("authorization")
+                .map(|v| v.to_str().unwrap().to_string());
+            Ok(resp)
+        })
+        .await
+        .unwrap();
+        assert_eq!(auth.as_deref(), Some(format!("Bearer {TOKEN}").as_str()));
+        let ev = |v: serde_json::Value| Message::Text(v.to_string());
+        sock.send(ev(json!({"time": 1, "self_id": BOT, "post_type": "meta_event", "meta_event_type": "lifecycle", "sub_type": "connect"})))
+            .await
+            .unwrap();
+        sock.send(ev(json!({"time": 1, "self_id": BOT, "post_type": "message", "message_type": "group", "sub_type": "normal",
+            "message_id": 1000 + round, "group_id": 42, "user_id": DAD,
+            "message": format!("[CQ:at,qq={BOT}] 第{round}次连接"), "raw_message": "", "font": 0, "sender": {}})))
+            .await
+            .unwrap();
+        let action = loop {
+            let m = tokio::time::timeout(Duration::from_secs(30), sock.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            if let Message::Text(t) = m {
+                let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+                if v.get("action").is_some() {
+                    break v;
+                }
+            }
+        };
+        assert_eq!(action["action"], "send_group_msg");
+        assert_eq!(text_of(&action).trim(), format!("好的：第{round}次连接"));
+        sock.send(ev(json!({"status": "ok", "retcode": 0, "data": {"message_id": 1}, "echo": action["echo"]})))
+            .await
+            .unwrap();
+        // the implementation restarts: homebot must come back by itself
+        drop(sock);
+    }
+}
