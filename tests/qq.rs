@@ -514,6 +514,7 @@ async fn only_members_may_switch_modes_from_a_group_when_configured() {
 }
 
 #[tokio::test]
+#[allow(clippy::result_large_err)] // the handshake callback's signature is tungstenite's
 async fn forward_websocket_connects_out_with_the_token_and_reconnects() {
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
