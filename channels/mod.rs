@@ -4,8 +4,10 @@
 //! - [`cli`] — the terminal: interactive chat and one-shot `-m`.
 //! - [`qq`] — QQ through OneBot v11 (reverse and forward WebSocket).
 //! - [`voice`] — speakers: a Wyoming handle service and a native satellite WebSocket.
-//! - [`text`] — reply shaping shared by channels (markdown flattening, splitting).
+//! - [`text`] — reply shaping shared by channels (markdown flattening, splitting);
+//!   [`auth`] — token checks shared by their servers.
 
+pub mod auth;
 pub mod cli;
 pub mod qq;
 pub mod text;

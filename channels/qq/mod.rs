@@ -678,20 +678,7 @@ fn allowed(p: &QqPolicy, id: &str, is_member: bool) -> bool {
     }
 }
 
-fn bearer(headers: &HeaderMap, query: &HashMap<String, String>) -> Option<String> {
-    if let Some(v) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
-        let v = v.trim();
-        for prefix in ["Bearer ", "bearer ", "Token ", "token "] {
-            if let Some(t) = v.strip_prefix(prefix) {
-                return Some(t.trim().to_string());
-            }
-        }
-        return Some(v.to_string());
-    }
-    query.get("access_token").cloned()
-}
-
-use crate::channels::text::same_secret as same;
+use crate::channels::auth::{presented_token, same_secret};
 
 async fn ws_handler(
     State(ch): State<QqChannel>,
@@ -717,12 +704,12 @@ async fn ws_handler(
             .into_response();
     };
     if let Some(expected) = &ch.shared.cfg.access_token {
-        match bearer(&headers, &query) {
+        match presented_token(&headers, &query, "access_token") {
             None => {
                 warn!(self_id = %self_id, "qq: connection without an access token refused");
                 return (StatusCode::UNAUTHORIZED, "access token required").into_response();
             }
-            Some(t) if !same(&t, expected.expose()) => {
+            Some(t) if !same_secret(&t, expected.expose()) => {
                 warn!(self_id = %self_id, "qq: connection with a wrong access token refused");
                 return (StatusCode::FORBIDDEN, "wrong access token").into_response();
             }
@@ -804,15 +791,5 @@ mod tests {
             allow: vec![],
         };
         assert!(allowed(&open, "9", false));
-    }
-
-    #[test]
-    fn tokens() {
-        let mut h = HeaderMap::new();
-        h.insert("authorization", "Bearer abc".parse().unwrap());
-        assert_eq!(bearer(&h, &HashMap::new()).as_deref(), Some("abc"));
-        let q = HashMap::from([("access_token".to_string(), "xyz".to_string())]);
-        assert_eq!(bearer(&HeaderMap::new(), &q).as_deref(), Some("xyz"));
-        assert!(same("abc", "abc") && !same("abc", "abd") && !same("abc", "ab"));
     }
 }

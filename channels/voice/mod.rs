@@ -392,19 +392,6 @@ impl Outbound for VoiceChannel {
     }
 }
 
-fn token_of(headers: &HeaderMap, query: &HashMap<String, String>) -> Option<String> {
-    headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.trim()
-                .strip_prefix("Bearer ")
-                .unwrap_or(v.trim())
-                .to_string()
-        })
-        .or_else(|| query.get("token").cloned())
-}
-
 async fn ws_handler(
     State(ch): State<VoiceChannel>,
     headers: HeaderMap,
@@ -412,9 +399,9 @@ async fn ws_handler(
     ws: WebSocketUpgrade,
 ) -> Response {
     if let Some(expected) = &ch.shared.cfg.token {
-        match token_of(&headers, &query) {
+        match crate::channels::auth::presented_token(&headers, &query, "token") {
             None => return (StatusCode::UNAUTHORIZED, "token required").into_response(),
-            Some(t) if !crate::channels::text::same_secret(&t, expected.expose()) => {
+            Some(t) if !crate::channels::auth::same_secret(&t, expected.expose()) => {
                 warn!("voice WebSocket: wrong token refused");
                 return (StatusCode::FORBIDDEN, "wrong token").into_response();
             }
