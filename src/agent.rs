@@ -6,7 +6,6 @@ use crate::modes::{ModesHandle, TurnTicket};
 use crate::prompt::{self, TailInfo};
 use crate::provider::{CallMeta, ChatRequest, Message, Provider, ToolDef};
 use crate::tools::{self, ToolEnv};
-use std::path::PathBuf;
 use std::sync::Arc;
 use tracing::{debug, warn};
 
@@ -16,7 +15,7 @@ pub struct Agent {
     pub tools: Vec<ToolDef>,
     pub max_tool_rounds: u32,
     pub normal_history_turns: usize,
-    pub workspace: PathBuf,
+    pub files: Arc<crate::tools::FileAccess>,
 }
 
 /// How a turn ended.
@@ -46,7 +45,7 @@ impl Agent {
             tail_text,
         );
         let env = ToolEnv {
-            root: self.workspace.clone(),
+            files: self.files.clone(),
             modes: modes.clone(),
             turn_id: ticket.turn_id,
             user_text: user_text.to_string(),

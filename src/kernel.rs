@@ -176,7 +176,8 @@ impl Kernel {
         };
         let extra = std::fs::read_to_string(ws.system_extra()).ok();
         let base = prompt::base_system_prompt(&cfg.household.name, &registry, extra.as_deref());
-        let tools = crate::tools::definitions(&registry.ids());
+        let files = Arc::new(file_access(&ws, &registry));
+        let tools = crate::tools::definitions(&registry.ids(), &files.writable_names());
         let core = ModeCore::open(ws.clone(), registry, tz, clock.now())?;
         let period = opts
             .expiry_period
@@ -188,7 +189,7 @@ impl Kernel {
             tools,
             max_tool_rounds: cfg.agent.max_tool_rounds,
             normal_history_turns: cfg.agent.normal_history_turns,
-            workspace: ws.root().to_path_buf(),
+            files,
         };
         let queue_cap = cfg.agent.max_queued_per_chat;
         Ok(Self {
@@ -563,6 +564,38 @@ impl Kernel {
 }
 
 const HELP: &str = "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /help                  本帮助";
+
+/// What the file tools may touch: `notes/` and the plugins' writable folders for
+/// writing; the registered skill folders (wherever they are) for reading.
+fn file_access(ws: &Workspace, registry: &ModeRegistry) -> crate::tools::FileAccess {
+    let mut writable = vec![ws.root().join("notes")];
+    let mut readable_outside = Vec::new();
+    for m in registry.modes() {
+        let ctx = crate::modes::plugin::PluginContext {
+            workspace: ws,
+            manifest: &m.manifest,
+            skill_dir: &m.skill_dir,
+            skill_name: &m.skill_name,
+        };
+        writable.extend(m.plugin.writable_dirs(&ctx));
+        readable_outside.push(m.skill_dir.clone());
+    }
+    for s in registry.skills() {
+        if let Some(d) = s.path.parent() {
+            readable_outside.push(d.to_path_buf());
+        }
+    }
+    let readable_outside = readable_outside
+        .into_iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .filter(|d| !d.starts_with(ws.root()))
+        .collect();
+    crate::tools::FileAccess {
+        root: ws.root().to_path_buf(),
+        writable,
+        readable_outside,
+    }
+}
 
 /// Skill folders, first wins: the workspace's own, configured ones, `$HOMEBOT_SKILLS_DIR`,
 /// then the skills shipped with homebot.

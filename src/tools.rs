@@ -1,10 +1,16 @@
 //! The tools the agent offers the model, in a fixed order (part of the stable prompt
 //! prefix): `switch_mode`, then workspace-scoped `read_file`, `list_files`, `write_file`.
 //!
-//! File tools resolve every path inside the workspace (absolute or relative, `..` and
-//! symlinks included) and refuse anything outside it. They never touch `modes/` for
-//! writing (the LLM never writes `action.json` or session files) and never read or write
-//! `config.toml` (it may hold API keys).
+//! Anyone who can talk to the bot can steer these tools, so file access is by zone
+//! ([`FileAccess`]):
+//! - every path is resolved inside the workspace (`..`, absolute paths and symlinks that
+//!   lead out are refused); the registered skill folders are readable too;
+//! - private zones are never read or written: `chats/`, `logs/`, `members/` (other
+//!   people's conversations and profiles), `config.toml` (secrets), `SYSTEM.md`, the
+//!   lock file and control socket, dotfiles;
+//! - writing is allowed only below the writable folders: `notes/` and what the mode
+//!   plugins declare (e.g. `cooking/recipes/`). The LLM never writes `action.json`,
+//!   session files, skills or plugin indexes.
 
 use crate::modes::core::TurnId;
 use crate::modes::switch::SwitchAction;
@@ -20,7 +26,7 @@ const LIST_LIMIT: usize = 200;
 
 /// Everything a tool call may touch during one turn.
 pub struct ToolEnv {
-    pub root: PathBuf,
+    pub files: std::sync::Arc<FileAccess>,
     pub modes: ModesHandle,
     pub turn_id: TurnId,
     /// The user's original words of this turn (for `switch_mode` validation).
@@ -29,8 +35,90 @@ pub struct ToolEnv {
     pub may_switch_modes: bool,
 }
 
+/// Top-level names the tools never touch.
+const PRIVATE: &[&str] = &[
+    "chats",
+    "logs",
+    "members",
+    crate::config::CONFIG_FILE,
+    "SYSTEM.md",
+    crate::control::LOCK_FILE,
+    crate::control::SOCKET_FILE,
+];
+
+/// Where the file tools may read and write.
+#[derive(Debug, Clone)]
+pub struct FileAccess {
+    /// The canonical workspace root.
+    pub root: PathBuf,
+    /// Folders (under the root) the tools may write below.
+    pub writable: Vec<PathBuf>,
+    /// Folders outside the workspace the tools may read (the registered skills).
+    pub readable_outside: Vec<PathBuf>,
+}
+
+impl FileAccess {
+    fn rel<'a>(&self, p: &'a Path) -> &'a Path {
+        p.strip_prefix(&self.root).unwrap_or(p)
+    }
+
+    fn is_private(&self, p: &Path) -> bool {
+        let rel = self.rel(p);
+        rel.components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+            || rel
+                .components()
+                .next()
+                .is_some_and(|c| PRIVATE.iter().any(|x| c.as_os_str() == *x))
+    }
+
+    /// A path to read or list: a registered skill folder, or a non-private workspace path.
+    fn readable(&self, requested: &str) -> Result<PathBuf, String> {
+        let req = Path::new(requested.trim());
+        if req.is_absolute() {
+            if let Ok(real) = std::fs::canonicalize(req) {
+                if self.readable_outside.iter().any(|d| real.starts_with(d)) {
+                    return Ok(real);
+                }
+            }
+        }
+        let p = resolve_in(&self.root, requested)?;
+        if self.is_private(&p) {
+            return Err(format!(
+                "error: {requested} is private to the household's members or the backend; tools may not open it"
+            ));
+        }
+        Ok(p)
+    }
+
+    /// A path to write: only below a writable folder, never private.
+    fn writable_path(&self, requested: &str) -> Result<PathBuf, String> {
+        let p = resolve_in(&self.root, requested)?;
+        if self.is_private(&p) || !self.writable.iter().any(|w| p.starts_with(w) && p != *w) {
+            let allowed: Vec<String> = self
+                .writable
+                .iter()
+                .map(|w| format!("{}/", self.rel(w).display()))
+                .collect();
+            return Err(format!(
+                "error: tools may write only below {}; {requested} is not there",
+                allowed.join(", ")
+            ));
+        }
+        Ok(p)
+    }
+
+    /// The writable folders as the model should name them.
+    pub fn writable_names(&self) -> Vec<String> {
+        self.writable
+            .iter()
+            .map(|w| format!("{}/", self.rel(w).display()))
+            .collect()
+    }
+}
+
 /// Tool definitions, always in this order, so the prefix stays byte-identical.
-pub fn definitions(mode_ids: &[String]) -> Vec<ToolDef> {
+pub fn definitions(mode_ids: &[String], writable: &[String]) -> Vec<ToolDef> {
     vec![
         ToolDef {
             name: "switch_mode".into(),
@@ -67,7 +155,10 @@ pub fn definitions(mode_ids: &[String]) -> Vec<ToolDef> {
         },
         ToolDef {
             name: "write_file".into(),
-            description: "Create or replace a text file in the household workspace, e.g. save a recipe to cooking/recipes/<name>.md. Not allowed under modes/ or for config.toml.".into(),
+            description: format!(
+                "Create or replace a text file in the household workspace, e.g. save a recipe the family asked you to keep. Allowed only below: {}.",
+                writable.join(", ")
+            ),
             parameters: json!({
                 "type": "object",
                 "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
@@ -164,15 +255,15 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
             }
         }
         "read_file" => match parse_args::<PathArgs>(call) {
-            Ok(a) => read_file(&env.root, a.path.as_deref().unwrap_or("")),
+            Ok(a) => read_file(&env.files, a.path.as_deref().unwrap_or("")),
             Err(e) => e,
         },
         "list_files" => match parse_args::<PathArgs>(call) {
-            Ok(a) => list_files(&env.root, a.path.as_deref().unwrap_or(".")),
+            Ok(a) => list_files(&env.files, a.path.as_deref().unwrap_or(".")),
             Err(e) => e,
         },
         "write_file" => match parse_args::<WriteArgs>(call) {
-            Ok(a) => write_file(&env.root, &a.path, &a.content),
+            Ok(a) => write_file(&env.files, &a.path, &a.content),
             Err(e) => e,
         },
         other => ToolResult::err(format!(
@@ -226,24 +317,11 @@ pub fn resolve_in(root: &Path, requested: &str) -> Result<PathBuf, String> {
     Ok(out)
 }
 
-fn relative<'a>(root: &Path, p: &'a Path) -> &'a Path {
-    p.strip_prefix(root).unwrap_or(p)
-}
-
-fn is_secret_file(root: &Path, p: &Path) -> bool {
-    relative(root, p) == Path::new(crate::config::CONFIG_FILE)
-}
-
-fn read_file(root: &Path, path: &str) -> ToolResult {
-    let p = match resolve_in(root, path) {
+fn read_file(fa: &FileAccess, path: &str) -> ToolResult {
+    let p = match fa.readable(path) {
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
-    if is_secret_file(root, &p) {
-        return ToolResult::err(
-            "error: config.toml is not readable by tools (it may hold secrets)",
-        );
-    }
     let bytes = match std::fs::read(&p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -268,8 +346,8 @@ fn read_file(root: &Path, path: &str) -> ToolResult {
     ToolResult::ok(text)
 }
 
-fn list_files(root: &Path, path: &str) -> ToolResult {
-    let p = match resolve_in(root, if path.trim().is_empty() { "." } else { path }) {
+fn list_files(fa: &FileAccess, path: &str) -> ToolResult {
+    let p = match fa.readable(if path.trim().is_empty() { "." } else { path }) {
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
@@ -279,7 +357,7 @@ fn list_files(root: &Path, path: &str) -> ToolResult {
     };
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter(|e| !fa.is_private(&e.path()))
         .map(|e| {
             let mut n = e.file_name().to_string_lossy().into_owned();
             if e.path().is_dir() {
@@ -291,7 +369,7 @@ fn list_files(root: &Path, path: &str) -> ToolResult {
     names.sort();
     let total = names.len();
     names.truncate(LIST_LIMIT);
-    let mut out = format!("{}/ ({} entries)\n", relative(root, &p).display(), total);
+    let mut out = format!("{}/ ({} entries)\n", fa.rel(&p).display(), total);
     for n in &names {
         out.push_str(n);
         out.push('\n');
@@ -302,21 +380,13 @@ fn list_files(root: &Path, path: &str) -> ToolResult {
     ToolResult::ok(out)
 }
 
-fn write_file(root: &Path, path: &str, content: &str) -> ToolResult {
-    let p = match resolve_in(root, path) {
+fn write_file(fa: &FileAccess, path: &str, content: &str) -> ToolResult {
+    let p = match fa.writable_path(path) {
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
-    let rel = relative(root, &p).to_path_buf();
-    if is_secret_file(root, &p) {
-        return ToolResult::err("error: config.toml cannot be written by tools");
-    }
-    if rel.starts_with("modes") || rel.starts_with("chats") || rel.starts_with("logs") {
-        return ToolResult::err(format!(
-            "error: {path} is kept by the backend (modes/, chats/, logs/); tools may not write there"
-        ));
-    }
-    if rel.as_os_str().is_empty() || p.is_dir() {
+    let rel = fa.rel(&p).to_path_buf();
+    if p.is_dir() {
         return ToolResult::err(format!("error: {path} is a folder"));
     }
     if content.len() > WRITE_LIMIT {
@@ -339,67 +409,122 @@ fn write_file(root: &Path, path: &str, content: &str) -> ToolResult {
 mod tests {
     use super::*;
 
-    fn root() -> (tempfile::TempDir, PathBuf) {
+    fn access() -> (tempfile::TempDir, FileAccess) {
         let d = tempfile::tempdir().unwrap();
-        let r = std::fs::canonicalize(d.path()).unwrap();
-        (d, r)
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let skills =
+            std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("skills")).unwrap();
+        let fa = FileAccess {
+            writable: vec![root.join("notes"), root.join("cooking/recipes")],
+            readable_outside: vec![skills],
+            root,
+        };
+        (d, fa)
     }
 
     #[test]
     fn paths_stay_inside() {
-        let (_d, r) = root();
+        let (_d, fa) = access();
+        let r = &fa.root;
         assert_eq!(
-            resolve_in(&r, "cooking/x.md").unwrap(),
+            resolve_in(r, "cooking/x.md").unwrap(),
             r.join("cooking/x.md")
         );
-        assert_eq!(resolve_in(&r, "a/../b").unwrap(), r.join("b"));
-        assert!(resolve_in(&r, "../etc/passwd").is_err());
-        assert!(resolve_in(&r, "/etc/passwd").is_err());
-        assert!(resolve_in(&r, "a/../../x").is_err());
+        assert_eq!(resolve_in(r, "a/../b").unwrap(), r.join("b"));
+        assert!(resolve_in(r, "../etc/passwd").is_err());
+        assert!(resolve_in(r, "/etc/passwd").is_err());
+        assert!(resolve_in(r, "a/../../x").is_err());
         let abs = r.join("cooking/y.md");
-        assert_eq!(resolve_in(&r, abs.to_str().unwrap()).unwrap(), abs);
+        assert_eq!(resolve_in(r, abs.to_str().unwrap()).unwrap(), abs);
     }
 
     #[cfg(unix)]
     #[test]
     fn symlink_out_is_refused() {
-        let (_d, r) = root();
-        std::os::unix::fs::symlink("/etc", r.join("etc")).unwrap();
-        assert!(resolve_in(&r, "etc/passwd").is_err());
-        assert!(read_file(&r, "etc/passwd").is_error);
+        let (_d, fa) = access();
+        std::os::unix::fs::symlink("/etc", fa.root.join("etc")).unwrap();
+        assert!(resolve_in(&fa.root, "etc/passwd").is_err());
+        assert!(read_file(&fa, "etc/passwd").is_error);
     }
 
     #[test]
-    fn write_rules() {
-        let (_d, r) = root();
-        assert!(!write_file(&r, "cooking/recipes/番茄炒蛋.md", "# 番茄炒蛋").is_error);
+    fn writes_only_below_writable_folders() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
+        assert!(!write_file(&fa, "cooking/recipes/番茄炒蛋.md", "# 番茄炒蛋").is_error);
         assert_eq!(
             std::fs::read_to_string(r.join("cooking/recipes/番茄炒蛋.md")).unwrap(),
             "# 番茄炒蛋"
         );
-        assert!(write_file(&r, "modes/action.json", "{}").is_error);
-        assert!(write_file(&r, "./modes/../modes/action.json", "{}").is_error);
-        assert!(write_file(&r, "config.toml", "x").is_error);
-        assert!(read_file(&r, "config.toml").is_error);
-        assert!(write_file(&r, "big.md", &"x".repeat(WRITE_LIMIT + 1)).is_error);
-        assert!(!r.join("modes/action.json").exists());
+        assert!(!write_file(&fa, "notes/购物清单.md", "鸡蛋").is_error);
+        for bad in [
+            "modes/action.json",
+            "./modes/../modes/action.json",
+            "config.toml",
+            "homebot.lock",
+            "control.sock",
+            "SYSTEM.md",
+            "skills/evil/SKILL.md",
+            "members/mom/USER.md",
+            "cooking/history.md",
+            "cooking/recipes",
+            "notes/.hidden",
+            "anything.md",
+        ] {
+            let r = write_file(&fa, bad, "x");
+            assert!(r.is_error, "{bad} was writable");
+            assert!(
+                r.content.contains("notes/") || r.content.contains("outside"),
+                "{}",
+                r.content
+            );
+        }
+        assert!(write_file(&fa, "notes/big.md", &"x".repeat(WRITE_LIMIT + 1)).is_error);
+        assert!(!r.join("modes/action.json").exists() && !r.join("homebot.lock").exists());
     }
 
     #[test]
-    fn list_and_read() {
-        let (_d, r) = root();
+    fn private_zones_are_unreadable() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
+        for (p, body) in [
+            ("chats/qq/private_1.jsonl", "秘密"),
+            ("members/mom/USER.md", "档案"),
+            ("logs/usage.jsonl", "{}"),
+            ("config.toml", "api_key"),
+        ] {
+            std::fs::create_dir_all(r.join(p).parent().unwrap()).unwrap();
+            std::fs::write(r.join(p), body).unwrap();
+            assert!(read_file(&fa, p).is_error, "{p} was readable");
+        }
+        assert!(list_files(&fa, "chats").is_error);
+        let root_listing = list_files(&fa, ".").content;
+        assert!(
+            !root_listing.contains("chats") && !root_listing.contains("config.toml"),
+            "{root_listing}"
+        );
+    }
+
+    #[test]
+    fn list_and_read_shared_files_and_skills() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
         std::fs::create_dir_all(r.join("cooking/recipes")).unwrap();
         std::fs::write(r.join("cooking/history.md"), "# 做饭历史").unwrap();
-        let l = list_files(&r, "cooking");
+        let l = list_files(&fa, "cooking");
         assert!(l.content.contains("history.md\n"), "{}", l.content);
         assert!(l.content.contains("recipes/\n"), "{}", l.content);
-        assert_eq!(read_file(&r, "cooking/history.md").content, "# 做饭历史");
-        assert!(read_file(&r, "nope.md").content.contains("does not exist"));
+        assert_eq!(read_file(&fa, "cooking/history.md").content, "# 做饭历史");
+        assert!(read_file(&fa, "nope.md").content.contains("does not exist"));
+        let skill = fa.readable_outside[0].join("home-cooking/SKILL.md");
+        assert!(read_file(&fa, skill.to_str().unwrap())
+            .content
+            .contains("做饭模式"));
     }
 
     #[test]
     fn definitions_have_a_fixed_order() {
-        let names: Vec<_> = definitions(&["cooking".into()])
+        let names: Vec<_> = definitions(&["cooking".into()], &["notes/".into()])
             .into_iter()
             .map(|d| d.name)
             .collect();

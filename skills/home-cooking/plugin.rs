@@ -36,6 +36,10 @@ impl ModePlugin for CookingMode {
         Ok(())
     }
 
+    fn writable_dirs(&self, ctx: &PluginContext<'_>) -> Vec<PathBuf> {
+        vec![data_dir(ctx).join("recipes")]
+    }
+
     fn runtime_context(&self, ctx: &PluginContext<'_>) -> Vec<ContextPath> {
         let dir = data_dir(ctx);
         vec![

@@ -56,6 +56,12 @@ pub trait ModePlugin: Send + Sync {
         Ok(())
     }
 
+    /// Folders below which the model may write with `write_file` (e.g. recipes). Files
+    /// the plugin itself maintains (its index) must not be in them.
+    fn writable_dirs(&self, _ctx: &PluginContext<'_>) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// Paths the model should know about while the mode is active (dynamic tail).
     fn runtime_context(&self, _ctx: &PluginContext<'_>) -> Vec<ContextPath> {
         Vec::new()
