@@ -589,3 +589,29 @@ async fn forward_websocket_connects_out_with_the_token_and_reconnects() {
         drop(sock);
     }
 }
+
+#[tokio::test]
+async fn a_handshake_that_dies_halfway_does_not_hold_the_account() {
+    use tokio::io::AsyncWriteExt;
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let addr = gw.addr("qq").to_string();
+    for _ in 0..20 {
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let req = format!(
+            "GET /onebot/v11/ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+             X-Self-ID: {BOT}\r\nX-Client-Role: Universal\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+        );
+        tcp.write_all(req.as_bytes()).await.unwrap();
+        let _ = tcp.set_linger(Some(Duration::ZERO)); // reset, not a clean close
+        drop(tcp);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut s = onebot::connect(&addr, Some(BOT), Some(TOKEN), "Universal")
+        .await
+        .expect("the account is free again");
+    s.group_msg(GROUP, DAD, 1001, json!([at_bot(), text("还在吗")])).await;
+    assert_eq!(text_of(&s.expect_send().await).trim(), "好的：还在吗");
+}

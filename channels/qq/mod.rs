@@ -70,6 +70,14 @@ struct Conn {
     tx: mpsc::Sender<String>,
 }
 
+impl Bot {
+    fn clashes(&self, role: Role) -> bool {
+        self.conns
+            .iter()
+            .any(|c| c.role == role || c.role == Role::Universal || role == Role::Universal)
+    }
+}
+
 #[derive(Default)]
 struct Bot {
     conns: Vec<Conn>,
@@ -157,14 +165,22 @@ impl QqChannel {
 
     // ---- connections -----------------------------------------------------------------
 
+    /// Refuse a second connection of the same account and role (split API / Event
+    /// connections may coexist).
+    fn check_free(&self, self_id: &str, role: Role) -> Result<(), String> {
+        let bots = self.shared.bots.lock().expect("bots lock");
+        match bots.get(self_id) {
+            Some(bot) if bot.clashes(role) => {
+                Err(format!("QQ account {self_id} is already connected"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn register(&self, self_id: &str, role: Role, tx: mpsc::Sender<String>) -> Result<u64, String> {
         let mut bots = self.shared.bots.lock().expect("bots lock");
         let bot = bots.entry(self_id.to_string()).or_default();
-        let clash = bot
-            .conns
-            .iter()
-            .any(|c| c.role == role || c.role == Role::Universal || role == Role::Universal);
-        if clash {
+        if bot.clashes(role) {
             return Err(format!("QQ account {self_id} is already connected"));
         }
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
@@ -716,32 +732,36 @@ async fn ws_handler(
             Some(_) => {}
         }
     }
-    let (tx, rx) = mpsc::channel::<String>(64);
-    let conn_id = match ch.register(&self_id, role, tx) {
-        Ok(id) => id,
-        Err(e) => {
-            warn!(self_id = %self_id, "qq: duplicate connection refused");
-            return (StatusCode::FORBIDDEN, e).into_response();
-        }
-    };
-    info!(self_id = %self_id, role = ?role, "qq: implementation connected");
+    if let Err(e) = ch.check_free(&self_id, role) {
+        warn!(self_id = %self_id, "qq: duplicate connection refused");
+        return (StatusCode::FORBIDDEN, e).into_response();
+    }
+    // Registered only once the upgrade has happened: a handshake that dies halfway
+    // must not leave a dead connection holding the account.
     let ch2 = ch.clone();
     ws.max_message_size(4 << 20)
-        .on_upgrade(move |socket| async move {
-            ch2.serve_socket(socket, self_id, role, conn_id, rx).await
-        })
+        .on_upgrade(move |socket| async move { ch2.serve_socket(socket, self_id, role).await })
         .into_response()
 }
 
 impl QqChannel {
-    async fn serve_socket(
-        self,
-        socket: WebSocket,
-        self_id: String,
-        role: Role,
-        conn_id: u64,
-        mut rx: mpsc::Receiver<String>,
-    ) {
+    async fn serve_socket(self, mut socket: WebSocket, self_id: String, role: Role) {
+        let (tx, mut rx) = mpsc::channel::<String>(64);
+        let conn_id = match self.register(&self_id, role, tx) {
+            Ok(id) => id,
+            Err(e) => {
+                // lost a race with another connection of the same account
+                warn!(self_id = %self_id, "qq: duplicate connection closed (1008)");
+                let _ = socket
+                    .send(WsMessage::Close(Some(axum::extract::ws::CloseFrame {
+                        code: 1008,
+                        reason: e.into(),
+                    })))
+                    .await;
+                return;
+            }
+        };
+        info!(self_id = %self_id, role = ?role, "qq: implementation connected");
         let (mut sink, stream) = socket.split();
         tokio::spawn(async move {
             while let Some(frame) = rx.recv().await {
