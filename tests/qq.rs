@@ -605,13 +605,15 @@ async fn a_handshake_that_dies_halfway_does_not_hold_the_account() {
              X-Self-ID: {BOT}\r\nX-Client-Role: Universal\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
         );
         tcp.write_all(req.as_bytes()).await.unwrap();
-        let _ = tcp.set_linger(Some(Duration::ZERO)); // reset, not a clean close
+        #[allow(deprecated)] // zero linger never blocks; it makes the close a reset
+        let _ = tcp.set_linger(Some(Duration::ZERO));
         drop(tcp);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut s = onebot::connect(&addr, Some(BOT), Some(TOKEN), "Universal")
         .await
         .expect("the account is free again");
-    s.group_msg(GROUP, DAD, 1001, json!([at_bot(), text("还在吗")])).await;
+    s.group_msg(GROUP, DAD, 1001, json!([at_bot(), text("还在吗")]))
+        .await;
     assert_eq!(text_of(&s.expect_send().await).trim(), "好的：还在吗");
 }

@@ -265,3 +265,57 @@ async fn native_websocket_replies_with_dialogue_state_and_delivers_announcements
     assert!(String::from_utf8_lossy(&o.stderr).contains("\"bedroom\" is not connected"));
     assert!(!gw.log().contains(TOKEN));
 }
+
+#[tokio::test]
+async fn one_satellite_session_is_answered_in_order_and_its_ids_are_released() {
+    let dir = workspace();
+    let ws = dir.path();
+    // the first utterance is slow to answer; the second must still come second
+    let fake = FakeLlm::start(|body, n| {
+        let d = if n == 0 { 600 } else { 10 };
+        FakeReply::Delay(Duration::from_millis(d), Box::new(scripted(body)))
+    })
+    .await;
+    let gw = gateway(ws, &fake).await;
+    let addr = gw.addr("voice-ws").to_string();
+    let mut s = satellite(&addr, "", Some(TOKEN)).await.unwrap();
+    for words in ["第一句", "第二句", "第三句"] {
+        s.send(Message::Text(json!({"type": "transcript", "session_id": "same", "satellite_id": "hall", "text": words}).to_string()))
+            .await
+            .unwrap();
+    }
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(
+            recv_json(&mut s).await["text"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    assert_eq!(got, ["好的：第一句", "好的：第二句", "好的：第三句"]);
+    let file = std::fs::read_dir(ws.join("chats/voice"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let users: Vec<String> = jsonl(&file)
+        .iter()
+        .map(|l| l["user"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(users, ["第一句", "第二句", "第三句"]);
+
+    // "hall" was named only in transcripts; once the socket closes, it is gone
+    drop(s);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_homebot"))
+        .arg("--workspace")
+        .arg(ws)
+        .args(["announce", "--to", "hall", "开饭了"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("\"hall\" is not connected"));
+}

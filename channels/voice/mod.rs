@@ -20,7 +20,7 @@
 pub mod wyoming;
 
 use crate::config::VoiceConfig;
-use crate::kernel::{Kernel, Outbound};
+use crate::kernel::{Kernel, Outbound, PendingReply};
 use crate::turn::Turn;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -158,8 +158,8 @@ impl VoiceChannel {
         Ok((ch, wy, ws))
     }
 
-    /// Run one voice turn through the kernel.
-    pub async fn turn(&self, session_id: &str, speaker: Option<&str>, text: &str) -> VoiceReply {
+    /// Admit one utterance to its voice session's FIFO now (call at arrival).
+    pub fn submit(&self, session_id: &str, speaker: Option<&str>, text: &str) -> PendingReply {
         let cfg = self.shared.kernel.config();
         let speaker = speaker
             .map(str::trim)
@@ -171,7 +171,12 @@ impl VoiceChannel {
             .unwrap_or_else(|| speaker.to_string());
         let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
         turn.reply_hint = Some(VOICE_HINT.to_string());
-        let reply = self.shared.kernel.handle_turn(turn).await;
+        self.shared.kernel.submit(turn)
+    }
+
+    /// Wait for a submitted utterance's reply and shape it for speech.
+    pub async fn finish(pending: PendingReply) -> VoiceReply {
+        let reply = pending.reply().await;
         let (text, state) = shape_reply(&reply.text);
         VoiceReply {
             text,
@@ -188,7 +193,10 @@ impl VoiceChannel {
     }
 
     async fn wyoming_conn(&self, stream: TcpStream, peer: SocketAddr) {
-        let conn = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
+        let conn = format!(
+            "{:x}",
+            self.shared.next_conn.fetch_add(1, Ordering::Relaxed)
+        );
         let (r, mut w) = stream.into_split();
         let mut r = BufReader::new(r);
         debug!(%peer, conn, "wyoming connection");
@@ -213,7 +221,7 @@ impl VoiceChannel {
             let out = match ev.kind.as_str() {
                 "describe" => Some(self.info()),
                 "ping" => Some(Event::new("pong", json!({"text": ev.data.get("text")}))),
-                "transcript" => Some(self.on_transcript(&ev, conn).await),
+                "transcript" => Some(self.on_transcript(&ev, &conn).await),
                 other => {
                     debug!(%peer, kind = other, "wyoming: event ignored");
                     None
@@ -228,7 +236,7 @@ impl VoiceChannel {
         }
     }
 
-    async fn on_transcript(&self, ev: &Event, conn: u64) -> Event {
+    async fn on_transcript(&self, ev: &Event, conn: &str) -> Event {
         let Some(text) = ev.data.get("text").and_then(Value::as_str) else {
             return Event::new("not-handled", json!({"text": "没有听清楚，请再说一次。"}));
         };
@@ -239,9 +247,9 @@ impl VoiceChannel {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
-        let session = get("conversation_id").unwrap_or_else(|| format!("wyoming-{conn}"));
+        let session = get("conversation_id").unwrap_or_else(|| fallback_session("wyoming", conn));
         let speaker = get("speaker_id").or_else(|| get("speaker"));
-        let reply = self.turn(&session, speaker.as_deref(), text).await;
+        let reply = Self::finish(self.submit(&session, speaker.as_deref(), text)).await;
         let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
         if reply.failed {
             Event::new(
@@ -288,7 +296,13 @@ impl VoiceChannel {
     }
 
     async fn serve_socket(self, socket: WebSocket, satellite: Option<String>) {
-        let conn = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
+        let conn = format!(
+            "{:x}",
+            self.shared.next_conn.fetch_add(1, Ordering::Relaxed)
+        );
+        let fallback = fallback_session("voice-ws", &conn);
+        // every satellite id this connection answered for; released when it closes
+        let mut registered: Vec<String> = Vec::new();
         let (mut sink, mut stream) = socket.split();
         let (tx, mut rx) = mpsc::channel::<String>(32);
         tokio::spawn(async move {
@@ -300,6 +314,7 @@ impl VoiceChannel {
         });
         if let Some(id) = &satellite {
             self.register_satellite(id, tx.clone());
+            registered.push(id.clone());
             info!(satellite = %id, "voice satellite connected");
         }
         while let Some(msg) = stream.next().await {
@@ -338,14 +353,17 @@ impl VoiceChannel {
                     };
                     if let Some(sat) = s("satellite_id") {
                         self.register_satellite(&sat, tx.clone());
+                        if !registered.contains(&sat) {
+                            registered.push(sat);
+                        }
                     }
-                    let session = s("session_id").unwrap_or_else(|| format!("voice-ws-{conn}"));
-                    let this = self.clone();
+                    let session = s("session_id").unwrap_or_else(|| fallback.clone());
+                    // admitted now, in arrival order; only the wait runs in its own task,
+                    // so the socket keeps reading meanwhile
+                    let pending = self.submit(&session, s("speaker_id").as_deref(), &words);
                     let tx2 = tx.clone();
-                    let speaker = s("speaker_id");
-                    // each utterance in its own task: the socket keeps reading meanwhile
                     tokio::spawn(async move {
-                        let r = this.turn(&session, speaker.as_deref(), &words).await;
+                        let r = Self::finish(pending).await;
                         let _ = tx2
                             .send(
                                 json!({"type": "reply", "session_id": session, "text": r.text,
@@ -363,8 +381,8 @@ impl VoiceChannel {
                 }
             }
         }
-        if let Some(id) = satellite {
-            let mut sats = self.shared.satellites.lock().expect("satellites lock");
+        let mut sats = self.shared.satellites.lock().expect("satellites lock");
+        for id in registered {
             if sats.get(&id).is_some_and(|t| t.same_channel(&tx)) {
                 sats.remove(&id);
             }
@@ -412,6 +430,12 @@ async fn ws_handler(
     ws.max_message_size(1 << 20)
         .on_upgrade(move |socket| ch.serve_socket(socket, satellite))
         .into_response()
+}
+
+/// A session id for a front end that sent none: unique across restarts, so a new wake
+/// never inherits an old conversation stored under the same id.
+fn fallback_session(front: &str, conn: &str) -> String {
+    format!("{front}-{conn}-{:08x}", rand::random::<u32>())
 }
 
 #[cfg(test)]
