@@ -20,7 +20,7 @@ use super::plugin::{ArchivedSession, ContextPath, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
 use super::session::{
     self, ExitMarker, HistoryLog, HistoryView, Record, CONVERSATION_FILE, EXIT_MARKER_FILE,
-    SUMMARY_FILE, SYSTEM_PROMPT_FILE,
+    INDEX_PENDING_FILE, SUMMARY_FILE, SYSTEM_PROMPT_FILE,
 };
 use super::switch::{self, SwitchAction};
 use crate::fsutil;
@@ -188,6 +188,7 @@ impl ModeCore {
         }
         core.recover_orphans(now)?;
         core.maybe_archive();
+        core.retry_pending_indexes();
         Ok(core)
     }
 
@@ -752,16 +753,12 @@ impl ModeCore {
                     records,
                 };
                 if let Err(e) = m.plugin.after_exit(&self.plugin_ctx(m), &archived) {
-                    return Err(ModeError::Io {
-                        what: "update the history index of",
-                        path: dir.to_path_buf(),
-                        source: e,
-                    });
+                    // The session still ends: a broken index must not keep a mode open
+                    // forever. The update is retried at the next start.
+                    self.mark_index_pending(dir, &e.to_string());
                 }
             }
-            None => self.warn(format!(
-                "mode {mode_id:?} is not loaded; session {session_id} archived without its plugin's index update"
-            )),
+            None => self.mark_index_pending(dir, &format!("mode {mode_id:?} is not loaded")),
         }
         crate::failpoint::hit("archive.after_index");
         let is_current =
@@ -772,6 +769,69 @@ impl ModeCore {
             self.action = doc;
         }
         Ok(())
+    }
+
+    fn mark_index_pending(&mut self, dir: &Path, why: &str) {
+        let session = file_name(dir);
+        let path = dir.join(INDEX_PENDING_FILE);
+        if let Err(e) = fsutil::write_atomic(&path, why.as_bytes()) {
+            self.warn(format!("{}: {e}", path.display()));
+        }
+        self.warn(format!(
+            "session {session}: the plugin's history index could not be updated ({why}); the session is archived and the index update will be retried at the next start"
+        ));
+    }
+
+    /// Retry the plugin index update of sessions archived while it failed.
+    fn retry_pending_indexes(&mut self) {
+        let root = self.ws.modes_dir().join("sessions");
+        for mode_dir in read_dirs(&root) {
+            let Some(mode) = self.registry.get(&file_name(&mode_dir)).cloned() else {
+                continue;
+            };
+            for sdir in read_dirs(&mode_dir) {
+                let pending = sdir.join(INDEX_PENDING_FILE);
+                if !pending.exists() {
+                    continue;
+                }
+                let session_id = file_name(&sdir);
+                let records = session::load_records(&sdir.join(CONVERSATION_FILE))
+                    .map(|l| l.records)
+                    .unwrap_or_default();
+                let marker = std::fs::read(sdir.join(EXIT_MARKER_FILE))
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<ExitMarker>(&b).ok());
+                let summary_path = sdir.join(SUMMARY_FILE);
+                let summary_text = std::fs::read_to_string(&summary_path).unwrap_or_default();
+                let started = records
+                    .first()
+                    .map(|r| r.timestamp.clone())
+                    .unwrap_or_default();
+                let archived = ArchivedSession {
+                    session_id: &session_id,
+                    session_dir: &sdir,
+                    started_at: &started,
+                    ended_at: marker
+                        .as_ref()
+                        .map_or("unknown", |m| m.requested_at.as_str()),
+                    exit_reason: marker.as_ref().map_or("recovered", |m| m.reason.as_str()),
+                    summary_path: &summary_path,
+                    summary_text: &summary_text,
+                    llm_summary: marker.as_ref().and_then(|m| m.summary.as_deref()),
+                    records: &records,
+                };
+                match mode.plugin.after_exit(&self.plugin_ctx(&mode), &archived) {
+                    Ok(()) => {
+                        let _ = std::fs::remove_file(&pending);
+                        info!(session = %session_id, "pending history index update done");
+                    }
+                    Err(e) => self.warn(format!(
+                        "session {session_id}: history index update failed again ({e}); {} kept",
+                        pending.display()
+                    )),
+                }
+            }
+        }
     }
 
     // ---- normal-operation history -------------------------------------------------
@@ -909,8 +969,12 @@ pub fn expiry_time(
     let local = tz
         .from_local_datetime(&naive)
         .earliest()
-        // a DST gap: the first valid instant after it
-        .unwrap_or_else(|| tz.from_utc_datetime(&(naive - chrono::Duration::hours(1))));
+        // a DST gap: the same wall-clock time an hour later is the first valid one
+        .or_else(|| {
+            tz.from_local_datetime(&(naive + chrono::Duration::hours(1)))
+                .earliest()
+        })
+        .unwrap_or_else(|| tz.from_utc_datetime(&naive));
     local.fixed_offset()
 }
 
@@ -1148,6 +1212,60 @@ mod tests {
         let _c = core_at(dir.path(), now);
         let again = std::fs::read_to_string(dir.path().join("cooking/history.md")).unwrap();
         assert_eq!(history, again);
+    }
+
+    #[test]
+    fn expiry_in_a_dst_gap_moves_forward() {
+        // America/Santiago skips 00:00-01:00 on 2024-09-08
+        let tz: Tz = "America/Santiago".parse().unwrap();
+        let started = DateTime::parse_from_rfc3339("2024-09-07T21:00:00-04:00").unwrap();
+        let policy = ExpiryPolicy {
+            at: "00:10".into(),
+            days_after_start: 1,
+        };
+        let e = expiry_time(started, &policy, tz);
+        assert!(e > started, "{e}");
+        assert_eq!(
+            e.to_rfc3339_opts(SecondsFormat::Secs, false),
+            "2024-09-08T01:10:00-03:00"
+        );
+    }
+
+    #[test]
+    fn a_broken_index_does_not_keep_the_mode_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = t("2026-10-22T19:55:00+08:00");
+        let mut c = core_at(dir.path(), now);
+        c.switch(
+            now,
+            SwitchAction::Enter,
+            Some("cooking"),
+            None,
+            SwitchOrigin::Command,
+        )
+        .unwrap();
+        let sid = c.action.session_id.clone().unwrap();
+        // the index path becomes a folder: every update fails
+        let history = dir.path().join("cooking/history.md");
+        std::fs::remove_file(&history).unwrap();
+        std::fs::create_dir_all(history.join("oops")).unwrap();
+        c.switch(now, SwitchAction::Exit, None, None, SwitchOrigin::Command)
+            .unwrap();
+        assert!(!c.action.active, "the session ended anyway");
+        let sdir = c.ws.sessions_dir("cooking").join(&sid);
+        assert!(sdir.join(SUMMARY_FILE).exists());
+        assert!(sdir.join(INDEX_PENDING_FILE).exists());
+        assert!(c
+            .status()
+            .warnings
+            .iter()
+            .any(|w| w.contains("retried at the next start")));
+        // fixed by a human; the next start catches up
+        std::fs::remove_dir_all(&history).unwrap();
+        drop(c);
+        let _c = core_at(dir.path(), now);
+        assert!(std::fs::read_to_string(&history).unwrap().contains(&sid));
+        assert!(!sdir.join(INDEX_PENDING_FILE).exists());
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub const SYSTEM_PROMPT_FILE: &str = "system_prompt.md";
 pub const SUMMARY_FILE: &str = "summary.md";
 /// Written when an exit is requested; lets an interrupted archive resume after a crash.
 pub const EXIT_MARKER_FILE: &str = "exit.json";
+/// Written when the plugin's index update failed at archive time; retried at start.
+pub const INDEX_PENDING_FILE: &str = "index.pending";
 
 /// One recorded turn.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
