@@ -89,6 +89,8 @@ pub struct KernelInner {
     admitting: AtomicBool,
     /// Turns admitted and not yet answered.
     pending: AtomicUsize,
+    /// Replies being delivered by channels (see [`DeliveryGuard`]).
+    delivering: Arc<AtomicUsize>,
     stop_tx: watch::Sender<bool>,
     outbound: Mutex<std::collections::HashMap<String, Arc<dyn Outbound>>>,
     _lock: WorkspaceLock,
@@ -104,6 +106,15 @@ impl Drop for KernelInner {
 #[derive(Clone)]
 pub struct Kernel {
     inner: Arc<KernelInner>,
+}
+
+/// Held by a channel while it delivers a reply; a graceful shutdown waits for it.
+pub struct DeliveryGuard(Arc<AtomicUsize>);
+
+impl Drop for DeliveryGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A reply on its way: refused at once, or waiting for the chat's worker.
@@ -204,6 +215,7 @@ impl Kernel {
                 queues: Mutex::new(ChatQueues::new(queue_cap)),
                 admitting: AtomicBool::new(true),
                 pending: AtomicUsize::new(0),
+                delivering: Arc::new(AtomicUsize::new(0)),
                 stop_tx: watch::channel(false).0,
                 outbound: Mutex::new(Default::default()),
                 _lock: lock,
@@ -264,15 +276,17 @@ impl Kernel {
     /// Refused at once when the chat's queue is full or the kernel is shutting down.
     pub fn submit(&self, turn: Turn) -> PendingReply {
         let inner = &self.inner;
+        let key = turn.chat_key();
+        let (tx, rx) = oneshot::channel();
+        // `admitting` is read and flipped under the queue lock, so a shutdown never
+        // misses a turn admitted at the same moment
+        let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
         if !inner.admitting.load(Ordering::SeqCst) {
             return PendingReply::Ready(Reply::failed(
                 "homebot 正在关闭，请稍后再说。(homebot is shutting down)",
                 "shutting down",
             ));
         }
-        let key = turn.chat_key();
-        let (tx, rx) = oneshot::channel();
-        let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
         match queues.admit(&key, Job { turn, reply: tx }) {
             Ok(admission) => {
                 inner.pending.fetch_add(1, Ordering::SeqCst);
@@ -329,11 +343,19 @@ impl Kernel {
     /// Graceful stop: admit nothing new, let admitted turns finish and record (up to
     /// `deadline`), then stop the actors. Returns whether everything finished in time.
     pub async fn shutdown_gracefully(&self, deadline: Duration) -> bool {
-        self.inner.admitting.store(false, Ordering::SeqCst);
+        {
+            let _queues = self
+                .inner
+                .queues
+                .lock()
+                .expect("queue lock is never poisoned");
+            self.inner.admitting.store(false, Ordering::SeqCst);
+        }
         let end = tokio::time::Instant::now() + deadline;
         let mut clean = true;
         loop {
-            let left = self.inner.pending.load(Ordering::SeqCst);
+            let left = self.inner.pending.load(Ordering::SeqCst)
+                + self.inner.delivering.load(Ordering::SeqCst);
             if left == 0 {
                 break;
             }
@@ -353,6 +375,12 @@ impl Kernel {
         let _ = std::fs::remove_file(crate::control::socket_path(self.inner.ws.root()));
         self.shutdown();
         clean
+    }
+
+    /// Count a reply delivery in progress until the guard is dropped.
+    pub fn hold_delivery(&self) -> DeliveryGuard {
+        self.inner.delivering.fetch_add(1, Ordering::SeqCst);
+        DeliveryGuard(self.inner.delivering.clone())
     }
 
     /// Turns admitted and not yet answered.

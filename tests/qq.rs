@@ -617,3 +617,37 @@ async fn a_handshake_that_dies_halfway_does_not_hold_the_account() {
         .await;
     assert_eq!(text_of(&s.expect_send().await).trim(), "好的：还在吗");
 }
+
+#[tokio::test]
+async fn a_long_reply_goes_out_whole_before_the_next_one() {
+    let dir = workspace();
+    let long = "先把番茄切块，再把鸡蛋打散。".repeat(80);
+    let reply = long.clone();
+    let fake = FakeLlm::start(move |_, _| {
+        FakeReply::Delay(Duration::from_millis(200), Box::new(common::text(&reply)))
+    })
+    .await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = sim(&gw).await;
+    s.group_msg(GROUP, DAD, 1101, json!([at_bot(), text("怎么做")]))
+        .await;
+    s.group_msg(GROUP, DAD, 1102, json!([at_bot(), text("/status")]))
+        .await;
+    let mut texts = Vec::new();
+    while let Some(a) = s.next_action(Duration::from_millis(1500)).await {
+        s.send(json!({"status": "ok", "retcode": 0, "data": {"message_id": 1}, "echo": a["echo"]}))
+            .await;
+        texts.push(text_of(&a));
+    }
+    assert!(texts.len() >= 3, "{texts:?}");
+    let status_at = texts
+        .iter()
+        .position(|t| t.contains("homebot ·"))
+        .expect("the status reply");
+    assert_eq!(
+        status_at,
+        texts.len() - 1,
+        "the status came after every part of the long reply: {texts:?}"
+    );
+    assert_eq!(texts[..status_at].concat().replace(' ', ""), long);
+}

@@ -22,8 +22,8 @@
 pub mod message;
 
 use crate::config::{Access, QqConfig, QqPolicy, QqSwitchPolicy};
-use crate::kernel::Kernel;
-use crate::turn::Turn;
+use crate::kernel::{DeliveryGuard, Kernel, PendingReply};
+use crate::turn::{Reply, Turn};
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -96,6 +96,8 @@ struct Shared {
     connected: Notify,
     /// Per target, when the next send may go out.
     next_send: Mutex<HashMap<String, Instant>>,
+    /// One ordered delivery queue per group / person.
+    deliveries: Mutex<HashMap<String, mpsc::UnboundedSender<Delivery>>>,
 }
 
 /// The running QQ channel.
@@ -135,6 +137,7 @@ impl QqChannel {
                 next_id: AtomicU64::new(1),
                 connected: Notify::new(),
                 next_send: Mutex::new(HashMap::new()),
+                deliveries: Mutex::new(HashMap::new()),
             }),
         };
         let mut bound = None;
@@ -366,19 +369,44 @@ impl QqChannel {
             (_, QqSwitchPolicy::Members) => member.is_some(),
             (_, QqSwitchPolicy::Nobody) => false,
         };
+        let reply = if text.is_empty() {
+            PendingReply::Ready(Reply::ok("在的，请说。"))
+        } else {
+            let mut turn = Turn::new(CHANNEL, chat_id, speaker, text);
+            turn.may_switch_modes = may_switch;
+            // admitted now, at arrival: the chat's FIFO keeps QQ's order
+            self.shared.kernel.submit(turn)
+        };
+        self.enqueue_delivery(self_id, target, reply);
+    }
+
+    /// Replies to one group or person go out through one queue, in arrival order, each
+    /// completely (all its parts) before the next.
+    fn enqueue_delivery(&self, self_id: &str, target: Target, reply: PendingReply) {
+        let key = target.key();
+        let job = Delivery {
+            self_id: self_id.to_string(),
+            target,
+            reply,
+            _guard: self.shared.kernel.hold_delivery(),
+        };
+        let mut queues = self.shared.deliveries.lock().expect("deliveries lock");
+        let job = match queues.get(&key) {
+            Some(tx) => match tx.send(job) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel::<Delivery>();
+        tx.send(job).expect("the receiver is alive: created above");
+        queues.insert(key, tx);
         let this = self.clone();
-        let self_id = self_id.to_string();
-        if text.is_empty() {
-            tokio::spawn(async move { this.deliver(&self_id, &target, "在的，请说。").await });
-            return;
-        }
-        let mut turn = Turn::new(CHANNEL, chat_id, speaker, text);
-        turn.may_switch_modes = may_switch;
-        // admitted now, at arrival: the chat's FIFO keeps QQ's order
-        let pending = self.shared.kernel.submit(turn);
         tokio::spawn(async move {
-            let reply = pending.reply().await;
-            this.deliver(&self_id, &target, &reply.text).await;
+            while let Some(d) = rx.recv().await {
+                let reply = d.reply.reply().await;
+                this.deliver(&d.self_id, &d.target, &reply.text).await;
+            }
         });
     }
 
@@ -667,6 +695,14 @@ impl QqChannel {
     }
 }
 
+struct Delivery {
+    self_id: String,
+    target: Target,
+    reply: PendingReply,
+    /// Keeps a graceful shutdown waiting until this reply has gone out.
+    _guard: DeliveryGuard,
+}
+
 #[derive(Debug, Clone)]
 enum Target {
     Group {
@@ -677,6 +713,15 @@ enum Target {
     Private {
         user_id: String,
     },
+}
+
+impl Target {
+    fn key(&self) -> String {
+        match self {
+            Target::Group { group_id, .. } => format!("group:{group_id}"),
+            Target::Private { user_id } => format!("private:{user_id}"),
+        }
+    }
 }
 
 /// Ids travel as numbers in OneBot; keep a string if it is not one.

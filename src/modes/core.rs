@@ -35,6 +35,7 @@ use tracing::{info, warn};
 pub type TurnId = u64;
 
 const MAX_WARNINGS: usize = 50;
+const MAX_CACHED_CHATS: usize = 256;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModeError {
@@ -140,6 +141,8 @@ pub struct ModeCore {
     turns: HashMap<TurnId, TurnEntry>,
     next_turn: TurnId,
     chats: HashMap<String, HistoryLog>,
+    /// Load order of `chats`, for eviction (voice makes a new chat per wake).
+    chat_order: std::collections::VecDeque<String>,
     warnings: Vec<String>,
 }
 
@@ -162,6 +165,7 @@ impl ModeCore {
             turns: HashMap::new(),
             next_turn: 1,
             chats: HashMap::new(),
+            chat_order: Default::default(),
             warnings: Vec::new(),
         };
         for issue in core.registry.issues().to_vec() {
@@ -390,10 +394,13 @@ impl ModeCore {
                 unreachable!("turn {turn_id} of session {sid} ended after the session was archived")
             }
             (None, _) => {
+                // the in-memory log first: loading it after the append would count the
+                // record twice
+                let log = self.chat_log(&entry.meta);
                 let path = self.chat_path(&entry.meta);
                 let r = session::append_record(&path, &record).map_err(io("append to", &path));
                 if r.is_ok() {
-                    self.chat_log(&entry.meta).push(record);
+                    log.push(record);
                 }
                 r
             }
@@ -863,7 +870,14 @@ impl ModeCore {
             self.warn(w);
         }
         let log = HistoryLog::from_records(loaded.records);
-        self.chats.insert(key, log.clone());
+        self.chats.insert(key.clone(), log.clone());
+        self.chat_order.push_back(key);
+        // Only recently used chats stay in memory; an evicted one reloads from its file.
+        while self.chat_order.len() > MAX_CACHED_CHATS {
+            if let Some(old) = self.chat_order.pop_front() {
+                self.chats.remove(&old);
+            }
+        }
         log
     }
 
