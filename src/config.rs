@@ -510,6 +510,23 @@ impl Config {
                 }
             }
         }
+        let exposed = |a: &Option<String>| {
+            a.as_deref()
+                .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+                .is_some_and(|a| !a.ip().is_loopback())
+        };
+        if exposed(&self.qq.listen) && self.qq.access_token.is_none() {
+            return Err(invalid(
+                "qq.listen",
+                "listening beyond this machine needs qq.access_token (HOMEBOT_QQ_ACCESS_TOKEN); otherwise anyone on the network could speak as a family member".into(),
+            ));
+        }
+        if exposed(&self.voice.ws_listen) && self.voice.token.is_none() {
+            return Err(invalid(
+                "voice.ws_listen",
+                "listening beyond this machine needs voice.token (HOMEBOT_VOICE_TOKEN)".into(),
+            ));
+        }
         if let Some(u) = &self.qq.forward_url {
             if !(u.starts_with("ws://") || u.starts_with("wss://")) {
                 return Err(invalid(
@@ -671,6 +688,20 @@ mod tests {
         assert_eq!(r.base_url, "http://127.0.0.1:8080/v1");
         assert_eq!(r.model, "smol");
         assert!(r.api_key.is_none());
+    }
+
+    #[test]
+    fn exposed_listeners_need_a_token() {
+        let err = Config::parse("[qq]\nlisten = \"0.0.0.0:6199\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("key `qq.listen`"), "{err}");
+        Config::parse(
+            "[qq]\nlisten = \"0.0.0.0:6199\"\naccess_token = \"t\"\n",
+            &p(),
+        )
+        .unwrap();
+        Config::parse("[qq]\nlisten = \"127.0.0.1:6199\"\n", &p()).unwrap();
+        let err = Config::parse("[voice]\nws_listen = \"192.168.1.5:10800\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("voice.ws_listen"), "{err}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         rand::random::<u32>()
     ));
     let result = (|| {
-        let mut f = File::create(&tmp)?;
+        let mut f = private_file(OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
@@ -43,9 +43,19 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
-    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut f = private_file(OpenOptions::new().create(true).append(true)).open(path)?;
     f.write_all(&buf)?;
     f.sync_data()
+}
+
+/// New files are the owner's only (0600): they may hold secrets or family conversations.
+fn private_file(o: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o
 }
 
 /// fsync a directory so a rename or a new file in it survives a crash.
@@ -103,6 +113,25 @@ mod tests {
         append_line(&p, "{\"a\":1}").unwrap();
         append_line(&p, "{\"a\":2}").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"a\":2}\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.toml");
+        write_atomic(&a, b"key").unwrap();
+        let b = dir.path().join("b.jsonl");
+        append_line(&b, "{}").unwrap();
+        for p in [a, b] {
+            assert_eq!(
+                fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+                0o600,
+                "{}",
+                p.display()
+            );
+        }
     }
 
     #[test]

@@ -15,6 +15,21 @@
 
 use std::path::{Path, PathBuf};
 
+/// The workspace holds API keys, tokens and family conversations: only its owner may
+/// enter it (0700), which also protects the control socket inside it.
+fn private_dir(root: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(root)?.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))?;
+            tracing::info!(path = %root.display(), was = format!("{mode:o}"), "workspace permissions tightened to 700");
+        }
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
@@ -26,6 +41,7 @@ impl Workspace {
     pub fn open(root: &Path) -> std::io::Result<Self> {
         std::fs::create_dir_all(root)?;
         let root = std::fs::canonicalize(root)?;
+        private_dir(&root)?;
         for sub in ["modes/sessions", "chats", "logs", "members", "skills"] {
             std::fs::create_dir_all(root.join(sub))?;
         }

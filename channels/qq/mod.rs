@@ -596,6 +596,8 @@ impl QqChannel {
     // ---- forward WebSocket -----------------------------------------------------------
 
     async fn forward_loop(self, url: String) {
+        // a token may ride in the query string: never log it
+        let shown = url.split('?').next().unwrap_or_default().to_string();
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let mut backoff = Duration::from_secs(1);
         let mut stop = self.shared.kernel.stopping();
@@ -603,7 +605,7 @@ impl QqChannel {
             let mut req = match url.as_str().into_client_request() {
                 Ok(r) => r,
                 Err(e) => {
-                    warn!(url = %url, error = %e, "qq forward WebSocket: bad URL; not connecting");
+                    warn!(url = %shown, error = %e, "qq forward WebSocket: bad URL; not connecting");
                     return;
                 }
             };
@@ -615,12 +617,12 @@ impl QqChannel {
             match tokio_tungstenite::connect_async(req).await {
                 Ok((ws, _)) => {
                     backoff = Duration::from_secs(1);
-                    info!(url = %url, "qq forward WebSocket connected");
+                    info!(url = %shown, "qq forward WebSocket connected");
                     self.run_forward(ws).await;
-                    info!(url = %url, "qq forward WebSocket disconnected");
+                    info!(url = %shown, "qq forward WebSocket disconnected");
                 }
                 Err(e) => {
-                    warn!(url = %url, error = %e, retry_secs = backoff.as_secs(), "qq forward WebSocket: cannot connect")
+                    warn!(url = %shown, error = %e, retry_secs = backoff.as_secs(), "qq forward WebSocket: cannot connect")
                 }
             }
             tokio::select! {

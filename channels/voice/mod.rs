@@ -119,7 +119,11 @@ impl VoiceChannel {
         let mut wy = None;
         if let Some(listen) = &cfg.wyoming_listen {
             let listener = tokio::net::TcpListener::bind(listen).await?;
-            wy = Some(listener.local_addr()?);
+            let addr = listener.local_addr()?;
+            if !addr.ip().is_loopback() {
+                warn!(%addr, "Wyoming has no authentication: anyone who can reach this address can talk to homebot as a guest");
+            }
+            wy = Some(addr);
             let ch2 = ch.clone();
             let mut stop = kernel.stopping();
             tokio::spawn(async move {
