@@ -226,6 +226,58 @@ mod tests {
     }
 
     #[test]
+    fn body_carries_tools_and_replays_reasoning() {
+        let cfg = ResolvedProvider {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "deepseek-reasoner".into(),
+            api_key: None,
+            timeout_secs: 5,
+            max_retries: 0,
+            max_concurrent: 1,
+            temperature: None,
+            max_tokens: Some(512),
+        };
+        let client = OpenAiCompatible::new(&cfg).unwrap();
+        let messages = vec![
+            Message::System {
+                content: "sys".into(),
+            },
+            Message::User {
+                content: "u".into(),
+            },
+            Message::Assistant {
+                content: None,
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                }],
+                reasoning_content: Some("thinking".into()),
+            },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                content: "result".into(),
+            },
+        ];
+        let tools = crate::tools::definitions(&["cooking".into()], &["notes/".into()]);
+        let body = client.body(&ChatRequest {
+            messages: &messages,
+            tools: &tools,
+        });
+        assert_eq!(body["model"], "deepseek-reasoner");
+        assert_eq!(body["max_tokens"], 512);
+        assert_eq!(body["tool_choice"], "auto");
+        assert_eq!(body["tools"][0]["function"]["name"], "switch_mode");
+        assert_eq!(body["messages"][2]["reasoning_content"], "thinking");
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            "{}"
+        );
+        assert_eq!(body["messages"][3]["tool_call_id"], "c1");
+        assert_eq!(client.url, "http://127.0.0.1:9/v1/chat/completions");
+    }
+
+    #[test]
     fn reads_tool_calls() {
         let v = json!({"choices": [{"message": {"content": null, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "switch_mode", "arguments": "{\"action\":\"enter\"}"}}
