@@ -5,27 +5,8 @@
 mod common;
 
 use common::*;
-use std::path::Path;
 use std::process::Output;
 use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
-
-fn homebot(ws: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_homebot"));
-    c.arg("--workspace").arg(ws);
-    for k in [
-        "HOMEBOT_BASE_URL",
-        "HOMEBOT_API_KEY",
-        "HOMEBOT_MODEL",
-        "DEEPSEEK_API_KEY",
-        "HOMEBOT_SKILLS_DIR",
-        "RUST_LOG",
-    ] {
-        c.env_remove(k);
-    }
-    c.kill_on_drop(true);
-    c
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -37,7 +18,7 @@ async fn one_shot_chat_against_an_openai_compatible_endpoint() {
     let ws = dir.path().join("fresh/ws"); // does not exist yet
     let fake = FakeLlm::scripted().await;
     let run = |args: &[&str]| {
-        let mut c = homebot(&ws);
+        let mut c = homebot(&ws, None);
         c.env("HOMEBOT_BASE_URL", &fake.url)
             .env("HOMEBOT_API_KEY", "sk-test-secret-123")
             .env("HOMEBOT_MODEL", "smol")
@@ -102,7 +83,7 @@ async fn one_shot_chat_against_an_openai_compatible_endpoint() {
 async fn without_a_provider_commands_work_and_chat_explains() {
     let dir = workspace();
     let ws = dir.path();
-    let o = homebot(ws)
+    let o = homebot(ws, None)
         .args(["chat", "-m", "你好"])
         .output()
         .await
@@ -112,16 +93,16 @@ async fn without_a_provider_commands_work_and_chat_explains() {
         stdout(&o).contains("DEEPSEEK_API_KEY") && stdout(&o).contains("HOMEBOT_BASE_URL"),
         "{o:?}"
     );
-    let o = homebot(ws)
+    let o = homebot(ws, None)
         .args(["chat", "-m", "/mode enter cooking"])
         .output()
         .await
         .unwrap();
     assert!(stdout(&o).contains("已进入做饭模式"), "{o:?}");
-    let o = homebot(ws).arg("status").output().await.unwrap();
+    let o = homebot(ws, None).arg("status").output().await.unwrap();
     assert!(stdout(&o).contains("做饭模式 (cooking) 活动中"), "{o:?}");
     assert!(stdout(&o).contains("未配置"), "{o:?}");
-    let o = homebot(ws).arg("sessions").output().await.unwrap();
+    let o = homebot(ws, None).arg("sessions").output().await.unwrap();
     assert!(stdout(&o).starts_with("cooking\tcook-"), "{o:?}");
 }
 
@@ -130,7 +111,7 @@ async fn interactive_chat_reads_lines_until_eof() {
     let dir = workspace();
     let ws = dir.path();
     let fake = FakeLlm::scripted().await;
-    let mut child = homebot(ws)
+    let mut child = homebot(ws, None)
         .env("HOMEBOT_BASE_URL", &fake.url)
         .args(["chat", "--speaker", "mom"])
         .stdin(std::process::Stdio::piped())
@@ -160,7 +141,7 @@ async fn interactive_chat_reads_lines_until_eof() {
 async fn config_check_names_the_broken_file_and_key() {
     let dir = workspace();
     let ws = dir.path();
-    let o = homebot(ws)
+    let o = homebot(ws, None)
         .args(["config", "check"])
         .output()
         .await
@@ -175,7 +156,7 @@ async fn config_check_names_the_broken_file_and_key() {
     )
     .unwrap();
     std::fs::write(ws.join("skills/bad/SKILL.md"), "x").unwrap();
-    let o = homebot(ws)
+    let o = homebot(ws, None)
         .args(["config", "check"])
         .output()
         .await
@@ -192,7 +173,7 @@ async fn config_check_names_the_broken_file_and_key() {
         "[household]\ntimezone = \"Nowhere/City\"\n",
     )
     .unwrap();
-    let o = homebot(ws)
+    let o = homebot(ws, None)
         .args(["chat", "-m", "hi"])
         .output()
         .await

@@ -8,21 +8,9 @@ use common::*;
 use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
-
-fn homebot(ws: &Path, fake: &FakeLlm) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_homebot"));
-    c.arg("--workspace")
-        .arg(ws)
-        .env("HOMEBOT_BASE_URL", &fake.url)
-        .env_remove("HOMEBOT_FAILPOINT")
-        .env_remove("RUST_LOG")
-        .kill_on_drop(true);
-    c
-}
 
 async fn chat(ws: &Path, fake: &FakeLlm, text: &str) -> String {
-    let o = homebot(ws, fake)
+    let o = homebot(ws, Some(fake))
         .args(["chat", "-m", text])
         .output()
         .await
@@ -33,7 +21,7 @@ async fn chat(ws: &Path, fake: &FakeLlm, text: &str) -> String {
 
 /// Run `chat -m text` with a failpoint; SIGKILL the process when it gets there.
 async fn chat_killed_at(ws: &Path, fake: &FakeLlm, text: &str, point: &str) {
-    let mut child = homebot(ws, fake)
+    let mut child = homebot(ws, Some(fake))
         .env("HOMEBOT_FAILPOINT", point)
         .args(["chat", "-m", text])
         .stderr(std::process::Stdio::piped())

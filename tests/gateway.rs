@@ -8,21 +8,10 @@ use common::*;
 use homebot::kernel::{Kernel, KernelError, KernelOptions};
 use std::path::Path;
 use std::time::Duration;
-use tokio::process::{Child, Command};
-
-fn homebot(ws: &Path, fake: &FakeLlm) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_homebot"));
-    c.arg("--workspace")
-        .arg(ws)
-        .env("HOMEBOT_BASE_URL", &fake.url)
-        .env_remove("HOMEBOT_FAILPOINT")
-        .env("RUST_LOG", "warn")
-        .kill_on_drop(true);
-    c
-}
+use tokio::process::Child;
 
 async fn start_gateway(ws: &Path, fake: &FakeLlm) -> Child {
-    let child = homebot(ws, fake).arg("gateway").spawn().unwrap();
+    let child = homebot(ws, Some(fake)).arg("gateway").spawn().unwrap();
     for _ in 0..600 {
         if ws.join("control.sock").exists() {
             return child;
@@ -65,27 +54,31 @@ async fn cli_beside_a_running_gateway_routes_through_it() {
         "{err}"
     );
 
-    let o = homebot(&ws, &fake)
+    let o = homebot(&ws, Some(&fake))
         .args(["chat", "-m", "打开做饭模式", "--speaker", "mom"])
         .output()
         .await
         .unwrap();
     assert!(o.status.success(), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stdout).contains("已进入做饭模式"));
-    let o = homebot(&ws, &fake)
+    let o = homebot(&ws, Some(&fake))
         .args(["chat", "-m", "番茄几个"])
         .output()
         .await
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), "好的：番茄几个\n");
-    let o = homebot(&ws, &fake).arg("status").output().await.unwrap();
+    let o = homebot(&ws, Some(&fake))
+        .arg("status")
+        .output()
+        .await
+        .unwrap();
     let status = String::from_utf8_lossy(&o.stdout);
     assert!(status.contains("已记录 2 轮"), "{status}");
 
     // several CLIs at once, all through the one gateway, each recorded once
     let mut runs = Vec::new();
     for i in 0..5 {
-        let mut c = homebot(&ws, &fake);
+        let mut c = homebot(&ws, Some(&fake));
         c.args([
             "chat",
             "-m",
@@ -141,7 +134,7 @@ async fn sigterm_lets_an_in_flight_turn_finish_and_record() {
     })
     .await;
     let mut gw = start_gateway(&ws, &fake).await;
-    let mut cli = homebot(&ws, &fake);
+    let mut cli = homebot(&ws, Some(&fake));
     cli.args(["chat", "-m", "慢慢想"]);
     let turn = tokio::spawn(async move { cli.output().await.unwrap() });
     for _ in 0..600 {

@@ -234,9 +234,7 @@ async fn native_websocket_replies_with_dialogue_state_and_delivers_announcements
     assert_eq!(recv_json(&mut s).await["type"], "error");
 
     // a proactive message to the satellite that asked, through the running gateway
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_homebot"))
-        .arg("--workspace")
-        .arg(ws)
+    let o = homebot(ws, None)
         .args([
             "announce",
             "--channel",
@@ -254,9 +252,7 @@ async fn native_websocket_replies_with_dialogue_state_and_delivers_announcements
         a,
         json!({"type": "announce", "text": "水开了，可以下面条了"})
     );
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_homebot"))
-        .arg("--workspace")
-        .arg(ws)
+    let o = homebot(ws, None)
         .args(["announce", "--to", "bedroom", "晚安"])
         .output()
         .await
@@ -309,9 +305,7 @@ async fn one_satellite_session_is_answered_in_order_and_its_ids_are_released() {
     // "hall" was named only in transcripts; once the socket closes, it is gone
     drop(s);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_homebot"))
-        .arg("--workspace")
-        .arg(ws)
+    let o = homebot(ws, None)
         .args(["announce", "--to", "hall", "开饭了"])
         .output()
         .await

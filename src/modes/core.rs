@@ -1090,6 +1090,18 @@ mod tests {
         }
     }
 
+    fn enter_cooking(c: &mut ModeCore, now: DateTime<Utc>) -> String {
+        c.switch(
+            now,
+            SwitchAction::Enter,
+            Some("cooking"),
+            None,
+            SwitchOrigin::Command,
+        )
+        .unwrap();
+        c.action.session_id.clone().unwrap()
+    }
+
     fn conv(core: &ModeCore, sid: &str) -> Vec<String> {
         let p = core
             .ws
@@ -1109,15 +1121,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let now = t("2026-10-22T19:55:00+08:00");
         let mut c = core_at(dir.path(), now);
-        c.switch(
-            now,
-            SwitchAction::Enter,
-            Some("cooking"),
-            None,
-            SwitchOrigin::Command,
-        )
-        .unwrap();
-        let sid = c.action.session_id.clone().unwrap();
+        let sid = enter_cooking(&mut c, now);
         let slow = c.begin_turn(now, meta("voice")); // a slow turn in the session
         let exiting = c.begin_turn(now, meta("qq"));
         assert!(slow.mode.is_some() && exiting.mode.is_some());
@@ -1161,15 +1165,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let now = t("2026-10-22T23:59:00+08:00");
         let mut c = core_at(dir.path(), now);
-        c.switch(
-            now,
-            SwitchAction::Enter,
-            Some("cooking"),
-            None,
-            SwitchOrigin::Command,
-        )
-        .unwrap();
-        let sid = c.action.session_id.clone().unwrap();
+        let sid = enter_cooking(&mut c, now);
         let turn = c.begin_turn(now, meta("a"));
         let later = t("2026-10-23T00:10:01+08:00");
         assert_eq!(c.check_expiry(later), None, "waits for the in-flight turn");
@@ -1187,15 +1183,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let now = t("2026-10-22T19:55:00+08:00");
         let mut c = core_at(dir.path(), now);
-        c.switch(
-            now,
-            SwitchAction::Enter,
-            Some("cooking"),
-            None,
-            SwitchOrigin::Command,
-        )
-        .unwrap();
-        let sid = c.action.session_id.clone().unwrap();
+        let sid = enter_cooking(&mut c, now);
         let turn = c.begin_turn(now, meta("a"));
         c.end_turn(turn.turn_id, rec("hello")).unwrap();
         // simulate a crash right after the exit marker was written
@@ -1250,15 +1238,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let now = t("2026-10-22T19:55:00+08:00");
         let mut c = core_at(dir.path(), now);
-        c.switch(
-            now,
-            SwitchAction::Enter,
-            Some("cooking"),
-            None,
-            SwitchOrigin::Command,
-        )
-        .unwrap();
-        let sid = c.action.session_id.clone().unwrap();
+        let sid = enter_cooking(&mut c, now);
         // the index path becomes a folder: every update fails
         let history = dir.path().join("cooking/history.md");
         std::fs::remove_file(&history).unwrap();

@@ -288,3 +288,25 @@ pub async fn run_peer(script: &str, args: &[&str]) -> Value {
         )
     })
 }
+
+/// The `homebot` binary on workspace `ws`, with a clean environment (no provider, no
+/// failpoint, quiet logs); `fake` becomes its provider when given.
+pub fn homebot(ws: &Path, fake: Option<&FakeLlm>) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_homebot"));
+    c.arg("--workspace").arg(ws);
+    for k in [
+        "HOMEBOT_BASE_URL",
+        "HOMEBOT_API_KEY",
+        "HOMEBOT_MODEL",
+        "DEEPSEEK_API_KEY",
+        "HOMEBOT_SKILLS_DIR",
+        "HOMEBOT_FAILPOINT",
+    ] {
+        c.env_remove(k);
+    }
+    c.env("RUST_LOG", "warn").kill_on_drop(true);
+    if let Some(f) = fake {
+        c.env("HOMEBOT_BASE_URL", &f.url);
+    }
+    c
+}
