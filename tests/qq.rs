@@ -651,3 +651,48 @@ async fn a_long_reply_goes_out_whole_before_the_next_one() {
     );
     assert_eq!(texts[..status_at].concat().replace(' ', ""), long);
 }
+
+#[tokio::test]
+async fn a_reply_with_no_reconnect_is_logged_as_undeliverable() {
+    let dir = workspace();
+    let ws = dir.path();
+    config(ws);
+    let cfg = std::fs::read_to_string(ws.join("config.toml"))
+        .unwrap()
+        .replace("reconnect_wait_secs = 20", "reconnect_wait_secs = 1");
+    std::fs::write(ws.join("config.toml"), cfg).unwrap();
+    let fake = FakeLlm::start(|body, _| {
+        FakeReply::Delay(Duration::from_millis(300), Box::new(scripted(body)))
+    })
+    .await;
+    let gw = Gateway::start(
+        ws,
+        &fake,
+        &[
+            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_QQ_ALLOW_GROUPS", &GROUP.to_string()),
+        ],
+        &["qq"],
+    )
+    .await;
+    let mut s = onebot::connect(gw.addr("qq"), Some(BOT), None, "Universal")
+        .await
+        .unwrap();
+    s.group_msg(GROUP, DAD, 1201, json!([at_bot(), text("没人收")]))
+        .await;
+    s.close().await;
+    gw.wait_log("reply undeliverable", 15).await;
+    assert!(
+        gw.log().contains("no connection to QQ account"),
+        "{}",
+        gw.log()
+    );
+    // the turn itself was recorded
+    let file = std::fs::read_dir(ws.join("chats/qq"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(jsonl(&file)[0]["user"], "没人收");
+}
