@@ -1,8 +1,8 @@
 //! The kernel: starts the actors and is the one door channels use.
 //!
-//! `Kernel::start` opens the workspace and config, loads the mode registry, starts the
-//! ModeManager and Cron actors on their own arbiter thread, and prepares the Provider and
-//! the Agent, and takes the workspace lock (one owner per workspace, see `control`).
+//! `Kernel::start` opens the workspace, takes its lock (one owner per workspace, see
+//! `control`), loads the config and the mode registry, starts the ModeManager and Cron
+//! actors on their own arbiter thread, and prepares the Provider and the Agent.
 //!
 //! Channels call [`Kernel::submit`] at arrival: the turn joins its chat's FIFO (see
 //! `scheduler`) and runs in that chat's worker task — slash commands directly, chat
