@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 pub const CONFIG_FILE: &str = "config.toml";
 pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
 pub const DEEPSEEK_MODEL: &str = "deepseek-chat";
+/// Output cap per call unless configured: household answers are short, and an unbounded
+/// runaway reply from a small local model would fill its whole context.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -338,6 +341,7 @@ timezone = "Asia/Shanghai"
 # timeout_secs = 60
 # max_retries = 2
 # max_concurrent = 4
+# max_tokens = 1024                          # output cap per call
 
 # [agent]
 # max_tool_rounds = 6
@@ -605,7 +609,7 @@ impl Config {
             max_retries: file.max_retries.unwrap_or(2),
             max_concurrent: file.max_concurrent.unwrap_or(4),
             temperature: file.temperature,
-            max_tokens: file.max_tokens,
+            max_tokens: Some(file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
         })
     }
 

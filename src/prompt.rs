@@ -5,7 +5,7 @@
 //!    frozen `system_prompt.md`; outside a mode, the current member's `USER.md` →
 //!    tool definitions in a fixed order (sent beside the messages);
 //! 2. history: the mode's `conversation.jsonl` (or the chat's recent turns) as plain
-//!    user / assistant messages — no times, no speakers;
+//!    user / assistant messages — no times, no speakers, no failed turns;
 //! 3. dynamic tail, inside the current user message: time, channel, speaker, session
 //!    and data paths, then the user's words.
 
@@ -143,7 +143,9 @@ pub fn build_messages(
             Some(_) => 0,
             None => records.len().saturating_sub(normal_history_turns),
         };
-        for r in &records[start..] {
+        // Failed turns stay in the record but are not replayed: the model should not
+        // learn from apologies for outages.
+        for r in records[start..].iter().filter(|r| r.error.is_none()) {
             msgs.push(Message::User {
                 content: r.user.clone(),
             });

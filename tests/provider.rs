@@ -93,6 +93,7 @@ async fn a_timeout_is_reported_and_the_turn_recorded_in_the_mode() {
     k.command("/mode enter cooking").await;
     let r = turn(&k, "油温多少").await;
     assert!(r.text.contains("超时"), "{}", r.text);
+    assert_eq!(fake.calls(), 1, "a slow model is not asked again");
     let lines = jsonl(&session_dir(dir.path()).join("conversation.jsonl"));
     assert_eq!(lines.len(), 1, "a failed turn in a mode is still recorded");
     assert_eq!(lines[0]["user"], "油温多少");
@@ -213,4 +214,44 @@ async fn file_tools_read_the_cooking_index() {
     let (index, escape) = r.text.split_once('|').unwrap();
     assert!(index.starts_with("# 做饭历史"), "{}", r.text);
     assert!(escape.contains("outside the workspace"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn failed_turns_are_recorded_but_not_replayed_and_overflow_is_explained() {
+    let dir = workspace();
+    with_config(dir.path(), "[provider]\nmax_retries = 0\n");
+    let fake = FakeLlm::start(|body, n| match n {
+        0 => FakeReply::Status(500, vec![], "boom".into()),
+        1 => FakeReply::Status(
+            400,
+            vec![],
+            r#"{"error":{"code":400,"message":"request (8209 tokens) exceeds the available context size (8192 tokens)"}}"#.into(),
+        ),
+        _ => scripted(body),
+    })
+    .await;
+    let k = start_kernel(dir.path(), &fake);
+    let r1 = turn(&k, "第一问").await;
+    assert!(r1.error.is_some());
+    let r2 = turn(&k, "第二问").await;
+    assert!(r2.text.contains("对话太长"), "{}", r2.text);
+    assert_eq!(turn(&k, "第三问").await.text, "好的：第三问");
+    // both failures are in the record, marked
+    let recs = jsonl(&dir.path().join("chats/cli/local.jsonl"));
+    assert_eq!(recs.len(), 3);
+    assert!(
+        recs[0]["error"].is_string()
+            && recs[1]["error"].is_string()
+            && recs[2].get("error").is_none()
+    );
+    // but the model never sees the apologies
+    let last = fake.requests().last().unwrap().clone();
+    let msgs = last["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "system + this question only: {msgs:?}");
+    assert_eq!(last["max_tokens"], 1024, "an output cap is always sent");
+    // the usage log has a line for every call, failed ones with their error
+    let usage = jsonl(&dir.path().join("logs/usage.jsonl"));
+    assert_eq!(usage.len(), 3);
+    assert!(usage[0]["error"].as_str().unwrap().contains("HTTP 500"));
+    assert!(usage[2]["usage"]["prompt_tokens"].is_u64());
 }

@@ -646,13 +646,16 @@ impl ModeCore {
                 s.exit_turn = Some(t);
             }
         }
-        let msg = format!(
-            "ok: {} will end after this reply; the session is archived with a summary. 已请求退出{}，本轮回复后归档。",
-            s.mode_id, s.display_name
-        );
+        let (mode_id, display) = (s.mode_id.clone(), s.display_name.clone());
         info!(mode = %s.mode_id, session = %s.session_id, reason, "mode exit requested");
-        self.maybe_archive();
-        Ok(msg)
+        Ok(match self.maybe_archive() {
+            Some(sid) => format!(
+                "ok: {mode_id} ended; session {sid} archived with a summary. 已退出{display}，本次会话已归档。"
+            ),
+            None => format!(
+                "ok: {mode_id} will end after this reply; the session is archived with a summary. 已请求退出{display}，本轮回复后归档。"
+            ),
+        })
     }
 
     /// Expire the active session if its time has passed. Returns the archived session.

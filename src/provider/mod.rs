@@ -104,10 +104,11 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
-    /// Worth another attempt: timeouts, network errors, 429 and 5xx.
+    /// Worth another attempt: network errors, 429 and 5xx. A timeout is not: the model
+    /// was reachable but slow, and asking again would only multiply the wait.
     pub fn is_retryable(&self) -> bool {
         match self {
-            ProviderError::Timeout(_) | ProviderError::Network(_) => true,
+            ProviderError::Network(_) => true,
             ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
             _ => false,
         }
@@ -129,6 +130,9 @@ impl ProviderError {
             ProviderError::Http { status, .. } if *status >= 500 => {
                 format!("抱歉，模型服务出错了（HTTP {status}），请稍后再试。")
             }
+            ProviderError::Http { status, body, .. } if is_context_overflow(body) => format!(
+                "抱歉，这段对话太长，超出了模型能读的长度（HTTP {status}）。如果在模式中，可以结束当前模式再开始新的会话。(the conversation exceeds the model's context)"
+            ),
             ProviderError::Http { status, .. } => {
                 format!("抱歉，模型服务拒绝了请求（HTTP {status}），请检查配置。")
             }
@@ -137,6 +141,13 @@ impl ProviderError {
             }
         }
     }
+}
+
+/// Servers word it differently: llama.cpp "exceeds the available context size", OpenAI
+/// "maximum context length", DeepSeek "context length".
+fn is_context_overflow(body: &str) -> bool {
+    let b = body.to_ascii_lowercase();
+    b.contains("context size") || b.contains("context length") || b.contains("context_length")
 }
 
 pub const NOT_CONFIGURED_REPLY: &str = "还没有配置大模型，所以暂时只能执行 /mode 和 /status 命令。\
@@ -233,6 +244,9 @@ impl Provider {
             let latency = started.elapsed();
             match result {
                 Ok(resp) => {
+                    if resp.finish_reason.as_deref() == Some("length") {
+                        warn!(completion = resp.usage.completion_tokens, "the model hit its output limit (finish_reason=length); the reply is cut short");
+                    }
                     inner.log_usage(meta, &resp.usage, latency, attempt);
                     return Ok(resp);
                 }
@@ -253,6 +267,7 @@ impl Provider {
                 }
                 Err(e) => {
                     warn!(attempts = attempt + 1, error = %e, "provider call failed");
+                    inner.log_failure(meta, &e, latency, attempt);
                     return Err(e);
                 }
             }
@@ -261,6 +276,22 @@ impl Provider {
 }
 
 impl Inner {
+    fn log_failure(&self, meta: &CallMeta, e: &ProviderError, latency: Duration, retries: u32) {
+        let rec = serde_json::json!({
+            "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "model": self.model.model_name(),
+            "channel": meta.channel,
+            "chat_id": meta.chat_id,
+            "session_id": meta.session_id,
+            "latency_ms": latency.as_millis() as u64,
+            "retries": retries,
+            "error": e.to_string(),
+        });
+        if let Err(err) = crate::fsutil::append_line(&self.usage_log, &rec.to_string()) {
+            warn!(path = %self.usage_log.display(), error = %err, "cannot append to the usage log");
+        }
+    }
+
     fn log_usage(&self, meta: &CallMeta, usage: &Usage, latency: Duration, retries: u32) {
         let rec = serde_json::json!({
             "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
