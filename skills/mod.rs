@@ -9,7 +9,7 @@
 //! one row to [`PLUGINS`], and write `"entrypoint": "plugin.rs:TypeName"` in mode.json.
 
 use crate::modes::ModePlugin;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[path = "home-cooking/plugin.rs"]
@@ -35,8 +35,58 @@ pub fn entrypoints() -> Vec<&'static str> {
     PLUGINS.iter().map(|(n, _)| *n).collect()
 }
 
-/// The skills folder shipped with homebot (this folder), when it is still on disk.
-pub fn builtin_dir() -> Option<PathBuf> {
+include!(concat!(env!("OUT_DIR"), "/builtin_skills.rs"));
+
+/// The skills shipped with homebot: this folder while the source tree is there; else
+/// the copy embedded in the binary, unpacked into `<workspace>/skills-builtin/` (kept
+/// equal to the binary's version at every start).
+pub fn builtin_dir(workspace: &Path) -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
-    dir.is_dir().then_some(dir)
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let dest = workspace.join("skills-builtin");
+    match unpack_builtin(&dest) {
+        Ok(()) => Some(dest),
+        Err(e) => {
+            tracing::warn!(path = %dest.display(), error = %e, "cannot unpack the built-in skills");
+            None
+        }
+    }
+}
+
+/// Write the embedded skill files below `dest`, replacing any that differ.
+pub fn unpack_builtin(dest: &Path) -> std::io::Result<()> {
+    for (rel, bytes) in BUILTIN_SKILL_FILES {
+        let path = dest.join(rel);
+        if std::fs::read(&path).ok().as_deref() != Some(*bytes) {
+            crate::fsutil::write_atomic(&path, bytes)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_copy_matches_the_source_and_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        unpack_builtin(dir.path()).unwrap();
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
+        assert!(BUILTIN_SKILL_FILES
+            .iter()
+            .any(|(p, _)| *p == "home-cooking/SKILL.md"));
+        for (rel, _) in BUILTIN_SKILL_FILES {
+            assert_eq!(
+                std::fs::read(dir.path().join(rel)).unwrap(),
+                std::fs::read(src.join(rel)).unwrap(),
+                "{rel}"
+            );
+        }
+        let reg = crate::modes::ModeRegistry::load(&[dir.path().to_path_buf()]);
+        assert!(reg.issues().is_empty(), "{:?}", reg.issues());
+        assert!(reg.get("cooking").is_some());
+    }
 }

@@ -633,7 +633,7 @@ pub fn skill_search_path(ws: &Workspace, cfg: &Config) -> Vec<PathBuf> {
     if let Ok(d) = std::env::var("HOMEBOT_SKILLS_DIR") {
         dirs.push(PathBuf::from(d));
     }
-    if let Some(d) = crate::skills::builtin_dir() {
+    if let Some(d) = crate::skills::builtin_dir(ws.root()) {
         dirs.push(d);
     }
     dirs

@@ -1,0 +1,48 @@
+//! Embeds the shipped skill folders (everything under `skills/` but the Rust plugin
+//! sources) into the binary, so a homebot copied away from its source tree still has
+//! its modes: see `skills::builtin_dir`.
+
+use std::path::Path;
+
+fn collect(dir: &Path, base: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("skills/ is readable")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            collect(&p, base, out);
+        } else if p.extension().and_then(|e| e.to_str()) != Some("rs") {
+            let rel = p
+                .strip_prefix(base)
+                .expect("below skills/")
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((
+                rel,
+                p.canonicalize().expect("file exists").display().to_string(),
+            ));
+        }
+    }
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=skills");
+    let base = Path::new("skills");
+    let mut files = Vec::new();
+    collect(base, base, &mut files);
+    let mut code = String::from("/// Shipped skill files: (path below skills/, contents).\npub static BUILTIN_SKILL_FILES: &[(&str, &[u8])] = &[\n");
+    for (rel, abs) in files {
+        code.push_str(&format!("    ({rel:?}, include_bytes!({abs:?})),\n"));
+    }
+    code.push_str("];\n");
+    let out =
+        Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_skills.rs");
+    std::fs::write(out, code).expect("OUT_DIR is writable");
+}
