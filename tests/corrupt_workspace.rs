@@ -85,7 +85,7 @@ async fn broken_mode_folders_are_reported_and_others_load() {
 }
 
 #[tokio::test]
-async fn corrupt_action_json_is_backed_up_and_the_session_recovered() {
+async fn corrupt_action_json_is_backed_up_and_the_live_session_restored() {
     let dir = workspace();
     let ws = dir.path();
     let fake = FakeLlm::scripted().await;
@@ -96,6 +96,7 @@ async fn corrupt_action_json_is_backed_up_and_the_session_recovered() {
     kernel
         .handle_turn(Turn::new("cli", "local", "mom", "切几个番茄"))
         .await;
+    let before_doc = action(ws);
     let sdir = session_dir(ws);
     drop(kernel);
 
@@ -106,34 +107,66 @@ async fn corrupt_action_json_is_backed_up_and_the_session_recovered() {
     let kernel = start_kernel(ws, &fake);
     let status = kernel.command("/status").await.text;
     assert!(status.contains("action.json is corrupt"), "{status}");
-    assert!(status.contains("archived as `recovered`"), "{status}");
+    assert!(
+        status.contains("restored from its folder and continues"),
+        "{status}"
+    );
     // the corrupt file is kept for a human
     assert_eq!(
         std::fs::read_to_string(ws.join("modes/action.json.corrupt")).unwrap(),
         garbage
     );
-    // the live session was not thrown away: its records are intact and it was archived
-    assert_eq!(jsonl(&sdir.join("conversation.jsonl")).len(), 2);
-    assert!(std::fs::read_to_string(sdir.join("summary.md"))
-        .unwrap()
-        .contains("结束原因: recovered"));
-    let sid = sdir.file_name().unwrap().to_str().unwrap();
-    assert!(std::fs::read_to_string(ws.join("cooking/history.md"))
-        .unwrap()
-        .contains(sid));
+    // the live session goes on: same lifecycle as before the damage
     let a = action(ws);
-    assert_eq!(a["active"], false);
-    assert_eq!(a["exit_reason"], "recovered");
-    // nothing that existed was deleted (only action.json itself was replaced)
+    for k in [
+        "active",
+        "mode_id",
+        "display_name",
+        "session_id",
+        "skill_name",
+        "started_at",
+        "expires_at",
+        "session_dir",
+    ] {
+        assert_eq!(a[k], before_doc[k], "{k}");
+    }
+    kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .await;
+    let users: Vec<String> = jsonl(&sdir.join("conversation.jsonl"))
+        .iter()
+        .map(|l| l["user"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(users, ["打开做饭模式", "切几个番茄", "然后呢"]);
+    assert!(!sdir.join("summary.md").exists());
+    // nothing that existed was deleted
     let after = snapshot(ws);
     for path in before.keys() {
         assert!(after.contains_key(path), "{path} vanished");
     }
-    // and the bot works: a new session can start
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+    // and it ends normally
+    kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "结束做饭模式"))
         .await;
-    assert!(r.text.contains("已进入做饭模式"), "{}", r.text);
+    assert_eq!(action(ws)["exit_reason"], "user");
+    assert!(sdir.join("summary.md").exists());
+}
+
+#[tokio::test]
+async fn corrupt_action_json_without_a_live_session_starts_inactive() {
+    let dir = workspace();
+    let ws = dir.path();
+    write(&ws.join("modes/action.json"), "not json at all");
+    let fake = FakeLlm::scripted().await;
+    let kernel = start_kernel(ws, &fake);
+    let status = kernel.command("/status").await.text;
+    assert!(
+        status.contains("no unfinished session was found"),
+        "{status}"
+    );
+    assert_eq!(action(ws)["active"], false);
+    assert_eq!(action(ws)["exit_reason"], "recovered");
+    assert!(ws.join("modes/action.json.corrupt").exists());
 }
 
 #[tokio::test]

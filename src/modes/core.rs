@@ -177,13 +177,20 @@ impl ModeCore {
             Ok(None) => core.action.write(&path)?,
             Err(super::action::ActionError::Corrupt { message, .. }) => {
                 let aside = fsutil::set_aside(&path, "corrupt").map_err(io("back up", &path))?;
+                let restored = core.rebuild_action(now)?;
                 core.warn(format!(
-                    "{} is corrupt ({message}); kept as {}; any unfinished session is archived as `recovered`",
+                    "{} is corrupt ({message}); kept as {}; {}",
                     path.display(),
-                    aside.display()
+                    aside.display(),
+                    match &restored {
+                        Some(sid) => format!("the unfinished session {sid} was restored from its folder and continues"),
+                        None => "no unfinished session was found; the mode state starts inactive".into(),
+                    }
                 ));
-                core.action = ActionDoc::inactive(Some("recovered".into()));
-                core.action.write(&path)?;
+                if restored.is_none() {
+                    core.action = ActionDoc::inactive(Some("recovered".into()));
+                    core.action.write(&path)?;
+                }
             }
             Err(e) => return Err(e.into()),
         }
@@ -292,6 +299,71 @@ impl ModeCore {
             exit_turn: None,
         });
         Ok(())
+    }
+
+    /// After a corrupt `action.json`: rebuild it from the newest unfinished session of a
+    /// loaded mode (its folder holds everything but the lifecycle), so a live cooking
+    /// session survives a damaged file. Returns the restored session id.
+    fn rebuild_action(&mut self, now: DateTime<Utc>) -> Result<Option<String>, ModeError> {
+        let root = self.ws.modes_dir().join("sessions");
+        let mut best: Option<(DateTime<FixedOffset>, RegisteredMode, PathBuf)> = None;
+        for mode_dir in read_dirs(&root) {
+            let Some(mode) = self.registry.get(&file_name(&mode_dir)).cloned() else {
+                continue;
+            };
+            for sdir in read_dirs(&mode_dir) {
+                if sdir.join(SUMMARY_FILE).exists() || !sdir.join(SYSTEM_PROMPT_FILE).exists() {
+                    continue;
+                }
+                let started = self.session_start(&sdir).unwrap_or_else(|| self.local(now));
+                if best.as_ref().is_none_or(|(t, _, _)| started > *t) {
+                    best = Some((started, mode.clone(), sdir));
+                }
+            }
+        }
+        let Some((started, mode, sdir)) = best else {
+            return Ok(None);
+        };
+        let session_id = file_name(&sdir);
+        let doc = ActionDoc {
+            schema_version: super::action::SCHEMA_VERSION,
+            active: true,
+            mode_id: Some(mode.manifest.id.clone()),
+            display_name: Some(mode.manifest.display_name.clone()),
+            session_id: Some(session_id.clone()),
+            skill_name: Some(mode.skill_name.clone()),
+            started_at: Some(Self::rfc3339(started)),
+            expires_at: Some(Self::rfc3339(expiry_time(
+                started,
+                &mode.manifest.expiry(),
+                self.tz,
+            ))),
+            session_dir: Some(sdir.display().to_string()),
+            exit_reason: None,
+        };
+        doc.write(&self.ws.action_file())?;
+        self.action = doc;
+        Ok(Some(session_id))
+    }
+
+    /// When a session started: from its id (`…-YYYYMMDD-HHMMSS-xxxxxx`), else its first record.
+    fn session_start(&self, sdir: &Path) -> Option<DateTime<FixedOffset>> {
+        let id = file_name(sdir);
+        let parts: Vec<&str> = id.rsplitn(4, '-').collect();
+        if parts.len() == 4 {
+            let stamp = format!("{}{}", parts[2], parts[1]);
+            if let Ok(naive) = chrono::NaiveDateTime::parse_from_str(&stamp, "%Y%m%d%H%M%S") {
+                if let Some(t) = self.tz.from_local_datetime(&naive).earliest() {
+                    return Some(t.fixed_offset());
+                }
+            }
+        }
+        let first = session::load_records(&sdir.join(CONVERSATION_FILE))
+            .ok()?
+            .records
+            .into_iter()
+            .next()?;
+        DateTime::parse_from_rfc3339(&first.timestamp).ok()
     }
 
     /// Session folders without `summary.md` that are not the active session.
