@@ -82,7 +82,7 @@ impl FileAccess {
                 }
             }
         }
-        let p = resolve_in(&self.root, requested)?;
+        let p = real_path(&resolve_in(&self.root, requested)?);
         if self.is_private(&p) {
             return Err(format!(
                 "error: {requested} is private to the household's members or the backend; tools may not open it"
@@ -93,7 +93,7 @@ impl FileAccess {
 
     /// A path to write: only below a writable folder, never private.
     fn writable_path(&self, requested: &str) -> Result<PathBuf, String> {
-        let p = resolve_in(&self.root, requested)?;
+        let p = real_path(&resolve_in(&self.root, requested)?);
         if self.is_private(&p) || !self.writable.iter().any(|w| p.starts_with(w) && p != *w) {
             let allowed: Vec<String> = self
                 .writable
@@ -115,6 +115,27 @@ impl FileAccess {
             .map(|w| format!("{}/", self.rel(w).display()))
             .collect()
     }
+}
+
+/// `p` with its deepest existing ancestor resolved through symlinks, so the zone checks
+/// see where a path really leads (a `notes` symlink to `chats/` is `chats/`).
+fn real_path(p: &Path) -> PathBuf {
+    let mut existing = p.to_path_buf();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match existing.file_name() {
+            Some(n) => rest.push(n.to_os_string()),
+            None => return p.to_path_buf(),
+        }
+        if !existing.pop() {
+            return p.to_path_buf();
+        }
+    }
+    let mut real = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for n in rest.into_iter().rev() {
+        real.push(n);
+    }
+    real
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical.
@@ -481,6 +502,22 @@ mod tests {
         }
         assert!(write_file(&fa, "notes/big.md", &"x".repeat(WRITE_LIMIT + 1)).is_error);
         assert!(!r.join("modes/action.json").exists() && !r.join("homebot.lock").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_inside_the_workspace_does_not_open_a_private_zone() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
+        std::fs::create_dir_all(r.join("chats/qq")).unwrap();
+        std::fs::write(r.join("chats/qq/p.jsonl"), "秘密").unwrap();
+        std::fs::create_dir_all(r.join("cooking")).unwrap();
+        std::os::unix::fs::symlink(r.join("chats"), r.join("notes")).unwrap();
+        std::os::unix::fs::symlink(r.join("chats"), r.join("cooking/recipes")).unwrap();
+        assert!(read_file(&fa, "notes/qq/p.jsonl").is_error);
+        assert!(write_file(&fa, "notes/qq/x.jsonl", "x").is_error);
+        assert!(write_file(&fa, "cooking/recipes/x.md", "x").is_error);
+        assert!(!r.join("chats/qq/x.jsonl").exists() && !r.join("chats/x.md").exists());
     }
 
     #[test]
