@@ -43,9 +43,19 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
-    let mut f = private_file(OpenOptions::new().create(true).append(true)).open(path)?;
+    let mut f = open_append_private(path)?;
     f.write_all(&buf)?;
     f.sync_data()
+}
+
+/// Open a file for appending, created readable by its owner only.
+pub fn open_append_private(path: &Path) -> io::Result<File> {
+    private_file(OpenOptions::new().create(true).append(true)).open(path)
+}
+
+/// Create (truncate) a file readable by its owner only.
+pub fn create_private(path: &Path) -> io::Result<File> {
+    private_file(OpenOptions::new().write(true).create(true).truncate(true)).open(path)
 }
 
 /// New files are the owner's only (0600): they may hold secrets or family conversations.

@@ -315,7 +315,17 @@ impl ModeCore {
                 if sdir.join(SUMMARY_FILE).exists() || !sdir.join(SYSTEM_PROMPT_FILE).exists() {
                     continue;
                 }
-                let started = self.session_start(&sdir).unwrap_or_else(|| self.local(now));
+                // Only a session the family actually used (it has records) and whose id
+                // carries its start time: a stray copy or a half-made entry is archived
+                // by `recover_orphans` instead of being brought back.
+                let has_records = session::load_records(&sdir.join(CONVERSATION_FILE))
+                    .is_ok_and(|l| !l.records.is_empty());
+                let Some(started) = self.session_start(&sdir).filter(|_| has_records) else {
+                    continue;
+                };
+                if started > self.local(now) {
+                    continue;
+                }
                 if best.as_ref().is_none_or(|(t, _, _)| started > *t) {
                     best = Some((started, mode.clone(), sdir));
                 }
@@ -374,7 +384,14 @@ impl ModeCore {
             for sdir in read_dirs(&mode_dir) {
                 let is_active = self.active.as_ref().is_some_and(|a| a.dir == sdir);
                 if !is_active && !sdir.join(SUMMARY_FILE).exists() {
-                    orphans.push((mode_dir.clone(), sdir));
+                    if session_id_stamp(&file_name(&sdir)).is_some() {
+                        orphans.push((mode_dir.clone(), sdir));
+                    } else {
+                        self.warn(format!(
+                            "{} is not a session folder homebot made; left alone",
+                            sdir.display()
+                        ));
+                    }
                 }
             }
         }
@@ -635,7 +652,7 @@ impl ModeCore {
         fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
             .map_err(io("write", &prompt_path))?;
         let conv = dir.join(CONVERSATION_FILE);
-        std::fs::File::create(&conv)
+        fsutil::create_private(&conv)
             .and_then(|f| f.sync_all())
             .and_then(|_| fsutil::sync_dir(&dir))
             .map_err(io("create", &conv))?;
@@ -1067,12 +1084,28 @@ pub fn expiry_time(
     local.fixed_offset()
 }
 
+/// The local start time in a session id `<prefix>-YYYYMMDD-HHMMSS-xxxxxx`; `None` when
+/// the name is not of that form.
+fn session_id_stamp(id: &str) -> Option<chrono::NaiveDateTime> {
+    let parts: Vec<&str> = id.rsplitn(4, '-').collect();
+    let [hex, time, date, prefix] = parts.as_slice() else {
+        return None;
+    };
+    if prefix.is_empty() || hex.len() != 6 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    chrono::NaiveDateTime::parse_from_str(&format!("{date}{time}"), "%Y%m%d%H%M%S").ok()
+}
+
+/// Sub-folders whose names are valid ids; anything else (a stray `backup copy`, a
+/// non-UTF-8 name) is not a mode or session folder and is left alone.
 fn read_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|it| {
             it.filter_map(|e| e.ok())
                 .map(|e| e.path())
                 .filter(|p| p.is_dir())
+                .filter(|p| crate::config::is_safe_id(&file_name(p)))
                 .collect()
         })
         .unwrap_or_default();
@@ -1335,6 +1368,48 @@ mod tests {
         let _c = core_at(dir.path(), now);
         assert!(std::fs::read_to_string(&history).unwrap().contains(&sid));
         assert!(!sdir.join(INDEX_PENDING_FILE).exists());
+    }
+
+    #[test]
+    fn a_rebuilt_action_json_takes_only_a_real_used_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = t("2026-10-22T19:55:00+08:00");
+        let mut c = core_at(dir.path(), now);
+        let live = enter_cooking(&mut c, now);
+        let turn = c.begin_turn(now, meta("a"));
+        c.end_turn(turn.turn_id, rec("hello")).unwrap();
+        let base = c.ws.sessions_dir("cooking");
+        // a stray copy and a never-used later session beside the live one
+        std::fs::create_dir_all(base.join("cook-backup")).unwrap();
+        std::fs::copy(
+            base.join(&live).join(SYSTEM_PROMPT_FILE),
+            base.join("cook-backup").join(SYSTEM_PROMPT_FILE),
+        )
+        .unwrap();
+        let unused = base.join("cook-20261022-200000-abcdef");
+        std::fs::create_dir_all(&unused).unwrap();
+        std::fs::copy(
+            base.join(&live).join(SYSTEM_PROMPT_FILE),
+            unused.join(SYSTEM_PROMPT_FILE),
+        )
+        .unwrap();
+        drop(c);
+        std::fs::write(dir.path().join("modes/action.json"), "{broken").unwrap();
+        let later = t("2026-10-22T20:30:00+08:00");
+        let c = core_at(dir.path(), later);
+        assert_eq!(c.action.session_id.as_deref(), Some(live.as_str()));
+        assert_eq!(
+            c.action.started_at.as_deref(),
+            Some("2026-10-22T19:55:00+08:00")
+        );
+        assert!(
+            unused.join(SUMMARY_FILE).exists(),
+            "the unused one was archived"
+        );
+        assert!(
+            !base.join("cook-backup").join(SUMMARY_FILE).exists(),
+            "a stray folder is left alone"
+        );
     }
 
     #[test]

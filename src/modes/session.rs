@@ -130,7 +130,7 @@ pub fn load_records(path: &Path) -> std::io::Result<Loaded> {
     }
     if !torn.is_empty() {
         let aside = corrupt_path(path);
-        let mut f = OpenOptions::new().create(true).append(true).open(&aside)?;
+        let mut f = crate::fsutil::open_append_private(&aside)?;
         f.write_all(&torn)?;
         if torn.last() != Some(&b'\n') {
             f.write_all(b"\n")?;
