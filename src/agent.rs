@@ -110,7 +110,17 @@ impl Agent {
                 tool_calls: resp.tool_calls.clone(),
                 reasoning_content: resp.reasoning_content.clone(),
             });
+            let cut_off = resp.finish_reason.as_deref() == Some("length");
             for call in &resp.tool_calls {
+                if cut_off {
+                    // the arguments were cut at the output limit: running them would act
+                    // on half a file; tell the model instead
+                    messages.push(Message::Tool {
+                        tool_call_id: call.id.clone(),
+                        content: "error: this call was cut off by the output limit (finish_reason=length) and was not run; use shorter arguments, e.g. split a long file into parts".into(),
+                    });
+                    continue;
+                }
                 let result = tools::execute(&env, call).await;
                 debug!(tool = %call.name, error = result.is_error, "tool call");
                 messages.push(Message::Tool {

@@ -11,7 +11,7 @@ pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
 pub const DEEPSEEK_MODEL: &str = "deepseek-chat";
 /// Output cap per call unless configured: household answers are short, and an unbounded
 /// runaway reply from a small local model would fill its whole context.
-pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -341,7 +341,7 @@ timezone = "Asia/Shanghai"
 # timeout_secs = 60
 # max_retries = 2
 # max_concurrent = 4
-# max_tokens = 1024                          # output cap per call
+# max_tokens = 4096                          # output cap per call (tool arguments count too)
 
 # [agent]
 # max_tool_rounds = 6
@@ -512,6 +512,24 @@ impl Config {
                         format!("{a:?} is not an address like 127.0.0.1:6199"),
                     ));
                 }
+            }
+        }
+        for (key, secret) in [
+            ("qq.access_token", &self.qq.access_token),
+            ("voice.token", &self.voice.token),
+            (
+                "provider.api_key",
+                &self.provider.as_ref().and_then(|p| p.api_key.clone()),
+            ),
+        ] {
+            if secret
+                .as_ref()
+                .is_some_and(|t| t.expose().trim().is_empty())
+            {
+                return Err(invalid(
+                    key,
+                    "is empty; remove the key or give it a value".into(),
+                ));
             }
         }
         let exposed = |a: &Option<String>| {
@@ -706,6 +724,15 @@ mod tests {
         Config::parse("[qq]\nlisten = \"127.0.0.1:6199\"\n", &p()).unwrap();
         let err = Config::parse("[voice]\nws_listen = \"192.168.1.5:10800\"\n", &p()).unwrap_err();
         assert!(err.to_string().contains("voice.ws_listen"), "{err}");
+        let err = Config::parse(
+            "[qq]\nlisten = \"0.0.0.0:6199\"\naccess_token = \"\"\n",
+            &p(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("key `qq.access_token`: is empty"),
+            "{err}"
+        );
     }
 
     #[test]

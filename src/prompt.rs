@@ -139,13 +139,14 @@ pub fn build_messages(
     }
     let mut msgs = vec![Message::System { content: system }];
     ticket.history.with(|records| {
-        let start = match ticket.mode {
-            Some(_) => 0,
-            None => records.len().saturating_sub(normal_history_turns),
-        };
         // Failed turns stay in the record but are not replayed: the model should not
         // learn from apologies for outages.
-        for r in records[start..].iter().filter(|r| r.error.is_none()) {
+        let ok: Vec<&crate::modes::Record> = records.iter().filter(|r| r.error.is_none()).collect();
+        let start = match ticket.mode {
+            Some(_) => 0,
+            None => ok.len().saturating_sub(normal_history_turns),
+        };
+        for r in &ok[start..] {
             msgs.push(Message::User {
                 content: r.user.clone(),
             });

@@ -248,10 +248,36 @@ async fn failed_turns_are_recorded_but_not_replayed_and_overflow_is_explained() 
     let last = fake.requests().last().unwrap().clone();
     let msgs = last["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 2, "system + this question only: {msgs:?}");
-    assert_eq!(last["max_tokens"], 1024, "an output cap is always sent");
+    assert_eq!(last["max_tokens"], 4096, "an output cap is always sent");
     // the usage log has a line for every call, failed ones with their error
     let usage = jsonl(&dir.path().join("logs/usage.jsonl"));
     assert_eq!(usage.len(), 3);
     assert!(usage[0]["error"].as_str().unwrap().contains("HTTP 500"));
     assert!(usage[2]["usage"]["prompt_tokens"].is_u64());
+}
+
+#[tokio::test]
+async fn a_tool_call_cut_off_by_the_output_limit_is_not_run() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|body, n| match n {
+        0 => FakeReply::Json(serde_json::json!({
+            "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "w1", "type": "function", "function": {"name": "write_file",
+                 "arguments": "{\"path\": \"notes/菜谱.md\", \"content\": \"第一步"}}
+            ]}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 4096}
+        })),
+        _ => {
+            let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+            text(last["content"].as_str().unwrap())
+        }
+    })
+    .await;
+    let k = start_kernel(dir.path(), &fake);
+    let r = turn(&k, "把菜谱记下来").await;
+    assert!(r.text.contains("cut off by the output limit"), "{}", r.text);
+    assert!(
+        !dir.path().join("notes/菜谱.md").exists(),
+        "half a file was not written"
+    );
 }
