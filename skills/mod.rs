@@ -55,12 +55,28 @@ pub fn builtin_dir(workspace: &Path) -> Option<PathBuf> {
     }
 }
 
-/// Write the embedded skill files below `dest`, replacing any that differ.
+/// Make `dest` hold exactly the embedded skill files: write those that differ, remove
+/// files this binary no longer ships (the folder is homebot's own, not the user's).
 pub fn unpack_builtin(dest: &Path) -> std::io::Result<()> {
     for (rel, bytes) in BUILTIN_SKILL_FILES {
         let path = dest.join(rel);
         if std::fs::read(&path).ok().as_deref() != Some(*bytes) {
             crate::fsutil::write_atomic(&path, bytes)?;
+        }
+    }
+    let shipped: std::collections::HashSet<PathBuf> = BUILTIN_SKILL_FILES
+        .iter()
+        .map(|(rel, _)| dest.join(rel))
+        .collect();
+    let mut stack = vec![dest.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir)?.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if !shipped.contains(&p) {
+                std::fs::remove_file(&p)?;
+            }
         }
     }
     Ok(())
@@ -73,7 +89,13 @@ mod tests {
     #[test]
     fn the_embedded_copy_matches_the_source_and_loads() {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("retired")).unwrap();
+        std::fs::write(dir.path().join("retired/mode.json"), "{}").unwrap();
         unpack_builtin(dir.path()).unwrap();
+        assert!(
+            !dir.path().join("retired/mode.json").exists(),
+            "a skill no longer shipped is gone"
+        );
         let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
         assert!(BUILTIN_SKILL_FILES
             .iter()

@@ -616,7 +616,9 @@ fn file_access(ws: &Workspace, registry: &ModeRegistry) -> crate::tools::FileAcc
     let readable_outside = readable_outside
         .into_iter()
         .filter_map(|d| std::fs::canonicalize(d).ok())
-        .filter(|d| !d.starts_with(ws.root()))
+        // inside the workspace the zone rules apply; a folder holding the workspace
+        // would open all of it
+        .filter(|d| !d.starts_with(ws.root()) && !ws.root().starts_with(d))
         .collect();
     crate::tools::FileAccess {
         root: ws.root().to_path_buf(),

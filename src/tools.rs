@@ -62,14 +62,28 @@ impl FileAccess {
         p.strip_prefix(&self.root).unwrap_or(p)
     }
 
+    /// Private: a dotfile anywhere, or a top-level name of [`PRIVATE`] — compared without
+    /// case and as a prefix, so `Chats/` or `config.toml.bak` are private too.
     fn is_private(&self, p: &Path) -> bool {
         let rel = self.rel(p);
-        rel.components()
-            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
-            || rel
-                .components()
-                .next()
-                .is_some_and(|c| PRIVATE.iter().any(|x| c.as_os_str() == *x))
+        let dotted = rel
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+        let top = rel
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().to_lowercase());
+        dotted || top.is_some_and(|t| PRIVATE.iter().any(|x| t.starts_with(&x.to_lowercase())))
+    }
+
+    /// A file inside a registered skill folder outside the workspace (no dotfiles).
+    fn in_skill_folder(&self, real: &Path) -> bool {
+        self.readable_outside.iter().any(|d| {
+            real.strip_prefix(d).is_ok_and(|rel| {
+                !rel.components()
+                    .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+            })
+        })
     }
 
     /// A path to read or list: a registered skill folder, or a non-private workspace path.
@@ -77,7 +91,7 @@ impl FileAccess {
         let req = Path::new(requested.trim());
         if req.is_absolute() {
             if let Ok(real) = std::fs::canonicalize(req) {
-                if self.readable_outside.iter().any(|d| real.starts_with(d)) {
+                if !real.starts_with(&self.root) && self.in_skill_folder(&real) {
                     return Ok(real);
                 }
             }
@@ -378,7 +392,13 @@ fn list_files(fa: &FileAccess, path: &str) -> ToolResult {
     };
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
-        .filter(|e| !fa.is_private(&e.path()))
+        .filter(|e| {
+            if p.starts_with(&fa.root) {
+                !fa.is_private(&e.path())
+            } else {
+                !e.file_name().to_string_lossy().starts_with('.')
+            }
+        })
         .map(|e| {
             let mut n = e.file_name().to_string_lossy().into_owned();
             if e.path().is_dir() {
@@ -491,6 +511,8 @@ mod tests {
             "cooking/recipes",
             "notes/.hidden",
             "anything.md",
+            "Chats/x.jsonl",
+            "config.toml.bak",
         ] {
             let r = write_file(&fa, bad, "x");
             assert!(r.is_error, "{bad} was writable");
@@ -529,6 +551,8 @@ mod tests {
             ("members/mom/USER.md", "档案"),
             ("logs/usage.jsonl", "{}"),
             ("config.toml", "api_key"),
+            ("config.toml.bak", "api_key"),
+            ("Members/mom/USER.md", "档案"),
         ] {
             std::fs::create_dir_all(r.join(p).parent().unwrap()).unwrap();
             std::fs::write(r.join(p), body).unwrap();

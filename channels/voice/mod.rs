@@ -201,6 +201,8 @@ impl VoiceChannel {
             "{:x}",
             self.shared.next_conn.fetch_add(1, Ordering::Relaxed)
         );
+        // one voice session per connection when the front end names none
+        let fallback = fallback_session("wyoming", &conn);
         let (r, mut w) = stream.into_split();
         let mut r = BufReader::new(r);
         debug!(%peer, conn, "wyoming connection");
@@ -225,7 +227,7 @@ impl VoiceChannel {
             let out = match ev.kind.as_str() {
                 "describe" => Some(self.info()),
                 "ping" => Some(Event::new("pong", json!({"text": ev.data.get("text")}))),
-                "transcript" => Some(self.on_transcript(&ev, &conn).await),
+                "transcript" => Some(self.on_transcript(&ev, &fallback).await),
                 other => {
                     debug!(%peer, kind = other, "wyoming: event ignored");
                     None
@@ -240,7 +242,7 @@ impl VoiceChannel {
         }
     }
 
-    async fn on_transcript(&self, ev: &Event, conn: &str) -> Event {
+    async fn on_transcript(&self, ev: &Event, fallback: &str) -> Event {
         let Some(text) = ev.data.get("text").and_then(Value::as_str) else {
             return Event::new("not-handled", json!({"text": "没有听清楚，请再说一次。"}));
         };
@@ -251,7 +253,7 @@ impl VoiceChannel {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
-        let session = get("conversation_id").unwrap_or_else(|| fallback_session("wyoming", conn));
+        let session = get("conversation_id").unwrap_or_else(|| fallback.to_string());
         let speaker = get("speaker_id").or_else(|| get("speaker"));
         let reply = Self::finish(self.submit(&session, speaker.as_deref(), text)).await;
         let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
