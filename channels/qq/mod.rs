@@ -40,6 +40,8 @@ use tokio::sync::{mpsc, oneshot, Notify};
 use tracing::{debug, info, warn};
 
 pub const CHANNEL: &str = "qq";
+/// A group's delivery queue retires after this long without replies.
+const DELIVERY_IDLE: Duration = Duration::from_secs(300);
 const SENT_IDS_KEPT: usize = 512;
 
 /// Which kind of frames a connection carries.
@@ -400,12 +402,28 @@ impl QqChannel {
         };
         let (tx, mut rx) = mpsc::unbounded_channel::<Delivery>();
         tx.send(job).expect("the receiver is alive: created above");
-        queues.insert(key, tx);
+        queues.insert(key.clone(), tx.clone());
         let this = self.clone();
         tokio::spawn(async move {
-            while let Some(d) = rx.recv().await {
-                let reply = d.reply.reply().await;
-                this.deliver(&d.self_id, &d.target, &reply.text).await;
+            loop {
+                match tokio::time::timeout(DELIVERY_IDLE, rx.recv()).await {
+                    Ok(Some(d)) => {
+                        let reply = d.reply.reply().await;
+                        this.deliver(&d.self_id, &d.target, &reply.text).await;
+                    }
+                    Ok(None) => return,
+                    Err(_) => {
+                        // idle: retire this queue, unless a job slipped in meanwhile
+                        // (enqueueing holds the same lock)
+                        let mut queues = this.shared.deliveries.lock().expect("deliveries lock");
+                        if rx.is_empty() {
+                            if queues.get(&key).is_some_and(|t| t.same_channel(&tx)) {
+                                queues.remove(&key);
+                            }
+                            return;
+                        }
+                    }
+                }
             }
         });
     }
