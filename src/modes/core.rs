@@ -335,22 +335,7 @@ impl ModeCore {
             return Ok(None);
         };
         let session_id = file_name(&sdir);
-        let doc = ActionDoc {
-            schema_version: super::action::SCHEMA_VERSION,
-            active: true,
-            mode_id: Some(mode.manifest.id.clone()),
-            display_name: Some(mode.manifest.display_name.clone()),
-            session_id: Some(session_id.clone()),
-            skill_name: Some(mode.skill_name.clone()),
-            started_at: Some(Self::rfc3339(started)),
-            expires_at: Some(Self::rfc3339(expiry_time(
-                started,
-                &mode.manifest.expiry(),
-                self.tz,
-            ))),
-            session_dir: Some(sdir.display().to_string()),
-            exit_reason: None,
-        };
+        let doc = self.active_doc(&mode, &session_id, &sdir, started);
         doc.write(&self.ws.action_file())?;
         self.action = doc;
         Ok(Some(session_id))
@@ -618,6 +603,32 @@ impl ModeCore {
         ))
     }
 
+    /// The `action.json` of an active session.
+    fn active_doc(
+        &self,
+        mode: &RegisteredMode,
+        session_id: &str,
+        dir: &Path,
+        started: DateTime<FixedOffset>,
+    ) -> ActionDoc {
+        ActionDoc {
+            schema_version: super::action::SCHEMA_VERSION,
+            active: true,
+            mode_id: Some(mode.manifest.id.clone()),
+            display_name: Some(mode.manifest.display_name.clone()),
+            session_id: Some(session_id.to_string()),
+            skill_name: Some(mode.skill_name.clone()),
+            started_at: Some(Self::rfc3339(started)),
+            expires_at: Some(Self::rfc3339(expiry_time(
+                started,
+                &mode.manifest.expiry(),
+                self.tz,
+            ))),
+            session_dir: Some(dir.display().to_string()),
+            exit_reason: None,
+        }
+    }
+
     fn create_session(
         &mut self,
         now: DateTime<Utc>,
@@ -656,19 +667,10 @@ impl ModeCore {
             .and_then(|f| f.sync_all())
             .and_then(|_| fsutil::sync_dir(&dir))
             .map_err(io("create", &conv))?;
-        let expires_at = expiry_time(started, &mode.manifest.expiry(), self.tz);
-        let doc = ActionDoc {
-            schema_version: super::action::SCHEMA_VERSION,
-            active: true,
-            mode_id: Some(mode.manifest.id.clone()),
-            display_name: Some(mode.manifest.display_name.clone()),
-            session_id: Some(session_id.clone()),
-            skill_name: Some(mode.skill_name.clone()),
-            started_at: Some(Self::rfc3339(started)),
-            expires_at: Some(Self::rfc3339(expires_at)),
-            session_dir: Some(dir.display().to_string()),
-            exit_reason: None,
-        };
+        let doc = self.active_doc(mode, &session_id, &dir, started);
+        let expires_at =
+            DateTime::parse_from_rfc3339(doc.expires_at.as_deref().unwrap_or_default())
+                .expect("active_doc writes RFC 3339");
         doc.write(&self.ws.action_file())?;
         let context_paths = mode.plugin.runtime_context(&ctx);
         self.action = doc;

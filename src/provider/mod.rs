@@ -277,7 +277,23 @@ impl Provider {
 
 impl Inner {
     fn log_failure(&self, meta: &CallMeta, e: &ProviderError, latency: Duration, retries: u32) {
-        let rec = serde_json::json!({
+        self.append(
+            meta,
+            latency,
+            retries,
+            ("error", serde_json::json!(e.to_string())),
+        );
+    }
+
+    /// One line per call in `logs/usage.jsonl`.
+    fn append(
+        &self,
+        meta: &CallMeta,
+        latency: Duration,
+        retries: u32,
+        outcome: (&str, serde_json::Value),
+    ) {
+        let mut rec = serde_json::json!({
             "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             "model": self.model.model_name(),
             "channel": meta.channel,
@@ -285,24 +301,14 @@ impl Inner {
             "session_id": meta.session_id,
             "latency_ms": latency.as_millis() as u64,
             "retries": retries,
-            "error": e.to_string(),
         });
+        rec[outcome.0] = outcome.1;
         if let Err(err) = crate::fsutil::append_line(&self.usage_log, &rec.to_string()) {
             warn!(path = %self.usage_log.display(), error = %err, "cannot append to the usage log");
         }
     }
 
     fn log_usage(&self, meta: &CallMeta, usage: &Usage, latency: Duration, retries: u32) {
-        let rec = serde_json::json!({
-            "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            "model": self.model.model_name(),
-            "channel": meta.channel,
-            "chat_id": meta.chat_id,
-            "session_id": meta.session_id,
-            "latency_ms": latency.as_millis() as u64,
-            "retries": retries,
-            "usage": usage,
-        });
         info!(
             model = self.model.model_name(),
             prompt = usage.prompt_tokens,
@@ -311,8 +317,6 @@ impl Inner {
             latency_ms = latency.as_millis() as u64,
             "provider call"
         );
-        if let Err(e) = crate::fsutil::append_line(&self.usage_log, &rec.to_string()) {
-            warn!(path = %self.usage_log.display(), error = %e, "cannot append to the usage log");
-        }
+        self.append(meta, latency, retries, ("usage", serde_json::json!(usage)));
     }
 }
