@@ -228,23 +228,27 @@ async fn cooking_session_across_speakers_and_chats() {
         .contains("份量换算"));
 }
 
-#[tokio::test]
-async fn refused_switches_change_nothing() {
-    let dir = workspace();
-    let ws = dir.path();
-    // a model that always tries to enter cooking mode, whatever was said
-    let fake = FakeLlm::start(|body, _| {
+/// A model that asks to enter `mode_id` whatever was said, then relays the tool result.
+async fn always_enters(mode_id: &'static str) -> FakeLlm {
+    FakeLlm::start(move |body, _| {
         let last = body["messages"].as_array().unwrap().last().unwrap().clone();
         if last["role"] == "tool" {
             text(last["content"].as_str().unwrap())
         } else {
             tool_call(
                 "switch_mode",
-                serde_json::json!({"action": "enter", "mode_id": "cooking"}),
+                serde_json::json!({"action": "enter", "mode_id": mode_id}),
             )
         }
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn refused_switches_change_nothing() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = always_enters("cooking").await;
     let kernel = start_kernel(ws, &fake);
     for words in [
         "做饭模式是什么",
@@ -263,18 +267,7 @@ async fn refused_switches_change_nothing() {
         .next()
         .is_none());
     // an unknown mode id is refused with the list of modes
-    let fake2 = FakeLlm::start(|body, _| {
-        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
-        if last["role"] == "tool" {
-            text(last["content"].as_str().unwrap())
-        } else {
-            tool_call(
-                "switch_mode",
-                serde_json::json!({"action": "enter", "mode_id": "baking"}),
-            )
-        }
-    })
-    .await;
+    let fake2 = always_enters("baking").await;
     drop(kernel);
     let kernel = start_kernel(ws, &fake2);
     let r = kernel

@@ -16,26 +16,25 @@ const GROUP2: u64 = 5_550_002;
 const MOM: u64 = 10_001;
 const DAD: u64 = 10_002;
 
-fn config(ws: &Path) {
+/// Config with fast sends, mom as a member, and `extra` lines in `[qq]`.
+fn config(ws: &Path, extra: &str) {
     std::fs::create_dir_all(ws).unwrap();
     std::fs::write(
         ws.join("config.toml"),
-        r#"
-[qq]
-send_interval_ms = 20
-reconnect_wait_secs = 20
-
-[[members]]
-id = "mom"
-name = "妈妈"
-qq_ids = ["10001"]
-"#,
+        format!(
+            "[qq]\nsend_interval_ms = 20\n{extra}\n\n[[members]]\nid = \"mom\"\nname = \"妈妈\"\nqq_ids = [\"10001\"]\n"
+        ),
     )
     .unwrap();
 }
 
 async fn gateway(ws: &Path, fake: &FakeLlm) -> Gateway {
-    config(ws);
+    gateway_with(ws, fake, "").await
+}
+
+/// The gateway with the reverse WebSocket on, the token set and both groups allowed.
+async fn gateway_with(ws: &Path, fake: &FakeLlm, extra_qq: &str) -> Gateway {
+    config(ws, extra_qq);
     Gateway::start(
         ws,
         fake,
@@ -421,21 +420,8 @@ async fn failed_actions_are_logged_with_retcode() {
 async fn token_in_the_query_and_silent_connections_are_dropped() {
     let dir = workspace();
     let ws = dir.path();
-    config(ws);
-    let mut cfg = std::fs::read_to_string(ws.join("config.toml")).unwrap();
-    cfg = cfg.replace("[qq]\n", "[qq]\nheartbeat_timeout_secs = 1\n");
-    std::fs::write(ws.join("config.toml"), cfg).unwrap();
     let fake = FakeLlm::scripted().await;
-    let gw = Gateway::start(
-        ws,
-        &fake,
-        &[
-            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
-            ("HOMEBOT_QQ_ACCESS_TOKEN", TOKEN),
-        ],
-        &["qq"],
-    )
-    .await;
+    let gw = gateway_with(ws, &fake, "heartbeat_timeout_secs = 1").await;
     // `?access_token=` instead of the header
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let mut req = format!("ws://{}/onebot/v11/ws?access_token={TOKEN}", gw.addr("qq"))
@@ -474,25 +460,9 @@ async fn token_in_the_query_and_silent_connections_are_dropped() {
 async fn only_members_may_switch_modes_from_a_group_when_configured() {
     let dir = workspace();
     let ws = dir.path();
-    config(ws);
-    let cfg = std::fs::read_to_string(ws.join("config.toml"))
-        .unwrap()
-        .replace("[qq]\n", "[qq]\nmode_switch = \"members\"\n");
-    std::fs::write(ws.join("config.toml"), cfg).unwrap();
     let fake = FakeLlm::scripted().await;
-    let gw = Gateway::start(
-        ws,
-        &fake,
-        &[
-            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
-            ("HOMEBOT_QQ_ALLOW_GROUPS", &GROUP.to_string()),
-        ],
-        &["qq"],
-    )
-    .await;
-    let mut s = onebot::connect(gw.addr("qq"), Some(BOT), None, "Universal")
-        .await
-        .unwrap();
+    let gw = gateway_with(ws, &fake, "mode_switch = \"members\"").await;
+    let mut s = sim(&gw).await;
     // a guest in the group: neither the tool nor the command may switch
     s.group_msg(GROUP, DAD, 901, json!([at_bot(), text("打开做饭模式")]))
         .await;
@@ -656,28 +626,12 @@ async fn a_long_reply_goes_out_whole_before_the_next_one() {
 async fn a_reply_with_no_reconnect_is_logged_as_undeliverable() {
     let dir = workspace();
     let ws = dir.path();
-    config(ws);
-    let cfg = std::fs::read_to_string(ws.join("config.toml"))
-        .unwrap()
-        .replace("reconnect_wait_secs = 20", "reconnect_wait_secs = 1");
-    std::fs::write(ws.join("config.toml"), cfg).unwrap();
     let fake = FakeLlm::start(|body, _| {
         FakeReply::Delay(Duration::from_millis(300), Box::new(scripted(body)))
     })
     .await;
-    let gw = Gateway::start(
-        ws,
-        &fake,
-        &[
-            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
-            ("HOMEBOT_QQ_ALLOW_GROUPS", &GROUP.to_string()),
-        ],
-        &["qq"],
-    )
-    .await;
-    let mut s = onebot::connect(gw.addr("qq"), Some(BOT), None, "Universal")
-        .await
-        .unwrap();
+    let gw = gateway_with(ws, &fake, "reconnect_wait_secs = 1").await;
+    let mut s = sim(&gw).await;
     s.group_msg(GROUP, DAD, 1201, json!([at_bot(), text("没人收")]))
         .await;
     s.close().await;
