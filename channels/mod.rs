@@ -1,40 +1,61 @@
-//! Channel adapters: each folder is one channel actor that turns its transport into
-//! [`crate::turn::Turn`]s for [`crate::kernel::Kernel::handle_turn`] and delivers replies.
+//! Channel adapters: each folder is one channel implementing [`crate::channel::Channel`]:
+//! it turns its transport into [`crate::turn::Turn`]s for
+//! [`crate::kernel::Kernel::submit`], delivers the replies, and offers an outbound door
+//! for proactive messages.
 //!
 //! - [`cli`] — the terminal: interactive chat and one-shot `-m`.
 //! - [`qq`] — QQ through OneBot v11 (reverse and forward WebSocket).
 //! - [`voice`] — speakers: a Wyoming handle service and a native satellite WebSocket.
 //! - [`text`] — reply shaping shared by channels (markdown flattening, splitting);
-//!   [`auth`] — token checks shared by their servers.
+//!   [`auth`] — token checks; [`net`] — binding, graceful HTTP serving and the WebSocket
+//!   writer task, shared by their servers.
 
 pub mod auth;
 pub mod cli;
+pub mod net;
 pub mod qq;
 pub mod text;
 pub mod voice;
 
+use crate::channel::{Channel, StartError};
+use crate::config::Config;
 use crate::kernel::Kernel;
-use tracing::info;
+use tracing::{info, warn};
 
-/// Start every channel the configuration enables (the gateway's job). Logs each bound
-/// address as `channel listening` so tools (and tests) can find ports chosen with `:0`.
-pub async fn start_enabled(kernel: &Kernel) -> std::io::Result<()> {
-    let cfg = kernel.config().clone();
+/// The channels the configuration enables, in start order.
+pub fn enabled(cfg: &Config) -> Vec<Box<dyn Channel>> {
+    // the CLI is always there; in a gateway no terminal is attached to it
+    let mut v: Vec<Box<dyn Channel>> = vec![Box::new(cli::CliChannel::new(false))];
     if cfg.qq.enabled() {
-        let (_qq, addr) = qq::QqChannel::start(kernel.clone(), cfg.qq.clone()).await?;
-        if let Some(a) = addr {
-            info!(channel = "qq", addr = %a, "channel listening");
+        v.push(Box::new(qq::QqChannel::new(cfg.qq.clone())));
+    }
+    if cfg.voice.enabled() {
+        v.push(Box::new(voice::VoiceChannel::new(cfg.voice.clone())));
+    }
+    v
+}
+
+/// Start every channel the configuration enables (the gateway's job): each one in turn,
+/// its outbound door registered with the kernel. Logs each bound address as
+/// `channel listening` so tools (and tests) can find ports chosen with `:0`. Returns how
+/// many channels run.
+pub async fn start_enabled(kernel: &Kernel) -> Result<usize, StartError> {
+    let channels = enabled(kernel.config());
+    if channels.iter().all(|c| c.name() == cli::CHANNEL) {
+        warn!("no channel is enabled, so nothing can reach this gateway; set HOMEBOT_QQ_LISTEN, HOMEBOT_WYOMING_LISTEN or HOMEBOT_VOICE_WS_LISTEN (or [qq] / [voice] in config.toml); `homebot chat` works beside it");
+    }
+    let n = channels.len();
+    for ch in channels {
+        let name = ch.name();
+        let started = ch
+            .start(kernel.clone(), kernel.cancel_token().child_token())
+            .await?;
+        for (label, addr) in &started.bound {
+            info!(channel = *label, addr = %addr, "channel listening");
+        }
+        if let Some(door) = started.outbound {
+            kernel.doors().register(name, door);
         }
     }
-    if cfg.voice.wyoming_listen.is_some() || cfg.voice.ws_listen.is_some() {
-        let (_voice, wy, ws) =
-            voice::VoiceChannel::start(kernel.clone(), cfg.voice.clone()).await?;
-        if let Some(a) = wy {
-            info!(channel = "wyoming", addr = %a, "channel listening");
-        }
-        if let Some(a) = ws {
-            info!(channel = "voice-ws", addr = %a, "channel listening");
-        }
-    }
-    Ok(())
+    Ok(n)
 }

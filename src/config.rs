@@ -6,7 +6,7 @@ use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub const CONFIG_FILE: &str = "config.toml";
+pub use crate::workspace::CONFIG_FILE;
 pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
 pub const DEEPSEEK_MODEL: &str = "deepseek-chat";
 /// Output cap per call unless configured: household answers are short, and an unbounded
@@ -77,6 +77,12 @@ pub struct VoiceConfig {
     pub languages: Vec<String>,
     /// Largest Wyoming header line / data / payload accepted, in bytes.
     pub max_frame_bytes: usize,
+}
+
+impl VoiceConfig {
+    pub fn enabled(&self) -> bool {
+        self.wyoming_listen.is_some() || self.ws_listen.is_some()
+    }
 }
 
 impl Default for VoiceConfig {

@@ -1,9 +1,6 @@
-//! One owner per workspace, and a door for everyone else.
-//!
-//! The process that runs the kernel holds an exclusive lock on `<workspace>/homebot.lock`
-//! (so there is never a second writer of `action.json` or the session files) and serves
-//! a Unix socket, `<workspace>/control.sock` (mode 0600), speaking one JSON object per
-//! line:
+//! The door for everyone but the owner: the process that runs the kernel (and holds the
+//! workspace lock, see `lock`) serves a Unix socket, `<workspace>/control.sock` (mode
+//! 0600), speaking one JSON object per line:
 //!
 //! ```text
 //! → {"op":"turn","channel":"cli","chat_id":"local","speaker_id":"mom","text":"…"}
@@ -14,88 +11,26 @@
 //! ← {"text":"delivered to voice:kitchen","error":null}
 //! ```
 //!
-//! A `homebot chat -m` started beside a running gateway finds the lock taken and sends
-//! its turn through the socket instead; the gateway runs it like any other turn.
+//! A `turn` request carries a [`Turn`] itself. A `homebot chat -m` started beside a
+//! running gateway finds the lock taken and sends its turn through the socket instead;
+//! the gateway runs it like any other turn.
 
 use crate::kernel::Kernel;
 use crate::turn::{Reply, Turn};
 use serde::{Deserialize, Serialize};
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Weak;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-pub const LOCK_FILE: &str = "homebot.lock";
-pub const SOCKET_FILE: &str = "control.sock";
+pub use crate::workspace::SOCKET_FILE;
 const MAX_LINE: usize = 256 * 1024;
-
-/// The exclusive lock on a workspace; released when dropped (or when the process dies).
-#[derive(Debug)]
-pub struct WorkspaceLock {
-    _file: File,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum LockError {
-    #[error("workspace {path} is in use by another homebot process{}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
-    Held { path: PathBuf, pid: Option<u32> },
-    #[error("cannot lock {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
-
-impl WorkspaceLock {
-    /// Take the lock, waiting up to `wait` for a previous owner that is shutting down.
-    pub fn acquire(root: &Path, wait: Duration) -> Result<Self, LockError> {
-        let path = root.join(LOCK_FILE);
-        let io = |source| LockError::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
-        let deadline = std::time::Instant::now() + wait;
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    if std::time::Instant::now() >= deadline {
-                        let pid = std::fs::read_to_string(&path)
-                            .ok()
-                            .and_then(|s| s.trim().parse().ok());
-                        return Err(LockError::Held { path, pid });
-                    }
-                    std::thread::sleep(Duration::from_millis(25));
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
-            }
-        }
-        let mut f = &file;
-        file.set_len(0).map_err(io)?;
-        write!(f, "{}", std::process::id()).map_err(io)?;
-        Ok(Self { _file: file })
-    }
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum Request {
-    Turn {
-        channel: String,
-        chat_id: String,
-        speaker_id: String,
-        text: String,
-    },
+    Turn(Turn),
     Status,
     Announce {
         channel: String,
@@ -108,27 +43,29 @@ pub fn socket_path(root: &Path) -> PathBuf {
     root.join(SOCKET_FILE)
 }
 
-/// Serve the control socket in the background until the kernel stops.
+/// Serve the control socket as a kernel service until the kernel cancels its services;
+/// the socket file is removed on the way out.
 #[cfg(unix)]
-pub fn spawn_server(kernel: &Kernel) -> tokio::task::JoinHandle<()> {
+pub fn spawn_server(kernel: &Kernel) {
     let root = kernel.workspace().root().to_path_buf();
     let weak = kernel.downgrade();
-    let stop = kernel.stopping();
-    tokio::spawn(async move {
-        if let Err(e) = serve(root, weak, stop).await {
+    let cancel = kernel.cancel_token();
+    kernel.spawn_service(async move {
+        if let Err(e) = serve(&root, weak, cancel).await {
             warn!(error = %e, "control socket unavailable; a CLI beside this process will be refused");
         }
-    })
+        let _ = std::fs::remove_file(socket_path(&root));
+    });
 }
 
 #[cfg(unix)]
 async fn serve(
-    root: PathBuf,
+    root: &Path,
     weak: Weak<crate::kernel::KernelInner>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    cancel: CancellationToken,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let path = socket_path(&root);
+    let path = socket_path(root);
     // We hold the workspace lock, so a socket file here is a stale one.
     let _ = std::fs::remove_file(&path);
     let listener = tokio::net::UnixListener::bind(&path)?;
@@ -136,7 +73,7 @@ async fn serve(
     info!(socket = %path.display(), "control socket listening");
     loop {
         tokio::select! {
-            _ = stop.changed() => break,
+            _ = cancel.cancelled() => break,
             accepted = listener.accept() => {
                 let (stream, _) = match accepted {
                     Ok(s) => s,
@@ -151,7 +88,6 @@ async fn serve(
             }
         }
     }
-    let _ = std::fs::remove_file(&path);
     Ok(())
 }
 
@@ -182,27 +118,7 @@ async fn handle_conn(
                 Err(e) => Reply::failed(format!("bad control request: {e}"), e.to_string()),
                 Ok(req) => match Kernel::upgrade(&kernel) {
                     None => Reply::failed("homebot is shutting down", "kernel stopped"),
-                    Some(k) => match req {
-                        Request::Turn {
-                            channel,
-                            chat_id,
-                            speaker_id,
-                            text,
-                        } => {
-                            k.submit(Turn::new(channel, chat_id, speaker_id, text))
-                                .reply()
-                                .await
-                        }
-                        Request::Status => Reply::ok(k.status_text().await),
-                        Request::Announce {
-                            channel,
-                            target,
-                            text,
-                        } => match k.announce(&channel, &target, &text).await {
-                            Ok(()) => Reply::ok(format!("delivered to {channel}:{target}")),
-                            Err(e) => Reply::failed(e.clone(), e),
-                        },
-                    },
+                    Some(k) => answer(&k, req).await,
                 },
             }
         };
@@ -215,7 +131,20 @@ async fn handle_conn(
     }
 }
 
-use tokio::io::AsyncReadExt as _;
+async fn answer(k: &Kernel, req: Request) -> Reply {
+    match req {
+        Request::Turn(turn) => k.submit(turn).reply().await,
+        Request::Status => Reply::ok(crate::commands::status_text(k).await),
+        Request::Announce {
+            channel,
+            target,
+            text,
+        } => match k.deliver(&channel, &target, &text).await {
+            Ok(()) => Reply::ok(format!("delivered to {channel}:{target}")),
+            Err(e) => Reply::failed(e.to_string(), e.to_string()),
+        },
+    }
+}
 
 /// A connection to the process that owns a workspace.
 #[cfg(unix)]
@@ -251,12 +180,33 @@ impl Client {
     }
 
     pub async fn turn(&mut self, turn: &Turn) -> std::io::Result<Reply> {
-        self.request(&Request::Turn {
-            channel: turn.channel.clone(),
-            chat_id: turn.chat_id.clone(),
-            speaker_id: turn.speaker_id.clone(),
-            text: turn.text.clone(),
-        })
-        .await
+        self.request(&Request::Turn(turn.clone())).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_request_is_the_turn_itself() {
+        let mut t = Turn::new("cli", "local", "mom", "你好");
+        t.may_switch_modes = false;
+        let line = serde_json::to_string(&Request::Turn(t)).unwrap();
+        assert!(
+            line.starts_with(r#"{"op":"turn","channel":"cli""#),
+            "{line}"
+        );
+        let back: Request = serde_json::from_str(&line).unwrap();
+        match back {
+            Request::Turn(t) => assert!(!t.may_switch_modes && t.text == "你好"),
+            other => panic!("{other:?}"),
+        }
+        // the wire form older clients send still parses
+        let old =
+            r#"{"op":"turn","channel":"cli","chat_id":"local","speaker_id":"mom","text":"x"}"#;
+        assert!(
+            matches!(serde_json::from_str::<Request>(old).unwrap(), Request::Turn(t) if t.may_switch_modes)
+        );
     }
 }

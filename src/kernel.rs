@@ -1,21 +1,28 @@
 //! The kernel: starts the actors and is the one door channels use.
 //!
 //! `Kernel::start` opens the workspace, takes its lock (one owner per workspace, see
-//! `control`), loads the config and the mode registry, starts the ModeManager and Cron
+//! `lock`), loads the config and the mode registry, starts the ModeManager and Cron
 //! actors on their own arbiter thread, and prepares the Provider and the Agent.
 //!
 //! Channels call [`Kernel::submit`] at arrival: the turn joins its chat's FIFO (see
-//! `scheduler`) and runs in that chat's worker task — slash commands directly, chat
-//! through begin-turn → agent → end-turn. The caller only waits for the reply, so a caller
-//! that goes away (a dropped connection) cannot leave a turn begun but never recorded.
+//! `scheduler`) and runs in that chat's worker task — slash commands directly (see
+//! `commands`), chat through begin-turn → agent → end-turn. The caller only waits for the
+//! reply, so a caller that goes away (a dropped connection) cannot leave a turn begun but
+//! never recorded.
+//!
+//! Lifecycle: chat workers and reply deliveries run on the `turns` [`TaskTracker`];
+//! channel servers on the `services` tracker and stop when the [`CancellationToken`]
+//! fires. A graceful shutdown closes admission (under the queue lock, so no turn slips in
+//! unseen), waits for `turns` up to the grace period, then cancels the services and waits
+//! for them (the control socket removes its file on the way out).
 
 use crate::agent::{Agent, AgentOutcome};
+use crate::channel::{DeliveryError, Doors};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ConfigError, EnvOverrides};
-use crate::control::{LockError, WorkspaceLock};
 use crate::cron::Cron;
+use crate::lock::{LockError, WorkspaceLock};
 use crate::modes::core::{ModeError, TurnMeta};
-use crate::modes::switch::SwitchAction;
 use crate::modes::{ModeCore, ModeManager, ModeRegistry, ModesHandle, Record};
 use crate::prompt::{self, TailInfo};
 use crate::provider::Provider;
@@ -23,12 +30,17 @@ use crate::scheduler::{Admission, ChatQueues};
 use crate::turn::{Reply, Turn};
 use crate::workspace::Workspace;
 use actix::Actor;
+use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::{task_tracker::TaskTrackerToken, TaskTracker};
 use tracing::{error, info, warn};
+
+/// How long channel servers get to stop after they were cancelled.
+const SERVICE_STOP: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
@@ -65,13 +77,6 @@ pub struct KernelOptions {
     pub lock_wait: Option<Duration>,
 }
 
-/// A channel's door for proactive messages (timers, announcements).
-#[async_trait::async_trait]
-pub trait Outbound: Send + Sync {
-    /// Deliver `text` to `target` (a satellite id, a chat id …) without a user turn.
-    async fn announce(&self, target: &str, text: &str) -> Result<(), String>;
-}
-
 struct Job {
     turn: Turn,
     reply: oneshot::Sender<Reply>,
@@ -81,24 +86,25 @@ pub struct KernelInner {
     cfg: Config,
     ws: Workspace,
     modes: ModesHandle,
+    registry: Arc<ModeRegistry>,
     agent: Agent,
     clock: SharedClock,
     tz: chrono_tz::Tz,
     system: actix::System,
     queues: Mutex<ChatQueues<Job>>,
-    admitting: AtomicBool,
-    /// Turns admitted and not yet answered.
-    pending: AtomicUsize,
-    /// Replies being delivered by channels (see [`DeliveryGuard`]).
-    delivering: Arc<AtomicUsize>,
-    stop_tx: watch::Sender<bool>,
-    outbound: Mutex<std::collections::HashMap<String, Arc<dyn Outbound>>>,
+    /// Chat workers and reply deliveries; closed when admission stops.
+    turns: TaskTracker,
+    /// Channel servers and the control socket.
+    services: TaskTracker,
+    /// Fires when the services must stop.
+    cancel: CancellationToken,
+    doors: Doors,
     _lock: WorkspaceLock,
 }
 
 impl Drop for KernelInner {
     fn drop(&mut self) {
-        let _ = self.stop_tx.send(true);
+        self.cancel.cancel();
         self.system.stop();
     }
 }
@@ -109,13 +115,7 @@ pub struct Kernel {
 }
 
 /// Held by a channel while it delivers a reply; a graceful shutdown waits for it.
-pub struct DeliveryGuard(Arc<AtomicUsize>);
-
-impl Drop for DeliveryGuard {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+pub struct DeliveryGuard(#[allow(dead_code)] TaskTrackerToken);
 
 /// A reply on its way: refused at once, or waiting for the chat's worker.
 pub enum PendingReply {
@@ -134,6 +134,11 @@ impl PendingReply {
                 )
             }),
         }
+    }
+
+    /// Whether this is an immediate refusal (queue full, shutting down) rather than a turn.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, PendingReply::Ready(r) if r.error.is_some())
     }
 }
 
@@ -187,9 +192,9 @@ impl Kernel {
         };
         let extra = std::fs::read_to_string(ws.system_extra()).ok();
         let base = prompt::base_system_prompt(&cfg.household.name, &registry, extra.as_deref());
-        let files = Arc::new(file_access(&ws, &registry));
+        let files = Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry));
         let tools = crate::tools::definitions(&registry.ids(), &files.writable_names());
-        let core = ModeCore::open(ws.clone(), registry, tz, clock.now())?;
+        let core = ModeCore::open(ws.clone(), registry.clone(), tz, clock.now())?;
         let period = opts
             .expiry_period
             .unwrap_or(Duration::from_secs(cfg.cron.expiry_check_secs));
@@ -208,16 +213,16 @@ impl Kernel {
                 cfg,
                 ws,
                 modes,
+                registry,
                 agent,
                 clock,
                 tz,
                 system,
                 queues: Mutex::new(ChatQueues::new(queue_cap)),
-                admitting: AtomicBool::new(true),
-                pending: AtomicUsize::new(0),
-                delivering: Arc::new(AtomicUsize::new(0)),
-                stop_tx: watch::channel(false).0,
-                outbound: Mutex::new(Default::default()),
+                turns: TaskTracker::new(),
+                services: TaskTracker::new(),
+                cancel: CancellationToken::new(),
+                doors: Doors::default(),
                 _lock: lock,
             }),
         })
@@ -231,35 +236,34 @@ impl Kernel {
         w.upgrade().map(|inner| Self { inner })
     }
 
-    /// A running channel offers proactive delivery under its name.
-    pub fn register_outbound(&self, channel: &str, door: Arc<dyn Outbound>) {
-        self.inner
-            .outbound
-            .lock()
-            .expect("outbound lock is never poisoned")
-            .insert(channel.to_string(), door);
+    /// The outbound doors of the running channels.
+    pub fn doors(&self) -> &Doors {
+        &self.inner.doors
     }
 
-    /// Deliver a proactive message through a running channel.
-    pub async fn announce(&self, channel: &str, target: &str, text: &str) -> Result<(), String> {
-        let door = self
-            .inner
-            .outbound
-            .lock()
-            .expect("outbound lock is never poisoned")
-            .get(channel)
-            .cloned();
-        match door {
-            Some(d) => d.announce(target, text).await,
-            None => Err(format!(
-                "channel {channel:?} is not running in this process"
-            )),
-        }
+    /// Deliver a proactive message through a running channel's door.
+    pub async fn deliver(
+        &self,
+        channel: &str,
+        target: &str,
+        text: &str,
+    ) -> Result<(), DeliveryError> {
+        self.inner.doors.deliver(channel, target, text).await
     }
 
-    /// Fires when the kernel stops (for servers such as the control socket).
-    pub fn stopping(&self) -> watch::Receiver<bool> {
-        self.inner.stop_tx.subscribe()
+    /// Fires when channel servers must stop (after admitted turns finished, or the grace
+    /// period passed). Channels take a child of it.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// Run a channel server (or the control socket) as a tracked task: a graceful
+    /// shutdown cancels it and waits (briefly) for it to finish.
+    pub fn spawn_service<F>(&self, fut: F) -> tokio::task::JoinHandle<()>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.inner.services.spawn(fut)
     }
 
     pub fn workspace(&self) -> &Workspace {
@@ -271,6 +275,15 @@ impl Kernel {
     pub fn modes(&self) -> &ModesHandle {
         &self.inner.modes
     }
+    pub fn registry(&self) -> &ModeRegistry {
+        &self.inner.registry
+    }
+    pub fn provider(&self) -> &Provider {
+        &self.inner.agent.provider
+    }
+    pub fn timezone(&self) -> chrono_tz::Tz {
+        self.inner.tz
+    }
 
     /// Admit a turn to its chat's FIFO now (call this at arrival) and get its reply later.
     /// Refused at once when the chat's queue is full or the kernel is shutting down.
@@ -278,10 +291,10 @@ impl Kernel {
         let inner = &self.inner;
         let key = turn.chat_key();
         let (tx, rx) = oneshot::channel();
-        // `admitting` is read and flipped under the queue lock, so a shutdown never
-        // misses a turn admitted at the same moment
+        // Admission is checked and closed under the queue lock, so a shutdown never misses
+        // a turn admitted at the same moment.
         let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
-        if !inner.admitting.load(Ordering::SeqCst) {
+        if inner.turns.is_closed() {
             return PendingReply::Ready(Reply::failed(
                 "homebot 正在关闭，请稍后再说。(homebot is shutting down)",
                 "shutting down",
@@ -289,12 +302,13 @@ impl Kernel {
         }
         match queues.admit(&key, Job { turn, reply: tx }) {
             Ok(admission) => {
-                inner.pending.fetch_add(1, Ordering::SeqCst);
-                drop(queues);
                 if admission == Admission::StartWorker {
                     let this = self.clone();
-                    tokio::spawn(async move { this.chat_worker(key).await });
+                    inner
+                        .turns
+                        .spawn(async move { this.chat_worker(key).await });
                 }
+                drop(queues);
                 PendingReply::Waiting(rx)
             }
             Err(job) => {
@@ -336,56 +350,50 @@ impl Kernel {
                 }
             };
             let _ = job.reply.send(reply);
-            self.inner.pending.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
-    /// Graceful stop: admit nothing new, let admitted turns finish and record (up to
-    /// `deadline`), then stop the actors. Returns whether everything finished in time.
-    pub async fn shutdown_gracefully(&self, deadline: Duration) -> bool {
+    /// Graceful stop: admit nothing new, let admitted turns finish, record and be
+    /// delivered (up to `grace`), then stop the channel servers and the actors. Returns
+    /// whether everything finished in time.
+    pub async fn shutdown_gracefully(&self, grace: Duration) -> bool {
+        let inner = &self.inner;
         {
-            let _queues = self
-                .inner
-                .queues
-                .lock()
-                .expect("queue lock is never poisoned");
-            self.inner.admitting.store(false, Ordering::SeqCst);
+            let _queues = inner.queues.lock().expect("queue lock is never poisoned");
+            inner.turns.close();
         }
-        let end = tokio::time::Instant::now() + deadline;
-        let mut clean = true;
-        loop {
-            let left = self.inner.pending.load(Ordering::SeqCst)
-                + self.inner.delivering.load(Ordering::SeqCst);
-            if left == 0 {
-                break;
-            }
-            if tokio::time::Instant::now() >= end {
-                warn!(
-                    turns = left,
-                    "shutdown deadline passed with turns still running"
-                );
-                clean = false;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        let clean = tokio::time::timeout(grace, inner.turns.wait())
+            .await
+            .is_ok();
+        if !clean {
+            warn!(
+                tasks = inner.turns.len(),
+                "shutdown deadline passed with turns still running"
+            );
         }
-        let _ = self.inner.stop_tx.send(true);
-        // We hold the workspace lock, so the control socket is ours to remove now rather
-        // than leave it to a server task that may not run again before the process exits.
-        let _ = std::fs::remove_file(crate::control::socket_path(self.inner.ws.root()));
+        inner.cancel.cancel();
+        inner.services.close();
+        if tokio::time::timeout(SERVICE_STOP, inner.services.wait())
+            .await
+            .is_err()
+        {
+            warn!(
+                services = inner.services.len(),
+                "channel servers did not stop in time"
+            );
+        }
         self.shutdown();
         clean
     }
 
     /// Count a reply delivery in progress until the guard is dropped.
     pub fn hold_delivery(&self) -> DeliveryGuard {
-        self.inner.delivering.fetch_add(1, Ordering::SeqCst);
-        DeliveryGuard(self.inner.delivering.clone())
+        DeliveryGuard(self.inner.turns.token())
     }
 
-    /// Turns admitted and not yet answered.
+    /// Turns (chat workers) and deliveries still running.
     pub fn pending_turns(&self) -> usize {
-        self.inner.pending.load(Ordering::SeqCst)
+        self.inner.turns.len()
     }
 
     async fn run_turn(&self, turn: Turn) -> Reply {
@@ -402,7 +410,7 @@ impl Kernel {
             );
         }
         if text.starts_with('/') {
-            return self.command_as(text, turn.may_switch_modes).await;
+            return crate::commands::run(self, text, turn.may_switch_modes).await;
         }
         let inner = &self.inner;
         let meta = TurnMeta {
@@ -486,94 +494,9 @@ impl Kernel {
         }
     }
 
-    /// Slash commands: `/mode enter <id>`, `/mode exit [id]`, `/mode status`, `/status`,
-    /// `/help`. They change or show state without the LLM and are not recorded.
+    /// Run a slash command as an allowed sender (see [`crate::commands`]).
     pub async fn command(&self, text: &str) -> Reply {
-        self.command_as(text, true).await
-    }
-
-    async fn command_as(&self, text: &str, may_switch: bool) -> Reply {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        if !may_switch && matches!(words.as_slice(), ["/mode", "enter" | "exit", ..]) {
-            return Reply::failed(
-                "你在这里没有切换模式的权限。(not allowed to switch modes here)",
-                "mode switch not permitted for this sender",
-            );
-        }
-        let modes = &self.inner.modes;
-        let result = match words.as_slice() {
-            ["/mode", "enter", id] => {
-                modes
-                    .switch(SwitchAction::Enter, Some(id.to_string()), None, None)
-                    .await
-            }
-            ["/mode", "enter"] => Err("用法: /mode enter <mode_id>".to_string()),
-            ["/mode", "exit"] => modes.switch(SwitchAction::Exit, None, None, None).await,
-            ["/mode", "exit", id] => {
-                modes
-                    .switch(SwitchAction::Exit, Some(id.to_string()), None, None)
-                    .await
-            }
-            ["/mode"] | ["/mode", "status"] | ["/status"] => Ok(self.status_text().await),
-            _ => Ok(HELP.to_string()),
-        };
-        match result {
-            Ok(t) => Reply::ok(t),
-            Err(t) => Reply::failed(t.clone(), t),
-        }
-    }
-
-    pub async fn status_text(&self) -> String {
-        let inner = &self.inner;
-        let st = match inner.modes.status().await {
-            Ok(s) => s,
-            Err(e) => return format!("status unavailable: {e}"),
-        };
-        let a = &st.action;
-        let mut out = format!("homebot · {} · {}\n", inner.cfg.household.name, inner.tz);
-        if a.active {
-            out.push_str(&format!(
-                "模式: {} ({}) 活动中{} · 会话 {} · 开始 {} · 到期 {} · 已记录 {} 轮\n",
-                a.display_name.as_deref().unwrap_or("?"),
-                a.mode_id.as_deref().unwrap_or("?"),
-                if st.exiting { "（正在结束）" } else { "" },
-                a.session_id.as_deref().unwrap_or("?"),
-                a.started_at.as_deref().unwrap_or("?"),
-                a.expires_at.as_deref().unwrap_or("?"),
-                st.turns_recorded
-            ));
-        } else {
-            out.push_str(&format!(
-                "模式: 无活动模式（上次结束原因: {}）\n",
-                a.exit_reason.as_deref().unwrap_or("—")
-            ));
-        }
-        let modes: Vec<String> = st
-            .modes
-            .iter()
-            .map(|(id, name)| format!("{name} ({id})"))
-            .collect();
-        out.push_str(&format!(
-            "可用模式: {}\n",
-            if modes.is_empty() {
-                "—".into()
-            } else {
-                modes.join(", ")
-            }
-        ));
-        out.push_str(&format!(
-            "模型: {}\n",
-            inner
-                .agent
-                .provider
-                .model_name()
-                .unwrap_or("未配置 (not configured)")
-        ));
-        out.push_str(&format!("进行中的轮次: {}\n", st.in_flight));
-        for w in &st.warnings {
-            out.push_str(&format!("警告: {w}\n"));
-        }
-        out
+        crate::commands::run(self, text, true).await
     }
 
     /// The current time in the household's zone.
@@ -588,42 +511,6 @@ impl Kernel {
     /// Stop the actor system. In-flight calls to the ModeManager fail after this.
     pub fn shutdown(&self) {
         self.inner.system.stop();
-    }
-}
-
-const HELP: &str = "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /help                  本帮助";
-
-/// What the file tools may touch: `notes/` and the plugins' writable folders for
-/// writing; the registered skill folders (wherever they are) for reading.
-fn file_access(ws: &Workspace, registry: &ModeRegistry) -> crate::tools::FileAccess {
-    let mut writable = vec![ws.root().join("notes")];
-    let mut readable_outside = Vec::new();
-    for m in registry.modes() {
-        let ctx = crate::modes::plugin::PluginContext {
-            workspace: ws,
-            manifest: &m.manifest,
-            skill_dir: &m.skill_dir,
-            skill_name: &m.skill_name,
-        };
-        writable.extend(m.plugin.writable_dirs(&ctx));
-        readable_outside.push(m.skill_dir.clone());
-    }
-    for s in registry.skills() {
-        if let Some(d) = s.path.parent() {
-            readable_outside.push(d.to_path_buf());
-        }
-    }
-    let readable_outside = readable_outside
-        .into_iter()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        // inside the workspace the zone rules apply; a folder holding the workspace
-        // would open all of it
-        .filter(|d| !d.starts_with(ws.root()) && !ws.root().starts_with(d))
-        .collect();
-    crate::tools::FileAccess {
-        root: ws.root().to_path_buf(),
-        writable,
-        readable_outside,
     }
 }
 

@@ -20,13 +20,16 @@
 //!   `skills/`) — skill folders and the compiled-in mode plugins they name.
 
 pub mod agent;
+pub mod channel;
 pub mod clock;
+pub mod commands;
 pub mod config;
 pub mod control;
 pub mod cron;
 pub mod failpoint;
 pub mod fsutil;
 pub mod kernel;
+pub mod lock;
 pub mod modes;
 pub mod prompt;
 pub mod provider;

@@ -112,9 +112,10 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("cannot start homebot in {}", root.display()))?;
             #[cfg(unix)]
             homebot::control::spawn_server(&kernel);
-            homebot::channels::start_enabled(&kernel)
-                .await
-                .context("cannot start the channels")?;
+            if let Err(e) = homebot::channels::start_enabled(&kernel).await {
+                kernel.shutdown_gracefully(Duration::ZERO).await;
+                anyhow::bail!("cannot start the channels: {e}");
+            }
             tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
             wait_for_shutdown().await;
             let grace = Duration::from_secs(kernel.config().agent.shutdown_grace_secs);

@@ -36,15 +36,7 @@ pub struct ToolEnv {
 }
 
 /// Top-level names the tools never touch.
-const PRIVATE: &[&str] = &[
-    "chats",
-    "logs",
-    "members",
-    crate::config::CONFIG_FILE,
-    "SYSTEM.md",
-    crate::control::LOCK_FILE,
-    crate::control::SOCKET_FILE,
-];
+const PRIVATE: &[&str] = crate::workspace::PRIVATE_ZONES;
 
 /// Where the file tools may read and write.
 #[derive(Debug, Clone)]
@@ -58,6 +50,43 @@ pub struct FileAccess {
 }
 
 impl FileAccess {
+    /// What the file tools may touch: `notes/` and the plugins' writable folders for
+    /// writing; the registered skill folders (wherever they are) for reading.
+    pub fn for_registry(
+        ws: &crate::workspace::Workspace,
+        registry: &crate::modes::ModeRegistry,
+    ) -> Self {
+        let mut writable = vec![ws.root().join("notes")];
+        let mut readable_outside = Vec::new();
+        for m in registry.modes() {
+            let ctx = crate::modes::plugin::PluginContext {
+                workspace: ws,
+                manifest: &m.manifest,
+                skill_dir: &m.skill_dir,
+                skill_name: &m.skill_name,
+            };
+            writable.extend(m.plugin.writable_dirs(&ctx));
+            readable_outside.push(m.skill_dir.clone());
+        }
+        for s in registry.skills() {
+            if let Some(d) = s.path.parent() {
+                readable_outside.push(d.to_path_buf());
+            }
+        }
+        let readable_outside = readable_outside
+            .into_iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            // inside the workspace the zone rules apply; a folder holding the workspace
+            // would open all of it
+            .filter(|d| !d.starts_with(ws.root()) && !ws.root().starts_with(d))
+            .collect();
+        FileAccess {
+            root: ws.root().to_path_buf(),
+            writable,
+            readable_outside,
+        }
+    }
+
     fn rel<'a>(&self, p: &'a Path) -> &'a Path {
         p.strip_prefix(&self.root).unwrap_or(p)
     }

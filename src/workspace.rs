@@ -15,6 +15,29 @@
 
 use std::path::{Path, PathBuf};
 
+pub const CONFIG_FILE: &str = "config.toml";
+pub const SYSTEM_FILE: &str = "SYSTEM.md";
+pub const LOCK_FILE: &str = "homebot.lock";
+pub const SOCKET_FILE: &str = "control.sock";
+pub const CHATS_DIR: &str = "chats";
+pub const LOGS_DIR: &str = "logs";
+pub const MEMBERS_DIR: &str = "members";
+/// Sub-folders made when a workspace is opened.
+const SUB_DIRS: &[&str] = &["modes/sessions", CHATS_DIR, LOGS_DIR, MEMBERS_DIR, "skills"];
+
+/// Top-level names that belong to the household's members or the backend alone: other
+/// people's conversations and profiles, the usage log, secrets, the lock and the socket.
+/// The file tools never open them (see `tools`).
+pub const PRIVATE_ZONES: &[&str] = &[
+    CHATS_DIR,
+    LOGS_DIR,
+    MEMBERS_DIR,
+    CONFIG_FILE,
+    SYSTEM_FILE,
+    LOCK_FILE,
+    SOCKET_FILE,
+];
+
 /// The workspace holds API keys, tokens and family conversations: only its owner may
 /// enter it (0700), which also protects the control socket inside it.
 fn private_dir(root: &Path) -> std::io::Result<()> {
@@ -39,11 +62,11 @@ impl Workspace {
     /// Open (and create if missing) a workspace. The root is made absolute so that
     /// paths recorded in `action.json` stay valid whatever the current directory.
     pub fn open(root: &Path) -> std::io::Result<Self> {
-        std::fs::create_dir_all(root)?;
+        crate::fsutil::create_private_dirs(root)?;
         let root = std::fs::canonicalize(root)?;
         private_dir(&root)?;
-        for sub in ["modes/sessions", "chats", "logs", "members", "skills"] {
-            std::fs::create_dir_all(root.join(sub))?;
+        for sub in SUB_DIRS {
+            crate::fsutil::create_private_dirs(&root.join(sub))?;
         }
         Ok(Self { root })
     }
@@ -72,18 +95,63 @@ impl Workspace {
         self.modes_dir().join("sessions").join(mode_id)
     }
     pub fn chats_dir(&self) -> PathBuf {
-        self.root.join("chats")
+        self.root.join(CHATS_DIR)
     }
     pub fn usage_log(&self) -> PathBuf {
-        self.root.join("logs").join("usage.jsonl")
+        self.root.join(LOGS_DIR).join("usage.jsonl")
     }
     pub fn skills_dir(&self) -> PathBuf {
         self.root.join("skills")
     }
     pub fn user_profile(&self, member_id: &str) -> PathBuf {
-        self.root.join("members").join(member_id).join("USER.md")
+        self.root.join(MEMBERS_DIR).join(member_id).join("USER.md")
+    }
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join(CONFIG_FILE)
+    }
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join(LOCK_FILE)
     }
     pub fn system_extra(&self) -> PathBuf {
-        self.root.join("SYSTEM.md")
+        self.root.join(SYSTEM_FILE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_workspace_is_private_all_the_way_down() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("home/ws");
+        let ws = Workspace::open(&root).unwrap();
+        for sub in [
+            ".",
+            "modes",
+            "modes/sessions",
+            "chats",
+            "logs",
+            "members",
+            "skills",
+        ] {
+            let mode = std::fs::metadata(ws.root().join(sub))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
+            assert_eq!(mode, 0o700, "{sub} is {mode:o}");
+        }
+        let lock =
+            crate::lock::WorkspaceLock::acquire(ws.root(), std::time::Duration::ZERO).unwrap();
+        let mode = std::fs::metadata(ws.lock_file())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600, "homebot.lock is {mode:o}");
+        drop(lock);
     }
 }

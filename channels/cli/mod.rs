@@ -6,6 +6,7 @@
 //! workspace lock, otherwise the control socket of the process that holds it (a running
 //! gateway) — never a second writer.
 
+use crate::channel::{Channel, DeliveryError, Outbound, StartError, Started};
 use crate::control::{self, Request};
 use crate::kernel::{Kernel, KernelError, KernelOptions};
 use crate::turn::{Reply, Turn};
@@ -13,8 +14,59 @@ use rustyline::error::ReadlineError;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 pub const CHANNEL: &str = "cli";
+
+/// The CLI as a channel: no server, only an outbound door. With a terminal attached
+/// (interactive chat) proactive messages are printed; without one (a gateway, a one-shot
+/// turn) they are refused as undeliverable, so the sender can say so.
+pub struct CliChannel {
+    terminal: bool,
+}
+
+impl CliChannel {
+    pub fn new(terminal: bool) -> Self {
+        Self { terminal }
+    }
+}
+
+#[async_trait::async_trait]
+impl Channel for CliChannel {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    async fn start(
+        self: Box<Self>,
+        _kernel: Kernel,
+        _cancel: CancellationToken,
+    ) -> Result<Started, StartError> {
+        Ok(Started {
+            bound: Vec::new(),
+            outbound: Some(std::sync::Arc::new(Terminal {
+                attached: self.terminal,
+            })),
+        })
+    }
+}
+
+struct Terminal {
+    attached: bool,
+}
+
+#[async_trait::async_trait]
+impl Outbound for Terminal {
+    async fn deliver(&self, _target: &str, text: &str) -> Result<(), DeliveryError> {
+        if !self.attached {
+            return Err(DeliveryError::Unreachable(
+                "the terminal (no interactive `homebot chat` is attached to this process)".into(),
+            ));
+        }
+        println!("\nhomebot（主动消息）> {text}\n");
+        Ok(())
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct CliOptions {
@@ -90,7 +142,7 @@ impl Door {
 
     pub async fn status(&self) -> String {
         match self {
-            Door::Local(k) => k.status_text().await,
+            Door::Local(k) => crate::commands::status_text(k).await,
             #[cfg(unix)]
             Door::Remote(c) => match c.lock().await.request(&Request::Status).await {
                 Ok(r) => r.text,
@@ -102,7 +154,10 @@ impl Door {
     /// A proactive message through a running channel (only a gateway runs channels).
     pub async fn announce(&self, channel: &str, target: &str, text: &str) -> Reply {
         let result = match self {
-            Door::Local(k) => k.announce(channel, target, text).await,
+            Door::Local(k) => k
+                .deliver(channel, target, text)
+                .await
+                .map_err(|e| e.to_string()),
             #[cfg(unix)]
             Door::Remote(c) => {
                 let req = Request::Announce {
@@ -176,8 +231,16 @@ pub async fn interactive(door: &Door, root: &Path, opts: &CliOptions) -> anyhow:
         let _ = rl.save_history(&history);
         Ok(())
     });
+    if let Door::Local(k) = door {
+        let started = Box::new(CliChannel::new(true))
+            .start(k.clone(), k.cancel_token().child_token())
+            .await?;
+        if let Some(d) = started.outbound {
+            k.doors().register(CHANNEL, d);
+        }
+    }
     println!(
-        "homebot · {} · 说话人 {} · 输入 /help 查看命令，Ctrl-D 退出",
+        "homebot · {} · 说话人 {} · 输入 /help 查看命令，/quit 或 Ctrl-D 退出",
         door.household()
             .unwrap_or_else(|| "(via the running gateway)".into()),
         opts.speaker

@@ -21,6 +21,7 @@
 
 pub mod message;
 
+use crate::channel::{Channel, StartError, Started};
 use crate::config::{Access, QqConfig, QqPolicy, QqSwitchPolicy};
 use crate::kernel::{DeliveryGuard, Kernel, PendingReply};
 use crate::turn::{Reply, Turn};
@@ -37,6 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, Notify};
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 pub const CHANNEL: &str = "qq";
@@ -100,11 +102,42 @@ struct Shared {
     next_send: Mutex<HashMap<String, Instant>>,
     /// One ordered delivery queue per group / person.
     deliveries: Mutex<HashMap<String, mpsc::UnboundedSender<Delivery>>>,
+    cancel: CancellationToken,
+}
+
+/// The QQ channel before it starts: its configuration.
+pub struct QqChannel {
+    cfg: QqConfig,
+}
+
+impl QqChannel {
+    pub fn new(cfg: QqConfig) -> Self {
+        Self { cfg }
+    }
+}
+
+#[async_trait::async_trait]
+impl Channel for QqChannel {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    async fn start(
+        self: Box<Self>,
+        kernel: Kernel,
+        cancel: CancellationToken,
+    ) -> Result<Started, StartError> {
+        let (_qq, bound) = Qq::start(kernel, self.cfg, cancel).await?;
+        Ok(Started {
+            bound: bound.map(|a| vec![(CHANNEL, a)]).unwrap_or_default(),
+            outbound: None,
+        })
+    }
 }
 
 /// The running QQ channel.
 #[derive(Clone)]
-pub struct QqChannel {
+pub struct Qq {
     shared: Arc<Shared>,
 }
 
@@ -124,13 +157,14 @@ pub enum ActionError {
     },
 }
 
-impl QqChannel {
+impl Qq {
     /// Start the configured transports. Returns the reverse server's bound address.
     pub async fn start(
         kernel: Kernel,
         cfg: QqConfig,
-    ) -> std::io::Result<(Self, Option<SocketAddr>)> {
-        let ch = QqChannel {
+        cancel: CancellationToken,
+    ) -> Result<(Self, Option<SocketAddr>), StartError> {
+        let ch = Qq {
             shared: Arc::new(Shared {
                 cfg: cfg.clone(),
                 kernel,
@@ -140,30 +174,24 @@ impl QqChannel {
                 connected: Notify::new(),
                 next_send: Mutex::new(HashMap::new()),
                 deliveries: Mutex::new(HashMap::new()),
+                cancel: cancel.clone(),
             }),
         };
         let mut bound = None;
         if let Some(listen) = &cfg.listen {
-            let listener = tokio::net::TcpListener::bind(listen).await?;
-            let addr = listener.local_addr()?;
+            let (listener, addr) = crate::channels::net::bind(CHANNEL, listen).await?;
             let app = axum::Router::new()
                 .route(&cfg.path, axum::routing::get(ws_handler))
                 .with_state(ch.clone());
             info!(addr = %addr, path = %cfg.path, token = cfg.access_token.is_some(), "qq channel: reverse WebSocket listening");
-            let mut stop = ch.shared.kernel.stopping();
-            tokio::spawn(async move {
-                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                    let _ = stop.changed().await;
-                });
-                if let Err(e) = serve.await {
-                    warn!(error = %e, "qq reverse WebSocket server stopped");
-                }
-            });
+            let kernel = ch.shared.kernel.clone();
+            crate::channels::net::serve_http(&kernel, CHANNEL, listener, app, cancel.clone());
             bound = Some(addr);
         }
         if let Some(url) = cfg.forward_url.clone() {
             let ch2 = ch.clone();
-            tokio::spawn(async move { ch2.forward_loop(url).await });
+            let kernel = ch.shared.kernel.clone();
+            kernel.spawn_service(async move { ch2.forward_loop(url).await });
         }
         Ok((ch, bound))
     }
@@ -618,7 +646,7 @@ impl QqChannel {
         let shown = url.split('?').next().unwrap_or_default().to_string();
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let mut backoff = Duration::from_secs(1);
-        let mut stop = self.shared.kernel.stopping();
+        let cancel = self.shared.cancel.clone();
         loop {
             let mut req = match url.as_str().into_client_request() {
                 Ok(r) => r,
@@ -645,7 +673,7 @@ impl QqChannel {
             }
             tokio::select! {
                 _ = tokio::time::sleep(backoff) => {}
-                _ = stop.changed() => return,
+                _ = cancel.cancelled() => return,
             }
             backoff = (backoff * 2).min(Duration::from_secs(30));
         }
@@ -762,7 +790,7 @@ fn allowed(p: &QqPolicy, id: &str, is_member: bool) -> bool {
 use crate::channels::auth::{presented_token, same_secret};
 
 async fn ws_handler(
-    State(ch): State<QqChannel>,
+    State(ch): State<Qq>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     ws: WebSocketUpgrade,
@@ -809,7 +837,7 @@ async fn ws_handler(
         .into_response()
 }
 
-impl QqChannel {
+impl Qq {
     async fn serve_socket(self, mut socket: WebSocket, self_id: String, role: Role) {
         let (tx, mut rx) = mpsc::channel::<String>(64);
         let conn_id = match self.register(&self_id, role, tx) {

@@ -19,14 +19,15 @@
 
 pub mod wyoming;
 
+use crate::channel::{Channel, DeliveryError, Outbound, StartError, Started};
 use crate::config::VoiceConfig;
-use crate::kernel::{Kernel, Outbound, PendingReply};
+use crate::kernel::{Kernel, PendingReply};
 use crate::turn::Turn;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -35,6 +36,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::BufReader;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 use wyoming::{Event, FrameError, Limits};
 
@@ -86,12 +88,25 @@ pub fn shape_reply(reply: &str) -> (String, DialogueState) {
 struct Shared {
     kernel: Kernel,
     cfg: VoiceConfig,
+    cancel: CancellationToken,
     satellites: Mutex<HashMap<String, mpsc::Sender<String>>>,
     next_conn: AtomicU64,
 }
 
-#[derive(Clone)]
+/// The voice channel before it starts: its configuration.
 pub struct VoiceChannel {
+    cfg: VoiceConfig,
+}
+
+impl VoiceChannel {
+    pub fn new(cfg: VoiceConfig) -> Self {
+        Self { cfg }
+    }
+}
+
+/// The running voice channel (cloneable handle); also its outbound door.
+#[derive(Clone)]
+pub struct Voice {
     shared: Arc<Shared>,
 }
 
@@ -102,34 +117,42 @@ pub struct VoiceReply {
     pub failed: bool,
 }
 
-impl VoiceChannel {
-    /// Start the configured servers; returns (Wyoming address, WebSocket address).
-    pub async fn start(
+#[async_trait::async_trait]
+impl Channel for VoiceChannel {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    /// Start the configured servers: Wyoming (`wyoming`) and the native WebSocket
+    /// (`voice-ws`).
+    async fn start(
+        self: Box<Self>,
         kernel: Kernel,
-        cfg: VoiceConfig,
-    ) -> std::io::Result<(Self, Option<SocketAddr>, Option<SocketAddr>)> {
-        let ch = VoiceChannel {
+        cancel: CancellationToken,
+    ) -> Result<Started, StartError> {
+        let cfg = self.cfg;
+        let ch = Voice {
             shared: Arc::new(Shared {
                 kernel: kernel.clone(),
                 cfg: cfg.clone(),
+                cancel: cancel.clone(),
                 satellites: Mutex::new(HashMap::new()),
                 next_conn: AtomicU64::new(1),
             }),
         };
-        let mut wy = None;
+        let mut started = Started::default();
         if let Some(listen) = &cfg.wyoming_listen {
-            let listener = tokio::net::TcpListener::bind(listen).await?;
-            let addr = listener.local_addr()?;
+            let (listener, addr) = crate::channels::net::bind("wyoming", listen).await?;
             if !addr.ip().is_loopback() {
                 warn!(%addr, "Wyoming has no authentication: anyone who can reach this address can talk to homebot as a guest");
             }
-            wy = Some(addr);
+            started.bound.push(("wyoming", addr));
             let ch2 = ch.clone();
-            let mut stop = kernel.stopping();
-            tokio::spawn(async move {
+            let cancel = cancel.clone();
+            kernel.spawn_service(async move {
                 loop {
                     tokio::select! {
-                        _ = stop.changed() => break,
+                        _ = cancel.cancelled() => break,
                         acc = listener.accept() => match acc {
                             Ok((stream, peer)) => {
                                 let ch3 = ch2.clone();
@@ -141,27 +164,20 @@ impl VoiceChannel {
                 }
             });
         }
-        let mut ws = None;
         if let Some(listen) = &cfg.ws_listen {
-            let listener = tokio::net::TcpListener::bind(listen).await?;
-            ws = Some(listener.local_addr()?);
+            let (listener, addr) = crate::channels::net::bind("voice-ws", listen).await?;
+            started.bound.push(("voice-ws", addr));
             let app = axum::Router::new()
                 .route(WS_PATH, axum::routing::get(ws_handler))
                 .with_state(ch.clone());
-            let mut stop = kernel.stopping();
-            tokio::spawn(async move {
-                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                    let _ = stop.changed().await;
-                });
-                if let Err(e) = serve.await {
-                    warn!(error = %e, "voice WebSocket server stopped");
-                }
-            });
+            crate::channels::net::serve_http(&kernel, "voice-ws", listener, app, cancel.clone());
         }
-        kernel.register_outbound(CHANNEL, Arc::new(ch.clone()));
-        Ok((ch, wy, ws))
+        started.outbound = Some(Arc::new(ch));
+        Ok(started)
     }
+}
 
+impl Voice {
     /// Admit one utterance to its voice session's FIFO now (call at arrival).
     pub fn submit(&self, session_id: &str, speaker: Option<&str>, text: &str) -> PendingReply {
         let cfg = self.shared.kernel.config();
@@ -309,15 +325,13 @@ impl VoiceChannel {
         let fallback = fallback_session("voice-ws", &conn);
         // every satellite id this connection answered for; released when it closes
         let mut registered: Vec<String> = Vec::new();
-        let (mut sink, mut stream) = socket.split();
-        let (tx, mut rx) = mpsc::channel::<String>(32);
-        tokio::spawn(async move {
-            while let Some(frame) = rx.recv().await {
-                if sink.send(WsMessage::Text(frame)).await.is_err() {
-                    break;
-                }
-            }
-        });
+        let (sink, mut stream) = socket.split();
+        let tx = crate::channels::net::spawn_ws_writer(
+            sink,
+            32,
+            self.shared.cancel.clone(),
+            WsMessage::Text,
+        );
         if let Some(id) = &satellite {
             self.register_satellite(id, tx.clone());
             registered.push(id.clone());
@@ -397,8 +411,9 @@ impl VoiceChannel {
 }
 
 #[async_trait::async_trait]
-impl Outbound for VoiceChannel {
-    async fn announce(&self, target: &str, text: &str) -> Result<(), String> {
+impl Outbound for Voice {
+    /// Announce to a satellite by id (native WebSocket). A full send queue refuses.
+    async fn deliver(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
         let tx = self
             .shared
             .satellites
@@ -406,18 +421,21 @@ impl Outbound for VoiceChannel {
             .expect("satellites lock")
             .get(target)
             .cloned();
+        let who = format!("satellite {target:?}");
         let Some(tx) = tx else {
-            return Err(format!("satellite {target:?} is not connected"));
+            return Err(DeliveryError::Unreachable(who));
         };
         let (text, _) = shape_reply(text);
-        tx.send(json!({"type": "announce", "text": text}).to_string())
-            .await
-            .map_err(|_| format!("satellite {target:?} went away"))
+        match tx.try_send(json!({"type": "announce", "text": text}).to_string()) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => Err(DeliveryError::Busy(who)),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(DeliveryError::Unreachable(who)),
+        }
     }
 }
 
 async fn ws_handler(
-    State(ch): State<VoiceChannel>,
+    State(ch): State<Voice>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     ws: WebSocketUpgrade,

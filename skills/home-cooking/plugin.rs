@@ -27,8 +27,8 @@ impl ModePlugin for CookingMode {
 
     fn prepare(&self, ctx: &PluginContext<'_>) -> std::io::Result<()> {
         let dir = data_dir(ctx);
-        std::fs::create_dir_all(dir.join("recipes"))?;
-        std::fs::create_dir_all(dir.join("summaries"))?;
+        fsutil::create_private_dirs(&dir.join("recipes"))?;
+        fsutil::create_private_dirs(&dir.join("summaries"))?;
         let history = dir.join("history.md");
         if !history.exists() {
             fsutil::write_atomic(&history, HISTORY_HEADER.as_bytes())?;

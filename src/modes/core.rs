@@ -649,7 +649,7 @@ impl ModeCore {
                 break (sid, dir);
             }
         };
-        std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+        fsutil::create_private_dirs(&dir).map_err(io("create", &dir))?;
         mode.plugin
             .prepare(&ctx)
             .map_err(io("prepare plugin data for", &dir))?;

@@ -224,6 +224,13 @@ impl Provider {
         self.inner.as_ref().map(|i| i.model.model_name())
     }
 
+    /// One line for `status`: which model, where.
+    pub fn summary(&self) -> String {
+        self.model_name()
+            .unwrap_or("未配置 (not configured)")
+            .to_string()
+    }
+
     /// One completion, with bounded retries (backoff, `Retry-After` honoured up to 30 s)
     /// on timeouts, network errors, 429 and 5xx. Usage is appended to the usage log.
     pub async fn complete(

@@ -1,0 +1,151 @@
+//! Slash commands and the status text: what a user can do without the LLM.
+//!
+//! `/mode enter <id>`, `/mode exit [id]`, `/mode status`, `/status`, `/help` (and `/quit`
+//! in the interactive CLI, handled there). They change or show state directly, are not
+//! recorded, and never wait for the provider. Entering or leaving a mode is subject to
+//! the channel's permission rule for the sender (`Turn::may_switch_modes`).
+
+use crate::kernel::Kernel;
+use crate::modes::switch::SwitchAction;
+use crate::turn::Reply;
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Enter(Option<String>),
+    Exit(Option<String>),
+    Status,
+    Help,
+}
+
+impl Command {
+    /// Parse `text` (which starts with `/`). Anything unknown is `Help`.
+    pub fn parse(text: &str) -> Self {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.as_slice() {
+            ["/mode", "enter"] => Command::Enter(None),
+            ["/mode", "enter", id] => Command::Enter(Some(id.to_string())),
+            ["/mode", "exit"] => Command::Exit(None),
+            ["/mode", "exit", id] => Command::Exit(Some(id.to_string())),
+            ["/mode"] | ["/mode", "status"] | ["/status"] => Command::Status,
+            _ => Command::Help,
+        }
+    }
+
+    fn switches(&self) -> bool {
+        matches!(self, Command::Enter(_) | Command::Exit(_))
+    }
+}
+
+/// Run a slash command for a sender who may (or may not) switch modes here.
+pub async fn run(kernel: &Kernel, text: &str, may_switch: bool) -> Reply {
+    let cmd = Command::parse(text);
+    if cmd.switches() && !may_switch {
+        return Reply::failed(
+            "你在这里没有切换模式的权限。(not allowed to switch modes here)",
+            "mode switch not permitted for this sender",
+        );
+    }
+    let modes = kernel.modes();
+    let result = match cmd {
+        Command::Enter(None) => Err("用法: /mode enter <mode_id>".to_string()),
+        Command::Enter(Some(id)) => {
+            modes
+                .switch(SwitchAction::Enter, Some(id), None, None)
+                .await
+        }
+        Command::Exit(id) => modes.switch(SwitchAction::Exit, id, None, None).await,
+        Command::Status => Ok(status_text(kernel).await),
+        Command::Help => Ok(help_text(kernel)),
+    };
+    match result {
+        Ok(t) => Reply::ok(t),
+        Err(t) => Reply::failed(t.clone(), t),
+    }
+}
+
+/// `/help`: the commands, with the mode ids this household has.
+pub fn help_text(kernel: &Kernel) -> String {
+    let ids: Vec<String> = kernel
+        .registry()
+        .modes()
+        .iter()
+        .map(|m| format!("{}（{}）", m.manifest.id, m.manifest.display_name))
+        .collect();
+    format!(
+        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
+        if ids.is_empty() { "—".to_string() } else { ids.join(", ") }
+    )
+}
+
+/// The status text (`/status`, `homebot status`), in the household's language.
+pub async fn status_text(kernel: &Kernel) -> String {
+    let st = match kernel.modes().status().await {
+        Ok(s) => s,
+        Err(e) => return format!("status unavailable: {e}"),
+    };
+    let a = &st.action;
+    let mut out = format!(
+        "homebot · {} · {}\n",
+        kernel.config().household.name,
+        kernel.timezone()
+    );
+    if a.active {
+        out.push_str(&format!(
+            "模式: {} ({}) 活动中{} · 会话 {} · 开始 {} · 到期 {} · 已记录 {} 轮\n",
+            a.display_name.as_deref().unwrap_or("?"),
+            a.mode_id.as_deref().unwrap_or("?"),
+            if st.exiting { "（正在结束）" } else { "" },
+            a.session_id.as_deref().unwrap_or("?"),
+            a.started_at.as_deref().unwrap_or("?"),
+            a.expires_at.as_deref().unwrap_or("?"),
+            st.turns_recorded
+        ));
+    } else {
+        out.push_str(&format!(
+            "模式: 无活动模式（上次结束原因: {}）\n",
+            a.exit_reason.as_deref().unwrap_or("—")
+        ));
+    }
+    let modes: Vec<String> = st
+        .modes
+        .iter()
+        .map(|(id, name)| format!("{name} ({id})"))
+        .collect();
+    out.push_str(&format!(
+        "可用模式: {}\n",
+        if modes.is_empty() {
+            "—".into()
+        } else {
+            modes.join(", ")
+        }
+    ));
+    out.push_str(&format!("模型: {}\n", kernel.provider().summary()));
+    let doors = kernel.doors().names();
+    if !doors.is_empty() {
+        out.push_str(&format!("主动消息频道: {}\n", doors.join(", ")));
+    }
+    out.push_str(&format!("进行中的轮次: {}\n", st.in_flight));
+    for w in &st.warnings {
+        out.push_str(&format!("警告: {w}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(
+            Command::parse("/mode enter cooking"),
+            Command::Enter(Some("cooking".into()))
+        );
+        assert_eq!(Command::parse("/mode  exit"), Command::Exit(None));
+        assert_eq!(Command::parse("/mode"), Command::Status);
+        assert_eq!(Command::parse("/status"), Command::Status);
+        assert_eq!(Command::parse("/mode enter a b"), Command::Help);
+        assert_eq!(Command::parse("/whatever"), Command::Help);
+    }
+}
