@@ -160,7 +160,11 @@ async fn history(n: usize, samples: usize) -> [Duration; 4] {
             assistant: "a".into(),
             error: None,
         };
-        k.modes().end_turn(ticket.turn_id, r).await.unwrap();
+        let began_in = ticket.mode.as_ref().map(|m| m.session_id.clone());
+        k.modes()
+            .end_turn(ticket.turn_id, r, began_in)
+            .await
+            .unwrap();
     }
     let mut turn = Vec::new();
     for i in 0..samples {

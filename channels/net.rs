@@ -45,7 +45,7 @@ pub fn serve_http(
 
 /// Own the sending half of a WebSocket: frames queued on the returned sender (bounded by
 /// `cap`) go out in order; the task ends, closing the socket, when every sender is gone,
-/// the socket fails, or `cancel` fires.
+/// the socket fails, or `cancel` fires (frames already queued then still go out).
 pub fn spawn_ws_writer<S, M>(
     mut sink: S,
     cap: usize,
@@ -65,7 +65,12 @@ where
             };
             let Some(text) = next else { break };
             if sink.send(frame(text)).await.is_err() {
-                break;
+                return;
+            }
+        }
+        while let Ok(text) = rx.try_recv() {
+            if sink.send(frame(text)).await.is_err() {
+                return;
             }
         }
         let _ = sink.close().await;

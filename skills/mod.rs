@@ -8,32 +8,17 @@
 //! To add a plugin: put `plugin.rs` in the skill folder, add a `#[path]` module line and
 //! one row to [`PLUGINS`], and write `"entrypoint": "plugin.rs:TypeName"` in mode.json.
 
-use crate::modes::ModePlugin;
+use crate::modes::registry::PluginTable;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[path = "home-cooking/plugin.rs"]
 pub mod home_cooking;
 
-type Constructor = fn() -> Arc<dyn ModePlugin>;
-
-/// Entrypoint name → plugin constructor.
-const PLUGINS: &[(&str, Constructor)] = &[("plugin.rs:CookingMode", || {
+/// Entrypoint name → plugin constructor: the table the kernel hands the mode registry.
+pub const PLUGINS: PluginTable = &[("plugin.rs:CookingMode", || {
     Arc::new(home_cooking::CookingMode)
 })];
-
-/// The plugin an entrypoint names. `plugin.rs:CookingMode` and `CookingMode` both work.
-pub fn plugin_for(entrypoint: &str) -> Option<Arc<dyn ModePlugin>> {
-    let wanted = entrypoint.trim();
-    PLUGINS.iter().find_map(|(name, make)| {
-        let short = name.rsplit(':').next().unwrap_or(name);
-        (wanted == *name || wanted == short).then(make)
-    })
-}
-
-pub fn entrypoints() -> Vec<&'static str> {
-    PLUGINS.iter().map(|(n, _)| *n).collect()
-}
 
 include!(concat!(env!("OUT_DIR"), "/builtin_skills.rs"));
 
@@ -107,7 +92,7 @@ mod tests {
                 "{rel}"
             );
         }
-        let reg = crate::modes::ModeRegistry::load(&[dir.path().to_path_buf()]);
+        let reg = crate::modes::ModeRegistry::load(&[dir.path().to_path_buf()], PLUGINS);
         assert!(reg.issues().is_empty(), "{:?}", reg.issues());
         assert!(reg.get("cooking").is_some());
     }

@@ -48,19 +48,19 @@ pub async fn run(kernel: &Kernel, text: &str, may_switch: bool) -> Reply {
     }
     let modes = kernel.modes();
     let result = match cmd {
-        Command::Enter(None) => Err("用法: /mode enter <mode_id>".to_string()),
+        Command::Enter(None) => return Reply::failed("用法: /mode enter <mode_id>", "usage"),
         Command::Enter(Some(id)) => {
             modes
                 .switch(SwitchAction::Enter, Some(id), None, None)
                 .await
         }
         Command::Exit(id) => modes.switch(SwitchAction::Exit, id, None, None).await,
-        Command::Status => Ok(status_text(kernel).await),
-        Command::Help => Ok(help_text(kernel)),
+        Command::Status => return Reply::ok(status_text(kernel).await),
+        Command::Help => return Reply::ok(help_text(kernel)),
     };
     match result {
-        Ok(t) => Reply::ok(t),
-        Err(t) => Reply::failed(t.clone(), t),
+        Ok(done) => Reply::ok(done.to_string()),
+        Err(e) => Reply::failed(e.to_string(), e.to_string()),
     }
 }
 

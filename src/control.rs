@@ -15,7 +15,7 @@
 //! running gateway finds the lock taken and sends its turn through the socket instead;
 //! the gateway runs it like any other turn.
 
-use crate::kernel::Kernel;
+use crate::kernel::{DeliveryGuard, Kernel};
 use crate::turn::{Reply, Turn};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -108,23 +108,35 @@ async fn handle_conn(
         if n == 0 {
             return Ok(());
         }
-        let reply = if buf.len() > MAX_LINE {
-            Reply::failed(
+        // the reply, and the guard that keeps a graceful shutdown waiting until it is written
+        let reply: (Reply, Option<DeliveryGuard>) = if buf.len() > MAX_LINE {
+            let r = Reply::failed(
                 "request too large",
                 format!("control request over {MAX_LINE} bytes"),
-            )
+            );
+            (r, None)
         } else {
             match serde_json::from_slice::<Request>(&buf) {
-                Err(e) => Reply::failed(format!("bad control request: {e}"), e.to_string()),
+                Err(e) => (
+                    Reply::failed(format!("bad control request: {e}"), e.to_string()),
+                    None,
+                ),
                 Ok(req) => match Kernel::upgrade(&kernel) {
-                    None => Reply::failed("homebot is shutting down", "kernel stopped"),
-                    Some(k) => answer(&k, req).await,
+                    None => (
+                        Reply::failed("homebot is shutting down", "kernel stopped"),
+                        None,
+                    ),
+                    Some(k) => {
+                        let guard = k.hold_delivery();
+                        (answer(&k, req).await, Some(guard))
+                    }
                 },
             }
         };
-        let mut out = serde_json::to_vec(&reply).expect("Reply always serializes");
+        let mut out = serde_json::to_vec(&reply.0).expect("Reply always serializes");
         out.push(b'\n');
         w.write_all(&out).await?;
+        drop(reply.1);
         if buf.len() > MAX_LINE {
             return Ok(()); // the rest of that line is unread; end the connection
         }

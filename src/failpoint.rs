@@ -4,9 +4,12 @@
 //! normal use), a failpoint is one comparison against an empty string.
 //!
 //! Names: `archive.after_marker`, `archive.after_summary`, `archive.after_index`,
-//! `append.partial` (half a record written and fsynced, then stop).
+//! `append.partial` (half a record written and fsynced, then stop); and
+//! `modes.begin_turn.panic` (the ModeManager panics once while beginning a turn, for the
+//! supervision test).
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 fn configured() -> &'static str {
@@ -27,5 +30,14 @@ pub fn hit(name: &str) {
         loop {
             std::thread::park();
         }
+    }
+}
+
+/// Panic here, once per process, if `<name>.panic` is the configured failpoint.
+pub fn panic_once(name: &str) {
+    static FIRED: AtomicBool = AtomicBool::new(false);
+    let c = configured();
+    if c.strip_suffix(".panic") == Some(name) && !FIRED.swap(true, Ordering::SeqCst) {
+        panic!("failpoint {name}.panic");
     }
 }

@@ -147,6 +147,7 @@ impl PendingReply {
 struct TurnGuard {
     modes: ModesHandle,
     turn_id: u64,
+    began_in: Option<String>,
     record: Option<Record>,
 }
 
@@ -155,7 +156,8 @@ impl Drop for TurnGuard {
         if let Some(mut r) = self.record.take() {
             r.assistant = "（这一轮处理中断了。）".into();
             r.error = Some("turn aborted before it finished".into());
-            self.modes.end_turn_detached(self.turn_id, r);
+            self.modes
+                .end_turn_detached(self.turn_id, r, self.began_in.take());
         }
     }
 }
@@ -176,7 +178,7 @@ impl Kernel {
         let dirs = opts
             .skills_dirs
             .unwrap_or_else(|| skill_search_path(&ws, &cfg));
-        let registry = Arc::new(ModeRegistry::load(&dirs));
+        let registry = Arc::new(ModeRegistry::load(&dirs, crate::skills::PLUGINS));
         let provider = match opts.provider {
             Some(p) => p,
             None => match cfg.resolve_provider(&env) {
@@ -420,11 +422,19 @@ impl Kernel {
         };
         let ticket = match inner.modes.begin_turn(meta).await {
             Ok(t) => t,
+            Err(e @ ModeError::Restarted) => {
+                error!(error = %e, "begin-turn failed");
+                return Reply::failed(
+                    "抱歉，处理这条消息时内部出错了，已经自动恢复，请再说一次。",
+                    e.to_string(),
+                );
+            }
             Err(e) => return Reply::failed("抱歉，系统正在关闭，请稍后再试。", e.to_string()),
         };
         let mut guard = TurnGuard {
             modes: inner.modes.clone(),
             turn_id: ticket.turn_id,
+            began_in: ticket.mode.as_ref().map(|m| m.session_id.clone()),
             record: Some(Record {
                 timestamp: ticket
                     .began_at
@@ -480,7 +490,8 @@ impl Kernel {
             .expect("the guard holds the record until here");
         record.assistant = outcome.reply.clone();
         record.error = outcome.error.clone();
-        match inner.modes.end_turn(ticket.turn_id, record).await {
+        let began_in = guard.began_in.take();
+        match inner.modes.end_turn(ticket.turn_id, record, began_in).await {
             Ok(o) => {
                 if let Some(sid) = o.recorded_in {
                     tracing::debug!(session = %sid, "turn recorded in mode session");

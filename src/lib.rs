@@ -21,6 +21,7 @@
 
 pub mod agent;
 pub mod channel;
+pub mod chats;
 pub mod clock;
 pub mod commands;
 pub mod config;
@@ -28,6 +29,7 @@ pub mod control;
 pub mod cron;
 pub mod failpoint;
 pub mod fsutil;
+pub mod history;
 pub mod kernel;
 pub mod lock;
 pub mod modes;

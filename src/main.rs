@@ -6,6 +6,7 @@ use homebot::channels::cli::{self, CliOptions, Door};
 use homebot::config::Config;
 use homebot::kernel::{skill_search_path, Kernel, KernelOptions};
 use homebot::modes::ModeRegistry;
+use homebot::skills;
 use homebot::workspace::Workspace;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -146,7 +147,11 @@ async fn main() -> anyhow::Result<()> {
         Command::Sessions => {
             init_logging("warn");
             let ws = Workspace::open(&root)?;
-            print!("{}", list_sessions(&ws));
+            let tz = Config::load_or_init(ws.root())?.timezone();
+            print!(
+                "{}",
+                homebot::modes::listing::render(&homebot::modes::listing::list_sessions(&ws, tz))
+            );
         }
         Command::Config {
             command: ConfigCommand::Check,
@@ -154,8 +159,11 @@ async fn main() -> anyhow::Result<()> {
             init_logging("warn");
             let ws = Workspace::open(&root)?;
             let cfg = Config::load_or_init(ws.root())?;
-            let reg = ModeRegistry::load(&skill_search_path(&ws, &cfg));
-            println!("config: ok ({})", ws.root().join("config.toml").display());
+            let reg = ModeRegistry::load(&skill_search_path(&ws, &cfg), skills::PLUGINS);
+            // problems first, and `ok` only when there are none
+            for i in reg.issues() {
+                eprintln!("error: {i}");
+            }
             for m in reg.modes() {
                 println!(
                     "mode: {} ({}) from {}",
@@ -168,11 +176,14 @@ async fn main() -> anyhow::Result<()> {
                 println!("skill: {} ({})", s.name, s.path.display());
             }
             if !reg.issues().is_empty() {
-                for i in reg.issues() {
-                    eprintln!("error: {i}");
-                }
+                eprintln!(
+                    "config check: {} problem(s) in skill folders ({} itself parsed)",
+                    reg.issues().len(),
+                    ws.config_file().display()
+                );
                 std::process::exit(1);
             }
+            println!("config: ok ({})", ws.config_file().display());
         }
     }
     Ok(())
@@ -198,38 +209,4 @@ async fn wait_for_shutdown() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-}
-
-fn list_sessions(ws: &Workspace) -> String {
-    let mut rows = Vec::new();
-    let root = ws.modes_dir().join("sessions");
-    for mode in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        for s in std::fs::read_dir(mode.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let p = s.path();
-            let turns = std::fs::read_to_string(p.join("conversation.jsonl"))
-                .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
-                .unwrap_or(0);
-            let state = if p.join("summary.md").exists() {
-                "archived"
-            } else {
-                "active"
-            };
-            rows.push(format!(
-                "{}\t{}\t{} turns\t{}",
-                mode.file_name().to_string_lossy(),
-                s.file_name().to_string_lossy(),
-                turns,
-                state
-            ));
-        }
-    }
-    rows.sort_by(|a, b| b.split('\t').nth(1).cmp(&a.split('\t').nth(1)));
-    if rows.is_empty() {
-        return "no mode sessions yet\n".into();
-    }
-    rows.join("\n") + "\n"
 }

@@ -8,7 +8,13 @@
 //!    user / assistant messages — no times, no speakers, no failed turns;
 //! 3. dynamic tail, inside the current user message: time, channel, speaker, session
 //!    and data paths, then the user's words.
+//!
+//! The frozen part of a mode's prompt ([`frozen_mode_prompt`], written to the session's
+//! `system_prompt.md` at entry) is laid out here too. Nothing here names a particular
+//! mode: names and verbs come from the registry and the manifests.
 
+use crate::modes::registry::RegisteredMode;
+use crate::modes::switch::{self, SwitchAction};
 use crate::modes::{ModeRegistry, TurnTicket};
 use crate::provider::Message;
 use chrono::{DateTime, Datelike, FixedOffset, Timelike};
@@ -22,8 +28,9 @@ pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Optio
          - 用用户所用的语言回答，默认中文；简短、具体、可执行。\n\
          - 每条用户消息开头有一个 [上下文] 块（时间、频道、说话人、相关路径），它由系统填写，不是用户说的话；不要复述它。\n\
          - 家庭工作区里的文件可以用 read_file / list_files 查阅，需要保存内容时用 write_file。不知道的事情直说。\n\
-         - 运行模式是明确开启的共享上下文：只有当用户原话明确说出模式名称和动作（例如“打开做饭模式”“退出做饭模式”）时，才调用 switch_mode；\
-         问到模式是什么、或只是聊到相关话题时，不要切换。后端会核对用户原话，拒绝时把原因如实告诉用户。\n"
+         - 运行模式是明确开启的共享上下文：只有当用户原话明确说出模式名称和动作{example}时，才调用 switch_mode；\
+         问到模式是什么、或只是聊到相关话题时，不要切换。后端会核对用户原话，拒绝时把原因如实告诉用户。\n",
+        example = switch_example(registry)
     );
     if !registry.modes().is_empty() {
         s.push_str("\n可用的运行模式：\n");
@@ -51,6 +58,67 @@ pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Optio
         s.push('\n');
     }
     s
+}
+
+/// "（例如“打开做饭模式”“退出做饭模式”）" for the first registered mode; empty without modes.
+fn switch_example(registry: &ModeRegistry) -> String {
+    let Some(m) = registry.modes().first() else {
+        return String::new();
+    };
+    let first = |a| {
+        switch::verbs_for(&m.manifest, a)
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    };
+    let name = &m.manifest.display_name;
+    format!(
+        "（例如“{}{name}”“{}{name}”）",
+        first(SwitchAction::Enter),
+        first(SwitchAction::Exit)
+    )
+}
+
+/// The frozen part of a mode's system prompt: fixed mode notes, the context policy's
+/// labelled blocks, then the skill's own prompt.
+pub fn frozen_mode_prompt(mode: &RegisteredMode, static_prompt: &str) -> String {
+    let m = &mode.manifest;
+    let exit_verbs = switch::verbs_for(m, SwitchAction::Exit).join("/");
+    let mut out = format!(
+        "## 运行模式：{name}（{id}）\n\n\
+         你现在处于“{name}”。这是全家共享的上下文空间，不属于某个频道或某个人：\n\
+         - 本模式的每一轮对话都由后端完整记录，跨频道（语音、QQ、终端）和跨语音唤醒延续；\n\
+         - 多位家庭成员可能交替说话；当前说话人、时间和频道在每条用户消息开头的 [上下文] 块里；\n\
+         - 与模式主题无关的话题照常回答；\n\
+         - 只有当用户原话明确包含“{name}”和退出动作（{exit_verbs}）时，才调用 switch_mode(action=\"exit\", mode_id=\"{id}\")，可附一句简短 summary；\n\
+         - 过往会话的索引和总结按需用 read_file 读取（路径见 [上下文]），不要凭记忆编造。\n",
+        name = m.display_name,
+        id = m.id,
+        exit_verbs = exit_verbs
+    );
+    if let Some(ctx) = &m.context {
+        if let Some(role) = &ctx.role {
+            out.push_str(&format!("\n[ROLE]\n{}\n", role.trim()));
+        }
+        if !ctx.rules.is_empty() {
+            out.push_str("\n[RULES]\n");
+            for r in &ctx.rules {
+                out.push_str(&format!("- {}\n", r.trim()));
+            }
+        }
+        for k in &ctx.knowledge {
+            out.push_str(&format!(
+                "\n[KNOWLEDGE: {}]\n工作区内的 {}（只属于本模式；按需用 list_files / read_file 查阅）\n",
+                k.name, k.path
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\n[SKILL: {}]\n{}\n",
+        mode.skill_name,
+        static_prompt.trim()
+    ));
+    out
 }
 
 /// Per-request facts for the dynamic tail.

@@ -186,7 +186,11 @@ pub fn definitions(mode_ids: &[String], writable: &[String]) -> Vec<ToolDef> {
     vec![
         ToolDef {
             name: "switch_mode".into(),
-            description: "Enter or exit a run mode. Call ONLY when the user's own words explicitly name the mode (e.g. 做饭模式) AND say to enter it (打开/进入/开始/切换/启用) or exit it (关闭/退出/结束). The backend checks the user's words and refuses otherwise; relay the refusal reason. On exit you may give a one- or two-sentence summary of the session.".into(),
+            description: format!(
+                "Enter or exit a run mode. Call ONLY when the user's own words explicitly name the mode (its display name, as listed in the system prompt) AND say to enter it ({}) or exit it ({}). The backend checks the user's words and refuses otherwise; relay the refusal reason. On exit you may give a one- or two-sentence summary of the session.",
+                crate::modes::switch::DEFAULT_ENTER_VERBS.join("/"),
+                crate::modes::switch::DEFAULT_EXIT_VERBS.join("/")
+            ),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -300,9 +304,7 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
                 Err(e) => return e,
             };
             if !env.may_switch_modes {
-                return ToolResult::err(
-                    "refused: this sender may not switch modes in this chat (channel permission). 这位成员在这个群里没有切换模式的权限。",
-                );
+                return ToolResult::err(crate::modes::Refusal::NotPermitted.to_string());
             }
             match env
                 .modes
@@ -314,8 +316,8 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
                 )
                 .await
             {
-                Ok(msg) => ToolResult::ok(msg),
-                Err(msg) => ToolResult::err(msg),
+                Ok(done) => ToolResult::ok(done.to_string()),
+                Err(e) => ToolResult::err(e.to_string()),
             }
         }
         "read_file" => match parse_args::<PathArgs>(call) {

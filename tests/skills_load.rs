@@ -8,7 +8,7 @@ use std::path::Path;
 #[test]
 fn every_shipped_skill_loads() {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
-    let reg = ModeRegistry::load(std::slice::from_ref(&skills));
+    let reg = ModeRegistry::load(std::slice::from_ref(&skills), homebot::skills::PLUGINS);
     assert!(reg.issues().is_empty(), "{:?}", reg.issues());
     let mut folders = 0;
     for e in std::fs::read_dir(&skills).unwrap() {

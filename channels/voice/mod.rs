@@ -240,6 +240,8 @@ impl Voice {
                     break;
                 }
             };
+            // a graceful shutdown waits until an answer is written
+            let _delivering = self.shared.kernel.hold_delivery();
             let out = match ev.kind.as_str() {
                 "describe" => Some(self.info()),
                 "ping" => Some(Event::new("pong", json!({"text": ev.data.get("text")}))),
@@ -382,7 +384,9 @@ impl Voice {
                     // so the socket keeps reading meanwhile
                     let pending = self.submit(&session, s("speaker_id").as_deref(), &words);
                     let tx2 = tx.clone();
+                    let delivering = self.shared.kernel.hold_delivery();
                     tokio::spawn(async move {
+                        let _delivering = delivering;
                         let r = Self::finish(pending).await;
                         let _ = tx2
                             .send(

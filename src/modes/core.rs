@@ -1,5 +1,7 @@
 //! `ModeCore`: the run-mode state machine, synchronous and runtime-free, so it can be
 //! unit-tested directly; the [`super::manager::ModeManager`] actor only adds ordering.
+//! Start-up recovery is in [`super::recovery`], archiving in [`super::archive`], and
+//! normal-operation chat histories in [`crate::chats`].
 //!
 //! A turn's life: [`ModeCore::begin_turn`] (expiry catch-up, then a snapshot of the active
 //! session, or of the chat's normal history) → the agent runs elsewhere →
@@ -16,16 +18,16 @@
 //!   only if missing, the plugin index update is idempotent, `action.json` goes last.
 
 use super::action::ActionDoc;
-use super::plugin::{ArchivedSession, ContextPath, PluginContext};
+use super::plugin::{ContextPath, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
-use super::session::{
-    self, ExitMarker, HistoryLog, HistoryView, Record, CONVERSATION_FILE, EXIT_MARKER_FILE,
-    INDEX_PENDING_FILE, SUMMARY_FILE, SYSTEM_PROMPT_FILE,
-};
+use super::session::{self, ExitMarker, HistoryLog, HistoryView, Record, EXIT_MARKER_FILE};
+use super::session_id::SessionId;
 use super::switch::{self, SwitchAction};
+use super::switched::{Refusal, SwitchError, Switched};
+use crate::chats::ChatHistories;
 use crate::fsutil;
 use crate::workspace::Workspace;
-use chrono::{DateTime, FixedOffset, SecondsFormat, TimeZone, Utc};
+use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
 use chrono_tz::Tz;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -35,7 +37,6 @@ use tracing::{info, warn};
 pub type TurnId = u64;
 
 const MAX_WARNINGS: usize = 50;
-const MAX_CACHED_CHATS: usize = 256;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModeError {
@@ -49,11 +50,16 @@ pub enum ModeError {
     Action(#[from] super::action::ActionError),
     #[error("turn {0} is not in flight (already ended, or never begun)")]
     UnknownTurn(TurnId),
+    #[error("the mode manager failed while handling this request and was restarted from disk")]
+    Restarted,
     #[error("the mode manager has stopped")]
     Gone,
 }
 
-fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> ModeError + 'a {
+pub(super) fn io<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> ModeError + 'a {
     move |source| ModeError::Io {
         what,
         path: path.to_path_buf(),
@@ -109,54 +115,57 @@ pub struct EndOutcome {
     pub archived: Option<String>,
 }
 
-struct ActiveSession {
+pub(super) struct ActiveSession {
     /// `None` when the mode's skill no longer loads; the frozen prompt still serves.
-    mode: Option<RegisteredMode>,
-    mode_id: String,
-    display_name: String,
-    session_id: String,
-    dir: PathBuf,
-    started_at: String,
-    expires_at: DateTime<FixedOffset>,
-    system_prompt: Arc<str>,
-    context_paths: Vec<ContextPath>,
-    log: HistoryLog,
-    in_flight: HashSet<TurnId>,
-    exit: Option<ExitMarker>,
+    pub(super) mode: Option<RegisteredMode>,
+    pub(super) mode_id: String,
+    pub(super) display_name: String,
+    pub(super) session_id: String,
+    pub(super) dir: PathBuf,
+    pub(super) started_at: String,
+    pub(super) expires_at: DateTime<FixedOffset>,
+    pub(super) system_prompt: Arc<str>,
+    pub(super) context_paths: Vec<ContextPath>,
+    pub(super) log: HistoryLog,
+    pub(super) in_flight: HashSet<TurnId>,
+    pub(super) exit: Option<ExitMarker>,
     /// A turn outside the session that asked for the exit; archival waits for its end.
-    exit_turn: Option<TurnId>,
+    pub(super) exit_turn: Option<TurnId>,
 }
 
 struct TurnEntry {
-    meta: TurnMeta,
-    session_id: Option<String>,
+    /// The session the turn is recorded in, and its folder.
+    session: Option<(String, PathBuf)>,
 }
 
 pub struct ModeCore {
-    ws: Workspace,
-    registry: Arc<ModeRegistry>,
-    tz: Tz,
-    action: ActionDoc,
-    active: Option<ActiveSession>,
+    pub(super) ws: Workspace,
+    pub(super) registry: Arc<ModeRegistry>,
+    pub(super) tz: Tz,
+    pub(super) action: ActionDoc,
+    pub(super) active: Option<ActiveSession>,
     turns: HashMap<TurnId, TurnEntry>,
     next_turn: TurnId,
-    chats: HashMap<String, HistoryLog>,
-    /// Load order of `chats`, for eviction (voice makes a new chat per wake).
-    chat_order: std::collections::VecDeque<String>,
+    /// Turn ids below this were handed out before a restart of the ModeManager.
+    first_turn: TurnId,
+    chats: ChatHistories,
     warnings: Vec<String>,
 }
 
+/// Where a switch request comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum SwitchOrigin<'a> {
+    /// The `switch_mode` tool during a turn; the user's words of that turn.
+    Tool { turn_id: TurnId, user_text: &'a str },
+    /// An explicit `/mode` command.
+    Command,
+}
+
 impl ModeCore {
-    /// Open the mode state of a workspace: read `action.json` (a corrupt one is set aside
-    /// and reported), reload the active session, resume an interrupted archive, and
-    /// archive orphaned session folders (a crash during entry or a lost `action.json`).
-    pub fn open(
-        ws: Workspace,
-        registry: Arc<ModeRegistry>,
-        tz: Tz,
-        now: DateTime<Utc>,
-    ) -> Result<Self, ModeError> {
-        let mut core = ModeCore {
+    /// An empty core over a workspace; [`ModeCore::open`] fills it from disk.
+    pub(super) fn empty(ws: Workspace, registry: Arc<ModeRegistry>, tz: Tz) -> Self {
+        let chats = ChatHistories::new(&ws.chats_dir());
+        ModeCore {
             ws,
             registry,
             tz,
@@ -164,46 +173,24 @@ impl ModeCore {
             active: None,
             turns: HashMap::new(),
             next_turn: 1,
-            chats: HashMap::new(),
-            chat_order: Default::default(),
+            first_turn: 1,
+            chats,
             warnings: Vec::new(),
-        };
-        for issue in core.registry.issues().to_vec() {
-            core.warn(format!("mode not loaded: {issue}"));
         }
-        let path = core.ws.action_file();
-        match ActionDoc::read(&path) {
-            Ok(Some(doc)) => core.action = doc,
-            Ok(None) => core.action.write(&path)?,
-            Err(super::action::ActionError::Corrupt { message, .. }) => {
-                let aside = fsutil::set_aside(&path, "corrupt").map_err(io("back up", &path))?;
-                let restored = core.rebuild_action(now)?;
-                core.warn(format!(
-                    "{} is corrupt ({message}); kept as {}; {}",
-                    path.display(),
-                    aside.display(),
-                    match &restored {
-                        Some(sid) => format!("the unfinished session {sid} was restored from its folder and continues"),
-                        None => "no unfinished session was found; the mode state starts inactive".into(),
-                    }
-                ));
-                if restored.is_none() {
-                    core.action = ActionDoc::inactive(Some("recovered".into()));
-                    core.action.write(&path)?;
-                }
-            }
-            Err(e) => return Err(e.into()),
-        }
-        if core.action.active {
-            core.restore_active()?;
-        }
-        core.recover_orphans(now)?;
-        core.maybe_archive();
-        core.retry_pending_indexes();
-        Ok(core)
     }
 
-    fn warn(&mut self, msg: String) {
+    /// After a restart: keep turn ids unique across the old and the new core, and know
+    /// which ids the old one handed out.
+    pub(super) fn continue_turn_ids(&mut self, from: TurnId) {
+        self.next_turn = from;
+        self.first_turn = from;
+    }
+
+    pub(super) fn next_turn_id(&self) -> TurnId {
+        self.next_turn
+    }
+
+    pub(super) fn warn(&mut self, msg: String) {
         warn!("{msg}");
         if self.warnings.len() >= MAX_WARNINGS {
             self.warnings.remove(0);
@@ -211,15 +198,15 @@ impl ModeCore {
         self.warnings.push(msg);
     }
 
-    fn local(&self, t: DateTime<Utc>) -> DateTime<FixedOffset> {
+    pub(super) fn local(&self, t: DateTime<Utc>) -> DateTime<FixedOffset> {
         t.with_timezone(&self.tz).fixed_offset()
     }
 
-    fn rfc3339(t: DateTime<FixedOffset>) -> String {
+    pub(super) fn rfc3339(t: DateTime<FixedOffset>) -> String {
         t.to_rfc3339_opts(SecondsFormat::Secs, false)
     }
 
-    fn plugin_ctx<'a>(&'a self, mode: &'a RegisteredMode) -> PluginContext<'a> {
+    pub(super) fn plugin_ctx<'a>(&'a self, mode: &'a RegisteredMode) -> PluginContext<'a> {
         PluginContext {
             workspace: &self.ws,
             manifest: &mode.manifest,
@@ -228,215 +215,34 @@ impl ModeCore {
         }
     }
 
-    fn restore_active(&mut self) -> Result<(), ModeError> {
-        let doc = self.action.clone();
-        let field = |v: &Option<String>| v.clone().expect("checked by ActionDoc::check");
-        let mode_id = field(&doc.mode_id);
-        let session_id = field(&doc.session_id);
-        let dir = self.ws.sessions_dir(&mode_id).join(&session_id);
-        let mode = self.registry.get(&mode_id).cloned();
-        if mode.is_none() {
-            self.warn(format!(
-                "active mode {mode_id:?} is not loaded; session {session_id} continues on its frozen prompt"
-            ));
-        }
-        let prompt_path = dir.join(SYSTEM_PROMPT_FILE);
-        let system_prompt = match std::fs::read_to_string(&prompt_path) {
-            Ok(t) => t,
-            Err(e) => {
-                self.warn(format!(
-                    "{}: {e}; the session continues without its frozen mode prompt",
-                    prompt_path.display()
-                ));
-                String::new()
-            }
-        };
-        let conv = dir.join(CONVERSATION_FILE);
-        let loaded = session::load_records(&conv).map_err(io("read", &conv))?;
-        for w in loaded.warnings {
-            self.warn(w);
-        }
-        let exit_path = dir.join(EXIT_MARKER_FILE);
-        let exit = match std::fs::read(&exit_path) {
-            Ok(b) => match serde_json::from_slice::<ExitMarker>(&b) {
-                Ok(m) => Some(m),
-                Err(e) => {
-                    self.warn(format!(
-                        "{}: unreadable ({e}); treating as a user exit",
-                        exit_path.display()
-                    ));
-                    Some(ExitMarker {
-                        reason: "user".into(),
-                        summary: None,
-                        requested_at: doc.started_at.clone().unwrap_or_default(),
-                    })
-                }
-            },
-            Err(_) => None,
-        };
-        let context_paths = mode
-            .as_ref()
-            .map(|m| m.plugin.runtime_context(&self.plugin_ctx(m)))
-            .unwrap_or_default();
-        let expires_at = DateTime::parse_from_rfc3339(&field(&doc.expires_at))
-            .expect("checked by ActionDoc::check");
-        if exit.is_some() {
-            info!(session = %session_id, "resuming an interrupted archive");
-        }
-        self.active = Some(ActiveSession {
-            mode,
-            mode_id,
-            display_name: field(&doc.display_name),
-            session_id,
-            dir,
-            started_at: field(&doc.started_at),
-            expires_at,
-            system_prompt: system_prompt.into(),
-            context_paths,
-            log: HistoryLog::from_records(loaded.records),
-            in_flight: HashSet::new(),
-            exit,
-            exit_turn: None,
-        });
-        Ok(())
-    }
-
-    /// After a corrupt `action.json`: rebuild it from the newest unfinished session of a
-    /// loaded mode (its folder holds everything but the lifecycle), so a live cooking
-    /// session survives a damaged file. Returns the restored session id.
-    fn rebuild_action(&mut self, now: DateTime<Utc>) -> Result<Option<String>, ModeError> {
-        let root = self.ws.modes_dir().join("sessions");
-        let mut best: Option<(DateTime<FixedOffset>, RegisteredMode, PathBuf)> = None;
-        for mode_dir in read_dirs(&root) {
-            let Some(mode) = self.registry.get(&file_name(&mode_dir)).cloned() else {
-                continue;
-            };
-            for sdir in read_dirs(&mode_dir) {
-                if sdir.join(SUMMARY_FILE).exists() || !sdir.join(SYSTEM_PROMPT_FILE).exists() {
-                    continue;
-                }
-                // Only a session the family actually used (it has records) and whose id
-                // carries its start time: a stray copy or a half-made entry is archived
-                // by `recover_orphans` instead of being brought back.
-                let has_records = session::load_records(&sdir.join(CONVERSATION_FILE))
-                    .is_ok_and(|l| !l.records.is_empty());
-                let Some(started) = self.session_start(&sdir).filter(|_| has_records) else {
-                    continue;
-                };
-                if started > self.local(now) {
-                    continue;
-                }
-                if best.as_ref().is_none_or(|(t, _, _)| started > *t) {
-                    best = Some((started, mode.clone(), sdir));
-                }
-            }
-        }
-        let Some((started, mode, sdir)) = best else {
-            return Ok(None);
-        };
-        let session_id = file_name(&sdir);
-        let doc = self.active_doc(&mode, &session_id, &sdir, started);
-        doc.write(&self.ws.action_file())?;
-        self.action = doc;
-        Ok(Some(session_id))
-    }
-
-    /// When a session started: from its id (`…-YYYYMMDD-HHMMSS-xxxxxx`), else its first record.
-    fn session_start(&self, sdir: &Path) -> Option<DateTime<FixedOffset>> {
-        let id = file_name(sdir);
-        let parts: Vec<&str> = id.rsplitn(4, '-').collect();
-        if parts.len() == 4 {
-            let stamp = format!("{}{}", parts[2], parts[1]);
-            if let Ok(naive) = chrono::NaiveDateTime::parse_from_str(&stamp, "%Y%m%d%H%M%S") {
-                if let Some(t) = self.tz.from_local_datetime(&naive).earliest() {
-                    return Some(t.fixed_offset());
-                }
-            }
-        }
-        let first = session::load_records(&sdir.join(CONVERSATION_FILE))
-            .ok()?
-            .records
-            .into_iter()
-            .next()?;
-        DateTime::parse_from_rfc3339(&first.timestamp).ok()
-    }
-
-    /// Session folders without `summary.md` that are not the active session.
-    fn recover_orphans(&mut self, now: DateTime<Utc>) -> Result<(), ModeError> {
-        let root = self.ws.modes_dir().join("sessions");
-        let mut orphans = Vec::new();
-        for mode_dir in read_dirs(&root) {
-            for sdir in read_dirs(&mode_dir) {
-                let is_active = self.active.as_ref().is_some_and(|a| a.dir == sdir);
-                if !is_active && !sdir.join(SUMMARY_FILE).exists() {
-                    if session_id_stamp(&file_name(&sdir)).is_some() {
-                        orphans.push((mode_dir.clone(), sdir));
-                    } else {
-                        self.warn(format!(
-                            "{} is not a session folder homebot made; left alone",
-                            sdir.display()
-                        ));
-                    }
-                }
-            }
-        }
-        for (mode_dir, sdir) in orphans {
-            let mode_id = file_name(&mode_dir);
-            let session_id = file_name(&sdir);
-            let conv = sdir.join(CONVERSATION_FILE);
-            let loaded = session::load_records(&conv).map_err(io("read", &conv))?;
-            for w in loaded.warnings {
-                self.warn(w);
-            }
-            let mode = self.registry.get(&mode_id).cloned();
-            let display_name = mode
-                .as_ref()
-                .map(|m| m.manifest.display_name.clone())
-                .unwrap_or_else(|| mode_id.clone());
-            let marker = ExitMarker {
-                reason: "recovered".into(),
-                summary: None,
-                requested_at: Self::rfc3339(self.local(now)),
-            };
-            let started = loaded
-                .records
-                .first()
-                .map(|r| r.timestamp.clone())
-                .unwrap_or_else(|| "unknown".into());
-            self.archive_files(
-                mode.as_ref(),
-                &mode_id,
-                &display_name,
-                &session_id,
-                &sdir,
-                &started,
-                &marker,
-                &loaded.records,
-            )?;
-            self.warn(format!(
-                "session {session_id} was left unfinished (no summary.md, not active); archived as `recovered`"
-            ));
-        }
-        Ok(())
-    }
-
     // ---- turns -------------------------------------------------------------------
 
     /// Start a turn: catch up on expiry, then snapshot what the turn runs in.
     pub fn begin_turn(&mut self, now: DateTime<Utc>, meta: TurnMeta) -> TurnTicket {
         self.check_expiry(now);
         self.maybe_archive();
+        crate::failpoint::panic_once("modes.begin_turn");
         let turn_id = self.next_turn;
         self.next_turn += 1;
         let began_at = self.local(now);
-        let (mode, history, session_id) = match self.active.as_mut() {
+        let (mode, history, session) = match self.active.as_mut() {
             Some(s) if s.exit.is_none() => {
                 s.in_flight.insert(turn_id);
-                (Some(snapshot(s)), s.log.view(), Some(s.session_id.clone()))
+                (
+                    Some(snapshot(s)),
+                    s.log.view(),
+                    Some((s.session_id.clone(), s.dir.clone())),
+                )
             }
-            _ => (None, self.chat_log(&meta).view(), None),
+            _ => {
+                let (log, warnings) = self.chats.log(&meta.channel, &meta.chat_id);
+                for w in warnings {
+                    self.warn(w);
+                }
+                (None, log.view(), None)
+            }
         };
-        self.turns.insert(turn_id, TurnEntry { meta, session_id });
+        self.turns.insert(turn_id, TurnEntry { session });
         TurnTicket {
             turn_id,
             mode,
@@ -446,37 +252,66 @@ impl ModeCore {
     }
 
     /// Finish a turn: record it where it belongs, then archive if an exit is due.
-    pub fn end_turn(&mut self, turn_id: TurnId, record: Record) -> Result<EndOutcome, ModeError> {
-        let entry = self
-            .turns
-            .remove(&turn_id)
-            .ok_or(ModeError::UnknownTurn(turn_id))?;
+    ///
+    /// `began_in` is the session the turn's ticket named: it places a turn this core
+    /// does not know (begun before the ModeManager was restarted) — in that session if it
+    /// is still the active one, else in the chat's normal history — so it is not lost.
+    pub fn end_turn(
+        &mut self,
+        turn_id: TurnId,
+        record: Record,
+        began_in: Option<&str>,
+    ) -> Result<EndOutcome, ModeError> {
+        let session = match self.turns.remove(&turn_id) {
+            Some(entry) => entry.session,
+            // ended already, or never begun
+            None if turn_id >= self.first_turn => return Err(ModeError::UnknownTurn(turn_id)),
+            // begun before a restart of the ModeManager: place it by its ticket
+            None => {
+                let placed = self
+                    .active
+                    .as_ref()
+                    .filter(|s| began_in == Some(s.session_id.as_str()))
+                    .map(|s| (s.session_id.clone(), s.dir.clone()));
+                if let (Some(sid), None) = (began_in, &placed) {
+                    self.warn(format!(
+                        "turn {turn_id} ended after a restart of the mode manager; its session {sid} is no longer active, so it is recorded in the chat's normal history"
+                    ));
+                }
+                placed
+            }
+        };
         let mut out = EndOutcome::default();
-        let result = match (&entry.session_id, self.active.as_mut()) {
-            (Some(sid), Some(s)) if &s.session_id == sid => {
-                s.in_flight.remove(&turn_id);
-                let path = s.dir.join(CONVERSATION_FILE);
+        let result = match session {
+            Some((sid, dir)) => {
+                let active = self.active.as_mut().filter(|s| s.session_id == sid);
+                let path = dir.join(session::CONVERSATION_FILE);
                 let r = session::append_record(&path, &record).map_err(io("append to", &path));
+                match active {
+                    Some(s) => {
+                        s.in_flight.remove(&turn_id);
+                        if r.is_ok() {
+                            s.log.push(record);
+                        }
+                    }
+                    // a session is not archived while its turns are in flight; if that
+                    // was broken anyway the record still lands in its own folder
+                    None => self.warn(format!(
+                        "turn {turn_id} of session {sid} ended after the session was archived; appended to its conversation.jsonl"
+                    )),
+                }
                 if r.is_ok() {
-                    s.log.push(record);
-                    out.recorded_in = Some(sid.clone());
+                    out.recorded_in = Some(sid);
                 }
                 r
             }
-            (Some(sid), _) => {
-                // Cannot happen: a session is not archived while its turns are in flight.
-                unreachable!("turn {turn_id} of session {sid} ended after the session was archived")
-            }
-            (None, _) => {
-                // the in-memory log first: loading it after the append would count the
-                // record twice
-                let log = self.chat_log(&entry.meta);
-                let path = self.chat_path(&entry.meta);
-                let r = session::append_record(&path, &record).map_err(io("append to", &path));
-                if r.is_ok() {
-                    log.push(record);
+            None => {
+                let (r, warnings) = self.chats.append(record.clone());
+                for w in warnings {
+                    self.warn(w);
                 }
-                r
+                let path = self.chats.path(&record.channel, &record.chat_id);
+                r.map_err(io("append to", &path))
             }
         };
         if let Some(s) = self.active.as_mut() {
@@ -492,8 +327,7 @@ impl ModeCore {
 
     /// A switch request. From the `switch_mode` tool, `origin` carries the turn and the
     /// user's original words, which must name the mode and the action; from an explicit
-    /// `/mode` command there are no words to check. `Ok` and `Err` are both messages for
-    /// the user / LLM; `Err` means nothing changed.
+    /// `/mode` command there are no words to check. On `Err` nothing changed.
     pub fn switch(
         &mut self,
         now: DateTime<Utc>,
@@ -501,9 +335,9 @@ impl ModeCore {
         mode_id: Option<&str>,
         summary: Option<String>,
         origin: SwitchOrigin<'_>,
-    ) -> Result<String, String> {
+    ) -> Result<Switched, SwitchError> {
         self.check_expiry(now);
-        let ids = self.registry.ids().join(", ");
+        let available = self.registry.ids();
         let mode = match (action, mode_id) {
             (_, Some(id)) => match self.registry.get(id) {
                 Some(m) => Some(m.clone()),
@@ -512,13 +346,15 @@ impl ModeCore {
                 {
                     None
                 }
-                None => return Err(format!("refused: unknown mode {id:?}. 可用模式: {ids}")),
+                None => {
+                    return Err(Refusal::UnknownMode {
+                        id: id.to_string(),
+                        available,
+                    }
+                    .into())
+                }
             },
-            (SwitchAction::Enter, None) => {
-                return Err(format!(
-                    "refused: which mode? 需要 mode_id，可用模式: {ids}"
-                ))
-            }
+            (SwitchAction::Enter, None) => return Err(Refusal::ModeNeeded { available }.into()),
             (SwitchAction::Exit, None) => None,
         };
         if let SwitchOrigin::Tool { user_text, .. } = origin {
@@ -526,20 +362,11 @@ impl ModeCore {
             let manifest = match &mode {
                 Some(m) => m.manifest.clone(),
                 None => match &self.active {
-                    Some(a) => super::manifest::ModeManifest {
-                        id: a.mode_id.clone(),
-                        display_name: a.display_name.clone(),
-                        entrypoint: None,
-                        aliases: vec![],
-                        enter_verbs: vec![],
-                        exit_verbs: vec![],
-                        expiry: None,
-                        context: None,
-                    },
-                    None => return Err("refused: no mode is active. 当前没有活动模式。".into()),
+                    Some(a) => super::manifest::ModeManifest::named(&a.mode_id, &a.display_name),
+                    None => return Err(Refusal::NoActiveMode.into()),
                 },
             };
-            switch::validate(&manifest, action, user_text)?;
+            switch::validate(&manifest, action, user_text).map_err(Refusal::Words)?;
         }
         let turn_id = match origin {
             SwitchOrigin::Tool { turn_id, .. } => Some(turn_id),
@@ -550,7 +377,10 @@ impl ModeCore {
                 let mode = mode.expect("enter always names a registered mode (checked above)");
                 self.enter(now, mode, turn_id)
             }
-            SwitchAction::Exit => self.request_exit(now, mode_id, "user", summary, turn_id),
+            SwitchAction::Exit => {
+                let at = Self::rfc3339(self.local(now));
+                self.request_exit(mode_id, "user", summary, at, turn_id)
+            }
         }
     }
 
@@ -559,52 +389,49 @@ impl ModeCore {
         now: DateTime<Utc>,
         mode: RegisteredMode,
         turn_id: Option<TurnId>,
-    ) -> Result<String, String> {
+    ) -> Result<Switched, SwitchError> {
         if let Some(a) = &self.active {
+            let display_name = a.display_name.clone();
             return Err(if a.exit.is_some() {
-                format!("refused: {} is still being archived; try again in a moment. 上一个模式正在结束归档，请稍后再试。", a.display_name)
+                Refusal::StillArchiving { display_name }
             } else if a.mode_id == mode.manifest.id {
-                format!(
-                    "refused: already in {0}. 已经在{0}中（会话 {1}）。",
-                    a.display_name, a.session_id
-                )
+                Refusal::AlreadyIn {
+                    display_name,
+                    session_id: a.session_id.clone(),
+                }
             } else {
-                format!(
-                    "refused: {0} is active; only one mode at a time. 当前已在{0}中，一次只能有一个模式，请先退出{0}。",
-                    a.display_name
-                )
-            });
-        }
-        match self.create_session(now, &mode) {
-            Ok(()) => {}
-            Err(e) => {
-                let msg = format!("could not enter {}: {e}", mode.manifest.display_name);
-                self.warn(msg.clone());
-                return Err(format!("failed: {msg}"));
+                Refusal::OtherActive { display_name }
             }
+            .into());
+        }
+        if let Err(e) = self.create_session(now, &mode) {
+            self.warn(format!(
+                "could not enter {}: {e}",
+                mode.manifest.display_name
+            ));
+            return Err(SwitchError::Failed(e));
         }
         let s = self
             .active
             .as_mut()
             .expect("create_session sets the active session");
         if let Some(t) = turn_id.and_then(|t| self.turns.get_mut(&t).map(|e| (t, e))) {
-            if t.1.session_id.is_none() {
-                t.1.session_id = Some(s.session_id.clone());
+            if t.1.session.is_none() {
+                t.1.session = Some((s.session_id.clone(), s.dir.clone()));
                 s.in_flight.insert(t.0);
             }
         }
         info!(mode = %s.mode_id, session = %s.session_id, "mode entered");
-        Ok(format!(
-            "ok: entered {} (session {}). 已进入{}。会话目录: {}。从现在起，对话会记录到本模式会话中，跨频道、跨唤醒延续。",
-            s.mode_id,
-            s.session_id,
-            s.display_name,
-            s.dir.display()
-        ))
+        Ok(Switched::Entered {
+            mode_id: s.mode_id.clone(),
+            display_name: s.display_name.clone(),
+            session_id: s.session_id.clone(),
+            session_dir: s.dir.clone(),
+        })
     }
 
     /// The `action.json` of an active session.
-    fn active_doc(
+    pub(super) fn active_doc(
         &self,
         mode: &RegisteredMode,
         session_id: &str,
@@ -619,11 +446,9 @@ impl ModeCore {
             session_id: Some(session_id.to_string()),
             skill_name: Some(mode.skill_name.clone()),
             started_at: Some(Self::rfc3339(started)),
-            expires_at: Some(Self::rfc3339(expiry_time(
-                started,
-                &mode.manifest.expiry(),
-                self.tz,
-            ))),
+            expires_at: Some(Self::rfc3339(
+                mode.manifest.expiry().after(started, self.tz),
+            )),
             session_dir: Some(dir.display().to_string()),
             exit_reason: None,
         }
@@ -639,11 +464,7 @@ impl ModeCore {
         let prefix = mode.plugin.session_prefix(&ctx);
         let base = self.ws.sessions_dir(&mode.manifest.id);
         let (session_id, dir) = loop {
-            let sid = format!(
-                "{prefix}-{}-{:06x}",
-                started.format("%Y%m%d-%H%M%S"),
-                rand::random::<u32>() & 0xff_ffff
-            );
+            let sid = SessionId::new(&prefix, started).to_string();
             let dir = base.join(&sid);
             if !dir.exists() {
                 break (sid, dir);
@@ -658,11 +479,11 @@ impl ModeCore {
             .plugin
             .static_prompt(&ctx)
             .map_err(io("read", &skill_md))?;
-        let system_prompt = frozen_prompt(mode, &static_prompt);
-        let prompt_path = dir.join(SYSTEM_PROMPT_FILE);
+        let system_prompt = crate::prompt::frozen_mode_prompt(mode, &static_prompt);
+        let prompt_path = dir.join(session::SYSTEM_PROMPT_FILE);
         fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
             .map_err(io("write", &prompt_path))?;
-        let conv = dir.join(CONVERSATION_FILE);
+        let conv = dir.join(session::CONVERSATION_FILE);
         fsutil::create_private(&conv)
             .and_then(|f| f.sync_all())
             .and_then(|_| fsutil::sync_dir(&dir))
@@ -692,31 +513,35 @@ impl ModeCore {
         Ok(())
     }
 
+    /// Mark the active session as exiting (`exit.json`), then archive at once if nothing
+    /// of it is in flight. `requested_at` becomes the session's recorded end.
     fn request_exit(
         &mut self,
-        now: DateTime<Utc>,
         mode_id: Option<&str>,
         reason: &str,
         summary: Option<String>,
+        requested_at: String,
         turn_id: Option<TurnId>,
-    ) -> Result<String, String> {
-        let requested_at = Self::rfc3339(self.local(now));
+    ) -> Result<Switched, SwitchError> {
         let Some(s) = self.active.as_mut() else {
-            return Err("refused: no mode is active. 当前没有活动模式。".into());
+            return Err(Refusal::NoActiveMode.into());
         };
         if let Some(id) = mode_id {
             if id != s.mode_id {
-                return Err(format!(
-                    "refused: {id:?} is not active; the active mode is {} ({}). 当前活动的是{}。",
-                    s.mode_id, s.display_name, s.display_name
-                ));
+                return Err(Refusal::NotActive {
+                    requested: id.to_string(),
+                    active_id: s.mode_id.clone(),
+                    active_name: s.display_name.clone(),
+                }
+                .into());
             }
         }
+        let (mode_id, display_name) = (s.mode_id.clone(), s.display_name.clone());
         if s.exit.is_some() {
-            return Ok(format!(
-                "ok: {} is already ending. {}正在结束。",
-                s.mode_id, s.display_name
-            ));
+            return Ok(Switched::AlreadyEnding {
+                mode_id,
+                display_name,
+            });
         }
         let marker = ExitMarker {
             reason: reason.to_string(),
@@ -726,9 +551,12 @@ impl ModeCore {
         let path = s.dir.join(EXIT_MARKER_FILE);
         let bytes = serde_json::to_vec_pretty(&marker).expect("ExitMarker always serializes");
         if let Err(e) = fsutil::write_atomic(&path, &bytes) {
-            let msg = format!("could not write {}: {e}", path.display());
-            self.warn(msg.clone());
-            return Err(format!("failed: {msg}"));
+            self.warn(format!("could not write {}: {e}", path.display()));
+            return Err(SwitchError::Failed(ModeError::Io {
+                what: "write",
+                path,
+                source: e,
+            }));
         }
         s.exit = Some(marker);
         crate::failpoint::hit("archive.after_marker");
@@ -737,242 +565,36 @@ impl ModeCore {
                 s.exit_turn = Some(t);
             }
         }
-        let (mode_id, display) = (s.mode_id.clone(), s.display_name.clone());
         info!(mode = %s.mode_id, session = %s.session_id, reason, "mode exit requested");
         Ok(match self.maybe_archive() {
-            Some(sid) => format!(
-                "ok: {mode_id} ended; session {sid} archived with a summary. 已退出{display}，本次会话已归档。"
-            ),
-            None => format!(
-                "ok: {mode_id} will end after this reply; the session is archived with a summary. 已请求退出{display}，本轮回复后归档。"
-            ),
+            Some(session_id) => Switched::Exited {
+                mode_id,
+                display_name,
+                session_id,
+            },
+            None => Switched::ExitRequested {
+                mode_id,
+                display_name,
+            },
         })
     }
 
-    /// Expire the active session if its time has passed. Returns the archived session.
+    /// Expire the active session if its time has passed (its recorded end is
+    /// `expires_at`, however late the check runs). Returns the archived session.
     pub fn check_expiry(&mut self, now: DateTime<Utc>) -> Option<String> {
-        let expired = self
+        let expires_at = self
             .active
             .as_ref()
-            .is_some_and(|s| s.exit.is_none() && now >= s.expires_at.with_timezone(&Utc));
-        if expired {
-            let at = self.active.as_ref().map(|s| Self::rfc3339(s.expires_at));
-            let _ = self.request_exit(now, None, "expired", None, None);
-            if let (Some(s), Some(at)) = (self.active.as_mut(), at) {
-                if let Some(m) = s.exit.as_mut() {
-                    m.requested_at = at;
-                }
-            }
-            return self.maybe_archive();
-        }
-        None
-    }
-
-    /// Archive the active session if its exit is due. Errors are kept as warnings and
-    /// retried at the next call (every turn start/end and every cron tick).
-    fn maybe_archive(&mut self) -> Option<String> {
-        let due = self
-            .active
-            .as_ref()
-            .is_some_and(|s| s.exit.is_some() && s.in_flight.is_empty() && s.exit_turn.is_none());
-        if !due {
-            return None;
-        }
-        let s = self.active.take().expect("due implies an active session");
-        let marker = s.exit.clone().expect("due implies an exit request");
-        let result = s.log.view().with(|records| {
-            self.archive_files(
-                s.mode.as_ref(),
-                &s.mode_id,
-                &s.display_name,
-                &s.session_id,
-                &s.dir,
-                &s.started_at,
-                &marker,
-                records,
-            )
-        });
-        match result {
-            Ok(()) => {
-                info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
-                Some(s.session_id)
-            }
+            .filter(|s| s.exit.is_none() && now >= s.expires_at.with_timezone(&Utc))
+            .map(|s| Self::rfc3339(s.expires_at))?;
+        match self.request_exit(None, "expired", None, expires_at, None) {
+            Ok(Switched::Exited { session_id, .. }) => Some(session_id),
+            Ok(_) => None,
             Err(e) => {
-                let sid = s.session_id.clone();
-                self.active = Some(s);
-                self.warn(format!("archiving session {sid} failed, will retry: {e}"));
+                self.warn(format!("could not expire the active session: {e}"));
                 None
             }
         }
-    }
-
-    /// Archive steps after the records: summary.md (only if missing) → plugin index →
-    /// `action.json` inactive. Each is safe to repeat.
-    #[allow(clippy::too_many_arguments)]
-    fn archive_files(
-        &mut self,
-        mode: Option<&RegisteredMode>,
-        mode_id: &str,
-        display_name: &str,
-        session_id: &str,
-        dir: &Path,
-        started_at: &str,
-        marker: &ExitMarker,
-        records: &[Record],
-    ) -> Result<(), ModeError> {
-        let summary_path = dir.join(SUMMARY_FILE);
-        let summary_text = match std::fs::read_to_string(&summary_path) {
-            Ok(t) => t,
-            Err(_) => {
-                let text = session::render_summary(&session::SummaryInput {
-                    display_name,
-                    mode_id,
-                    session_id,
-                    started_at,
-                    ended_at: &marker.requested_at,
-                    exit_reason: &marker.reason,
-                    llm_summary: marker.summary.as_deref(),
-                    records,
-                });
-                fsutil::write_atomic(&summary_path, text.as_bytes())
-                    .map_err(io("write", &summary_path))?;
-                crate::failpoint::hit("archive.after_summary");
-                text
-            }
-        };
-        match mode {
-            Some(m) => {
-                let archived = ArchivedSession {
-                    session_id,
-                    session_dir: dir,
-                    started_at,
-                    ended_at: &marker.requested_at,
-                    exit_reason: &marker.reason,
-                    summary_path: &summary_path,
-                    summary_text: &summary_text,
-                    llm_summary: marker.summary.as_deref(),
-                    records,
-                };
-                if let Err(e) = m.plugin.after_exit(&self.plugin_ctx(m), &archived) {
-                    // The session still ends: a broken index must not keep a mode open
-                    // forever. The update is retried at the next start.
-                    self.mark_index_pending(dir, &e.to_string());
-                }
-            }
-            None => self.mark_index_pending(dir, &format!("mode {mode_id:?} is not loaded")),
-        }
-        crate::failpoint::hit("archive.after_index");
-        let is_current =
-            self.action.active && self.action.session_id.as_deref() == Some(session_id);
-        if is_current {
-            let doc = ActionDoc::inactive(Some(marker.reason.clone()));
-            doc.write(&self.ws.action_file())?;
-            self.action = doc;
-        }
-        Ok(())
-    }
-
-    fn mark_index_pending(&mut self, dir: &Path, why: &str) {
-        let session = file_name(dir);
-        let path = dir.join(INDEX_PENDING_FILE);
-        if let Err(e) = fsutil::write_atomic(&path, why.as_bytes()) {
-            self.warn(format!("{}: {e}", path.display()));
-        }
-        self.warn(format!(
-            "session {session}: the plugin's history index could not be updated ({why}); the session is archived and the index update will be retried at the next start"
-        ));
-    }
-
-    /// Retry the plugin index update of sessions archived while it failed.
-    fn retry_pending_indexes(&mut self) {
-        let root = self.ws.modes_dir().join("sessions");
-        for mode_dir in read_dirs(&root) {
-            let Some(mode) = self.registry.get(&file_name(&mode_dir)).cloned() else {
-                continue;
-            };
-            for sdir in read_dirs(&mode_dir) {
-                let pending = sdir.join(INDEX_PENDING_FILE);
-                if !pending.exists() {
-                    continue;
-                }
-                let session_id = file_name(&sdir);
-                let records = session::load_records(&sdir.join(CONVERSATION_FILE))
-                    .map(|l| l.records)
-                    .unwrap_or_default();
-                let marker = std::fs::read(sdir.join(EXIT_MARKER_FILE))
-                    .ok()
-                    .and_then(|b| serde_json::from_slice::<ExitMarker>(&b).ok());
-                let summary_path = sdir.join(SUMMARY_FILE);
-                let summary_text = std::fs::read_to_string(&summary_path).unwrap_or_default();
-                let started = records
-                    .first()
-                    .map(|r| r.timestamp.clone())
-                    .unwrap_or_default();
-                let archived = ArchivedSession {
-                    session_id: &session_id,
-                    session_dir: &sdir,
-                    started_at: &started,
-                    ended_at: marker
-                        .as_ref()
-                        .map_or("unknown", |m| m.requested_at.as_str()),
-                    exit_reason: marker.as_ref().map_or("recovered", |m| m.reason.as_str()),
-                    summary_path: &summary_path,
-                    summary_text: &summary_text,
-                    llm_summary: marker.as_ref().and_then(|m| m.summary.as_deref()),
-                    records: &records,
-                };
-                match mode.plugin.after_exit(&self.plugin_ctx(&mode), &archived) {
-                    Ok(()) => {
-                        let _ = std::fs::remove_file(&pending);
-                        info!(session = %session_id, "pending history index update done");
-                    }
-                    Err(e) => self.warn(format!(
-                        "session {session_id}: history index update failed again ({e}); {} kept",
-                        pending.display()
-                    )),
-                }
-            }
-        }
-    }
-
-    // ---- normal-operation history -------------------------------------------------
-
-    fn chat_path(&self, meta: &TurnMeta) -> PathBuf {
-        self.ws
-            .chats_dir()
-            .join(file_safe(&meta.channel))
-            .join(format!("{}.jsonl", file_safe(&meta.chat_id)))
-    }
-
-    fn chat_log(&mut self, meta: &TurnMeta) -> HistoryLog {
-        let key = format!("{}\u{0}{}", meta.channel, meta.chat_id);
-        if let Some(l) = self.chats.get(&key) {
-            return l.clone();
-        }
-        let path = self.chat_path(meta);
-        let loaded = match session::load_records(&path) {
-            Ok(l) => l,
-            Err(e) => {
-                self.warn(format!(
-                    "{}: {e}; starting this chat without history",
-                    path.display()
-                ));
-                session::Loaded::default()
-            }
-        };
-        for w in loaded.warnings {
-            self.warn(w);
-        }
-        let log = HistoryLog::from_records(loaded.records);
-        self.chats.insert(key.clone(), log.clone());
-        self.chat_order.push_back(key);
-        // Only recently used chats stay in memory; an evicted one reloads from its file.
-        while self.chat_order.len() > MAX_CACHED_CHATS {
-            if let Some(old) = self.chat_order.pop_front() {
-                self.chats.remove(&old);
-            }
-        }
-        log
     }
 
     // ---- status --------------------------------------------------------------------
@@ -1000,15 +622,10 @@ impl ModeCore {
     pub fn workspace(&self) -> &Workspace {
         &self.ws
     }
-}
 
-/// Where a switch request comes from.
-#[derive(Debug, Clone, Copy)]
-pub enum SwitchOrigin<'a> {
-    /// The `switch_mode` tool during a turn; the user's words of that turn.
-    Tool { turn_id: TurnId, user_text: &'a str },
-    /// An explicit `/mode` command.
-    Command,
+    pub fn timezone(&self) -> Tz {
+        self.tz
+    }
 }
 
 fn snapshot(s: &ActiveSession) -> ModeSnapshot {
@@ -1019,406 +636,5 @@ fn snapshot(s: &ActiveSession) -> ModeSnapshot {
         session_dir: s.dir.clone(),
         system_prompt: s.system_prompt.clone(),
         context_paths: s.context_paths.clone(),
-    }
-}
-
-/// The frozen part of a mode's system prompt: fixed mode notes, the context policy's
-/// labelled blocks, then the skill's own prompt.
-pub fn frozen_prompt(mode: &RegisteredMode, static_prompt: &str) -> String {
-    let m = &mode.manifest;
-    let mut out = format!(
-        "## 运行模式：{name}（{id}）\n\n\
-         你现在处于“{name}”。这是全家共享的上下文空间，不属于某个频道或某个人：\n\
-         - 本模式的每一轮对话都由后端完整记录，跨频道（语音、QQ、终端）和跨语音唤醒延续；\n\
-         - 多位家庭成员可能交替说话；当前说话人、时间和频道在每条用户消息开头的 [上下文] 块里；\n\
-         - 与模式主题无关的话题照常回答；\n\
-         - 只有当用户原话明确包含“{name}”和退出动作（关闭/退出/结束）时，才调用 switch_mode(action=\"exit\", mode_id=\"{id}\")，可附一句简短 summary；\n\
-         - 过往会话的索引和总结按需用 read_file 读取（路径见 [上下文]），不要凭记忆编造。\n",
-        name = m.display_name,
-        id = m.id
-    );
-    if let Some(ctx) = &m.context {
-        if let Some(role) = &ctx.role {
-            out.push_str(&format!("\n[ROLE]\n{}\n", role.trim()));
-        }
-        if !ctx.rules.is_empty() {
-            out.push_str("\n[RULES]\n");
-            for r in &ctx.rules {
-                out.push_str(&format!("- {}\n", r.trim()));
-            }
-        }
-        for k in &ctx.knowledge {
-            out.push_str(&format!(
-                "\n[KNOWLEDGE: {}]\n工作区内的 {}（只属于本模式；按需用 list_files / read_file 查阅）\n",
-                k.name, k.path
-            ));
-        }
-    }
-    out.push_str(&format!(
-        "\n[SKILL: {}]\n{}\n",
-        mode.skill_name,
-        static_prompt.trim()
-    ));
-    out
-}
-
-/// `at` local time, `days_after_start` days after the start day.
-pub fn expiry_time(
-    started: DateTime<FixedOffset>,
-    policy: &super::manifest::ExpiryPolicy,
-    tz: Tz,
-) -> DateTime<FixedOffset> {
-    let day = started.with_timezone(&tz).date_naive()
-        + chrono::Days::new(u64::from(policy.days_after_start));
-    let at = policy
-        .time()
-        .expect("expiry time was validated when mode.json loaded");
-    let naive = day.and_time(at);
-    let local = tz
-        .from_local_datetime(&naive)
-        .earliest()
-        // a DST gap: the same wall-clock time an hour later is the first valid one
-        .or_else(|| {
-            tz.from_local_datetime(&(naive + chrono::Duration::hours(1)))
-                .earliest()
-        })
-        .unwrap_or_else(|| tz.from_utc_datetime(&naive));
-    local.fixed_offset()
-}
-
-/// The local start time in a session id `<prefix>-YYYYMMDD-HHMMSS-xxxxxx`; `None` when
-/// the name is not of that form.
-fn session_id_stamp(id: &str) -> Option<chrono::NaiveDateTime> {
-    let parts: Vec<&str> = id.rsplitn(4, '-').collect();
-    let [hex, time, date, prefix] = parts.as_slice() else {
-        return None;
-    };
-    if prefix.is_empty() || hex.len() != 6 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    chrono::NaiveDateTime::parse_from_str(&format!("{date}{time}"), "%Y%m%d%H%M%S").ok()
-}
-
-/// Sub-folders whose names are valid ids; anything else (a stray `backup copy`, a
-/// non-UTF-8 name) is not a mode or session folder and is left alone.
-fn read_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|it| {
-            it.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .filter(|p| crate::config::is_safe_id(&file_name(p)))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// A chat id as a file name: safe characters kept; if anything had to change, a short
-/// hash of the original keeps distinct ids distinct.
-pub fn file_safe(s: &str) -> String {
-    let cleaned: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if cleaned == s && !s.starts_with('.') && !s.is_empty() {
-        return cleaned;
-    }
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{}-{:08x}", cleaned.trim_start_matches('.'), h as u32)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::modes::manifest::ExpiryPolicy;
-
-    #[test]
-    fn expiry_is_ten_past_midnight_after_the_start_day() {
-        let tz: Tz = "Asia/Shanghai".parse().unwrap();
-        let started = DateTime::parse_from_rfc3339("2026-10-22T19:55:00+08:00").unwrap();
-        let e = expiry_time(started, &ExpiryPolicy::default(), tz);
-        assert_eq!(
-            e.to_rfc3339_opts(SecondsFormat::Secs, false),
-            "2026-10-23T00:10:00+08:00"
-        );
-        // started just after midnight: still the end of *that* day
-        let started = DateTime::parse_from_rfc3339("2026-10-23T00:05:00+08:00").unwrap();
-        let e = expiry_time(started, &ExpiryPolicy::default(), tz);
-        assert_eq!(
-            e.to_rfc3339_opts(SecondsFormat::Secs, false),
-            "2026-10-24T00:10:00+08:00"
-        );
-    }
-
-    fn core_at(dir: &Path, now: DateTime<Utc>) -> ModeCore {
-        let ws = Workspace::open(dir).unwrap();
-        let skills = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
-        let reg = Arc::new(ModeRegistry::load(&[skills]));
-        ModeCore::open(ws, reg, "Asia/Shanghai".parse().unwrap(), now).unwrap()
-    }
-
-    fn t(s: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
-    }
-
-    fn meta(chat: &str) -> TurnMeta {
-        TurnMeta {
-            channel: "cli".into(),
-            chat_id: chat.into(),
-            speaker_id: "mom".into(),
-        }
-    }
-
-    fn rec(user: &str) -> Record {
-        Record {
-            timestamp: "2026-10-22T20:00:00+08:00".into(),
-            channel: "cli".into(),
-            chat_id: "a".into(),
-            speaker_id: "mom".into(),
-            user: user.into(),
-            assistant: "ok".into(),
-            error: None,
-        }
-    }
-
-    fn enter_cooking(c: &mut ModeCore, now: DateTime<Utc>) -> String {
-        c.switch(
-            now,
-            SwitchAction::Enter,
-            Some("cooking"),
-            None,
-            SwitchOrigin::Command,
-        )
-        .unwrap();
-        c.action.session_id.clone().unwrap()
-    }
-
-    fn conv(core: &ModeCore, sid: &str) -> Vec<String> {
-        let p = core
-            .ws
-            .sessions_dir("cooking")
-            .join(sid)
-            .join(CONVERSATION_FILE);
-        session::load_records(&p)
-            .unwrap()
-            .records
-            .into_iter()
-            .map(|r| r.user)
-            .collect()
-    }
-
-    #[test]
-    fn exit_waits_for_in_flight_turns_and_later_turns_stay_out() {
-        let dir = tempfile::tempdir().unwrap();
-        let now = t("2026-10-22T19:55:00+08:00");
-        let mut c = core_at(dir.path(), now);
-        let sid = enter_cooking(&mut c, now);
-        let slow = c.begin_turn(now, meta("voice")); // a slow turn in the session
-        let exiting = c.begin_turn(now, meta("qq"));
-        assert!(slow.mode.is_some() && exiting.mode.is_some());
-        c.switch(
-            now,
-            SwitchAction::Exit,
-            Some("cooking"),
-            Some("番茄炒蛋".into()),
-            SwitchOrigin::Tool {
-                turn_id: exiting.turn_id,
-                user_text: "退出做饭模式",
-            },
-        )
-        .unwrap();
-        // a turn that begins after the exit request is not in the exiting session
-        let late = c.begin_turn(now, meta("cli"));
-        assert!(late.mode.is_none());
-        let out = c.end_turn(exiting.turn_id, rec("退出做饭模式")).unwrap();
-        assert_eq!(out.recorded_in.as_deref(), Some(sid.as_str()));
-        assert_eq!(out.archived, None, "the slow turn is still in flight");
-        assert!(c.action.active);
-        let out = c.end_turn(late.turn_id, rec("late")).unwrap();
-        assert_eq!(out.recorded_in, None);
-        let out = c.end_turn(slow.turn_id, rec("slow")).unwrap();
-        assert_eq!(out.recorded_in.as_deref(), Some(sid.as_str()));
-        assert_eq!(
-            out.archived.as_deref(),
-            Some(sid.as_str()),
-            "archived exactly when the last turn ended"
-        );
-        assert!(!c.action.active);
-        assert_eq!(conv(&c, &sid), ["退出做饭模式", "slow"]);
-        assert!(matches!(
-            c.end_turn(slow.turn_id, rec("again")),
-            Err(ModeError::UnknownTurn(_))
-        ));
-    }
-
-    #[test]
-    fn expiry_during_a_turn_archives_after_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let now = t("2026-10-22T23:59:00+08:00");
-        let mut c = core_at(dir.path(), now);
-        let sid = enter_cooking(&mut c, now);
-        let turn = c.begin_turn(now, meta("a"));
-        let later = t("2026-10-23T00:10:01+08:00");
-        assert_eq!(c.check_expiry(later), None, "waits for the in-flight turn");
-        let next = c.begin_turn(later, meta("b"));
-        assert!(next.mode.is_none(), "no new turn joins an expired session");
-        let out = c.end_turn(turn.turn_id, rec("last words")).unwrap();
-        assert_eq!(out.archived.as_deref(), Some(sid.as_str()));
-        assert_eq!(c.action.exit_reason.as_deref(), Some("expired"));
-        assert_eq!(conv(&c, &sid), ["last words"]);
-        c.end_turn(next.turn_id, rec("b")).unwrap();
-    }
-
-    #[test]
-    fn an_interrupted_archive_resumes_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let now = t("2026-10-22T19:55:00+08:00");
-        let mut c = core_at(dir.path(), now);
-        let sid = enter_cooking(&mut c, now);
-        let turn = c.begin_turn(now, meta("a"));
-        c.end_turn(turn.turn_id, rec("hello")).unwrap();
-        // simulate a crash right after the exit marker was written
-        let sdir = c.ws.sessions_dir("cooking").join(&sid);
-        let marker = ExitMarker {
-            reason: "user".into(),
-            summary: None,
-            requested_at: "2026-10-22T20:00:00+08:00".into(),
-        };
-        fsutil::write_atomic(
-            &sdir.join(EXIT_MARKER_FILE),
-            &serde_json::to_vec(&marker).unwrap(),
-        )
-        .unwrap();
-        drop(c);
-        let c = core_at(dir.path(), now);
-        assert!(!c.action.active);
-        assert_eq!(c.action.exit_reason.as_deref(), Some("user"));
-        assert!(sdir.join(SUMMARY_FILE).exists());
-        let history = std::fs::read_to_string(dir.path().join("cooking/history.md")).unwrap();
-        assert_eq!(
-            history.matches(&sid).count(),
-            2,
-            "one index line (id and summary file name)"
-        );
-        // and again: nothing doubles
-        drop(c);
-        let _c = core_at(dir.path(), now);
-        let again = std::fs::read_to_string(dir.path().join("cooking/history.md")).unwrap();
-        assert_eq!(history, again);
-    }
-
-    #[test]
-    fn expiry_in_a_dst_gap_moves_forward() {
-        // America/Santiago skips 00:00-01:00 on 2024-09-08
-        let tz: Tz = "America/Santiago".parse().unwrap();
-        let started = DateTime::parse_from_rfc3339("2024-09-07T21:00:00-04:00").unwrap();
-        let policy = ExpiryPolicy {
-            at: "00:10".into(),
-            days_after_start: 1,
-        };
-        let e = expiry_time(started, &policy, tz);
-        assert!(e > started, "{e}");
-        assert_eq!(
-            e.to_rfc3339_opts(SecondsFormat::Secs, false),
-            "2024-09-08T01:10:00-03:00"
-        );
-    }
-
-    #[test]
-    fn a_broken_index_does_not_keep_the_mode_open() {
-        let dir = tempfile::tempdir().unwrap();
-        let now = t("2026-10-22T19:55:00+08:00");
-        let mut c = core_at(dir.path(), now);
-        let sid = enter_cooking(&mut c, now);
-        // the index path becomes a folder: every update fails
-        let history = dir.path().join("cooking/history.md");
-        std::fs::remove_file(&history).unwrap();
-        std::fs::create_dir_all(history.join("oops")).unwrap();
-        c.switch(now, SwitchAction::Exit, None, None, SwitchOrigin::Command)
-            .unwrap();
-        assert!(!c.action.active, "the session ended anyway");
-        let sdir = c.ws.sessions_dir("cooking").join(&sid);
-        assert!(sdir.join(SUMMARY_FILE).exists());
-        assert!(sdir.join(INDEX_PENDING_FILE).exists());
-        assert!(c
-            .status()
-            .warnings
-            .iter()
-            .any(|w| w.contains("retried at the next start")));
-        // fixed by a human; the next start catches up
-        std::fs::remove_dir_all(&history).unwrap();
-        drop(c);
-        let _c = core_at(dir.path(), now);
-        assert!(std::fs::read_to_string(&history).unwrap().contains(&sid));
-        assert!(!sdir.join(INDEX_PENDING_FILE).exists());
-    }
-
-    #[test]
-    fn a_rebuilt_action_json_takes_only_a_real_used_session() {
-        let dir = tempfile::tempdir().unwrap();
-        let now = t("2026-10-22T19:55:00+08:00");
-        let mut c = core_at(dir.path(), now);
-        let live = enter_cooking(&mut c, now);
-        let turn = c.begin_turn(now, meta("a"));
-        c.end_turn(turn.turn_id, rec("hello")).unwrap();
-        let base = c.ws.sessions_dir("cooking");
-        // a stray copy and a never-used later session beside the live one
-        std::fs::create_dir_all(base.join("cook-backup")).unwrap();
-        std::fs::copy(
-            base.join(&live).join(SYSTEM_PROMPT_FILE),
-            base.join("cook-backup").join(SYSTEM_PROMPT_FILE),
-        )
-        .unwrap();
-        let unused = base.join("cook-20261022-200000-abcdef");
-        std::fs::create_dir_all(&unused).unwrap();
-        std::fs::copy(
-            base.join(&live).join(SYSTEM_PROMPT_FILE),
-            unused.join(SYSTEM_PROMPT_FILE),
-        )
-        .unwrap();
-        drop(c);
-        std::fs::write(dir.path().join("modes/action.json"), "{broken").unwrap();
-        let later = t("2026-10-22T20:30:00+08:00");
-        let c = core_at(dir.path(), later);
-        assert_eq!(c.action.session_id.as_deref(), Some(live.as_str()));
-        assert_eq!(
-            c.action.started_at.as_deref(),
-            Some("2026-10-22T19:55:00+08:00")
-        );
-        assert!(
-            unused.join(SUMMARY_FILE).exists(),
-            "the unused one was archived"
-        );
-        assert!(
-            !base.join("cook-backup").join(SUMMARY_FILE).exists(),
-            "a stray folder is left alone"
-        );
-    }
-
-    #[test]
-    fn file_safe_keeps_distinct_ids_distinct() {
-        assert_eq!(file_safe("local"), "local");
-        assert_ne!(file_safe("group:1"), file_safe("group_1"));
-        assert!(!file_safe("../x").contains('/'));
-        assert!(!file_safe("..").starts_with('.'));
     }
 }

@@ -7,14 +7,24 @@
 //! of one message — fsync included — blocks only this actor). No handler awaits an LLM:
 //! the agent runs between `begin_turn` and `end_turn`, outside the actor, so a slow QQ
 //! turn never freezes voice.
+//!
+//! Supervision: the state is recoverable from disk by design, so a panic inside a handler
+//! does not leave a dead mailbox behind. It is caught, the [`ModeCore`] is opened afresh
+//! from the workspace (as at start-up), and the request that hit it gets
+//! [`ModeError::Restarted`]; every later request is served by the new core. Turns begun
+//! before the restart still end correctly (see [`ModeCore::end_turn`]).
 
 use super::core::{
     EndOutcome, ModeCore, ModeError, ModeStatus, SwitchOrigin, TurnId, TurnMeta, TurnTicket,
 };
 use super::session::Record;
 use super::switch::SwitchAction;
+use super::switched::{SwitchError, Switched};
 use crate::clock::SharedClock;
 use actix::prelude::*;
+use chrono::{DateTime, Utc};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use tracing::error;
 
 pub struct ModeManager {
     core: ModeCore,
@@ -25,6 +35,54 @@ impl ModeManager {
     pub fn new(core: ModeCore, clock: SharedClock) -> Self {
         Self { core, clock }
     }
+
+    /// Run `f` on the core; a panic restarts the core from disk.
+    fn supervised<R>(
+        &mut self,
+        what: &'static str,
+        f: impl FnOnce(&mut ModeCore, DateTime<Utc>) -> R,
+    ) -> Result<R, ModeError> {
+        let now = self.clock.now();
+        match catch_unwind(AssertUnwindSafe(|| f(&mut self.core, now))) {
+            Ok(r) => Ok(r),
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                self.restart(what, &why);
+                Err(ModeError::Restarted)
+            }
+        }
+    }
+
+    fn restart(&mut self, what: &str, why: &str) {
+        error!(
+            request = what,
+            panic = why,
+            "the mode manager panicked; reopening the mode state from disk"
+        );
+        let ws = self.core.workspace().clone();
+        let registry = self.core.registry().clone();
+        let tz = self.core.timezone();
+        let next = self.core.next_turn_id();
+        match ModeCore::open(ws, registry, tz, self.clock.now()) {
+            Ok(mut fresh) => {
+                fresh.continue_turn_ids(next);
+                fresh.warn(format!(
+                    "the mode manager failed while handling {what} ({why}) and was restarted from disk"
+                ));
+                self.core = fresh;
+            }
+            Err(e) => {
+                error!(error = %e, "the mode state could not be reopened; continuing with the state in memory");
+                self.core.warn(format!(
+                    "the mode manager failed while handling {what} ({why}) and could not reopen the workspace: {e}"
+                ));
+            }
+        }
+    }
 }
 
 impl Actor for ModeManager {
@@ -32,18 +90,20 @@ impl Actor for ModeManager {
 }
 
 #[derive(Message)]
-#[rtype(result = "TurnTicket")]
+#[rtype(result = "Result<TurnTicket, ModeError>")]
 pub struct BeginTurn(pub TurnMeta);
 
 #[derive(Message)]
-#[rtype(result = "Result<EndOutcome, String>")]
+#[rtype(result = "Result<EndOutcome, ModeError>")]
 pub struct EndTurn {
     pub turn_id: TurnId,
     pub record: Record,
+    /// The session the turn's ticket named (places it after a restart).
+    pub began_in: Option<String>,
 }
 
 #[derive(Message)]
-#[rtype(result = "Result<String, String>")]
+#[rtype(result = "Result<Switched, SwitchError>")]
 pub struct SwitchMode {
     pub action: SwitchAction,
     pub mode_id: Option<String>,
@@ -53,60 +113,56 @@ pub struct SwitchMode {
 }
 
 #[derive(Message)]
-#[rtype(result = "Option<String>")]
+#[rtype(result = "Result<Option<String>, ModeError>")]
 pub struct CheckExpiry;
 
 #[derive(Message)]
-#[rtype(result = "ModeStatus")]
+#[rtype(result = "Result<ModeStatus, ModeError>")]
 pub struct GetStatus;
 
 impl Handler<BeginTurn> for ModeManager {
-    type Result = MessageResult<BeginTurn>;
+    type Result = Result<TurnTicket, ModeError>;
     fn handle(&mut self, msg: BeginTurn, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.core.begin_turn(self.clock.now(), msg.0))
+        self.supervised("begin-turn", |core, now| core.begin_turn(now, msg.0))
     }
 }
 
 impl Handler<EndTurn> for ModeManager {
-    type Result = Result<EndOutcome, String>;
+    type Result = Result<EndOutcome, ModeError>;
     fn handle(&mut self, msg: EndTurn, _: &mut Context<Self>) -> Self::Result {
-        self.core
-            .end_turn(msg.turn_id, msg.record)
-            .map_err(|e: ModeError| e.to_string())
+        self.supervised("end-turn", |core, _| {
+            core.end_turn(msg.turn_id, msg.record, msg.began_in.as_deref())
+        })?
     }
 }
 
 impl Handler<SwitchMode> for ModeManager {
-    type Result = Result<String, String>;
+    type Result = Result<Switched, SwitchError>;
     fn handle(&mut self, msg: SwitchMode, _: &mut Context<Self>) -> Self::Result {
-        let origin = match &msg.from_turn {
-            Some((turn_id, text)) => SwitchOrigin::Tool {
-                turn_id: *turn_id,
-                user_text: text,
-            },
-            None => SwitchOrigin::Command,
-        };
-        self.core.switch(
-            self.clock.now(),
-            msg.action,
-            msg.mode_id.as_deref(),
-            msg.summary,
-            origin,
-        )
+        self.supervised("switch-mode", |core, now| {
+            let origin = match &msg.from_turn {
+                Some((turn_id, text)) => SwitchOrigin::Tool {
+                    turn_id: *turn_id,
+                    user_text: text,
+                },
+                None => SwitchOrigin::Command,
+            };
+            core.switch(now, msg.action, msg.mode_id.as_deref(), msg.summary, origin)
+        })?
     }
 }
 
 impl Handler<CheckExpiry> for ModeManager {
-    type Result = Option<String>;
+    type Result = Result<Option<String>, ModeError>;
     fn handle(&mut self, _: CheckExpiry, _: &mut Context<Self>) -> Self::Result {
-        self.core.check_expiry(self.clock.now())
+        self.supervised("check-expiry", |core, now| core.check_expiry(now))
     }
 }
 
 impl Handler<GetStatus> for ModeManager {
-    type Result = MessageResult<GetStatus>;
+    type Result = Result<ModeStatus, ModeError>;
     fn handle(&mut self, _: GetStatus, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.core.status())
+        self.supervised("status", |core, _| core.status())
     }
 }
 
@@ -125,19 +181,32 @@ impl ModesHandle {
         self.addr
             .send(BeginTurn(meta))
             .await
-            .map_err(|_| ModeError::Gone)
+            .map_err(|_| ModeError::Gone)?
     }
 
-    pub async fn end_turn(&self, turn_id: TurnId, record: Record) -> Result<EndOutcome, String> {
+    pub async fn end_turn(
+        &self,
+        turn_id: TurnId,
+        record: Record,
+        began_in: Option<String>,
+    ) -> Result<EndOutcome, ModeError> {
         self.addr
-            .send(EndTurn { turn_id, record })
+            .send(EndTurn {
+                turn_id,
+                record,
+                began_in,
+            })
             .await
-            .map_err(|_| ModeError::Gone.to_string())?
+            .map_err(|_| ModeError::Gone)?
     }
 
     /// End a turn without waiting (from a drop guard, when the turn's task died).
-    pub fn end_turn_detached(&self, turn_id: TurnId, record: Record) {
-        self.addr.do_send(EndTurn { turn_id, record });
+    pub fn end_turn_detached(&self, turn_id: TurnId, record: Record, began_in: Option<String>) {
+        self.addr.do_send(EndTurn {
+            turn_id,
+            record,
+            began_in,
+        });
     }
 
     pub async fn switch(
@@ -146,7 +215,7 @@ impl ModesHandle {
         mode_id: Option<String>,
         summary: Option<String>,
         from_turn: Option<(TurnId, String)>,
-    ) -> Result<String, String> {
+    ) -> Result<Switched, SwitchError> {
         self.addr
             .send(SwitchMode {
                 action,
@@ -155,14 +224,14 @@ impl ModesHandle {
                 from_turn,
             })
             .await
-            .map_err(|_| ModeError::Gone.to_string())?
+            .map_err(|_| SwitchError::Failed(ModeError::Gone))?
     }
 
     pub async fn check_expiry(&self) -> Result<Option<String>, ModeError> {
         self.addr
             .send(CheckExpiry)
             .await
-            .map_err(|_| ModeError::Gone)
+            .map_err(|_| ModeError::Gone)?
     }
 
     /// Fire-and-forget expiry check (used by the Cron actor's timer).
@@ -171,6 +240,9 @@ impl ModesHandle {
     }
 
     pub async fn status(&self) -> Result<ModeStatus, ModeError> {
-        self.addr.send(GetStatus).await.map_err(|_| ModeError::Gone)
+        self.addr
+            .send(GetStatus)
+            .await
+            .map_err(|_| ModeError::Gone)?
     }
 }

@@ -60,6 +60,31 @@ impl ExpiryPolicy {
         chrono::NaiveTime::parse_from_str(&self.at, "%H:%M")
             .map_err(|_| format!("expiry.at must be HH:MM, got {:?}", self.at))
     }
+
+    /// When a session started at `started` expires: `at` local time, `days_after_start`
+    /// days after the start day (in a DST gap, the first valid time after it).
+    pub fn after(
+        &self,
+        started: chrono::DateTime<chrono::FixedOffset>,
+        tz: chrono_tz::Tz,
+    ) -> chrono::DateTime<chrono::FixedOffset> {
+        use chrono::TimeZone;
+        let day = started.with_timezone(&tz).date_naive()
+            + chrono::Days::new(u64::from(self.days_after_start));
+        let at = self
+            .time()
+            .expect("expiry time was validated when mode.json loaded");
+        let naive = day.and_time(at);
+        let local = tz
+            .from_local_datetime(&naive)
+            .earliest()
+            .or_else(|| {
+                tz.from_local_datetime(&(naive + chrono::Duration::hours(1)))
+                    .earliest()
+            })
+            .unwrap_or_else(|| tz.from_utc_datetime(&naive));
+        local.fixed_offset()
+    }
 }
 
 /// Context policy (seed 002): structured, labelled blocks of the frozen prompt.
@@ -119,6 +144,20 @@ impl ModeManifest {
 
     pub fn expiry(&self) -> ExpiryPolicy {
         self.expiry.clone().unwrap_or_default()
+    }
+
+    /// A bare manifest: the id and the name only (a mode whose skill no longer loads).
+    pub fn named(id: &str, display_name: &str) -> Self {
+        Self {
+            id: id.to_string(),
+            display_name: display_name.to_string(),
+            entrypoint: None,
+            aliases: vec![],
+            enter_verbs: vec![],
+            exit_verbs: vec![],
+            expiry: None,
+            context: None,
+        }
     }
 }
 

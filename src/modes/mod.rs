@@ -1,25 +1,37 @@
 //! Run modes: explicitly entered, global context spaces (seed 000).
 //!
-//! - [`manifest`] — `mode.json`, strictly parsed.
+//! - [`manifest`] — `mode.json`, strictly parsed (and the expiry policy).
 //! - [`plugin`] — the `ModePlugin` trait a mode's code implements.
-//! - [`registry`] — `ModeRegistry`: scans skill folders, loads manifests and plugins.
-//! - [`switch`] — validation of a switch request against the user's own words.
+//! - [`registry`] — `ModeRegistry`: scans skill folders, loads manifests and the plugins
+//!   the caller's table names.
+//! - [`switch`] — validation of a switch request against the user's own words;
+//!   [`switched`] — the typed outcomes of a switch.
 //! - [`action`] — `action.json`, the lifecycle document.
-//! - [`session`] — session files: `conversation.jsonl` records, `summary.md`, markers.
-//! - [`core`] — `ModeCore`, the synchronous state machine (enter, record, exit, archive,
-//!   expire, recover) over the files above.
-//! - [`manager`] — `ModeManager`, the actor that owns a `ModeCore`, and `ModesHandle`.
+//! - [`session`] — session files: names, the exit marker, `summary.md`;
+//!   [`session_id`] — `SessionId`, the session's name and start time.
+//! - [`core`] — `ModeCore`, the synchronous state machine (enter, record, exit, expire);
+//!   [`recovery`] — opening it from disk after any stop; [`archive`] — ending a session.
+//! - [`manager`] — `ModeManager`, the supervised actor that owns a `ModeCore`, and
+//!   `ModesHandle`; [`listing`] — every session folder and its true state.
 //!
 //! Nothing here knows about cooking: a mode's specifics come from its skill folder.
 
 pub mod action;
+pub mod archive;
 pub mod core;
+pub mod listing;
 pub mod manager;
 pub mod manifest;
 pub mod plugin;
+pub mod recovery;
 pub mod registry;
 pub mod session;
+pub mod session_id;
 pub mod switch;
+pub mod switched;
+
+#[cfg(test)]
+mod tests;
 
 pub use self::core::{ModeCore, ModeSnapshot, ModeStatus, TurnTicket};
 pub use manager::{ModeManager, ModesHandle};
@@ -27,3 +39,5 @@ pub use manifest::ModeManifest;
 pub use plugin::{ContextPath, ModePlugin};
 pub use registry::ModeRegistry;
 pub use session::Record;
+pub use session_id::SessionId;
+pub use switched::{Refusal, SwitchError, Switched};

@@ -47,8 +47,22 @@ impl std::fmt::Display for LoadIssue {
     }
 }
 
-/// Finds a compiled-in plugin by entrypoint name.
-pub type PluginLookup = fn(&str) -> Option<Arc<dyn ModePlugin>>;
+/// Makes a compiled-in plugin.
+pub type PluginConstructor = fn() -> Arc<dyn ModePlugin>;
+
+/// The plugins compiled into the binary, by entrypoint name (`plugin.rs:CookingMode`).
+/// The caller supplies it (homebot's own is `crate::skills::PLUGINS`), so this module
+/// never imports the skills that depend on it.
+pub type PluginTable = &'static [(&'static str, PluginConstructor)];
+
+/// The plugin an entrypoint names: `plugin.rs:CookingMode` and `CookingMode` both work.
+pub fn find_plugin(table: PluginTable, entrypoint: &str) -> Option<Arc<dyn ModePlugin>> {
+    let wanted = entrypoint.trim();
+    table.iter().find_map(|(name, make)| {
+        let short = name.rsplit(':').next().unwrap_or(name);
+        (wanted == *name || wanted == short).then(make)
+    })
+}
 
 #[derive(Debug, Default)]
 pub struct ModeRegistry {
@@ -58,13 +72,9 @@ pub struct ModeRegistry {
 }
 
 impl ModeRegistry {
-    /// Scan `dirs` in order (earlier folders win on duplicate names), using the
-    /// compiled-in plugins of `crate::skills`.
-    pub fn load(dirs: &[PathBuf]) -> Self {
-        Self::load_with(dirs, crate::skills::plugin_for)
-    }
-
-    pub fn load_with(dirs: &[PathBuf], lookup: PluginLookup) -> Self {
+    /// Scan `dirs` in order (earlier folders win on duplicate names); entrypoints are
+    /// looked up in `plugins`.
+    pub fn load(dirs: &[PathBuf], plugins: PluginTable) -> Self {
         let mut reg = ModeRegistry::default();
         let mut seen_skill_names = std::collections::HashSet::new();
         for dir in dirs {
@@ -94,7 +104,7 @@ impl ModeRegistry {
                 if name.starts_with('.') || !seen_skill_names.insert(name.clone()) {
                     continue; // hidden, or shadowed by an earlier folder of the same name
                 }
-                reg.load_skill(&sd, name, lookup);
+                reg.load_skill(&sd, name, plugins);
             }
         }
         reg.modes.sort_by(|a, b| a.manifest.id.cmp(&b.manifest.id));
@@ -102,7 +112,7 @@ impl ModeRegistry {
         reg
     }
 
-    fn load_skill(&mut self, dir: &Path, skill_name: String, lookup: PluginLookup) {
+    fn load_skill(&mut self, dir: &Path, skill_name: String, plugins: PluginTable) {
         let mode_json = dir.join("mode.json");
         let skill_md = dir.join("SKILL.md");
         if !mode_json.exists() {
@@ -139,12 +149,12 @@ impl ModeRegistry {
         }
         let plugin: Arc<dyn ModePlugin> = match &manifest.entrypoint {
             None => Arc::new(DeclarativePlugin),
-            Some(ep) => match lookup(ep) {
+            Some(ep) => match find_plugin(plugins, ep) {
                 Some(p) => p,
                 None => {
                     return self.issues.push(issue(format!(
                         "unknown entrypoint {ep:?}: no plugin of that name is compiled into homebot (known: {})",
-                        crate::skills::entrypoints().join(", ")
+                        plugins.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
                     )))
                 }
             },

@@ -44,44 +44,88 @@ impl SwitchAction {
     }
 }
 
-/// Check the user's words. `Err` carries the reason, written for the LLM to relay.
+/// Why the user's words do not ask for a switch; rendered for the model to relay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WordsRefusal {
+    pub kind: WordsRefusalKind,
+    pub action: SwitchAction,
+    /// The mode's display name and the names that count for it.
+    pub display_name: String,
+    pub names: Vec<String>,
+    /// The verbs that count for this action, the first one being the example.
+    pub verbs: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordsRefusalKind {
+    /// The mode is not named.
+    NotNamed,
+    /// A how-to question, not a request.
+    HowQuestion,
+    /// The verb is negated ("不要打开").
+    Negated,
+    /// No enter / exit verb.
+    NoVerb,
+}
+
+impl std::fmt::Display for WordsRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = &self.display_name;
+        let verb = self.verbs.first().map(String::as_str).unwrap_or_default();
+        let verb_kind = match self.action {
+            SwitchAction::Enter => "进入",
+            SwitchAction::Exit => "退出",
+        };
+        match self.kind {
+            WordsRefusalKind::NotNamed => write!(
+                f,
+                "refused: the user's words do not name the mode. 用户原话没有提到“{}”，不能{verb_kind}{name}。只有用户明确说出模式名称和动作（例如“{verb}{name}”）时才能切换。",
+                self.names.join("”/“")
+            ),
+            WordsRefusalKind::HowQuestion => write!(
+                f,
+                "refused: the user is asking how to switch, not asking to switch. 用户是在询问方法，不是要求切换；请告诉用户直接说“{verb}{name}”即可。"
+            ),
+            WordsRefusalKind::Negated => write!(
+                f,
+                "refused: the user said not to. 用户原话是否定的（例如“不要{verb}”），不能{verb_kind}{name}。"
+            ),
+            WordsRefusalKind::NoVerb => write!(
+                f,
+                "refused: no explicit {} verb in the user's words. 用户原话没有明确的{verb_kind}动作（{}），不能{verb_kind}{name}。",
+                self.action.as_str(),
+                self.verbs.join("、")
+            ),
+        }
+    }
+}
+
+/// Check the user's words against the mode's names and the action's verbs.
 pub fn validate(
     manifest: &ModeManifest,
     action: SwitchAction,
     user_text: &str,
-) -> Result<(), String> {
+) -> Result<(), WordsRefusal> {
     let text = normalize(user_text);
     let mut names: Vec<String> = vec![normalize(&manifest.display_name)];
     names.extend(manifest.aliases.iter().map(|a| normalize(a)));
-    let (defaults, extra, verb_kind) = match action {
-        SwitchAction::Enter => (DEFAULT_ENTER_VERBS, &manifest.enter_verbs, "进入"),
-        SwitchAction::Exit => (DEFAULT_EXIT_VERBS, &manifest.exit_verbs, "退出"),
+    let verbs = verbs_for(manifest, action);
+    let refuse = |kind| WordsRefusal {
+        kind,
+        action,
+        display_name: manifest.display_name.clone(),
+        names: names.clone(),
+        verbs: verbs.clone(),
     };
-    let verbs: Vec<String> = defaults
-        .iter()
-        .map(|v| v.to_string())
-        .chain(extra.iter().map(|v| normalize(v)))
-        .collect();
-    let name_list = names.join("”/“");
-    let verb_list = verbs.join("、");
-
     if !names.iter().any(|n| !find_all(&text, n).is_empty()) {
-        return Err(format!(
-            "refused: the user's words do not name the mode. 用户原话没有提到“{name_list}”，不能{verb_kind}{}。只有用户明确说出模式名称和动作（例如“{}{}”）时才能切换。",
-            manifest.display_name, verbs[0], manifest.display_name
-        ));
+        return Err(refuse(WordsRefusalKind::NotNamed));
     }
     if HOW_QUESTIONS.iter().any(|q| !find_all(&text, q).is_empty()) {
-        return Err(format!(
-            "refused: the user is asking how to switch, not asking to switch. 用户是在询问方法，不是要求切换；请告诉用户直接说“{}{}”即可。",
-            verbs[0], manifest.display_name
-        ));
+        return Err(refuse(WordsRefusalKind::HowQuestion));
     }
-    let mut found = false;
     let mut negated = false;
     for v in &verbs {
         for pos in find_all(&text, v) {
-            found = true;
             if is_negated(&text[..pos]) {
                 negated = true;
             } else {
@@ -89,18 +133,24 @@ pub fn validate(
             }
         }
     }
-    if negated {
-        return Err(format!(
-            "refused: the user said not to. 用户原话是否定的（例如“不要{}”），不能{verb_kind}{}。",
-            verbs[0], manifest.display_name
-        ));
-    }
-    debug_assert!(!found);
-    Err(format!(
-        "refused: no explicit {} verb in the user's words. 用户原话没有明确的{verb_kind}动作（{verb_list}），不能{verb_kind}{}。",
-        action.as_str(),
-        manifest.display_name
-    ))
+    Err(refuse(if negated {
+        WordsRefusalKind::Negated
+    } else {
+        WordsRefusalKind::NoVerb
+    }))
+}
+
+/// The verbs that count for `action` in this mode: the built-in ones, then the mode's own.
+pub fn verbs_for(manifest: &ModeManifest, action: SwitchAction) -> Vec<String> {
+    let (defaults, extra) = match action {
+        SwitchAction::Enter => (DEFAULT_ENTER_VERBS, &manifest.enter_verbs),
+        SwitchAction::Exit => (DEFAULT_EXIT_VERBS, &manifest.exit_verbs),
+    };
+    defaults
+        .iter()
+        .map(|v| v.to_string())
+        .chain(extra.iter().map(|v| normalize(v)))
+        .collect()
 }
 
 fn normalize(s: &str) -> String {
@@ -229,10 +279,14 @@ mod tests {
     #[test]
     fn refusal_reason_is_specific() {
         let m = cooking();
-        let e = validate(&m, SwitchAction::Enter, "我想开始做饭").unwrap_err();
+        let e = validate(&m, SwitchAction::Enter, "我想开始做饭")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("做饭模式"), "{e}");
         assert!(e.contains("do not name the mode"), "{e}");
-        let e = validate(&m, SwitchAction::Enter, "做饭模式是什么").unwrap_err();
+        let e = validate(&m, SwitchAction::Enter, "做饭模式是什么")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no explicit enter verb"), "{e}");
     }
 }

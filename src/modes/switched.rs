@@ -1,0 +1,165 @@
+//! Typed outcomes of a mode switch. The mode API returns these, never strings; the text a
+//! user or the model reads is rendered at the edge (their `Display`, used by the
+//! `switch_mode` tool result and the `/mode` command reply).
+
+use super::core::ModeError;
+use super::switch::WordsRefusal;
+use std::fmt;
+use std::path::PathBuf;
+
+/// What a switch did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Switched {
+    Entered {
+        mode_id: String,
+        display_name: String,
+        session_id: String,
+        session_dir: PathBuf,
+    },
+    /// The exit is recorded; the session is archived once this turn (and any other
+    /// in-flight turn of the session) has been recorded.
+    ExitRequested {
+        mode_id: String,
+        display_name: String,
+    },
+    /// Archived already (nothing of the session was in flight).
+    Exited {
+        mode_id: String,
+        display_name: String,
+        session_id: String,
+    },
+    AlreadyEnding {
+        mode_id: String,
+        display_name: String,
+    },
+}
+
+/// Why a switch changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    /// Not allowed, or not meant: the reason goes back to the model / the user.
+    #[error("{0}")]
+    Refused(Refusal),
+    /// Allowed but it could not be done (a file could not be written).
+    #[error("failed: {0}")]
+    Failed(#[from] ModeError),
+}
+
+impl From<Refusal> for SwitchError {
+    fn from(r: Refusal) -> Self {
+        SwitchError::Refused(r)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    UnknownMode {
+        id: String,
+        available: Vec<String>,
+    },
+    ModeNeeded {
+        available: Vec<String>,
+    },
+    NoActiveMode,
+    NotActive {
+        requested: String,
+        active_id: String,
+        active_name: String,
+    },
+    AlreadyIn {
+        display_name: String,
+        session_id: String,
+    },
+    OtherActive {
+        display_name: String,
+    },
+    StillArchiving {
+        display_name: String,
+    },
+    /// The user's own words do not ask for the switch.
+    Words(WordsRefusal),
+    /// The channel does not let this sender switch modes here.
+    NotPermitted,
+}
+
+impl fmt::Display for Switched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Switched::Entered {
+                mode_id,
+                display_name,
+                session_id,
+                session_dir,
+            } => write!(
+                f,
+                "ok: entered {mode_id} (session {session_id}). 已进入{display_name}。会话目录: {}。从现在起，对话会记录到本模式会话中，跨频道、跨唤醒延续。",
+                session_dir.display()
+            ),
+            Switched::ExitRequested {
+                mode_id,
+                display_name,
+            } => write!(
+                f,
+                "ok: {mode_id} will end after this reply; the session is archived with a summary. 已请求退出{display_name}，本轮回复后归档。"
+            ),
+            Switched::Exited {
+                mode_id,
+                display_name,
+                session_id,
+            } => write!(
+                f,
+                "ok: {mode_id} ended; session {session_id} archived with a summary. 已退出{display_name}，本次会话已归档。"
+            ),
+            Switched::AlreadyEnding {
+                mode_id,
+                display_name,
+            } => write!(f, "ok: {mode_id} is already ending. {display_name}正在结束。"),
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::UnknownMode { id, available } => write!(
+                f,
+                "refused: unknown mode {id:?}. 可用模式: {}",
+                available.join(", ")
+            ),
+            Refusal::ModeNeeded { available } => write!(
+                f,
+                "refused: which mode? 需要 mode_id，可用模式: {}",
+                available.join(", ")
+            ),
+            Refusal::NoActiveMode => write!(f, "refused: no mode is active. 当前没有活动模式。"),
+            Refusal::NotActive {
+                requested,
+                active_id,
+                active_name,
+            } => write!(
+                f,
+                "refused: {requested:?} is not active; the active mode is {active_id} ({active_name}). 当前活动的是{active_name}。"
+            ),
+            Refusal::AlreadyIn {
+                display_name,
+                session_id,
+            } => write!(
+                f,
+                "refused: already in {display_name}. 已经在{display_name}中（会话 {session_id}）。"
+            ),
+            Refusal::OtherActive { display_name } => write!(
+                f,
+                "refused: {display_name} is active; only one mode at a time. 当前已在{display_name}中，一次只能有一个模式，请先退出{display_name}。"
+            ),
+            Refusal::StillArchiving { display_name } => write!(
+                f,
+                "refused: {display_name} is still being archived; try again in a moment. 上一个模式正在结束归档，请稍后再试。"
+            ),
+            Refusal::Words(w) => write!(f, "{w}"),
+            Refusal::NotPermitted => write!(
+                f,
+                "refused: this sender may not switch modes in this chat (channel permission). 这位成员在这个群里没有切换模式的权限。"
+            ),
+        }
+    }
+}
