@@ -50,6 +50,7 @@ impl Agent {
             turn_id: ticket.turn_id,
             user_text: user_text.to_string(),
             may_switch_modes,
+            mode: ticket.mode.as_ref().map(|m| m.mode_id.clone()),
         };
         let meta = CallMeta {
             channel: tail.channel.to_string(),

@@ -4,20 +4,30 @@
 //! kernel runs each turn through the single [`modes::ModeManager`], the per-turn
 //! [`agent`] and the [`provider`], and hands the reply back to the channel.
 //!
-//! Layout:
-//! - [`kernel`] — wires the actors together; `submit` / `handle_turn` is the one entry
-//!   for channels. [`scheduler`] — per-chat FIFOs, chats in parallel.
-//! - [`control`] — the workspace lock and the local control socket (one owner per
-//!   workspace; a CLI beside a running gateway routes through it).
-//! - [`modes`] — run modes: `mode.json` manifests, the registry, switch validation,
-//!   `action.json`, session files, and the `ModeManager` actor that owns all of them.
+//! Layout, in start-up order:
+//! - [`kernel`] — starts the actors; `submit` is the one door for channels;
+//!   [`scheduler`] — per-chat FIFOs, chats in parallel; [`commands`] — slash commands
+//!   and the status text; [`channel`] — the contract every channel implements and the
+//!   outbound doors the kernel keeps.
+//! - [`lock`] — one owner per workspace; [`control`] — the local control socket (a CLI
+//!   beside a running gateway routes through it).
+//! - [`modes`] — run modes: manifests, the registry, switch validation, `action.json`,
+//!   session files, and the supervised `ModeManager` actor that owns all of them;
+//!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
 //! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools.
 //! - [`provider`] — LLM clients (OpenAI-compatible chat completions), retries, usage.
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests.
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
-//!   `skills/`) — skill folders and the compiled-in mode plugins they name.
+//!   `skills/`) — skill folders and the table of compiled-in mode plugins.
+//!
+//! Which way imports run (no circles): `main` → `channels` → `kernel` (and `control`,
+//! `commands`) → `agent` → `tools` / `prompt` → `modes` → `history`, `config`,
+//! `workspace`, `fsutil`. `skills` depends on `modes` (plugins implement `ModePlugin`);
+//! the kernel hands the registry the `skills::PLUGINS` table, so `modes` never imports
+//! `skills`. The kernel never imports `channels`: channels reach it through `Kernel` and
+//! the [`channel`] contract, and it reaches them only through their registered doors.
 
 pub mod agent;
 pub mod channel;

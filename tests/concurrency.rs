@@ -322,7 +322,14 @@ async fn shutdown_finishes_admitted_turns_and_refuses_new_ones() {
     let k2 = kernel.clone();
     let stopping =
         tokio::spawn(async move { k2.shutdown_gracefully(Duration::from_secs(10)).await });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    for _ in 0..1000 {
+        if !kernel.is_admitting() {
+            break;
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(!kernel.is_admitting(), "shutdown closed admission");
     let late = kernel
         .submit(Turn::new("cli", "local", "owner", "太晚了"))
         .reply()

@@ -13,4 +13,5 @@ fi
 export HOMEBOT_TEST_PYTHON="$PWD/.venv/bin/python"
 
 cargo build --locked --all-targets
-cargo test --locked --all-targets -- --test-threads="${HOMEBOT_TEST_THREADS:-4}"
+# --no-fail-fast: one failing test binary must not hide the results of the others
+cargo test --locked --all-targets --no-fail-fast -- --test-threads="${HOMEBOT_TEST_THREADS:-4}"

@@ -1,6 +1,7 @@
 //! `ModeCore`: the run-mode state machine, synchronous and runtime-free, so it can be
 //! unit-tested directly; the [`super::manager::ModeManager`] actor only adds ordering.
-//! Start-up recovery is in [`super::recovery`], archiving in [`super::archive`], and
+//! Entering, exiting and expiring are in [`super::switching`], start-up recovery in
+//! [`super::recovery`], archiving in [`super::archive`], and
 //! normal-operation chat histories in [`crate::chats`].
 //!
 //! A turn's life: [`ModeCore::begin_turn`] (expiry catch-up, then a snapshot of the active
@@ -20,19 +21,15 @@
 use super::action::ActionDoc;
 use super::plugin::{ContextPath, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
-use super::session::{self, ExitMarker, HistoryLog, HistoryView, Record, EXIT_MARKER_FILE};
-use super::session_id::SessionId;
-use super::switch::{self, SwitchAction};
-use super::switched::{Refusal, SwitchError, Switched};
+use super::session::{self, ExitMarker, HistoryLog, HistoryView, Record};
 use crate::chats::ChatHistories;
-use crate::fsutil;
 use crate::workspace::Workspace;
 use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
 use chrono_tz::Tz;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tracing::{info, warn};
+use tracing::warn;
 
 pub type TurnId = u64;
 
@@ -133,9 +130,9 @@ pub(super) struct ActiveSession {
     pub(super) exit_turn: Option<TurnId>,
 }
 
-struct TurnEntry {
+pub(super) struct TurnEntry {
     /// The session the turn is recorded in, and its folder.
-    session: Option<(String, PathBuf)>,
+    pub(super) session: Option<(String, PathBuf)>,
 }
 
 pub struct ModeCore {
@@ -144,7 +141,7 @@ pub struct ModeCore {
     pub(super) tz: Tz,
     pub(super) action: ActionDoc,
     pub(super) active: Option<ActiveSession>,
-    turns: HashMap<TurnId, TurnEntry>,
+    pub(super) turns: HashMap<TurnId, TurnEntry>,
     next_turn: TurnId,
     /// Turn ids below this were handed out before a restart of the ModeManager.
     first_turn: TurnId,
@@ -321,280 +318,6 @@ impl ModeCore {
         }
         out.archived = self.maybe_archive();
         result.map(|_| out)
-    }
-
-    // ---- switching ---------------------------------------------------------------
-
-    /// A switch request. From the `switch_mode` tool, `origin` carries the turn and the
-    /// user's original words, which must name the mode and the action; from an explicit
-    /// `/mode` command there are no words to check. On `Err` nothing changed.
-    pub fn switch(
-        &mut self,
-        now: DateTime<Utc>,
-        action: SwitchAction,
-        mode_id: Option<&str>,
-        summary: Option<String>,
-        origin: SwitchOrigin<'_>,
-    ) -> Result<Switched, SwitchError> {
-        self.check_expiry(now);
-        let available = self.registry.ids();
-        let mode = match (action, mode_id) {
-            (_, Some(id)) => match self.registry.get(id) {
-                Some(m) => Some(m.clone()),
-                None if action == SwitchAction::Exit
-                    && self.active.as_ref().is_some_and(|a| a.mode_id == id) =>
-                {
-                    None
-                }
-                None => {
-                    return Err(Refusal::UnknownMode {
-                        id: id.to_string(),
-                        available,
-                    }
-                    .into())
-                }
-            },
-            (SwitchAction::Enter, None) => return Err(Refusal::ModeNeeded { available }.into()),
-            (SwitchAction::Exit, None) => None,
-        };
-        if let SwitchOrigin::Tool { user_text, .. } = origin {
-            // Exit of a mode whose skill no longer loads: validate against the stored name.
-            let manifest = match &mode {
-                Some(m) => m.manifest.clone(),
-                None => match &self.active {
-                    Some(a) => super::manifest::ModeManifest::named(&a.mode_id, &a.display_name),
-                    None => return Err(Refusal::NoActiveMode.into()),
-                },
-            };
-            switch::validate(&manifest, action, user_text).map_err(Refusal::Words)?;
-        }
-        let turn_id = match origin {
-            SwitchOrigin::Tool { turn_id, .. } => Some(turn_id),
-            SwitchOrigin::Command => None,
-        };
-        match action {
-            SwitchAction::Enter => {
-                let mode = mode.expect("enter always names a registered mode (checked above)");
-                self.enter(now, mode, turn_id)
-            }
-            SwitchAction::Exit => {
-                let at = Self::rfc3339(self.local(now));
-                self.request_exit(mode_id, "user", summary, at, turn_id)
-            }
-        }
-    }
-
-    fn enter(
-        &mut self,
-        now: DateTime<Utc>,
-        mode: RegisteredMode,
-        turn_id: Option<TurnId>,
-    ) -> Result<Switched, SwitchError> {
-        if let Some(a) = &self.active {
-            let display_name = a.display_name.clone();
-            return Err(if a.exit.is_some() {
-                Refusal::StillArchiving { display_name }
-            } else if a.mode_id == mode.manifest.id {
-                Refusal::AlreadyIn {
-                    display_name,
-                    session_id: a.session_id.clone(),
-                }
-            } else {
-                Refusal::OtherActive { display_name }
-            }
-            .into());
-        }
-        if let Err(e) = self.create_session(now, &mode) {
-            self.warn(format!(
-                "could not enter {}: {e}",
-                mode.manifest.display_name
-            ));
-            return Err(SwitchError::Failed(e));
-        }
-        let s = self
-            .active
-            .as_mut()
-            .expect("create_session sets the active session");
-        if let Some(t) = turn_id.and_then(|t| self.turns.get_mut(&t).map(|e| (t, e))) {
-            if t.1.session.is_none() {
-                t.1.session = Some((s.session_id.clone(), s.dir.clone()));
-                s.in_flight.insert(t.0);
-            }
-        }
-        info!(mode = %s.mode_id, session = %s.session_id, "mode entered");
-        Ok(Switched::Entered {
-            mode_id: s.mode_id.clone(),
-            display_name: s.display_name.clone(),
-            session_id: s.session_id.clone(),
-            session_dir: s.dir.clone(),
-        })
-    }
-
-    /// The `action.json` of an active session.
-    pub(super) fn active_doc(
-        &self,
-        mode: &RegisteredMode,
-        session_id: &str,
-        dir: &Path,
-        started: DateTime<FixedOffset>,
-    ) -> ActionDoc {
-        ActionDoc {
-            schema_version: super::action::SCHEMA_VERSION,
-            active: true,
-            mode_id: Some(mode.manifest.id.clone()),
-            display_name: Some(mode.manifest.display_name.clone()),
-            session_id: Some(session_id.to_string()),
-            skill_name: Some(mode.skill_name.clone()),
-            started_at: Some(Self::rfc3339(started)),
-            expires_at: Some(Self::rfc3339(
-                mode.manifest.expiry().after(started, self.tz),
-            )),
-            session_dir: Some(dir.display().to_string()),
-            exit_reason: None,
-        }
-    }
-
-    fn create_session(
-        &mut self,
-        now: DateTime<Utc>,
-        mode: &RegisteredMode,
-    ) -> Result<(), ModeError> {
-        let ctx = self.plugin_ctx(mode);
-        let started = self.local(now);
-        let prefix = mode.plugin.session_prefix(&ctx);
-        let base = self.ws.sessions_dir(&mode.manifest.id);
-        let (session_id, dir) = loop {
-            let sid = SessionId::new(&prefix, started).to_string();
-            let dir = base.join(&sid);
-            if !dir.exists() {
-                break (sid, dir);
-            }
-        };
-        fsutil::create_private_dirs(&dir).map_err(io("create", &dir))?;
-        mode.plugin
-            .prepare(&ctx)
-            .map_err(io("prepare plugin data for", &dir))?;
-        let skill_md = mode.skill_dir.join("SKILL.md");
-        let static_prompt = mode
-            .plugin
-            .static_prompt(&ctx)
-            .map_err(io("read", &skill_md))?;
-        let system_prompt = crate::prompt::frozen_mode_prompt(mode, &static_prompt);
-        let prompt_path = dir.join(session::SYSTEM_PROMPT_FILE);
-        fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
-            .map_err(io("write", &prompt_path))?;
-        let conv = dir.join(session::CONVERSATION_FILE);
-        fsutil::create_private(&conv)
-            .and_then(|f| f.sync_all())
-            .and_then(|_| fsutil::sync_dir(&dir))
-            .map_err(io("create", &conv))?;
-        let doc = self.active_doc(mode, &session_id, &dir, started);
-        let expires_at =
-            DateTime::parse_from_rfc3339(doc.expires_at.as_deref().unwrap_or_default())
-                .expect("active_doc writes RFC 3339");
-        doc.write(&self.ws.action_file())?;
-        let context_paths = mode.plugin.runtime_context(&ctx);
-        self.action = doc;
-        self.active = Some(ActiveSession {
-            mode: Some(mode.clone()),
-            mode_id: mode.manifest.id.clone(),
-            display_name: mode.manifest.display_name.clone(),
-            session_id,
-            dir,
-            started_at: Self::rfc3339(started),
-            expires_at,
-            system_prompt: system_prompt.into(),
-            context_paths,
-            log: HistoryLog::default(),
-            in_flight: HashSet::new(),
-            exit: None,
-            exit_turn: None,
-        });
-        Ok(())
-    }
-
-    /// Mark the active session as exiting (`exit.json`), then archive at once if nothing
-    /// of it is in flight. `requested_at` becomes the session's recorded end.
-    fn request_exit(
-        &mut self,
-        mode_id: Option<&str>,
-        reason: &str,
-        summary: Option<String>,
-        requested_at: String,
-        turn_id: Option<TurnId>,
-    ) -> Result<Switched, SwitchError> {
-        let Some(s) = self.active.as_mut() else {
-            return Err(Refusal::NoActiveMode.into());
-        };
-        if let Some(id) = mode_id {
-            if id != s.mode_id {
-                return Err(Refusal::NotActive {
-                    requested: id.to_string(),
-                    active_id: s.mode_id.clone(),
-                    active_name: s.display_name.clone(),
-                }
-                .into());
-            }
-        }
-        let (mode_id, display_name) = (s.mode_id.clone(), s.display_name.clone());
-        if s.exit.is_some() {
-            return Ok(Switched::AlreadyEnding {
-                mode_id,
-                display_name,
-            });
-        }
-        let marker = ExitMarker {
-            reason: reason.to_string(),
-            summary,
-            requested_at,
-        };
-        let path = s.dir.join(EXIT_MARKER_FILE);
-        let bytes = serde_json::to_vec_pretty(&marker).expect("ExitMarker always serializes");
-        if let Err(e) = fsutil::write_atomic(&path, &bytes) {
-            self.warn(format!("could not write {}: {e}", path.display()));
-            return Err(SwitchError::Failed(ModeError::Io {
-                what: "write",
-                path,
-                source: e,
-            }));
-        }
-        s.exit = Some(marker);
-        crate::failpoint::hit("archive.after_marker");
-        if let Some(t) = turn_id {
-            if !s.in_flight.contains(&t) && self.turns.contains_key(&t) {
-                s.exit_turn = Some(t);
-            }
-        }
-        info!(mode = %s.mode_id, session = %s.session_id, reason, "mode exit requested");
-        Ok(match self.maybe_archive() {
-            Some(session_id) => Switched::Exited {
-                mode_id,
-                display_name,
-                session_id,
-            },
-            None => Switched::ExitRequested {
-                mode_id,
-                display_name,
-            },
-        })
-    }
-
-    /// Expire the active session if its time has passed (its recorded end is
-    /// `expires_at`, however late the check runs). Returns the archived session.
-    pub fn check_expiry(&mut self, now: DateTime<Utc>) -> Option<String> {
-        let expires_at = self
-            .active
-            .as_ref()
-            .filter(|s| s.exit.is_none() && now >= s.expires_at.with_timezone(&Utc))
-            .map(|s| Self::rfc3339(s.expires_at))?;
-        match self.request_exit(None, "expired", None, expires_at, None) {
-            Ok(Switched::Exited { session_id, .. }) => Some(session_id),
-            Ok(_) => None,
-            Err(e) => {
-                self.warn(format!("could not expire the active session: {e}"));
-                None
-            }
-        }
     }
 
     // ---- status --------------------------------------------------------------------

@@ -130,6 +130,21 @@ impl ModeManifest {
             return Err("expiry.days_after_start must be at least 1".into());
         }
         if let Some(ctx) = &m.context {
+            // accepted by the schema (seed 002) but not acted on yet: say so instead of
+            // silently ignoring a limit the author relies on
+            for (key, set) in [
+                ("context.history_limit", ctx.history_limit.is_some()),
+                (
+                    "context.summary_threshold_tokens",
+                    ctx.summary_threshold_tokens.is_some(),
+                ),
+            ] {
+                if set {
+                    return Err(format!(
+                        "{key} is not supported yet (context budgets and compaction are not built); remove it"
+                    ));
+                }
+            }
             for k in &ctx.knowledge {
                 if k.path.contains("..") || k.path.starts_with('/') {
                     return Err(format!(
@@ -176,6 +191,17 @@ mod tests {
     fn unknown_key_is_an_error() {
         let e = ModeManifest::parse(r#"{"id":"x","display_name":"X","colour":"red"}"#).unwrap_err();
         assert!(e.contains("unknown field `colour`"), "{e}");
+    }
+
+    #[test]
+    fn unimplemented_context_limits_are_refused_not_ignored() {
+        for key in ["history_limit", "summary_threshold_tokens"] {
+            let e = ModeManifest::parse(&format!(
+                r#"{{"id":"x","display_name":"X","context":{{"{key}":10}}}}"#
+            ))
+            .unwrap_err();
+            assert!(e.contains(key) && e.contains("not supported yet"), "{e}");
+        }
     }
 
     #[test]

@@ -9,8 +9,9 @@
 //! - [`action`] — `action.json`, the lifecycle document.
 //! - [`session`] — session files: names, the exit marker, `summary.md`;
 //!   [`session_id`] — `SessionId`, the session's name and start time.
-//! - [`core`] — `ModeCore`, the synchronous state machine (enter, record, exit, expire);
-//!   [`recovery`] — opening it from disk after any stop; [`archive`] — ending a session.
+//! - [`core`] — `ModeCore`, the synchronous state machine (turns, status);
+//!   [`switching`] — enter, exit, expire; [`recovery`] — opening it from disk after any
+//!   stop; [`archive`] — ending a session.
 //! - [`manager`] — `ModeManager`, the supervised actor that owns a `ModeCore`, and
 //!   `ModesHandle`; [`listing`] — every session folder and its true state.
 //!
@@ -29,6 +30,7 @@ pub mod session;
 pub mod session_id;
 pub mod switch;
 pub mod switched;
+pub mod switching;
 
 #[cfg(test)]
 mod tests;

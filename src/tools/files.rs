@@ -1,5 +1,4 @@
-//! The tools the agent offers the model, in a fixed order (part of the stable prompt
-//! prefix): `switch_mode`, then workspace-scoped `read_file`, `list_files`, `write_file`.
+//! File tools by zone: `read_file`, `list_files`, `write_file`.
 //!
 //! Anyone who can talk to the bot can steer these tools, so file access is by zone
 //! ([`FileAccess`]):
@@ -8,32 +7,18 @@
 //! - private zones are never read or written: `chats/`, `logs/`, `members/` (other
 //!   people's conversations and profiles), `config.toml` (secrets), `SYSTEM.md`, the
 //!   lock file and control socket, dotfiles;
+//! - a mode's knowledge folders (`mode.json` `context.knowledge`) are its own: while
+//!   another mode is active they are neither read, listed nor written;
 //! - writing is allowed only below the writable folders: `notes/` and what the mode
 //!   plugins declare (e.g. `cooking/recipes/`). The LLM never writes `action.json`,
 //!   session files, skills or plugin indexes.
 
-use crate::modes::core::TurnId;
-use crate::modes::switch::SwitchAction;
-use crate::modes::ModesHandle;
-use crate::provider::{ToolCall, ToolDef};
-use serde::Deserialize;
-use serde_json::json;
+use super::ToolResult;
 use std::path::{Component, Path, PathBuf};
 
 pub const READ_LIMIT: usize = 64 * 1024;
 pub const WRITE_LIMIT: usize = 256 * 1024;
 const LIST_LIMIT: usize = 200;
-
-/// Everything a tool call may touch during one turn.
-pub struct ToolEnv {
-    pub files: std::sync::Arc<FileAccess>,
-    pub modes: ModesHandle,
-    pub turn_id: TurnId,
-    /// The user's original words of this turn (for `switch_mode` validation).
-    pub user_text: String,
-    /// The channel's permission rule for this sender.
-    pub may_switch_modes: bool,
-}
 
 /// Top-level names the tools never touch.
 const PRIVATE: &[&str] = crate::workspace::PRIVATE_ZONES;
@@ -47,6 +32,9 @@ pub struct FileAccess {
     pub writable: Vec<PathBuf>,
     /// Folders outside the workspace the tools may read (the registered skills).
     pub readable_outside: Vec<PathBuf>,
+    /// Knowledge folders of each mode (under the root): off limits while another mode
+    /// is active.
+    pub mode_knowledge: Vec<(String, PathBuf)>,
 }
 
 impl FileAccess {
@@ -73,6 +61,17 @@ impl FileAccess {
                 readable_outside.push(d.to_path_buf());
             }
         }
+        let mode_knowledge = registry
+            .modes()
+            .iter()
+            .flat_map(|m| {
+                m.manifest
+                    .context
+                    .iter()
+                    .flat_map(|c| c.knowledge.iter())
+                    .map(|k| (m.manifest.id.clone(), ws.root().join(&k.path)))
+            })
+            .collect();
         let readable_outside = readable_outside
             .into_iter()
             .filter_map(|d| std::fs::canonicalize(d).ok())
@@ -84,6 +83,38 @@ impl FileAccess {
             root: ws.root().to_path_buf(),
             writable,
             readable_outside,
+            mode_knowledge,
+        }
+    }
+
+    /// The knowledge folder of another mode than `active` that `p` lies in, if any
+    /// (outside every mode, knowledge is ordinary workspace content).
+    fn other_modes_knowledge(&self, p: &Path, active: Option<&str>) -> Option<&str> {
+        let active = active?;
+        let owned_by_active = self
+            .mode_knowledge
+            .iter()
+            .any(|(m, d)| m == active && p.starts_with(d));
+        if owned_by_active {
+            return None;
+        }
+        self.mode_knowledge
+            .iter()
+            .find(|(m, d)| m != active && p.starts_with(d))
+            .map(|(m, _)| m.as_str())
+    }
+
+    fn check_knowledge(
+        &self,
+        p: &Path,
+        requested: &str,
+        active: Option<&str>,
+    ) -> Result<(), String> {
+        match self.other_modes_knowledge(p, active) {
+            Some(owner) => Err(format!(
+                "error: {requested} is knowledge of the {owner:?} mode; it is not available in the current mode"
+            )),
+            None => Ok(()),
         }
     }
 
@@ -116,7 +147,7 @@ impl FileAccess {
     }
 
     /// A path to read or list: a registered skill folder, or a non-private workspace path.
-    fn readable(&self, requested: &str) -> Result<PathBuf, String> {
+    fn readable(&self, requested: &str, mode: Option<&str>) -> Result<PathBuf, String> {
         let req = Path::new(requested.trim());
         if req.is_absolute() {
             if let Ok(real) = std::fs::canonicalize(req) {
@@ -131,11 +162,12 @@ impl FileAccess {
                 "error: {requested} is private to the household's members or the backend; tools may not open it"
             ));
         }
+        self.check_knowledge(&p, requested, mode)?;
         Ok(p)
     }
 
     /// A path to write: only below a writable folder, never private.
-    fn writable_path(&self, requested: &str) -> Result<PathBuf, String> {
+    fn writable_path(&self, requested: &str, mode: Option<&str>) -> Result<PathBuf, String> {
         let p = real_path(&resolve_in(&self.root, requested)?);
         if self.is_private(&p) || !self.writable.iter().any(|w| p.starts_with(w) && p != *w) {
             let allowed: Vec<String> = self
@@ -148,6 +180,7 @@ impl FileAccess {
                 allowed.join(", ")
             ));
         }
+        self.check_knowledge(&p, requested, mode)?;
         Ok(p)
     }
 
@@ -181,163 +214,7 @@ fn real_path(p: &Path) -> PathBuf {
     real
 }
 
-/// Tool definitions, always in this order, so the prefix stays byte-identical.
-pub fn definitions(mode_ids: &[String], writable: &[String]) -> Vec<ToolDef> {
-    vec![
-        ToolDef {
-            name: "switch_mode".into(),
-            description: format!(
-                "Enter or exit a run mode. Call ONLY when the user's own words explicitly name the mode (its display name, as listed in the system prompt) AND say to enter it ({}) or exit it ({}). The backend checks the user's words and refuses otherwise; relay the refusal reason. On exit you may give a one- or two-sentence summary of the session.",
-                crate::modes::switch::DEFAULT_ENTER_VERBS.join("/"),
-                crate::modes::switch::DEFAULT_EXIT_VERBS.join("/")
-            ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": ["enter", "exit"]},
-                    "mode_id": {"type": "string", "enum": mode_ids},
-                    "summary": {"type": "string", "description": "exit only: what happened in this session, briefly"}
-                },
-                "required": ["action", "mode_id"],
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "read_file".into(),
-            description: "Read a UTF-8 text file in the household workspace (e.g. cooking/history.md, a recipe, a summary). Paths are relative to the workspace.".into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {"path": {"type": "string"}},
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "list_files".into(),
-            description: "List a folder of the household workspace (folders end with /).".into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "default: the workspace root"}},
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "write_file".into(),
-            description: format!(
-                "Create or replace a text file in the household workspace, e.g. save a recipe the family asked you to keep. Allowed only below: {}.",
-                writable.join(", ")
-            ),
-            parameters: json!({
-                "type": "object",
-                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
-        },
-    ]
-}
-
-/// What a tool call did: the text returned to the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
-    pub content: String,
-    pub is_error: bool,
-}
-
-impl ToolResult {
-    fn ok(content: impl Into<String>) -> Self {
-        Self {
-            content: content.into(),
-            is_error: false,
-        }
-    }
-    fn err(content: impl Into<String>) -> Self {
-        Self {
-            content: content.into(),
-            is_error: true,
-        }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SwitchArgs {
-    action: SwitchAction,
-    mode_id: String,
-    #[serde(default)]
-    summary: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PathArgs {
-    #[serde(default)]
-    path: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WriteArgs {
-    path: String,
-    content: String,
-}
-
-fn parse_args<T: for<'de> Deserialize<'de>>(call: &ToolCall) -> Result<T, ToolResult> {
-    let raw = if call.arguments.trim().is_empty() {
-        "{}"
-    } else {
-        &call.arguments
-    };
-    serde_json::from_str(raw).map_err(|e| {
-        ToolResult::err(format!(
-            "error: invalid arguments for {}: {e}. Call it again with valid JSON arguments.",
-            call.name
-        ))
-    })
-}
-
-pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
-    match call.name.as_str() {
-        "switch_mode" => {
-            let a: SwitchArgs = match parse_args(call) {
-                Ok(a) => a,
-                Err(e) => return e,
-            };
-            if !env.may_switch_modes {
-                return ToolResult::err(crate::modes::Refusal::NotPermitted.to_string());
-            }
-            match env
-                .modes
-                .switch(
-                    a.action,
-                    Some(a.mode_id),
-                    a.summary,
-                    Some((env.turn_id, env.user_text.clone())),
-                )
-                .await
-            {
-                Ok(done) => ToolResult::ok(done.to_string()),
-                Err(e) => ToolResult::err(e.to_string()),
-            }
-        }
-        "read_file" => match parse_args::<PathArgs>(call) {
-            Ok(a) => read_file(&env.files, a.path.as_deref().unwrap_or("")),
-            Err(e) => e,
-        },
-        "list_files" => match parse_args::<PathArgs>(call) {
-            Ok(a) => list_files(&env.files, a.path.as_deref().unwrap_or(".")),
-            Err(e) => e,
-        },
-        "write_file" => match parse_args::<WriteArgs>(call) {
-            Ok(a) => write_file(&env.files, &a.path, &a.content),
-            Err(e) => e,
-        },
-        other => ToolResult::err(format!(
-            "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file"
-        )),
-    }
-}
-
+/// `..`, by absolute paths elsewhere, and by symlinks pointing out.
 /// Resolve `requested` inside `root` (which must be canonical). Refuses escapes by
 /// `..`, by absolute paths elsewhere, and by symlinks pointing out.
 pub fn resolve_in(root: &Path, requested: &str) -> Result<PathBuf, String> {
@@ -383,8 +260,14 @@ pub fn resolve_in(root: &Path, requested: &str) -> Result<PathBuf, String> {
     Ok(out)
 }
 
+#[cfg(test)]
 fn read_file(fa: &FileAccess, path: &str) -> ToolResult {
-    let p = match fa.readable(path) {
+    read_file_in(fa, path, None)
+}
+
+/// `read_file` for a turn in `mode` (the active mode's id, if any).
+pub fn read_file_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolResult {
+    let p = match fa.readable(path, mode) {
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
@@ -412,8 +295,14 @@ fn read_file(fa: &FileAccess, path: &str) -> ToolResult {
     ToolResult::ok(text)
 }
 
+#[cfg(test)]
 fn list_files(fa: &FileAccess, path: &str) -> ToolResult {
-    let p = match fa.readable(if path.trim().is_empty() { "." } else { path }) {
+    list_files_in(fa, path, None)
+}
+
+/// `list_files` for a turn in `mode`.
+pub fn list_files_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolResult {
+    let p = match fa.readable(if path.trim().is_empty() { "." } else { path }, mode) {
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
@@ -425,7 +314,7 @@ fn list_files(fa: &FileAccess, path: &str) -> ToolResult {
         .filter_map(|e| e.ok())
         .filter(|e| {
             if p.starts_with(&fa.root) {
-                !fa.is_private(&e.path())
+                !fa.is_private(&e.path()) && fa.other_modes_knowledge(&e.path(), mode).is_none()
             } else {
                 !e.file_name().to_string_lossy().starts_with('.')
             }
@@ -452,8 +341,14 @@ fn list_files(fa: &FileAccess, path: &str) -> ToolResult {
     ToolResult::ok(out)
 }
 
+#[cfg(test)]
 fn write_file(fa: &FileAccess, path: &str, content: &str) -> ToolResult {
-    let p = match fa.writable_path(path) {
+    write_file_in(fa, path, content, None)
+}
+
+/// `write_file` for a turn in `mode`.
+pub fn write_file_in(fa: &FileAccess, path: &str, content: &str, mode: Option<&str>) -> ToolResult {
+    let p = match fa.writable_path(path, mode) {
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
@@ -489,6 +384,10 @@ mod tests {
         let fa = FileAccess {
             writable: vec![root.join("notes"), root.join("cooking/recipes")],
             readable_outside: vec![skills],
+            mode_knowledge: vec![
+                ("cooking".into(), root.join("cooking/recipes")),
+                ("homework".into(), root.join("homework/notes")),
+            ],
             root,
         };
         (d, fa)
@@ -615,14 +514,33 @@ mod tests {
     }
 
     #[test]
-    fn definitions_have_a_fixed_order() {
-        let names: Vec<_> = definitions(&["cooking".into()], &["notes/".into()])
-            .into_iter()
-            .map(|d| d.name)
-            .collect();
-        assert_eq!(
-            names,
-            ["switch_mode", "read_file", "list_files", "write_file"]
+    fn a_modes_knowledge_is_its_own() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
+        std::fs::create_dir_all(r.join("homework/notes")).unwrap();
+        std::fs::write(r.join("homework/notes/数学.md"), "勾股定理").unwrap();
+        std::fs::create_dir_all(r.join("cooking/recipes")).unwrap();
+        std::fs::write(r.join("cooking/recipes/鱼.md"), "清蒸").unwrap();
+        // in cooking mode, homework's knowledge is out of reach; its own is not
+        let read = read_file_in(&fa, "homework/notes/数学.md", Some("cooking"));
+        assert!(
+            read.is_error && read.content.contains("homework"),
+            "{}",
+            read.content
         );
+        assert!(list_files_in(&fa, "homework/notes", Some("cooking")).is_error);
+        assert!(!list_files_in(&fa, "homework", Some("cooking"))
+            .content
+            .contains("notes/"));
+        assert_eq!(
+            read_file_in(&fa, "cooking/recipes/鱼.md", Some("cooking")).content,
+            "清蒸"
+        );
+        // homework sees its own, not cooking's (and cannot write there either)
+        assert!(!read_file_in(&fa, "homework/notes/数学.md", Some("homework")).is_error);
+        assert!(read_file_in(&fa, "cooking/recipes/鱼.md", Some("homework")).is_error);
+        assert!(write_file_in(&fa, "cooking/recipes/x.md", "x", Some("homework")).is_error);
+        // outside every mode it is ordinary workspace content
+        assert!(!read_file_in(&fa, "homework/notes/数学.md", None).is_error);
     }
 }

@@ -1,0 +1,141 @@
+//! One turn through the kernel, in its chat's worker: the size check, slash commands
+//! (see `commands`), then begin-turn → the agent under the watchdog → end-turn. A
+//! [`TurnGuard`] ends a begun turn even if its task is cancelled or panics.
+
+use super::Kernel;
+use crate::agent::AgentOutcome;
+use crate::modes::core::{ModeError, TurnMeta};
+use crate::modes::{ModesHandle, Record};
+use crate::prompt::TailInfo;
+use crate::turn::{Reply, Turn};
+use std::time::Duration;
+use tracing::{error, warn};
+
+/// Ends a begun turn even if its task is cancelled or panics, so the ModeManager never
+/// waits forever for it (a pending exit would otherwise never archive).
+struct TurnGuard {
+    modes: ModesHandle,
+    turn_id: u64,
+    began_in: Option<String>,
+    record: Option<Record>,
+}
+
+impl Drop for TurnGuard {
+    fn drop(&mut self) {
+        if let Some(mut r) = self.record.take() {
+            r.assistant = "（这一轮处理中断了。）".into();
+            r.error = Some("turn aborted before it finished".into());
+            self.modes
+                .end_turn_detached(self.turn_id, r, self.began_in.take());
+        }
+    }
+}
+
+impl Kernel {
+    pub(super) async fn run_turn(&self, turn: Turn) -> Reply {
+        let text = turn.text.trim();
+        if text.is_empty() {
+            return Reply::failed("（收到一条空消息。）", "empty message");
+        }
+        let max = self.inner.cfg.agent.max_message_chars;
+        let len = text.chars().count();
+        if len > max {
+            return Reply::failed(
+                format!("消息太长了（{len} 字），上限是 {max} 字，请分几次说。"),
+                format!("message of {len} characters exceeds the limit of {max}"),
+            );
+        }
+        if text.starts_with('/') {
+            return crate::commands::run(self, text, turn.may_switch_modes).await;
+        }
+        let inner = &self.inner;
+        let meta = TurnMeta {
+            channel: turn.channel.clone(),
+            chat_id: turn.chat_id.clone(),
+            speaker_id: turn.speaker_id.clone(),
+        };
+        let ticket = match inner.modes.begin_turn(meta).await {
+            Ok(t) => t,
+            Err(e @ ModeError::Restarted) => {
+                error!(error = %e, "begin-turn failed");
+                return Reply::failed(
+                    "抱歉，处理这条消息时内部出错了，已经自动恢复，请再说一次。",
+                    e.to_string(),
+                );
+            }
+            Err(e) => return Reply::failed("抱歉，系统正在关闭，请稍后再试。", e.to_string()),
+        };
+        let mut guard = TurnGuard {
+            modes: inner.modes.clone(),
+            turn_id: ticket.turn_id,
+            began_in: ticket.mode.as_ref().map(|m| m.session_id.clone()),
+            record: Some(Record {
+                timestamp: ticket
+                    .began_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+                channel: turn.channel.clone(),
+                chat_id: turn.chat_id.clone(),
+                speaker_id: turn.speaker_id.clone(),
+                user: text.to_string(),
+                assistant: String::new(),
+                error: None,
+            }),
+        };
+        let member = inner.cfg.member_for(&turn.speaker_id);
+        let profile = match (&ticket.mode, member) {
+            (None, Some(m)) => std::fs::read_to_string(inner.ws.user_profile(&m.id)).ok(),
+            _ => None,
+        };
+        let tail = TailInfo {
+            now: ticket.began_at,
+            channel: &turn.channel,
+            chat_id: &turn.chat_id,
+            speaker_id: &turn.speaker_id,
+            speaker_name: member.and_then(|m| m.name.as_deref()),
+            channel_hint: turn.reply_hint.as_deref(),
+            workspace: inner.ws.root(),
+        };
+        let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
+        let outcome = match tokio::time::timeout(
+            limit,
+            inner.agent.run(
+                &ticket,
+                &tail,
+                profile.as_deref(),
+                text,
+                turn.may_switch_modes,
+                &inner.modes,
+            ),
+        )
+        .await
+        {
+            Ok(o) => o,
+            Err(_) => {
+                warn!(channel = %turn.channel, chat = %turn.chat_id, secs = limit.as_secs(), "turn watchdog fired");
+                AgentOutcome {
+                    reply: "抱歉，这次处理时间太长，已经停止了，请再说一次。".into(),
+                    error: Some(format!("turn exceeded {} s", limit.as_secs())),
+                }
+            }
+        };
+        let mut record = guard
+            .record
+            .take()
+            .expect("the guard holds the record until here");
+        record.assistant = outcome.reply.clone();
+        record.error = outcome.error.clone();
+        let began_in = guard.began_in.take();
+        match inner.modes.end_turn(ticket.turn_id, record, began_in).await {
+            Ok(o) => {
+                if let Some(sid) = o.recorded_in {
+                    tracing::debug!(session = %sid, "turn recorded in mode session");
+                }
+            }
+            Err(e) => error!(error = %e, "turn could not be recorded"),
+        }
+        Reply {
+            text: outcome.reply,
+            error: outcome.error,
+        }
+    }
+}
