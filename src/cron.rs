@@ -1,7 +1,7 @@
 //! The Cron actor: scheduled jobs. Today it owns the mode-expiry job — every
 //! `cron.expiry_check_secs` it asks the ModeManager to expire a session whose
 //! `expires_at` has passed (the ModeManager also checks before every turn, which covers
-//! a gateway that was down at 00:10). User timers will live here too (SPEC §10).
+//! a gateway that was down at 00:10). User timers and reminders will live here too.
 
 use crate::modes::ModesHandle;
 use actix::prelude::*;

@@ -1,4 +1,4 @@
-//! Prompt layout (SPEC §4.4), built so that consecutive requests of a mode session share
+//! Prompt layout, built so that consecutive requests of a mode session share
 //! a byte-identical prefix:
 //!
 //! 1. stable prefix: the base system prompt (built once at start) → in a mode, the
@@ -227,4 +227,34 @@ pub fn build_messages(
     });
     msgs.push(Message::User { content: tail });
     msgs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_prompt_names_only_the_registered_modes() {
+        let d = tempfile::tempdir().unwrap();
+        let skill = d.path().join("homework");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(skill.join("SKILL.md"), "---\nname: homework\n---\n检查作业。").unwrap();
+        std::fs::write(
+            skill.join("mode.json"),
+            r#"{"id":"homework","display_name":"作业模式","exit_verbs":["收工"]}"#,
+        )
+        .unwrap();
+        let reg = ModeRegistry::load(&[d.path().to_path_buf()], &[]);
+        let base = base_system_prompt("家", &reg, None);
+        assert!(base.contains("“打开作业模式”“关闭作业模式”"), "{base}");
+        assert!(!base.contains("做饭"), "{base}");
+        let frozen = frozen_mode_prompt(&reg.modes()[0], "检查作业。");
+        assert!(frozen.contains("关闭/退出/结束/收工"), "{frozen}");
+        assert!(!frozen.contains("做饭"), "{frozen}");
+        let tools = serde_json::to_string(&crate::tools::definitions(&reg.ids(), &[])).unwrap();
+        assert!(!tools.contains("做饭"), "{tools}");
+        // no mode at all: no example
+        let empty = ModeRegistry::load(&[], &[]);
+        assert!(!base_system_prompt("家", &empty, None).contains("例如“"));
+    }
 }

@@ -104,6 +104,12 @@ async fn the_first_turn_after_downtime_catches_up() {
         "the morning turn is not in the expired session"
     );
     assert!(lines.iter().all(|l| l["user"] != "早上好"));
+    // the session ended at its expiry time, not when the catch-up noticed
+    let summary = std::fs::read_to_string(sdir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("- 结束: 2026-10-23T00:10:00+08:00"),
+        "{summary}"
+    );
     // it went to normal operation: no mode prompt, recorded in the chat's history
     let req = fake.requests().last().unwrap().clone();
     assert!(!req["messages"][0]["content"]
@@ -118,4 +124,29 @@ async fn the_first_turn_after_downtime_catches_up() {
         .path();
     assert_eq!(jsonl(&chat)[0]["user"], "早上好");
     assert!(sdir.join("summary.md").exists());
+}
+
+#[tokio::test]
+async fn status_after_downtime_shows_the_session_expired_before_any_turn() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    let clock = ManualClock::new(at("2026-10-22T19:55:00+08:00"));
+    let never = Duration::from_secs(3600);
+    let k = kernel(ws, &fake, &clock, never);
+    k.command("/mode enter cooking").await;
+    let sdir = session_dir(ws);
+    drop(k);
+
+    clock.set(at("2026-10-24T09:00:00+08:00"));
+    let k = kernel(ws, &fake, &clock, never);
+    let status = k.command("/status").await.text;
+    assert!(status.contains("无活动模式"), "{status}");
+    assert!(status.contains("expired"), "{status}");
+    let summary = std::fs::read_to_string(sdir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("- 结束: 2026-10-23T00:10:00+08:00"),
+        "{summary}"
+    );
+    assert_eq!(fake.calls(), 0);
 }

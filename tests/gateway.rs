@@ -160,3 +160,81 @@ async fn sigterm_lets_an_in_flight_turn_finish_and_record() {
     assert_eq!(chat.len(), 1);
     assert_eq!(chat[0]["assistant"], "好的：慢慢想");
 }
+
+#[tokio::test]
+async fn a_port_clash_names_the_channel_and_the_address() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let o = homebot(dir.path(), Some(&fake))
+        .arg("gateway")
+        .env("HOMEBOT_WYOMING_LISTEN", &addr)
+        .output()
+        .await
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("wyoming: cannot listen on {addr}")),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("control.sock").exists(),
+        "the failed start cleaned up its socket"
+    );
+}
+
+#[tokio::test]
+async fn a_gateway_without_channels_says_how_to_enable_one_and_the_cli_has_no_terminal() {
+    let dir = workspace();
+    let ws = dir.path().canonicalize().unwrap();
+    let fake = FakeLlm::scripted().await;
+    let mut gw = homebot(&ws, Some(&fake))
+        .arg("gateway")
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = tokio::io::BufReader::new(gw.stderr.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        use tokio::io::AsyncBufReadExt;
+        while !line.contains("no channel is enabled") {
+            line.clear();
+            assert!(err.read_line(&mut line).await.unwrap() > 0, "gateway ended");
+        }
+    })
+    .await
+    .expect("the gateway warned");
+    assert!(line.contains("HOMEBOT_QQ_LISTEN"), "{line}");
+    for _ in 0..600 {
+        if ws.join("control.sock").exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    // the CLI is a channel too; in a gateway no terminal is attached to it
+    let o = homebot(&ws, None)
+        .args(["announce", "--channel", "cli", "--to", "local", "开饭了"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no interactive `homebot chat` is attached"),
+        "{o:?}"
+    );
+    let o = homebot(&ws, None)
+        .args(["announce", "--channel", "fax", "--to", "x", "hi"])
+        .output()
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("channel \"fax\" is not running"));
+    sigterm(&gw);
+    let status = tokio::time::timeout(Duration::from_secs(30), gw.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+}

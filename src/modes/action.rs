@@ -1,4 +1,4 @@
-//! `<workspace>/modes/action.json` — the run-mode lifecycle document, exactly the seed's
+//! `<workspace>/modes/action.json` — the run-mode lifecycle document, exactly the design's
 //! schema. Only the ModeManager writes it, always by atomic replace. It holds lifecycle
 //! only: no recipe, no dialogue.
 

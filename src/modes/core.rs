@@ -9,7 +9,7 @@
 //! [`ModeCore::end_turn`] (record in the session the turn began in, then archive if an
 //! exit is pending and nothing else of the session is in flight).
 //!
-//! Invariants kept here (SPEC §3):
+//! Invariants kept here (turns from every channel arrive concurrently):
 //! - at most one active session; `action.json` replaced atomically on every change;
 //! - a turn is recorded exactly once, in the session that was active when it began (a
 //!   turn that began outside any mode and entered one is recorded in the session it made);

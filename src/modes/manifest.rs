@@ -87,7 +87,7 @@ impl ExpiryPolicy {
     }
 }
 
-/// Context policy (seed 002): structured, labelled blocks of the frozen prompt.
+/// Context policy: structured, labelled blocks of the frozen prompt.
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ContextPolicy {
@@ -130,7 +130,7 @@ impl ModeManifest {
             return Err("expiry.days_after_start must be at least 1".into());
         }
         if let Some(ctx) = &m.context {
-            // accepted by the schema (seed 002) but not acted on yet: say so instead of
+            // accepted by the schema but not acted on yet: say so instead of
             // silently ignoring a limit the author relies on
             for (key, set) in [
                 ("context.history_limit", ctx.history_limit.is_some()),

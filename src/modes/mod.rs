@@ -1,4 +1,5 @@
-//! Run modes: explicitly entered, global context spaces (seed 000).
+//! Run modes: explicitly entered, global context spaces that survive across channels
+//! and voice wakes (see the README, "Run modes").
 //!
 //! - [`manifest`] — `mode.json`, strictly parsed (and the expiry policy).
 //! - [`plugin`] — the `ModePlugin` trait a mode's code implements.

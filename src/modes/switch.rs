@@ -1,4 +1,4 @@
-//! Validation of a `switch_mode` request against the user's original words (seed 000:
+//! Validation of a `switch_mode` request against the user's original words (the run-mode design:
 //! the LLM proposes, the backend decides). Entering needs the mode's display name (or an
 //! alias) and an enter verb; exiting needs the name and an exit verb. A verb right after
 //! a negation ("不要打开", "don't open") does not count, nor does a how-to question
