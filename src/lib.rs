@@ -26,6 +26,7 @@ pub mod commands;
 pub mod config;
 pub mod control;
 pub mod cron;
+pub mod doctor;
 pub mod failpoint;
 pub mod fsutil;
 pub mod kernel;

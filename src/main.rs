@@ -54,6 +54,8 @@ enum Command {
         to: String,
         text: String,
     },
+    /// Probe the configured LLM endpoint: reachable, models, context size; exit 1 if not reachable.
+    Doctor,
     /// Configuration commands.
     Config {
         #[command(subcommand)]
@@ -147,6 +149,16 @@ async fn main() -> anyhow::Result<()> {
             init_logging("warn");
             let ws = Workspace::open(&root)?;
             print!("{}", list_sessions(&ws));
+        }
+        Command::Doctor => {
+            init_logging("warn");
+            let report = homebot::doctor::run(&root).await?;
+            for line in &report.lines {
+                println!("{line}");
+            }
+            if !report.reachable {
+                std::process::exit(1);
+            }
         }
         Command::Config {
             command: ConfigCommand::Check,
