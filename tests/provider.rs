@@ -425,3 +425,37 @@ async fn usage_lines_carry_the_households_offset() {
     assert_eq!(line["model"], "fake-model");
     assert_eq!(line["usage"]["prompt_tokens"], 120);
 }
+
+#[tokio::test]
+async fn a_refused_key_echoed_back_is_not_recorded() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|_, _| {
+        FakeReply::Status(
+            401,
+            vec![],
+            "Incorrect API key provided: sk-echo-secret. Check it.".into(),
+        )
+    })
+    .await;
+    let k = Kernel::start(
+        dir.path(),
+        KernelOptions {
+            env: Some(EnvOverrides {
+                api_key: Some(Secret::new("sk-echo-secret")),
+                ..fake.env()
+            }),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let r = turn(&k, "你好").await;
+    let err = r.error.unwrap();
+    assert!(
+        err.contains("HTTP 401") && err.contains("provided: ***."),
+        "{err}"
+    );
+    for f in ["chats/cli/local.jsonl", "logs/usage.jsonl"] {
+        let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
+        assert!(!text.contains("sk-echo"), "{f}: {text}");
+    }
+}

@@ -304,10 +304,15 @@ impl ChatModel for OpenAiCompatible {
         let status = resp.status();
         if !status.is_success() {
             let retry_after = retry_after(resp.headers());
-            let body = match read_capped(resp, MAX_ERROR_BYTES).await {
-                Ok(b) => short(&String::from_utf8_lossy(&b)),
+            let mut body = match read_capped(resp, MAX_ERROR_BYTES).await {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
                 Err(e) => format!("({e})"),
             };
+            // some servers echo the key they refused; the body ends up in logs
+            if let Some(k) = self.api_key.as_ref().filter(|k| !k.expose().is_empty()) {
+                body = body.replace(k.expose(), "***");
+            }
+            let body = short(&body);
             return Err(ProviderError::Http {
                 status: status.as_u16(),
                 body,
