@@ -37,6 +37,7 @@ pub mod commands;
 pub mod config;
 pub mod control;
 pub mod cron;
+pub mod doctor;
 pub mod failpoint;
 pub mod fsutil;
 pub mod history;

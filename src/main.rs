@@ -55,6 +55,8 @@ enum Command {
         to: String,
         text: String,
     },
+    /// Probe the configured LLM endpoint: reachable, models, context size; exit 1 if not reachable.
+    Doctor,
     /// Configuration commands.
     Config {
         #[command(subcommand)]
@@ -152,6 +154,16 @@ async fn main() -> anyhow::Result<()> {
                 "{}",
                 homebot::modes::listing::render(&homebot::modes::listing::list_sessions(&ws, tz))
             );
+        }
+        Command::Doctor => {
+            init_logging("warn");
+            let report = homebot::doctor::run(&root).await?;
+            for line in &report.lines {
+                println!("{line}");
+            }
+            if !report.reachable {
+                std::process::exit(1);
+            }
         }
         Command::Config {
             command: ConfigCommand::Check,

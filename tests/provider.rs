@@ -5,10 +5,11 @@
 mod common;
 
 use common::*;
-use homebot::kernel::Kernel;
+use homebot::config::{EnvOverrides, Secret};
+use homebot::kernel::{Kernel, KernelOptions};
 use homebot::turn::Turn;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn with_config(ws: &Path, toml: &str) {
     std::fs::create_dir_all(ws).unwrap();
@@ -248,7 +249,10 @@ async fn failed_turns_are_recorded_but_not_replayed_and_overflow_is_explained() 
     let last = fake.requests().last().unwrap().clone();
     let msgs = last["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 2, "system + this question only: {msgs:?}");
-    assert_eq!(last["max_tokens"], 4096, "an output cap is always sent");
+    assert_eq!(
+        last["max_tokens"], 1024,
+        "an output cap is always sent (the loopback default: a local model)"
+    );
     // the usage log has a line for every call, failed ones with their error
     let usage = jsonl(&dir.path().join("logs/usage.jsonl"));
     assert_eq!(usage.len(), 3);
@@ -280,4 +284,178 @@ async fn a_tool_call_cut_off_by_the_output_limit_is_not_run() {
         !dir.path().join("notes/菜谱.md").exists(),
         "half a file was not written"
     );
+}
+
+/// The user's words of the request's last message.
+fn asked(body: &serde_json::Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(user_words)
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_slot_is_free_while_a_call_waits_to_retry() {
+    let dir = workspace();
+    with_config(
+        dir.path(),
+        "[provider]\nmax_concurrent = 1\nmax_retries = 1\n",
+    );
+    let a_calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = a_calls.clone();
+    let fake = FakeLlm::start(move |body, _| {
+        let words = asked(body);
+        if words == "A" && seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            FakeReply::Status(429, vec![("retry-after", "1".into())], "slow down".into())
+        } else {
+            text(&format!("答：{words}"))
+        }
+    })
+    .await;
+    let k = start_kernel(dir.path(), &fake);
+    let started = Instant::now();
+    let a = tokio::spawn({
+        let k = k.clone();
+        async move {
+            let r = k.handle_turn(Turn::new("cli", "chat-a", "mom", "A")).await;
+            (r, Instant::now())
+        }
+    });
+    // B is sent once A's first call has been refused, i.e. while A sleeps on Retry-After
+    while fake.calls() < 1 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let b = k.handle_turn(Turn::new("cli", "chat-b", "dad", "B")).await;
+    let b_done = Instant::now();
+    let (a, a_done) = a.await.unwrap();
+    assert_eq!(b.text, "答：B");
+    assert_eq!(a.text, "答：A");
+    assert!(
+        b_done < a_done,
+        "B went through during A's backoff: the single slot was free"
+    );
+    assert!(
+        a_done - started >= Duration::from_secs(1),
+        "Retry-After was honoured"
+    );
+    let order: Vec<String> = fake.requests().iter().map(asked).collect();
+    assert_eq!(order, ["A", "B", "A"]);
+}
+
+#[tokio::test]
+async fn a_deepseek_key_is_not_sent_to_another_endpoint() {
+    let fake = FakeLlm::scripted().await;
+    let with_env = |env: EnvOverrides| {
+        let dir = workspace();
+        let k = Kernel::start(
+            dir.path(),
+            KernelOptions {
+                env: Some(env),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        (dir, k)
+    };
+    let (_dir, k) = with_env(EnvOverrides {
+        base_url: Some(fake.url.clone()),
+        deepseek_api_key: Some(Secret::new("sk-deepseek-secret")),
+        ..Default::default()
+    });
+    assert_eq!(turn(&k, "你好").await.text, "好的：你好");
+    let h = fake.headers().pop().unwrap();
+    assert!(
+        h.get("authorization").is_none(),
+        "the DeepSeek key went to {}: {h:?}",
+        fake.url
+    );
+    // the endpoint's default model: no `model` asked for, and status says so
+    assert!(fake.requests()[0].get("model").is_none());
+    let summary = k.provider().summary();
+    assert_eq!(
+        summary,
+        format!(
+            "（端点默认模型）@ {} — set HOMEBOT_MODEL to choose one",
+            fake.url
+        )
+    );
+    drop(k);
+
+    // a key given for this endpoint is sent to it
+    let (_dir, k) = with_env(EnvOverrides {
+        api_key: Some(Secret::new("sk-local")),
+        ..fake.env()
+    });
+    turn(&k, "再来").await;
+    let h = fake.headers().pop().unwrap();
+    assert_eq!(h["authorization"], "Bearer sk-local");
+    assert_eq!(fake.requests().last().unwrap()["model"], "fake-model");
+    assert_eq!(k.provider().summary(), format!("fake-model @ {}", fake.url));
+}
+
+#[tokio::test]
+async fn usage_lines_carry_the_households_offset() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let cfg = homebot::config::Config::default()
+        .resolve_provider(&fake.env())
+        .unwrap();
+    let log = dir.path().join("usage.jsonl");
+    let p = homebot::provider::Provider::from_config(&cfg, log.clone())
+        .unwrap()
+        .with_timezone(chrono_tz::Asia::Shanghai);
+    let msgs = [homebot::provider::Message::User {
+        content: "你好".into(),
+    }];
+    let req = homebot::provider::ChatRequest {
+        messages: &msgs,
+        tools: &[],
+    };
+    let r = p.complete(&req, &Default::default()).await.unwrap();
+    assert_eq!(r.content.as_deref(), Some("好的：你好"));
+    let line = jsonl(&log).pop().unwrap();
+    let ts = line["timestamp"].as_str().unwrap();
+    let parsed = chrono::DateTime::parse_from_rfc3339(ts).unwrap();
+    assert_eq!(parsed.offset().local_minus_utc(), 8 * 3600, "{ts}");
+    assert!(
+        ts.ends_with("+08:00") && ts.len() == "2026-01-01T00:00:00.000+08:00".len(),
+        "{ts}"
+    );
+    assert_eq!(line["model"], "fake-model");
+    assert_eq!(line["usage"]["prompt_tokens"], 120);
+}
+
+#[tokio::test]
+async fn a_refused_key_echoed_back_is_not_recorded() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|_, _| {
+        FakeReply::Status(
+            401,
+            vec![],
+            "Incorrect API key provided: sk-echo-secret. Check it.".into(),
+        )
+    })
+    .await;
+    let k = Kernel::start(
+        dir.path(),
+        KernelOptions {
+            env: Some(EnvOverrides {
+                api_key: Some(Secret::new("sk-echo-secret")),
+                ..fake.env()
+            }),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let r = turn(&k, "你好").await;
+    let err = r.error.unwrap();
+    assert!(
+        err.contains("HTTP 401") && err.contains("provided: ***."),
+        "{err}"
+    );
+    for f in ["chats/cli/local.jsonl", "logs/usage.jsonl"] {
+        let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
+        assert!(!text.contains("sk-echo"), "{f}: {text}");
+    }
 }

@@ -8,12 +8,16 @@ pub mod openai;
 
 use crate::config::ResolvedProvider;
 use async_trait::async_trait;
+use backon::{BackoffBuilder, ExponentialBuilder};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tracing::{info, warn};
+
+/// The longest wait between two attempts, whatever a `Retry-After` asks for.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 
 /// A chat message in the provider-neutral form the agent builds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,6 +87,9 @@ pub struct ChatResponse {
     pub reasoning_content: Option<String>,
     pub usage: Usage,
     pub finish_reason: Option<String>,
+    /// The model the server says answered (it may differ from the one asked for, or
+    /// name the endpoint's default when none was).
+    pub model: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -91,8 +98,14 @@ pub enum ProviderError {
     NotConfigured,
     #[error("the provider did not answer within {0} s")]
     Timeout(u64),
-    #[error("cannot reach the provider: {0}")]
-    Network(String),
+    /// The request did not get an answer (connect, TLS, reset). `url` is printable: no
+    /// credentials, no query.
+    #[error("cannot reach the provider at {url}: {}", error_chain(.source))]
+    Network {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
     #[error("the provider answered HTTP {status}: {body}")]
     Http {
         status: u16,
@@ -108,7 +121,7 @@ impl ProviderError {
     /// was reachable but slow, and asking again would only multiply the wait.
     pub fn is_retryable(&self) -> bool {
         match self {
-            ProviderError::Network(_) => true,
+            ProviderError::Network { .. } => true,
             ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
             _ => false,
         }
@@ -121,7 +134,7 @@ impl ProviderError {
             ProviderError::Timeout(_) => {
                 "抱歉，模型服务超时没有回应，请稍后再说一次。(the LLM timed out)".into()
             }
-            ProviderError::Network(_) => {
+            ProviderError::Network { .. } => {
                 "抱歉，现在连不上模型服务，请稍后再试。(the LLM is unreachable)".into()
             }
             ProviderError::Http { status: 429, .. } => {
@@ -143,6 +156,47 @@ impl ProviderError {
     }
 }
 
+/// An error and its causes on one line ("error sending request: … : Connection refused");
+/// reqwest's top-level message alone rarely says what went wrong.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+/// Read a response body, refusing more than `cap` bytes: the size is the peer's to choose,
+/// the memory is ours.
+pub async fn read_capped(resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, BodyError> {
+    if resp.content_length().is_some_and(|n| n > cap as u64) {
+        return Err(BodyError::TooLarge(cap));
+    }
+    let mut resp = resp;
+    let mut buf = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(BodyError::Read)? {
+        if buf.len() + chunk.len() > cap {
+            return Err(BodyError::TooLarge(cap));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    #[error("the answer is larger than {0} bytes")]
+    TooLarge(usize),
+    #[error("the answer could not be read: {}", error_chain(.0))]
+    Read(#[source] reqwest::Error),
+}
+
 /// Servers word it differently: llama.cpp "exceeds the available context size", OpenAI
 /// "maximum context length", DeepSeek "context length".
 fn is_context_overflow(body: &str) -> bool {
@@ -159,6 +213,7 @@ pub const NOT_CONFIGURED_REPLY: &str = "还没有配置大模型，所以暂时�
 #[async_trait]
 pub trait ChatModel: Send + Sync {
     async fn complete(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError>;
+    /// The model asked for, as the usage log and `status` should name it.
     fn model_name(&self) -> &str;
 }
 
@@ -173,30 +228,47 @@ pub struct CallMeta {
 #[derive(Clone)]
 pub struct Provider {
     inner: Option<Arc<Inner>>,
+    /// The household's zone, for usage-log timestamps.
+    tz: chrono_tz::Tz,
 }
 
 struct Inner {
     model: Arc<dyn ChatModel>,
+    /// The model name configured, if any (`None`: the endpoint's default).
+    model_label: Option<String>,
+    /// Printable base URL (no credentials, no query); `None` for an in-process model.
+    endpoint: Option<String>,
     limit: Semaphore,
-    max_retries: u32,
-    base_backoff: Duration,
+    /// Delays between attempts; `max_times` is the retry budget.
+    backoff: ExponentialBuilder,
     usage_log: PathBuf,
 }
 
 impl Provider {
     /// A provider that answers every call with `NotConfigured`.
     pub fn unconfigured() -> Self {
-        Self { inner: None }
+        Self {
+            inner: None,
+            tz: chrono_tz::UTC,
+        }
     }
 
     pub fn from_config(cfg: &ResolvedProvider, usage_log: PathBuf) -> Result<Self, ProviderError> {
         let model = openai::OpenAiCompatible::new(cfg)?;
-        Ok(Self::with_model(
+        let mut p = Self::with_model(
             Arc::new(model),
             cfg.max_concurrent,
             cfg.max_retries,
             usage_log,
-        ))
+        );
+        let inner = p
+            .inner
+            .as_mut()
+            .and_then(Arc::get_mut)
+            .expect("a provider just built is not shared yet");
+        inner.model_label = cfg.model.name().map(str::to_string);
+        inner.endpoint = Some(crate::config::display_url(&cfg.base_url));
+        Ok(p)
     }
 
     pub fn with_model(
@@ -205,125 +277,282 @@ impl Provider {
         max_retries: u32,
         usage_log: PathBuf,
     ) -> Self {
+        let backoff = ExponentialBuilder::new()
+            .with_min_delay(Duration::from_millis(500))
+            .with_max_delay(Duration::from_secs(8))
+            .with_factor(2.0)
+            .with_jitter()
+            // backon without `std` seeds its jitter with a constant; every process would
+            // then retry in lockstep
+            .with_jitter_seed(rand::random())
+            .with_max_times(max_retries as usize);
         Self {
             inner: Some(Arc::new(Inner {
+                model_label: Some(model.model_name().to_string()),
                 model,
+                endpoint: None,
                 limit: Semaphore::new(max_concurrent.max(1)),
-                max_retries,
-                base_backoff: Duration::from_millis(500),
+                backoff,
                 usage_log,
             })),
+            tz: chrono_tz::UTC,
         }
+    }
+
+    /// Usage-log timestamps in this zone (the household's) instead of UTC.
+    pub fn with_timezone(mut self, tz: chrono_tz::Tz) -> Self {
+        self.tz = tz;
+        self
     }
 
     pub fn is_configured(&self) -> bool {
         self.inner.is_some()
     }
 
+    /// The model configured; `None` when unconfigured or when the endpoint's default is used.
     pub fn model_name(&self) -> Option<&str> {
-        self.inner.as_ref().map(|i| i.model.model_name())
+        self.inner.as_ref().and_then(|i| i.model_label.as_deref())
     }
 
-    /// One line for `status`: which model, where.
+    /// One line for `status`: which model, where (never a key).
     pub fn summary(&self) -> String {
-        self.model_name()
-            .unwrap_or("未配置 (not configured)")
-            .to_string()
+        let Some(inner) = &self.inner else {
+            return "未配置 (not configured)".into();
+        };
+        match (&inner.model_label, &inner.endpoint) {
+            (Some(m), Some(url)) => format!("{m} @ {url}"),
+            (None, Some(url)) => {
+                format!("（端点默认模型）@ {url} — set HOMEBOT_MODEL to choose one")
+            }
+            (Some(m), None) => m.clone(),
+            (None, None) => "（端点默认模型）".into(),
+        }
     }
 
-    /// One completion, with bounded retries (backoff, `Retry-After` honoured up to 30 s)
-    /// on timeouts, network errors, 429 and 5xx. Usage is appended to the usage log.
+    /// One completion, with bounded retries on network errors, 429 and 5xx: delays from
+    /// an exponential backoff with jitter, or the server's `Retry-After`, never more than
+    /// [`MAX_RETRY_WAIT`]. The concurrency slot is held only while a request is in flight,
+    /// not while waiting to retry. Every attempt's outcome goes to the usage log.
     pub async fn complete(
         &self,
         req: &ChatRequest<'_>,
         meta: &CallMeta,
     ) -> Result<ChatResponse, ProviderError> {
         let inner = self.inner.as_ref().ok_or(ProviderError::NotConfigured)?;
-        let _permit = inner
-            .limit
-            .acquire()
-            .await
-            .expect("the provider semaphore is never closed");
+        let mut delays = inner.backoff.build();
         let mut attempt = 0;
         loop {
-            let started = Instant::now();
-            let result = inner.model.complete(req).await;
-            let latency = started.elapsed();
+            let (result, latency) = {
+                let _permit = inner
+                    .limit
+                    .acquire()
+                    .await
+                    .expect("the provider semaphore is never closed");
+                let started = Instant::now();
+                let result = inner.model.complete(req).await;
+                (result, started.elapsed())
+            };
             match result {
                 Ok(resp) => {
                     if resp.finish_reason.as_deref() == Some("length") {
                         warn!(completion = resp.usage.completion_tokens, "the model hit its output limit (finish_reason=length); the reply is cut short");
                     }
-                    inner.log_usage(meta, &resp.usage, latency, attempt);
+                    inner.log_usage(self.tz, meta, &resp, latency, attempt);
                     return Ok(resp);
                 }
-                Err(e) if e.is_retryable() && attempt < inner.max_retries => {
-                    let backoff = match &e {
-                        ProviderError::Http {
-                            retry_after: Some(d),
-                            ..
-                        } => (*d).min(Duration::from_secs(30)),
-                        _ => {
-                            let exp = inner.base_backoff * 2u32.pow(attempt);
-                            exp + Duration::from_millis(rand::random::<u64>() % 250)
-                        }
-                    };
-                    warn!(attempt = attempt + 1, backoff_ms = backoff.as_millis() as u64, error = %e, "provider call failed; retrying");
-                    tokio::time::sleep(backoff).await;
-                    attempt += 1;
-                }
                 Err(e) => {
-                    warn!(attempts = attempt + 1, error = %e, "provider call failed");
-                    inner.log_failure(meta, &e, latency, attempt);
-                    return Err(e);
+                    let next = e.is_retryable().then(|| delays.next()).flatten();
+                    let Some(computed) = next else {
+                        warn!(attempts = attempt + 1, error = %e, "provider call failed");
+                        inner.log_failure(self.tz, meta, &e, latency, attempt);
+                        return Err(e);
+                    };
+                    let wait = retry_wait(&e, computed);
+                    warn!(attempt = attempt + 1, wait_ms = wait.as_millis() as u64, error = %e, "provider call failed; retrying");
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
                 }
             }
         }
     }
 }
 
-impl Inner {
-    fn log_failure(&self, meta: &CallMeta, e: &ProviderError, latency: Duration, retries: u32) {
-        self.append(
-            meta,
-            latency,
-            retries,
-            ("error", serde_json::json!(e.to_string())),
-        );
+/// How long to wait before the next attempt: the server's `Retry-After` if it sent one,
+/// else the backoff's delay — either way at most [`MAX_RETRY_WAIT`].
+fn retry_wait(e: &ProviderError, computed: Duration) -> Duration {
+    match e {
+        ProviderError::Http {
+            retry_after: Some(d),
+            ..
+        } => *d,
+        _ => computed,
     }
+    .min(MAX_RETRY_WAIT)
+}
 
-    /// One line per call in `logs/usage.jsonl`.
-    fn append(
+impl Inner {
+    fn log_failure(
         &self,
+        tz: chrono_tz::Tz,
         meta: &CallMeta,
+        e: &ProviderError,
         latency: Duration,
         retries: u32,
-        outcome: (&str, serde_json::Value),
     ) {
-        let mut rec = serde_json::json!({
-            "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            "model": self.model.model_name(),
-            "channel": meta.channel,
-            "chat_id": meta.chat_id,
-            "session_id": meta.session_id,
-            "latency_ms": latency.as_millis() as u64,
-            "retries": retries,
-        });
-        rec[outcome.0] = outcome.1;
-        if let Err(err) = crate::fsutil::append_line(&self.usage_log, &rec.to_string()) {
-            warn!(path = %self.usage_log.display(), error = %err, "cannot append to the usage log");
-        }
+        let rec = self.record(tz, meta, latency, retries, self.model_label.as_deref());
+        self.append(rec, ("error", serde_json::json!(e.to_string())));
     }
 
-    fn log_usage(&self, meta: &CallMeta, usage: &Usage, latency: Duration, retries: u32) {
+    fn log_usage(
+        &self,
+        tz: chrono_tz::Tz,
+        meta: &CallMeta,
+        resp: &ChatResponse,
+        latency: Duration,
+        retries: u32,
+    ) {
+        let usage = &resp.usage;
+        // with no model configured, the name the server reports is the best we know
+        let model = self.model_label.as_deref().or(resp.model.as_deref());
         info!(
-            model = self.model.model_name(),
+            model = model.unwrap_or("(endpoint default)"),
             prompt = usage.prompt_tokens,
             completion = usage.completion_tokens,
             cached = usage.cached_tokens.or(usage.cache_hit_tokens).unwrap_or(0),
             latency_ms = latency.as_millis() as u64,
             "provider call"
         );
-        self.append(meta, latency, retries, ("usage", serde_json::json!(usage)));
+        let rec = self.record(tz, meta, latency, retries, model);
+        self.append(rec, ("usage", serde_json::json!(usage)));
+    }
+
+    fn record(
+        &self,
+        tz: chrono_tz::Tz,
+        meta: &CallMeta,
+        latency: Duration,
+        retries: u32,
+        model: Option<&str>,
+    ) -> serde_json::Value {
+        serde_json::json!({
+            "timestamp": chrono::Utc::now()
+                .with_timezone(&tz)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "model": model,
+            "channel": meta.channel,
+            "chat_id": meta.chat_id,
+            "session_id": meta.session_id,
+            "latency_ms": latency.as_millis() as u64,
+            "retries": retries,
+        })
+    }
+
+    /// One line per call in `logs/usage.jsonl`.
+    fn append(&self, mut rec: serde_json::Value, outcome: (&str, serde_json::Value)) {
+        rec[outcome.0] = outcome.1;
+        if let Err(err) = crate::fsutil::append_line(&self.usage_log, &rec.to_string()) {
+            warn!(path = %self.usage_log.display(), error = %err, "cannot append to the usage log");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16, retry_after: Option<u64>) -> ProviderError {
+        ProviderError::Http {
+            status,
+            body: String::new(),
+            retry_after: retry_after.map(Duration::from_secs),
+        }
+    }
+
+    #[test]
+    fn retry_after_is_honoured_but_capped() {
+        let backoff = Duration::from_millis(700);
+        assert_eq!(
+            retry_wait(&http(429, Some(1)), backoff),
+            Duration::from_secs(1)
+        );
+        assert_eq!(retry_wait(&http(429, Some(3600)), backoff), MAX_RETRY_WAIT);
+        assert_eq!(retry_wait(&http(503, None), backoff), backoff);
+        assert_eq!(
+            retry_wait(&http(503, None), Duration::from_secs(99)),
+            MAX_RETRY_WAIT
+        );
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_within_bounds_and_counts_the_retries() {
+        for retries in [0u32, 1, 2, 10] {
+            let p = Provider::with_model(
+                Arc::new(openai::OpenAiCompatible::new(&test_cfg()).unwrap()),
+                1,
+                retries,
+                PathBuf::from("/nonexistent/usage.jsonl"),
+            );
+            let inner = p.inner.as_ref().unwrap();
+            let delays: Vec<Duration> = inner.backoff.build().collect();
+            assert_eq!(delays.len(), retries as usize);
+            for (i, d) in delays.iter().enumerate() {
+                let base =
+                    Duration::from_millis(500 * 2u64.pow(i as u32)).min(Duration::from_secs(8));
+                assert!(
+                    *d >= base && *d <= base * 2,
+                    "retry {i}: {d:?} (base {base:?})"
+                );
+            }
+        }
+        // two providers do not retry in lockstep
+        let a: Vec<_> = ExponentialBuilder::new()
+            .with_jitter()
+            .with_jitter_seed(rand::random())
+            .with_max_times(8)
+            .build()
+            .collect();
+        let b: Vec<_> = ExponentialBuilder::new()
+            .with_jitter()
+            .with_jitter_seed(rand::random())
+            .with_max_times(8)
+            .build()
+            .collect();
+        assert_ne!(a, b);
+    }
+
+    fn test_cfg() -> ResolvedProvider {
+        ResolvedProvider {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: crate::config::ModelChoice(None),
+            api_key: None,
+            api_key_source: None,
+            timeout_secs: 5,
+            max_retries: 0,
+            max_concurrent: 1,
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+
+    #[test]
+    fn summary_names_model_and_endpoint_never_the_key() {
+        assert_eq!(
+            Provider::unconfigured().summary(),
+            "未配置 (not configured)"
+        );
+        let mut cfg = test_cfg();
+        cfg.base_url = "https://user:pw@llm.example/v1?key=sk-secret".into();
+        cfg.api_key = Some(crate::config::Secret::new("sk-secret"));
+        let p = Provider::from_config(&cfg, PathBuf::from("/nonexistent")).unwrap();
+        assert_eq!(
+            p.summary(),
+            "（端点默认模型）@ https://llm.example/v1 — set HOMEBOT_MODEL to choose one"
+        );
+        assert_eq!(p.model_name(), None);
+        cfg.model = crate::config::ModelChoice(Some("deepseek-chat".into()));
+        cfg.base_url = crate::config::DEEPSEEK_BASE_URL.into();
+        let p = Provider::from_config(&cfg, PathBuf::from("/nonexistent")).unwrap();
+        assert_eq!(p.summary(), "deepseek-chat @ https://api.deepseek.com");
+        assert_eq!(p.model_name(), Some("deepseek-chat"));
     }
 }

@@ -1,17 +1,33 @@
 //! OpenAI-compatible chat completions (`POST {base_url}/chat/completions`) with tool
 //! calling. DeepSeek is the default; llama.cpp's server, Ollama and OpenAI itself speak
-//! the same protocol. Usage fields of all three dialects are read.
+//! the same protocol. The answer is read into typed wire structs that tolerate each
+//! dialect's extras (usage fields of all three, arguments as a string or an object).
 
-use super::{ChatModel, ChatRequest, ChatResponse, Message, ProviderError, ToolCall, Usage};
-use crate::config::{ResolvedProvider, Secret};
+use super::{
+    read_capped, BodyError, ChatModel, ChatRequest, ChatResponse, Message, ProviderError, ToolCall,
+    Usage,
+};
+use crate::config::{ModelChoice, ResolvedProvider, Secret};
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
+
+/// Largest answer read: a reply capped at `max_tokens` is far smaller; anything bigger is
+/// a confused server, not a reply.
+const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+/// Largest error body read; at most [`MAX_ERROR_CHARS`] of it is kept.
+const MAX_ERROR_BYTES: usize = 64 * 1024;
+const MAX_ERROR_CHARS: usize = 300;
 
 pub struct OpenAiCompatible {
     client: reqwest::Client,
     url: String,
-    model: String,
+    /// `url` fit for messages: no credentials, no query.
+    shown_url: String,
+    model: ModelChoice,
+    /// What `model_name` reports: the configured name or "(endpoint default)".
+    model_label: String,
     api_key: Option<Secret>,
     timeout_secs: u64,
     temperature: Option<f32>,
@@ -20,14 +36,21 @@ pub struct OpenAiCompatible {
 
 impl OpenAiCompatible {
     pub fn new(cfg: &ResolvedProvider) -> Result<Self, ProviderError> {
+        let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+        let shown_url = crate::config::display_url(&url);
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(cfg.timeout_secs))
             .connect_timeout(Duration::from_secs(cfg.timeout_secs.min(10)))
             .build()
-            .map_err(|e| ProviderError::Network(e.to_string()))?;
+            .map_err(|source| ProviderError::Network {
+                url: shown_url.clone(),
+                source,
+            })?;
         Ok(Self {
             client,
-            url: format!("{}/chat/completions", cfg.base_url.trim_end_matches('/')),
+            url,
+            shown_url,
+            model_label: cfg.model.to_string(),
             model: cfg.model.clone(),
             api_key: cfg.api_key.clone(),
             timeout_secs: cfg.timeout_secs,
@@ -36,13 +59,16 @@ impl OpenAiCompatible {
         })
     }
 
-    /// The JSON body for a request (public for tests that check the wire format).
+    /// The JSON body for a request (public for tests that check the wire format). With no
+    /// model configured, `model` is left out and the endpoint uses its default.
     pub fn body(&self, req: &ChatRequest<'_>) -> Value {
         let mut body = json!({
-            "model": self.model,
             "messages": req.messages.iter().map(wire_message).collect::<Vec<_>>(),
             "stream": false,
         });
+        if let Some(m) = self.model.name() {
+            body["model"] = json!(m);
+        }
         if !req.tools.is_empty() {
             body["tools"] = req
                 .tools
@@ -95,70 +121,176 @@ fn wire_message(m: &Message) -> Value {
     }
 }
 
-fn parse_response(v: &Value) -> Result<ChatResponse, ProviderError> {
-    let choice = v
-        .get("choices")
-        .and_then(|c| c.get(0))
+// The answer as the servers send it. Unknown fields are ignored (each dialect adds its
+// own); `null` is accepted wherever a field may be absent.
+
+#[derive(Deserialize)]
+struct WireAnswer {
+    #[serde(default)]
+    choices: Option<Vec<WireChoice>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice {
+    #[serde(default)]
+    message: Option<WireMessage>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireMessage {
+    #[serde(default)]
+    content: Option<String>,
+    /// DeepSeek's thinking models.
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireToolCall>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<WireFunction>,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<WireArguments>,
+}
+
+/// The protocol says a JSON string; some servers (Ollama's native shapes, a few proxies)
+/// send the object itself.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WireArguments {
+    Text(String),
+    Object(Value),
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    /// OpenAI, llama.cpp.
+    #[serde(default)]
+    prompt_tokens_details: Option<WirePromptDetails>,
+    /// DeepSeek.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_cache_miss_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct WirePromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ProviderError> {
+    let answer: WireAnswer = serde_json::from_slice(bytes).map_err(|e| {
+        let what = if e.is_data() {
+            "unexpected shape"
+        } else {
+            "invalid JSON"
+        };
+        ProviderError::Malformed(short(&format!("{what}: {e}")))
+    })?;
+    let choice = answer
+        .choices
+        .and_then(|c| c.into_iter().next())
         .ok_or_else(|| ProviderError::Malformed("no choices in the response".into()))?;
     let msg = choice
-        .get("message")
+        .message
         .ok_or_else(|| ProviderError::Malformed("choice without a message".into()))?;
-    let content = msg
-        .get("content")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let reasoning_content = msg
-        .get("reasoning_content")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let mut tool_calls = Vec::new();
-    if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
-        for (i, c) in calls.iter().enumerate() {
+    let tool_calls = msg
+        .tool_calls
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
             let f = c
-                .get("function")
+                .function
                 .ok_or_else(|| ProviderError::Malformed("tool call without a function".into()))?;
             let name = f
-                .get("name")
-                .and_then(Value::as_str)
+                .name
                 .ok_or_else(|| ProviderError::Malformed("tool call without a name".into()))?;
-            let arguments = match f.get("arguments") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
+            let arguments = match f.arguments {
+                Some(WireArguments::Text(s)) => s,
+                Some(WireArguments::Object(v)) => v.to_string(),
                 None => "{}".into(),
             };
-            let id = c
-                .get("id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("call_{i}"));
-            tool_calls.push(ToolCall {
-                id,
-                name: name.to_string(),
+            Ok(ToolCall {
+                id: c
+                    .id
+                    .filter(|id| !id.is_empty())
+                    .unwrap_or_else(|| format!("call_{i}")),
+                name,
                 arguments,
-            });
-        }
-    }
-    let u = v.get("usage").cloned().unwrap_or(Value::Null);
-    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
-    let usage = Usage {
-        prompt_tokens: n(&u, "prompt_tokens").unwrap_or(0),
-        completion_tokens: n(&u, "completion_tokens").unwrap_or(0),
-        cached_tokens: u
-            .get("prompt_tokens_details")
-            .and_then(|d| n(d, "cached_tokens")),
-        cache_hit_tokens: n(&u, "prompt_cache_hit_tokens"),
-        cache_miss_tokens: n(&u, "prompt_cache_miss_tokens"),
-    };
+            })
+        })
+        .collect::<Result<Vec<_>, ProviderError>>()?;
+    let usage = answer
+        .usage
+        .map(|u| Usage {
+            prompt_tokens: u.prompt_tokens.unwrap_or(0),
+            completion_tokens: u.completion_tokens.unwrap_or(0),
+            cached_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens),
+            cache_hit_tokens: u.prompt_cache_hit_tokens,
+            cache_miss_tokens: u.prompt_cache_miss_tokens,
+        })
+        .unwrap_or_default();
     Ok(ChatResponse {
-        content,
+        content: msg.content,
         tool_calls,
-        reasoning_content,
+        reasoning_content: msg.reasoning_content,
         usage,
-        finish_reason: choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        finish_reason: choice.finish_reason,
+        model: answer.model,
     })
+}
+
+/// At most [`MAX_ERROR_CHARS`] characters, whitespace runs folded: error texts end up in
+/// logs and records, and a server may send a whole HTML page.
+fn short(s: &str) -> String {
+    let folded = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.chars().count() <= MAX_ERROR_CHARS {
+        return folded;
+    }
+    let mut out: String = folded.chars().take(MAX_ERROR_CHARS - 1).collect();
+    out.push('…');
+    out
+}
+
+/// `Retry-After` as seconds or as an HTTP date.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    Some(
+        (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
+            .to_std()
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 #[async_trait]
@@ -171,27 +303,33 @@ impl ChatModel for OpenAiCompatible {
         let resp = http.send().await.map_err(|e| self.classify(e))?;
         let status = resp.status();
         if !status.is_success() {
-            let retry_after = resp
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
-            let body = resp.text().await.unwrap_or_default();
+            let retry_after = retry_after(resp.headers());
+            let mut body = match read_capped(resp, MAX_ERROR_BYTES).await {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e) => format!("({e})"),
+            };
+            // some servers echo the key they refused; the body ends up in logs
+            if let Some(k) = self.api_key.as_ref().filter(|k| !k.expose().is_empty()) {
+                body = body.replace(k.expose(), "***");
+            }
+            let body = short(&body);
             return Err(ProviderError::Http {
                 status: status.as_u16(),
-                body: body.chars().take(300).collect(),
+                body,
                 retry_after,
             });
         }
-        let bytes = resp.bytes().await.map_err(|e| self.classify(e))?;
-        let v: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| ProviderError::Malformed(format!("invalid JSON: {e}")))?;
-        parse_response(&v)
+        let bytes = read_capped(resp, MAX_ANSWER_BYTES)
+            .await
+            .map_err(|e| match e {
+                BodyError::Read(e) => self.classify(e),
+                too_large => ProviderError::Malformed(too_large.to_string()),
+            })?;
+        parse_response(&bytes)
     }
 
     fn model_name(&self) -> &str {
-        &self.model
+        &self.model_label
     }
 }
 
@@ -200,8 +338,11 @@ impl OpenAiCompatible {
         if e.is_timeout() {
             ProviderError::Timeout(self.timeout_secs)
         } else {
-            // reqwest's message names the URL, never the Authorization header.
-            ProviderError::Network(e.to_string())
+            // the printable URL replaces reqwest's, which could carry credentials
+            ProviderError::Network {
+                url: self.shown_url.clone(),
+                source: e.without_url(),
+            }
         }
     }
 }
@@ -218,7 +359,7 @@ mod tests {
                       "prompt_cache_hit_tokens": 64, "prompt_cache_miss_tokens": 36,
                       "prompt_tokens_details": {"cached_tokens": 64}}
         });
-        let r = parse_response(&v).unwrap();
+        let r = parse(&v).unwrap();
         assert_eq!(r.content.as_deref(), Some("hi"));
         assert_eq!(r.usage.cached_tokens, Some(64));
         assert_eq!(r.usage.cache_hit_tokens, Some(64));
@@ -229,8 +370,9 @@ mod tests {
     fn body_carries_tools_and_replays_reasoning() {
         let cfg = ResolvedProvider {
             base_url: "http://127.0.0.1:9/v1".into(),
-            model: "deepseek-reasoner".into(),
+            model: ModelChoice(Some("deepseek-reasoner".into())),
             api_key: None,
+            api_key_source: None,
             timeout_secs: 5,
             max_retries: 0,
             max_concurrent: 1,
@@ -282,9 +424,131 @@ mod tests {
         let v = json!({"choices": [{"message": {"content": null, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "switch_mode", "arguments": "{\"action\":\"enter\"}"}}
         ]}}]});
-        let r = parse_response(&v).unwrap();
+        let r = parse(&v).unwrap();
         assert_eq!(r.tool_calls[0].name, "switch_mode");
         assert_eq!(r.tool_calls[0].arguments, "{\"action\":\"enter\"}");
-        assert!(parse_response(&json!({"choices": []})).is_err());
+        assert!(parse(&json!({"choices": []})).is_err());
+    }
+
+    fn parse(v: &Value) -> Result<ChatResponse, ProviderError> {
+        parse_response(v.to_string().as_bytes())
+    }
+
+    #[test]
+    fn object_arguments_become_their_json_text_and_ids_are_filled_in() {
+        let v = json!({"choices": [{"message": {"content": null, "tool_calls": [
+            {"type": "function", "function": {"name": "list_files", "arguments": {"path": "notes/"}}},
+            {"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}},
+            {"id": null, "type": "function", "function": {"name": "list_files"}}
+        ]}, "finish_reason": "tool_calls"}]});
+        let r = parse(&v).unwrap();
+        let calls: Vec<_> = r
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("call_0", "list_files", "{\"path\":\"notes/\"}"),
+                ("c2", "read_file", "{\"path\":\"a\"}"),
+                ("call_2", "list_files", "{}"),
+            ]
+        );
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        let parsed: Value = serde_json::from_str(&r.tool_calls[0].arguments).unwrap();
+        assert_eq!(parsed, json!({"path": "notes/"}));
+    }
+
+    #[test]
+    fn missing_or_null_usage_reads_as_zero() {
+        for v in [
+            json!({"choices": [{"message": {"content": "hi"}}]}),
+            json!({"choices": [{"message": {"content": "hi"}}], "usage": null}),
+            json!({"choices": [{"message": {"content": "hi"}}],
+                   "usage": {"prompt_tokens": null, "prompt_tokens_details": null}}),
+        ] {
+            let r = parse(&v).unwrap();
+            assert_eq!(r.content.as_deref(), Some("hi"), "{v}");
+            assert_eq!(r.usage, Usage::default(), "{v}");
+            assert_eq!(r.finish_reason, None);
+        }
+        let r = parse(
+            &json!({"model": "qwen2.5-7b", "choices": [{"message": {"content": "x"}}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 2,
+                      "prompt_tokens_details": {"cached_tokens": 3}}}),
+        )
+        .unwrap();
+        assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens), (7, 2));
+        assert_eq!(r.usage.cached_tokens, Some(3));
+        assert_eq!(r.usage.cache_hit_tokens, None);
+        assert_eq!(r.model.as_deref(), Some("qwen2.5-7b"));
+    }
+
+    #[test]
+    fn malformed_answers_say_what_is_missing_briefly() {
+        let msg = |v: Value| parse(&v).unwrap_err().to_string();
+        assert!(msg(json!({"choices": [{}]})).contains("choice without a message"));
+        assert!(msg(json!({})).contains("no choices"));
+        assert!(
+            msg(json!({"choices": [{"message": {"tool_calls": [{"id": "x"}]}}]}))
+                .contains("tool call without a function")
+        );
+        assert!(
+            msg(json!({"choices": [{"message": {"tool_calls": [{"function": {}}]}}]}))
+                .contains("tool call without a name")
+        );
+        let long = format!("{{\"choices\": \"{}", "x".repeat(5000));
+        let e = parse_response(long.as_bytes()).unwrap_err().to_string();
+        assert!(e.chars().count() < 400, "{e}");
+        assert_eq!(short(&"y ".repeat(1000)).chars().count(), MAX_ERROR_CHARS);
+    }
+
+    #[test]
+    fn body_omits_the_model_when_none_is_configured() {
+        let cfg = ResolvedProvider {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: ModelChoice(None),
+            api_key: None,
+            api_key_source: None,
+            timeout_secs: 5,
+            max_retries: 0,
+            max_concurrent: 1,
+            temperature: None,
+            max_tokens: None,
+        };
+        let client = OpenAiCompatible::new(&cfg).unwrap();
+        let body = client.body(&ChatRequest {
+            messages: &[],
+            tools: &[],
+        });
+        assert!(body.get("model").is_none(), "{body}");
+        assert!(body.get("max_tokens").is_none(), "{body}");
+        assert_eq!(client.model_name(), "(endpoint default)");
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "7".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(7)));
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(
+            retry_after(&h),
+            Some(Duration::ZERO),
+            "a past date: no wait"
+        );
+        let soon = (chrono::Utc::now() + chrono::Duration::seconds(20)).to_rfc2822();
+        h.insert("retry-after", soon.parse().unwrap());
+        let d = retry_after(&h).unwrap();
+        assert!(
+            d > Duration::from_secs(15) && d <= Duration::from_secs(20),
+            "{d:?}"
+        );
+        h.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
     }
 }
