@@ -238,7 +238,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let skill = d.path().join("homework");
         std::fs::create_dir_all(&skill).unwrap();
-        std::fs::write(skill.join("SKILL.md"), "---\nname: homework\n---\n检查作业。").unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: homework\n---\n检查作业。",
+        )
+        .unwrap();
         std::fs::write(
             skill.join("mode.json"),
             r#"{"id":"homework","display_name":"作业模式","exit_verbs":["收工"]}"#,

@@ -164,11 +164,11 @@ impl Kernel {
             .unwrap_or_else(|| skill_search_path(&ws, &cfg));
         let registry = Arc::new(ModeRegistry::load(&dirs, crate::skills::PLUGINS));
         let provider = match opts.provider {
-            Some(p) => p,
+            Some(p) => p.with_timezone(tz),
             None => match cfg.resolve_provider(&env) {
                 Some(r) => {
-                    info!(base_url = %r.base_url, model = %r.model, "provider configured");
-                    Provider::from_config(&r, ws.usage_log())?
+                    info!(base_url = %crate::config::display_url(&r.base_url), model = %r.model, "provider configured");
+                    Provider::from_config(&r, ws.usage_log())?.with_timezone(tz)
                 }
                 None => {
                     info!("no LLM provider configured; chat turns will explain how to set one");
