@@ -795,7 +795,7 @@ async fn a_flood_into_a_full_chat_gets_one_refusal_not_one_per_message() {
     loop {
         let a = s.expect_send().await;
         assert_eq!(a["action"], "send_group_msg");
-        if a["params"]["message"][0]["data"]["id"] == LAST.to_string() {
+        if a["params"]["message"][0]["data"]["id"] == json!(LAST.to_string()) {
             assert_eq!(text_of(&a).trim(), "好");
             break;
         }
