@@ -35,6 +35,11 @@ async fn gateway(ws: &Path, fake: &FakeLlm) -> Gateway {
 /// The gateway with the reverse WebSocket on, the token set and both groups allowed.
 async fn gateway_with(ws: &Path, fake: &FakeLlm, extra_qq: &str) -> Gateway {
     config(ws, extra_qq);
+    start_gateway(ws, fake).await
+}
+
+/// Like [`gateway_with`], on a config.toml already written.
+async fn start_gateway(ws: &Path, fake: &FakeLlm) -> Gateway {
     Gateway::start(
         ws,
         fake,
@@ -62,6 +67,15 @@ fn at_bot() -> serde_json::Value {
 
 fn text(t: &str) -> serde_json::Value {
     json!({"type": "text", "data": {"text": t}})
+}
+
+/// Poll `cond` until it holds (or panic after `secs`).
+async fn eventually(what: &str, secs: u64, cond: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test]
@@ -357,10 +371,16 @@ async fn a_pending_reply_waits_for_the_reconnect() {
     let mut s = sim(&gw).await;
     s.group_msg(GROUP, DAD, 601, json!([at_bot(), text("慢慢回答")]))
         .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    s.close().await; // NapCat restarts
+    // the turn is under way before NapCat restarts
+    eventually("the model got the question", 10, || fake.calls() == 1).await;
+    s.close().await;
     gw.wait_log("qq connection closed", 10).await;
-    tokio::time::sleep(Duration::from_millis(1200)).await; // the reply is ready by now
+    // the reply is ready and waits for a connection
+    gw.wait_log(
+        "no connection; waiting for the implementation to reconnect",
+        10,
+    )
+    .await;
     let mut s2 = sim(&gw).await;
     let a = s2.expect_send().await;
     assert_eq!(text_of(&a).trim(), "好的：慢慢回答");
@@ -579,10 +599,18 @@ async fn a_handshake_that_dies_halfway_does_not_hold_the_account() {
         let _ = tcp.set_linger(Some(Duration::ZERO));
         drop(tcp);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut s = onebot::connect(&addr, Some(BOT), Some(TOKEN), "Universal")
-        .await
-        .expect("the account is free again");
+    // the dead handshakes release the account: a real connection gets in (while one of
+    // them still holds it, the server says 403)
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mut s = loop {
+        match onebot::connect(&addr, Some(BOT), Some(TOKEN), "Universal").await {
+            Ok(s) => break s,
+            Err(403) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await
+            }
+            Err(status) => panic!("the account is never free again ({status})"),
+        }
+    };
     s.group_msg(GROUP, DAD, 1001, json!([at_bot(), text("还在吗")]))
         .await;
     assert_eq!(text_of(&s.expect_send().await).trim(), "好的：还在吗");
@@ -649,4 +677,174 @@ async fn a_reply_with_no_reconnect_is_logged_as_undeliverable() {
         .unwrap()
         .path();
     assert_eq!(jsonl(&file)[0]["user"], "没人收");
+}
+
+#[tokio::test]
+async fn announcements_go_out_through_the_qq_door() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    let gw = gateway(ws, &fake).await;
+    let mut s = sim(&gw).await;
+    let words = "水开了，可以下面条了";
+    let to = format!("group:{GROUP}");
+    let mut cmd = homebot(ws, None);
+    cmd.args(["announce", "--channel", "qq", "--to", &to, words]);
+    let (o, a) = tokio::join!(cmd.output(), s.expect_send());
+    let o = o.unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!("delivered to qq:group:{GROUP}")
+    );
+    assert_eq!(a["action"], "send_group_msg");
+    assert_eq!(a["params"]["group_id"], GROUP);
+    assert_eq!(
+        a["params"]["message"],
+        json!([{"type": "text", "data": {"text": words}}]),
+        "an announcement quotes nobody and @s nobody"
+    );
+
+    // a person
+    let mut cmd = homebot(ws, None);
+    cmd.args([
+        "announce",
+        "--channel",
+        "qq",
+        "--to",
+        &format!("private:{MOM}"),
+        "早点回家",
+    ]);
+    let (o, a) = tokio::join!(cmd.output(), s.expect_send());
+    assert!(o.unwrap().status.success());
+    assert_eq!(a["action"], "send_private_msg");
+    assert_eq!(a["params"]["user_id"], MOM);
+    assert_eq!(text_of(&a), "早点回家");
+
+    // targets that are not QQ's
+    for bad in ["5550001", "group:abc", "kitchen:1"] {
+        let o = homebot(ws, None)
+            .args(["announce", "--channel", "qq", "--to", bad, "x"])
+            .output()
+            .await
+            .unwrap();
+        assert!(!o.status.success(), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is not a target of the qq channel"), "{err}");
+    }
+    assert_eq!(fake.calls(), 0, "announcements never reach the model");
+}
+
+#[tokio::test]
+async fn an_announcement_with_no_account_connected_is_unreachable() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    let _gw = gateway_with(ws, &fake, "reconnect_wait_secs = 1").await;
+    let o = homebot(ws, None)
+        .args([
+            "announce",
+            "--channel",
+            "qq",
+            "--to",
+            "group:5550001",
+            "有人吗",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is not connected"), "{err}");
+}
+
+/// Config with `[agent] max_queued_per_chat = 1`: one turn answered, one waiting.
+fn tight_queue_config(ws: &Path) {
+    config(ws, "");
+    let path = ws.join("config.toml");
+    let mut toml = std::fs::read_to_string(&path).unwrap();
+    toml.push_str("\n[agent]\nmax_queued_per_chat = 1\n");
+    std::fs::write(path, toml).unwrap();
+}
+
+#[tokio::test]
+async fn a_flood_into_a_full_chat_gets_one_refusal_not_one_per_message() {
+    let dir = workspace();
+    let ws = dir.path();
+    tight_queue_config(ws);
+    let fake = FakeLlm::start(|_, _| {
+        FakeReply::Delay(Duration::from_millis(800), Box::new(common::text("好")))
+    })
+    .await;
+    let gw = start_gateway(ws, &fake).await;
+    let mut s = sim(&gw).await;
+    // the first is answered, the second waits, the other 13 are refused at once
+    for i in 0..15 {
+        s.group_msg(
+            GROUP,
+            DAD,
+            1300 + i,
+            json!([at_bot(), text(&format!("第{i}条"))]),
+        )
+        .await;
+    }
+    // Everything for the group leaves through one FIFO: once both answers are out, a
+    // last message's reply comes after every refusal that was going to be sent.
+    const LAST: i64 = 1399;
+    let (mut answers, mut refusals, mut others) = (0, 0, Vec::new());
+    loop {
+        let a = s.expect_send().await;
+        assert_eq!(a["action"], "send_group_msg");
+        if a["params"]["message"][0]["data"]["id"] == json!(LAST.to_string()) {
+            assert_eq!(text_of(&a).trim(), "好");
+            break;
+        }
+        let t = text_of(&a);
+        if t.trim() == "好" {
+            answers += 1;
+            if answers == 2 {
+                s.group_msg(GROUP, DAD, LAST, json!([at_bot(), text("最后一条")]))
+                    .await;
+            }
+        } else if t.contains("消息太多了") {
+            refusals += 1;
+        } else {
+            others.push(t);
+        }
+    }
+    assert_eq!(answers, 2);
+    assert_eq!(refusals, 1, "one refusal per chat per minute");
+    assert!(others.is_empty(), "{others:?}");
+    assert_eq!(fake.calls(), 3, "refused messages never reach the model");
+}
+
+#[tokio::test]
+async fn a_target_queue_is_bounded() {
+    let dir = workspace();
+    let ws = dir.path();
+    tight_queue_config(ws);
+    let fake = FakeLlm::scripted().await;
+    let gw = start_gateway(ws, &fake).await;
+    let mut s = sim(&gw).await;
+    // bare @s are answered without the model ("在的，请说。"), so the chat queue does not
+    // limit them; the implementation answers no action, so the first send hangs and
+    // the rest pile up behind it
+    for i in 0..20 {
+        s.group_msg(GROUP, DAD, 1400 + i, json!([at_bot()])).await;
+    }
+    // frames are handled in order: once a stranger's message after them is denied,
+    // all twenty were queued or dropped
+    s.private_msg(99_999, 1499, json!("你好")).await;
+    gw.wait_log("private sender not allowed", 10).await;
+    let dropped = gw
+        .log()
+        .matches("delivery queue full; reply dropped")
+        .count();
+    // nine wait (max_queued_per_chat = 1), one more if the worker already took the
+    // first into flight; the rest are dropped
+    assert!(
+        (10..=11).contains(&dropped),
+        "{dropped} dropped:\n{}",
+        gw.log()
+    );
 }

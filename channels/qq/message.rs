@@ -5,7 +5,9 @@
 //! - Segment data values may be strings or numbers (`"qq": 10001` and `"qq": "10001"`).
 //! - Addressing in groups: an @ of the bot as the first or the last segment, or a reply
 //!   to one of the bot's own messages. Images and other media become short placeholders.
+//! - Ids inside segments (`qq`, a reply's `id`) are read with [`Id`], like every other id.
 
+use super::id::Id;
 use serde_json::{json, Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -34,8 +36,13 @@ impl Segment {
         }
     }
 
+    /// A data value that is an id (`qq`, `id`), string or number alike.
+    pub fn id(&self, key: &str) -> Option<Id> {
+        Id::from_value(self.data.get(key)?)
+    }
+
     pub fn is_at(&self, qq: &str) -> bool {
-        self.kind == "at" && self.get("qq").as_deref() == Some(qq)
+        self.kind == "at" && self.id("qq").is_some_and(|id| id == *qq)
     }
 
     pub fn to_json(&self) -> Value {
@@ -127,12 +134,12 @@ pub enum Addressed {
     No,
 }
 
-/// Is this group message for the bot? `bot_messages` tells whether a message id is one
+/// Is this group message for the bot? `is_bot_message` tells whether a message id is one
 /// the bot sent.
 pub fn addressed(
     segs: &[Segment],
     self_id: &str,
-    is_bot_message: impl Fn(&str) -> bool,
+    is_bot_message: impl Fn(&Id) -> bool,
 ) -> Addressed {
     let meaningful: Vec<&Segment> = segs
         .iter()
@@ -152,7 +159,7 @@ pub fn addressed(
     }
     if segs
         .iter()
-        .any(|s| s.kind == "reply" && s.get("id").is_some_and(|id| is_bot_message(&id)))
+        .any(|s| s.kind == "reply" && s.id("id").is_some_and(|id| is_bot_message(&id)))
     {
         return Addressed::ReplyToBot;
     }
@@ -183,9 +190,9 @@ pub fn plain_text(segs: &[Segment], self_id: &str) -> String {
         }
         match s.kind.as_str() {
             "text" => out.push_str(&s.get("text").unwrap_or_default()),
-            "at" => match s.get("qq").as_deref() {
-                Some(q) if q == self_id => out.push_str("@homebot"),
-                Some("all") => out.push_str("@全体成员"),
+            "at" => match s.id("qq") {
+                Some(q) if q == *self_id => out.push_str("@homebot"),
+                Some(q) if q == *"all" => out.push_str("@全体成员"),
                 Some(q) => out.push_str(&format!(
                     "@{}",
                     s.get("name").unwrap_or_else(|| q.to_string())
@@ -236,6 +243,12 @@ mod tests {
         let v = json!([{"type":"at","data":{"qq":10001}},{"type":"text","data":{"text":" hi"}}]);
         let segs = parse_message(&v).unwrap();
         assert!(segs[0].is_at("10001"));
+        assert_eq!(segs[0].id("qq"), parse_cq("[CQ:at,qq=10001]")[0].id("qq"));
+        let reply = parse_message(&json!([{"type":"reply","data":{"id":-5}}])).unwrap();
+        assert_eq!(
+            addressed(&reply, "1", |id| *id == *"-5"),
+            Addressed::ReplyToBot
+        );
         assert!(parse_message(&json!(42)).is_err());
         assert!(parse_message(&json!([{"data":{}}])).is_err());
     }
@@ -243,7 +256,7 @@ mod tests {
     #[test]
     fn addressing_rules() {
         let bot = "10001";
-        let never = |_: &str| false;
+        let never = |_: &Id| false;
         let first = parse_cq("[CQ:at,qq=10001]  打开做饭模式");
         assert_eq!(addressed(&first, bot, never), Addressed::AtFirst);
         assert_eq!(plain_text(&first, bot), "打开做饭模式");
@@ -252,7 +265,7 @@ mod tests {
         assert_eq!(plain_text(&last, bot), "番茄几个");
         let reply = parse_cq("[CQ:reply,id=777]好的");
         assert_eq!(
-            addressed(&reply, bot, |id| id == "777"),
+            addressed(&reply, bot, |id| *id == *"777"),
             Addressed::ReplyToBot
         );
         assert_eq!(addressed(&reply, bot, never), Addressed::No);
