@@ -1,0 +1,362 @@
+//! The household's configuration: one TOML file in the workspace (`config.toml`), with
+//! environment overrides. Parsed with `deny_unknown_fields`, validated at start; every
+//! error names the file and the key.
+//!
+//! - this file — the file's sections, loading, environment overrides, members;
+//! - `validate` — every value checked and bounded before anything runs;
+//! - `provider` — the LLM endpoint after overrides, and which key goes where;
+//! - `channels` — the QQ and voice sections;
+//! - `default.toml` — the commented file written on first use.
+
+mod channels;
+mod provider;
+mod validate;
+
+pub use channels::*;
+pub use provider::*;
+
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use crate::workspace::CONFIG_FILE;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: key `{key}`: {message}")]
+    Invalid {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+}
+
+/// A secret string (API key, access token). `Debug` and `Display` never show it.
+#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub household: Household,
+    pub provider: Option<ProviderConfig>,
+    pub agent: AgentConfig,
+    pub cron: CronConfig,
+    pub skills: SkillsConfig,
+    pub qq: QqConfig,
+    pub voice: VoiceConfig,
+    pub members: Vec<Member>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Household {
+    pub name: String,
+    /// IANA time zone name; all recorded times use its offset.
+    pub timezone: String,
+}
+
+impl Default for Household {
+    fn default() -> Self {
+        Self {
+            name: "家".into(),
+            timezone: "Asia/Shanghai".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// Provider round trips with tool calls allowed in one turn.
+    pub max_tool_rounds: u32,
+    /// Earlier turns of the same chat sent along outside a mode.
+    pub normal_history_turns: usize,
+    /// A turn that has not finished after this long is ended with an error reply.
+    pub turn_timeout_secs: u64,
+    /// Longest user message accepted, in characters.
+    pub max_message_chars: usize,
+    /// Messages of one chat that may wait behind the one being answered.
+    pub max_queued_per_chat: usize,
+    /// On shutdown, how long admitted turns get to finish and be recorded.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            max_tool_rounds: 6,
+            normal_history_turns: 20,
+            turn_timeout_secs: 300,
+            max_message_chars: 8000,
+            max_queued_per_chat: 16,
+            shutdown_grace_secs: 30,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CronConfig {
+    /// How often the mode-expiry job runs.
+    pub expiry_check_secs: u64,
+}
+
+impl Default for CronConfig {
+    fn default() -> Self {
+        Self {
+            expiry_check_secs: 30,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct SkillsConfig {
+    /// Extra skill folders, scanned after `<workspace>/skills` and before the built-in ones.
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Member {
+    pub id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub qq_ids: Vec<String>,
+    #[serde(default)]
+    pub speaker_ids: Vec<String>,
+}
+
+/// What the environment contributes; separate from `std::env` so tests can drive it.
+#[derive(Debug, Clone, Default)]
+pub struct EnvOverrides {
+    pub base_url: Option<String>,
+    pub api_key: Option<Secret>,
+    pub model: Option<String>,
+    pub deepseek_api_key: Option<Secret>,
+    pub qq_listen: Option<String>,
+    pub qq_access_token: Option<Secret>,
+    pub qq_allow_groups: Option<String>,
+    pub qq_allow_users: Option<String>,
+    pub wyoming_listen: Option<String>,
+    pub voice_ws_listen: Option<String>,
+    pub voice_token: Option<Secret>,
+}
+
+impl EnvOverrides {
+    pub fn from_env() -> Self {
+        let get = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Self {
+            base_url: get("HOMEBOT_BASE_URL"),
+            api_key: get("HOMEBOT_API_KEY").map(Secret),
+            model: get("HOMEBOT_MODEL"),
+            deepseek_api_key: get("DEEPSEEK_API_KEY").map(Secret),
+            qq_listen: get("HOMEBOT_QQ_LISTEN"),
+            qq_access_token: get("HOMEBOT_QQ_ACCESS_TOKEN").map(Secret),
+            qq_allow_groups: get("HOMEBOT_QQ_ALLOW_GROUPS"),
+            qq_allow_users: get("HOMEBOT_QQ_ALLOW_USERS"),
+            wyoming_listen: get("HOMEBOT_WYOMING_LISTEN"),
+            voice_ws_listen: get("HOMEBOT_VOICE_WS_LISTEN"),
+            voice_token: get("HOMEBOT_VOICE_TOKEN").map(Secret),
+        }
+    }
+}
+
+fn id_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The commented configuration written on first use (every key optional).
+pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
+
+impl Config {
+    /// Load `<workspace>/config.toml`, writing the commented default if it is missing.
+    pub fn load_or_init(workspace: &Path) -> Result<Self, ConfigError> {
+        let path = workspace.join(CONFIG_FILE);
+        if !path.exists() {
+            crate::fsutil::write_atomic(&path, DEFAULT_CONFIG.as_bytes()).map_err(|source| {
+                ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+        }
+        Self::load(&path)
+    }
+
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    /// Apply the channel environment overrides (the provider ones are applied by
+    /// [`Config::resolve_provider`]), then re-check what they touched.
+    pub fn apply_env(&mut self, env: &EnvOverrides) -> Result<(), ConfigError> {
+        if let Some(l) = &env.qq_listen {
+            self.qq.listen = Some(l.clone());
+        }
+        if let Some(t) = &env.qq_access_token {
+            self.qq.access_token = Some(t.clone());
+        }
+        if let Some(g) = &env.qq_allow_groups {
+            self.qq.groups = QqPolicy {
+                policy: Access::Allowlist,
+                allow: id_list(g),
+            };
+        }
+        if let Some(u) = &env.qq_allow_users {
+            self.qq.private = QqPolicy {
+                policy: Access::Allowlist,
+                allow: id_list(u),
+            };
+        }
+        if let Some(l) = &env.wyoming_listen {
+            self.voice.wyoming_listen = Some(l.clone());
+        }
+        if let Some(l) = &env.voice_ws_listen {
+            self.voice.ws_listen = Some(l.clone());
+        }
+        if let Some(t) = &env.voice_token {
+            self.voice.token = Some(t.clone());
+        }
+        self.validate(Path::new("environment (HOMEBOT_*)"))
+    }
+
+    pub fn timezone(&self) -> chrono_tz::Tz {
+        self.household
+            .timezone
+            .parse()
+            .expect("timezone was validated when the config was loaded")
+    }
+
+    /// The member a channel identity belongs to: by member id, speaker id or QQ id.
+    pub fn member_for(&self, speaker_id: &str) -> Option<&Member> {
+        self.members.iter().find(|m| {
+            m.id == speaker_id
+                || m.speaker_ids.iter().any(|s| s == speaker_id)
+                || m.qq_ids.iter().any(|q| q == speaker_id)
+        })
+    }
+}
+
+/// Ids used in file names: no separators, no `..`.
+pub fn is_safe_id(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.len() <= 128
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p() -> PathBuf {
+        PathBuf::from("/ws/config.toml")
+    }
+
+    #[test]
+    fn default_config_parses() {
+        let c = Config::parse(DEFAULT_CONFIG, &p()).unwrap();
+        assert_eq!(c.household.timezone, "Asia/Shanghai");
+        assert!(c.provider.is_none());
+    }
+
+    #[test]
+    fn unknown_key_names_file_and_key() {
+        let err = Config::parse("[household]\ntimezon = \"UTC\"\n", &p()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("/ws/config.toml"), "{msg}");
+        assert!(msg.contains("timezon"), "{msg}");
+    }
+
+    #[test]
+    fn bad_timezone_names_key() {
+        let err = Config::parse("[household]\ntimezone = \"Mars/Base\"\n", &p()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/ws/config.toml: key `household.timezone`: unknown IANA time zone \"Mars/Base\""
+        );
+    }
+
+    #[test]
+    fn duplicate_member_is_refused() {
+        let err =
+            Config::parse("[[members]]\nid=\"a\"\n[[members]]\nid=\"a\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("members[1].id"), "{err}");
+    }
+
+    #[test]
+    fn exposed_listeners_need_a_token() {
+        let err = Config::parse("[qq]\nlisten = \"0.0.0.0:6199\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("key `qq.listen`"), "{err}");
+        Config::parse(
+            "[qq]\nlisten = \"0.0.0.0:6199\"\naccess_token = \"t\"\n",
+            &p(),
+        )
+        .unwrap();
+        Config::parse("[qq]\nlisten = \"127.0.0.1:6199\"\n", &p()).unwrap();
+        let err = Config::parse("[voice]\nws_listen = \"192.168.1.5:10800\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("voice.ws_listen"), "{err}");
+        let err = Config::parse(
+            "[qq]\nlisten = \"0.0.0.0:6199\"\naccess_token = \"\"\n",
+            &p(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("key `qq.access_token`: is empty"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn secret_is_redacted() {
+        let s = Secret::new("sk-very-secret");
+        assert!(!format!("{s:?}").contains("very"));
+        let c = Config::parse("[provider]\napi_key = \"sk-very-secret\"\n", &p()).unwrap();
+        assert!(!format!("{c:?}").contains("very-secret"));
+    }
+}

@@ -1,0 +1,436 @@
+//! The LLM endpoint after environment overrides, and which key goes to which endpoint:
+//! a key goes only to the endpoint it was given for.
+
+use super::*;
+
+pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
+pub const DEEPSEEK_MODEL: &str = "deepseek-chat";
+/// Output cap per call unless configured: household answers are short, and an unbounded
+/// runaway reply from a small local model would fill its whole context.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// A loopback endpoint is usually a small model on the CPU of the same box: slower per
+/// token, so it gets more time and a smaller output cap unless configured.
+pub const LOCAL_TIMEOUT_SECS: u64 = 300;
+pub const LOCAL_MAX_TOKENS: u32 = 1024;
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProviderConfig {
+    /// OpenAI-compatible base URL (the part before `/chat/completions`).
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<Secret>,
+    /// Name of an environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    pub timeout_secs: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub max_concurrent: Option<usize>,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+}
+
+/// The model a request names: a configured name, or none — then the request carries no
+/// `model` and the endpoint answers with its default (llama.cpp's server does; Ollama and
+/// OpenAI refuse, which `homebot doctor` points out).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelChoice(pub Option<String>);
+
+impl ModelChoice {
+    pub fn name(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+impl fmt::Display for ModelChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name().unwrap_or("(endpoint default)"))
+    }
+}
+
+/// The provider settings after environment overrides: what the Provider will use.
+#[derive(Debug, Clone)]
+pub struct ResolvedProvider {
+    pub base_url: String,
+    pub model: ModelChoice,
+    /// Only ever a key meant for `base_url` (see [`Config::resolve_provider`]).
+    pub api_key: Option<Secret>,
+    /// Where the key came from (a variable or config key name), for `doctor`; never the key.
+    pub api_key_source: Option<&'static str>,
+    pub timeout_secs: u64,
+    pub max_retries: u32,
+    pub max_concurrent: usize,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+}
+
+impl Config {
+    /// The provider after environment overrides, or `None` when nothing is configured.
+    ///
+    /// A key goes only to the endpoint it was given for: `HOMEBOT_API_KEY` to the endpoint
+    /// in effect; `provider.api_key` / `api_key_env` to `provider.base_url` (or, when the
+    /// file names no URL, to the endpoint in effect); `DEEPSEEK_API_KEY` only to DeepSeek.
+    /// A custom URL with no key of its own gets none.
+    pub fn resolve_provider(&self, env: &EnvOverrides) -> Option<ResolvedProvider> {
+        let file = self.provider.clone().unwrap_or_default();
+        let file_key = match (&file.api_key, &file.api_key_env) {
+            (Some(k), _) => Some((k.clone(), "provider.api_key")),
+            (None, Some(var)) => std::env::var(var)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| (Secret(v), "provider.api_key_env")),
+            (None, None) => None,
+        };
+        let deepseek_key = env
+            .deepseek_api_key
+            .clone()
+            .map(|k| (k, "DEEPSEEK_API_KEY"));
+        let base_url = env
+            .base_url
+            .clone()
+            .or(file.base_url.clone())
+            .map(|u| u.trim_end_matches('/').to_string());
+        let (base_url, key) = match base_url {
+            Some(url) => {
+                // the file's key belongs to the file's URL, not to one the environment
+                // swapped in
+                let file_key = file_key.filter(|_| {
+                    file.base_url
+                        .as_deref()
+                        .is_none_or(|f| same_endpoint(f, &url))
+                });
+                let key = env
+                    .api_key
+                    .clone()
+                    .map(|k| (k, "HOMEBOT_API_KEY"))
+                    .or(file_key)
+                    .or(deepseek_key.filter(|_| is_deepseek(&url)));
+                (url, key)
+            }
+            None => {
+                let key = env
+                    .api_key
+                    .clone()
+                    .map(|k| (k, "HOMEBOT_API_KEY"))
+                    .or(file_key)
+                    .or(deepseek_key);
+                (DEEPSEEK_BASE_URL.to_string(), Some(key?))
+            }
+        };
+        let model = env
+            .model
+            .clone()
+            .or(file.model.clone())
+            .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()));
+        let local = is_loopback(&base_url);
+        Some(ResolvedProvider {
+            model: ModelChoice(model),
+            api_key_source: key.as_ref().map(|(_, src)| *src),
+            api_key: key.map(|(k, _)| k),
+            timeout_secs: file.timeout_secs.unwrap_or(if local {
+                LOCAL_TIMEOUT_SECS
+            } else {
+                DEFAULT_TIMEOUT_SECS
+            }),
+            max_retries: file.max_retries.unwrap_or(2),
+            max_concurrent: file.max_concurrent.unwrap_or(4),
+            temperature: file.temperature,
+            max_tokens: Some(file.max_tokens.unwrap_or(if local {
+                LOCAL_MAX_TOKENS
+            } else {
+                DEFAULT_MAX_TOKENS
+            })),
+            base_url,
+        })
+    }
+}
+
+/// A base URL parsed, without credentials, query or fragment; `None` unless it is http(s)
+/// with a host.
+pub fn endpoint_url(url: &str) -> Option<reqwest::Url> {
+    let mut u = reqwest::Url::parse(url.trim()).ok()?;
+    if !matches!(u.scheme(), "http" | "https") || u.host().is_none() {
+        return None;
+    }
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_query(None);
+    u.set_fragment(None);
+    Some(u)
+}
+
+/// A base URL fit to print: no user name or password, no query string (either may carry
+/// a key), no trailing `/`.
+pub fn display_url(url: &str) -> String {
+    match endpoint_url(url) {
+        Some(u) => u.as_str().trim_end_matches('/').to_string(),
+        // not a URL: show only what precedes anything that could be a credential
+        None => url
+            .split(['?', '#', '@'])
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+fn same_endpoint(a: &str, b: &str) -> bool {
+    match (endpoint_url(a), endpoint_url(b)) {
+        (Some(a), Some(b)) => {
+            a.scheme() == b.scheme()
+                && a.host() == b.host()
+                && a.port_or_known_default() == b.port_or_known_default()
+                && a.path().trim_end_matches('/') == b.path().trim_end_matches('/')
+        }
+        _ => false,
+    }
+}
+
+/// DeepSeek's own endpoint: `https://api.deepseek.com`, with or without `/` or `/v1`.
+/// Only there does `DEEPSEEK_API_KEY` go.
+pub fn is_deepseek(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url.trim()) else {
+        return false;
+    };
+    u.scheme() == "https"
+        && u.host_str() == Some("api.deepseek.com")
+        && u.port().is_none()
+        && u.username().is_empty()
+        && u.password().is_none()
+        && u.query().is_none()
+        && matches!(u.path().trim_end_matches('/'), "" | "/v1")
+}
+
+/// The endpoint is on this machine (127.0.0.0/8, ::1, localhost).
+pub fn is_loopback(url: &str) -> bool {
+    let Some(u) = endpoint_url(url) else {
+        return false;
+    };
+    let host = u.host_str().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p() -> PathBuf {
+        PathBuf::from("/ws/config.toml")
+    }
+
+    #[test]
+    fn provider_resolution_order() {
+        let c = Config::default();
+        assert!(c.resolve_provider(&EnvOverrides::default()).is_none());
+        let ds = EnvOverrides {
+            deepseek_api_key: Some(Secret::new("k")),
+            ..Default::default()
+        };
+        let r = c.resolve_provider(&ds).unwrap();
+        assert_eq!(r.base_url, DEEPSEEK_BASE_URL);
+        assert_eq!(r.model.name(), Some(DEEPSEEK_MODEL));
+        assert_eq!((r.timeout_secs, r.max_tokens), (60, Some(4096)));
+        let local = EnvOverrides {
+            base_url: Some("http://127.0.0.1:8080/v1/".into()),
+            model: Some("smol".into()),
+            ..Default::default()
+        };
+        let r = c.resolve_provider(&local).unwrap();
+        assert_eq!(r.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(r.model.name(), Some("smol"));
+        assert!(r.api_key.is_none());
+    }
+
+    fn key_of(r: &ResolvedProvider) -> Option<&str> {
+        r.api_key.as_ref().map(Secret::expose)
+    }
+
+    #[test]
+    fn keys_go_only_to_their_endpoint() {
+        let c = Config::default();
+        let ds = |url: &str| EnvOverrides {
+            base_url: Some(url.into()),
+            deepseek_api_key: Some(Secret::new("sk-deepseek")),
+            ..Default::default()
+        };
+        // DeepSeek's key to DeepSeek, however the URL is spelled
+        for url in [
+            "https://api.deepseek.com",
+            "https://api.deepseek.com/",
+            "https://api.deepseek.com/v1",
+            "https://api.deepseek.com/v1/",
+        ] {
+            let r = c.resolve_provider(&ds(url)).unwrap();
+            assert_eq!(key_of(&r), Some("sk-deepseek"), "{url}");
+            assert_eq!(r.api_key_source, Some("DEEPSEEK_API_KEY"));
+            assert_eq!(r.model.name(), Some(DEEPSEEK_MODEL), "{url}");
+        }
+        // …and to nothing else, look-alikes included
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "https://example.com/v1",
+            "http://api.deepseek.com",
+            "https://api.deepseek.com.evil.example",
+            "https://api.deepseek.com:8443",
+            "https://api.deepseek.com/proxy",
+        ] {
+            let r = c.resolve_provider(&ds(url)).unwrap();
+            assert_eq!(key_of(&r), None, "{url}");
+            assert_eq!(r.api_key_source, None, "{url}");
+        }
+        // a key given for the custom endpoint goes there
+        let mut own = ds("http://127.0.0.1:8080/v1");
+        own.api_key = Some(Secret::new("sk-local"));
+        let r = c.resolve_provider(&own).unwrap();
+        assert_eq!(key_of(&r), Some("sk-local"));
+        assert_eq!(r.api_key_source, Some("HOMEBOT_API_KEY"));
+        // the file's key belongs to the file's URL, not to one the environment swapped in
+        let file = Config::parse(
+            "[provider]\nbase_url = \"https://llm.example/v1\"\napi_key = \"sk-file\"\n",
+            &p(),
+        )
+        .unwrap();
+        let r = file.resolve_provider(&EnvOverrides::default()).unwrap();
+        assert_eq!(key_of(&r), Some("sk-file"));
+        let r = file
+            .resolve_provider(&EnvOverrides {
+                base_url: Some("https://llm.example/v1/".into()),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(
+            key_of(&r),
+            Some("sk-file"),
+            "same endpoint, spelled with a /"
+        );
+        let r = file
+            .resolve_provider(&EnvOverrides {
+                base_url: Some("http://10.0.0.9:8080/v1".into()),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(key_of(&r), None);
+        // a file key with no file URL follows the endpoint in effect; none means DeepSeek
+        let keyonly = Config::parse("[provider]\napi_key = \"sk-file\"\n", &p()).unwrap();
+        let r = keyonly.resolve_provider(&EnvOverrides::default()).unwrap();
+        assert_eq!(
+            (r.base_url.as_str(), key_of(&r)),
+            (DEEPSEEK_BASE_URL, Some("sk-file"))
+        );
+        // DEEPSEEK_API_KEY alone still selects DeepSeek
+        let r = c
+            .resolve_provider(&EnvOverrides {
+                deepseek_api_key: Some(Secret::new("sk-deepseek")),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(
+            (r.base_url.as_str(), key_of(&r)),
+            (DEEPSEEK_BASE_URL, Some("sk-deepseek"))
+        );
+    }
+
+    #[test]
+    fn custom_endpoints_have_no_default_model_and_local_ones_more_time() {
+        let c = Config::default();
+        let env = |url: &str| EnvOverrides {
+            base_url: Some(url.into()),
+            ..Default::default()
+        };
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://[::1]:8080/v1",
+            "http://127.0.0.2:8080",
+        ] {
+            let r = c.resolve_provider(&env(url)).unwrap();
+            assert_eq!(r.model, ModelChoice(None), "{url}");
+            assert_eq!(r.model.to_string(), "(endpoint default)");
+            assert_eq!(
+                (r.timeout_secs, r.max_tokens),
+                (LOCAL_TIMEOUT_SECS, Some(LOCAL_MAX_TOKENS)),
+                "{url}"
+            );
+        }
+        for url in ["https://llm.example/v1", "http://192.168.1.5:8080/v1"] {
+            let r = c.resolve_provider(&env(url)).unwrap();
+            assert_eq!(r.model, ModelChoice(None), "{url}");
+            assert_eq!((r.timeout_secs, r.max_tokens), (60, Some(4096)), "{url}");
+        }
+        // configured values win over the local defaults
+        let cfg = Config::parse("[provider]\ntimeout_secs = 20\nmax_tokens = 300\n", &p()).unwrap();
+        let r = cfg
+            .resolve_provider(&env("http://127.0.0.1:8080/v1"))
+            .unwrap();
+        assert_eq!((r.timeout_secs, r.max_tokens), (20, Some(300)));
+    }
+
+    #[test]
+    fn provider_numbers_are_bounded_and_name_their_key() {
+        for (toml, key, msg) in [
+            (
+                "max_retries = 11",
+                "provider.max_retries",
+                "must be between 0 and 10, got 11",
+            ),
+            (
+                "timeout_secs = 0",
+                "provider.timeout_secs",
+                "must be between 1 and 3600, got 0",
+            ),
+            ("timeout_secs = 3601", "provider.timeout_secs", "got 3601"),
+            (
+                "max_concurrent = 0",
+                "provider.max_concurrent",
+                "must be between 1 and 64, got 0",
+            ),
+            ("max_concurrent = 65", "provider.max_concurrent", "got 65"),
+            (
+                "max_tokens = 0",
+                "provider.max_tokens",
+                "must be between 1 and 1000000, got 0",
+            ),
+            ("max_tokens = 1000001", "provider.max_tokens", "got 1000001"),
+            (
+                "base_url = \"ftp://x\"",
+                "provider.base_url",
+                "must be an http",
+            ),
+            ("base_url = \"http://\"", "provider.base_url", "with a host"),
+        ] {
+            let err = Config::parse(&format!("[provider]\n{toml}\n"), &p()).unwrap_err();
+            let s = err.to_string();
+            assert!(
+                s.starts_with(&format!("/ws/config.toml: key `{key}`: ")),
+                "{s}"
+            );
+            assert!(s.contains(msg), "{s}");
+        }
+        Config::parse(
+            "[provider]\nmax_retries = 10\ntimeout_secs = 3600\nmax_concurrent = 64\nmax_tokens = 1000000\n",
+            &p(),
+        )
+        .unwrap();
+        Config::parse(
+            "[provider]\nmax_retries = 0\ntimeout_secs = 1\nmax_concurrent = 1\nmax_tokens = 1\n",
+            &p(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn printed_urls_carry_no_credentials() {
+        assert_eq!(
+            display_url("https://user:sk-secret@llm.example/v1/?key=sk-secret#x"),
+            "https://llm.example/v1"
+        );
+        assert_eq!(
+            display_url("https://api.deepseek.com/"),
+            "https://api.deepseek.com"
+        );
+        assert!(!display_url("not a url?key=sk-secret").contains("secret"));
+    }
+}

@@ -1,0 +1,175 @@
+//! Validation of the whole configuration: addresses, URLs, secrets, listeners beyond
+//! loopback, and the range of every number, each error naming the file and the key.
+
+use super::*;
+
+impl Config {
+    pub(super) fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+            message,
+        };
+        if self.household.timezone.parse::<chrono_tz::Tz>().is_err() {
+            return Err(invalid(
+                "household.timezone",
+                format!("unknown IANA time zone {:?}", self.household.timezone),
+            ));
+        }
+        if self.agent.max_tool_rounds == 0 {
+            return Err(invalid(
+                "agent.max_tool_rounds",
+                "must be at least 1".into(),
+            ));
+        }
+        if self.agent.max_queued_per_chat == 0 {
+            return Err(invalid(
+                "agent.max_queued_per_chat",
+                "must be at least 1".into(),
+            ));
+        }
+        if self.agent.turn_timeout_secs == 0 {
+            return Err(invalid(
+                "agent.turn_timeout_secs",
+                "must be at least 1".into(),
+            ));
+        }
+        if self.cron.expiry_check_secs == 0 {
+            return Err(invalid(
+                "cron.expiry_check_secs",
+                "must be at least 1".into(),
+            ));
+        }
+        if let Some(p) = &self.provider {
+            if let Some(url) = &p.base_url {
+                if !(url.starts_with("http://") || url.starts_with("https://"))
+                    || endpoint_url(url).is_none()
+                {
+                    return Err(invalid(
+                        "provider.base_url",
+                        format!(
+                            "must be an http:// or https:// URL with a host, got {:?}",
+                            display_url(url)
+                        ),
+                    ));
+                }
+            }
+            for (key, value, range) in [
+                ("provider.max_retries", p.max_retries.map(u64::from), 0..=10),
+                ("provider.timeout_secs", p.timeout_secs, 1..=3600),
+                (
+                    "provider.max_concurrent",
+                    p.max_concurrent.map(|n| n as u64),
+                    1..=64,
+                ),
+                (
+                    "provider.max_tokens",
+                    p.max_tokens.map(u64::from),
+                    1..=1_000_000,
+                ),
+            ] {
+                if let Some(v) = value.filter(|v| !range.contains(v)) {
+                    return Err(invalid(
+                        key,
+                        format!(
+                            "must be between {} and {}, got {v}",
+                            range.start(),
+                            range.end()
+                        ),
+                    ));
+                }
+            }
+            if let Some(t) = p.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
+                return Err(invalid(
+                    "provider.temperature",
+                    format!("must be between 0 and 2, got {t}"),
+                ));
+            }
+        }
+        for (key, addr) in [
+            ("qq.listen", &self.qq.listen),
+            ("voice.wyoming_listen", &self.voice.wyoming_listen),
+            ("voice.ws_listen", &self.voice.ws_listen),
+        ] {
+            if let Some(a) = addr {
+                if a.parse::<std::net::SocketAddr>().is_err() {
+                    return Err(invalid(
+                        key,
+                        format!("{a:?} is not an address like 127.0.0.1:6199"),
+                    ));
+                }
+            }
+        }
+        for (key, secret) in [
+            ("qq.access_token", &self.qq.access_token),
+            ("voice.token", &self.voice.token),
+            (
+                "provider.api_key",
+                &self.provider.as_ref().and_then(|p| p.api_key.clone()),
+            ),
+        ] {
+            if secret
+                .as_ref()
+                .is_some_and(|t| t.expose().trim().is_empty())
+            {
+                return Err(invalid(
+                    key,
+                    "is empty; remove the key or give it a value".into(),
+                ));
+            }
+        }
+        let exposed = |a: &Option<String>| {
+            a.as_deref()
+                .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+                .is_some_and(|a| !a.ip().is_loopback())
+        };
+        if exposed(&self.qq.listen) && self.qq.access_token.is_none() {
+            return Err(invalid(
+                "qq.listen",
+                "listening beyond this machine needs qq.access_token (HOMEBOT_QQ_ACCESS_TOKEN); otherwise anyone on the network could speak as a family member".into(),
+            ));
+        }
+        if exposed(&self.voice.ws_listen) && self.voice.token.is_none() {
+            return Err(invalid(
+                "voice.ws_listen",
+                "listening beyond this machine needs voice.token (HOMEBOT_VOICE_TOKEN)".into(),
+            ));
+        }
+        if let Some(u) = &self.qq.forward_url {
+            if !(u.starts_with("ws://") || u.starts_with("wss://")) {
+                return Err(invalid(
+                    "qq.forward_url",
+                    format!("must start with ws:// or wss://, got {u:?}"),
+                ));
+            }
+        }
+        if !self.qq.path.starts_with('/') {
+            return Err(invalid("qq.path", "must start with /".into()));
+        }
+        if self.qq.max_reply_chars < 20 {
+            return Err(invalid("qq.max_reply_chars", "must be at least 20".into()));
+        }
+        if self.qq.heartbeat_timeout_secs == 0 || self.qq.action_timeout_secs == 0 {
+            return Err(invalid(
+                "qq.heartbeat_timeout_secs / qq.action_timeout_secs",
+                "must be at least 1".into(),
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, m) in self.members.iter().enumerate() {
+            if !is_safe_id(&m.id) {
+                return Err(invalid(
+                    &format!("members[{i}].id"),
+                    format!("{:?} must be letters, digits, '-', '_' or '.'", m.id),
+                ));
+            }
+            if !seen.insert(m.id.clone()) {
+                return Err(invalid(
+                    &format!("members[{i}].id"),
+                    format!("duplicate member id {:?}", m.id),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
