@@ -1,4 +1,4 @@
-//! Channel adapters: each folder is one channel implementing [`crate::channel::Channel`]:
+//! Channel adapters: each folder is one channel implementing [`contract::Channel`]:
 //! it turns its transport into [`crate::turn::Turn`]s for
 //! [`crate::kernel::Kernel::submit`], delivers the replies, and offers an outbound door
 //! for proactive messages.
@@ -12,14 +12,15 @@
 
 pub mod auth;
 pub mod cli;
+pub mod contract;
 pub mod net;
 pub mod qq;
 pub mod text;
 pub mod voice;
 
-use crate::channel::{Channel, StartError};
 use crate::config::Config;
 use crate::kernel::Kernel;
+use contract::{Channel, StartError};
 use tracing::{info, warn};
 
 /// The channels the configuration enables, in start order.

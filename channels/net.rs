@@ -2,7 +2,7 @@
 //! names the channel and address, an HTTP (WebSocket) server that stops gracefully on
 //! cancellation, and the writer task that owns a WebSocket's sending half.
 
-use crate::channel::StartError;
+use crate::channels::contract::StartError;
 use crate::kernel::Kernel;
 use futures_util::{Sink, SinkExt};
 use std::net::SocketAddr;

@@ -5,9 +5,22 @@
 //! recorded, and never wait for the provider. Entering or leaving a mode is subject to
 //! the channel's permission rule for the sender (`Turn::may_switch_modes`).
 
-use crate::kernel::Kernel;
 use crate::modes::switch::SwitchAction;
+use crate::modes::{ModeRegistry, ModesHandle};
 use crate::turn::Reply;
+
+/// What the commands read and act on (the kernel hands it over; this module does not
+/// know the kernel).
+pub struct Context<'a> {
+    pub modes: &'a ModesHandle,
+    pub registry: &'a ModeRegistry,
+    pub household: &'a str,
+    pub tz: chrono_tz::Tz,
+    /// The provider's one-line summary (endpoint and model).
+    pub provider: String,
+    /// Channels with an outbound door.
+    pub doors: Vec<String>,
+}
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +51,7 @@ impl Command {
 }
 
 /// Run a slash command for a sender who may (or may not) switch modes here.
-pub async fn run(kernel: &Kernel, text: &str, may_switch: bool) -> Reply {
+pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
     let cmd = Command::parse(text);
     if cmd.switches() && !may_switch {
         return Reply::failed(
@@ -46,7 +59,7 @@ pub async fn run(kernel: &Kernel, text: &str, may_switch: bool) -> Reply {
             "mode switch not permitted for this sender",
         );
     }
-    let modes = kernel.modes();
+    let modes = ctx.modes;
     let result = match cmd {
         Command::Enter(None) => return Reply::failed("用法: /mode enter <mode_id>", "usage"),
         Command::Enter(Some(id)) => {
@@ -55,8 +68,8 @@ pub async fn run(kernel: &Kernel, text: &str, may_switch: bool) -> Reply {
                 .await
         }
         Command::Exit(id) => modes.switch(SwitchAction::Exit, id, None, None).await,
-        Command::Status => return Reply::ok(status_text(kernel).await),
-        Command::Help => return Reply::ok(help_text(kernel)),
+        Command::Status => return Reply::ok(status_text(ctx).await),
+        Command::Help => return Reply::ok(help_text(ctx.registry)),
     };
     match result {
         Ok(done) => Reply::ok(done.to_string()),
@@ -65,9 +78,8 @@ pub async fn run(kernel: &Kernel, text: &str, may_switch: bool) -> Reply {
 }
 
 /// `/help`: the commands, with the mode ids this household has.
-pub fn help_text(kernel: &Kernel) -> String {
-    let ids: Vec<String> = kernel
-        .registry()
+pub fn help_text(registry: &ModeRegistry) -> String {
+    let ids: Vec<String> = registry
         .modes()
         .iter()
         .map(|m| format!("{}（{}）", m.manifest.id, m.manifest.display_name))
@@ -79,17 +91,13 @@ pub fn help_text(kernel: &Kernel) -> String {
 }
 
 /// The status text (`/status`, `homebot status`), in the household's language.
-pub async fn status_text(kernel: &Kernel) -> String {
-    let st = match kernel.modes().status().await {
+pub async fn status_text(ctx: &Context<'_>) -> String {
+    let st = match ctx.modes.status().await {
         Ok(s) => s,
         Err(e) => return format!("status unavailable: {e}"),
     };
     let a = &st.action;
-    let mut out = format!(
-        "homebot · {} · {}\n",
-        kernel.config().household.name,
-        kernel.timezone()
-    );
+    let mut out = format!("homebot · {} · {}\n", ctx.household, ctx.tz);
     if a.active {
         out.push_str(&format!(
             "模式: {} ({}) 活动中{} · 会话 {} · 开始 {} · 到期 {} · 已记录 {} 轮\n",
@@ -120,10 +128,9 @@ pub async fn status_text(kernel: &Kernel) -> String {
             modes.join(", ")
         }
     ));
-    out.push_str(&format!("模型: {}\n", kernel.provider().summary()));
-    let doors = kernel.doors().names();
-    if !doors.is_empty() {
-        out.push_str(&format!("主动消息频道: {}\n", doors.join(", ")));
+    out.push_str(&format!("模型: {}\n", ctx.provider));
+    if !ctx.doors.is_empty() {
+        out.push_str(&format!("主动消息频道: {}\n", ctx.doors.join(", ")));
     }
     out.push_str(&format!("进行中的轮次: {}\n", st.in_flight));
     for w in &st.warnings {

@@ -146,7 +146,7 @@ async fn handle_conn(
 async fn answer(k: &Kernel, req: Request) -> Reply {
     match req {
         Request::Turn(turn) => k.submit(turn).reply().await,
-        Request::Status => Reply::ok(crate::commands::status_text(k).await),
+        Request::Status => Reply::ok(k.status_text().await),
         Request::Announce {
             channel,
             target,

@@ -7,8 +7,8 @@
 //! Layout, in start-up order:
 //! - [`kernel`] — starts the actors; `submit` is the one door for channels;
 //!   [`scheduler`] — per-chat FIFOs, chats in parallel; [`commands`] — slash commands
-//!   and the status text; [`channel`] — the contract every channel implements and the
-//!   outbound doors the kernel keeps.
+//!   and the status text; [`outbound`] — the doors through which the kernel speaks to
+//!   running channels (the channel contract itself is `channels::contract`).
 //! - [`lock`] — one owner per workspace; [`control`] — the local control socket (a CLI
 //!   beside a running gateway routes through it).
 //! - [`modes`] — run modes: manifests, the registry, switch validation, `action.json`,
@@ -22,15 +22,15 @@
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins.
 //!
-//! Which way imports run (no circles): `main` → `channels` → `kernel` (and `control`,
-//! `commands`) → `agent` → `tools` / `prompt` → `modes` → `history`, `config`,
-//! `workspace`, `fsutil`. `skills` depends on `modes` (plugins implement `ModePlugin`);
-//! the kernel hands the registry the `skills::PLUGINS` table, so `modes` never imports
-//! `skills`. The kernel never imports `channels`: channels reach it through `Kernel` and
-//! the [`channel`] contract, and it reaches them only through their registered doors.
+//! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
+//! → `control` → `kernel` → `commands`, `agent` → `tools` / `prompt` → `modes` → `chats`
+//! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
+//! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
+//! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`
+//! imports neither. The kernel never imports `channels`: channels reach it through
+//! `Kernel`, and it reaches them only through their registered [`outbound`] doors.
 
 pub mod agent;
-pub mod channel;
 pub mod chats;
 pub mod clock;
 pub mod commands;
@@ -44,6 +44,7 @@ pub mod history;
 pub mod kernel;
 pub mod lock;
 pub mod modes;
+pub mod outbound;
 pub mod prompt;
 pub mod provider;
 pub mod scheduler;

@@ -6,9 +6,10 @@
 //! workspace lock, otherwise the control socket of the process that holds it (a running
 //! gateway) — never a second writer.
 
-use crate::channel::{Channel, DeliveryError, Outbound, StartError, Started};
+use crate::channels::contract::{Channel, StartError, Started};
 use crate::control::{self, Request};
 use crate::kernel::{Kernel, KernelError, KernelOptions};
+use crate::outbound::{DeliveryError, Outbound};
 use crate::turn::{Reply, Turn};
 use rustyline::error::ReadlineError;
 use std::path::Path;
@@ -142,7 +143,7 @@ impl Door {
 
     pub async fn status(&self) -> String {
         match self {
-            Door::Local(k) => crate::commands::status_text(k).await,
+            Door::Local(k) => k.status_text().await,
             #[cfg(unix)]
             Door::Remote(c) => match c.lock().await.request(&Request::Status).await {
                 Ok(r) => r.text,

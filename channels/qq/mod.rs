@@ -44,7 +44,7 @@ mod server;
 
 pub use rpc::ActionError;
 
-use crate::channel::{Channel, StartError, Started};
+use crate::channels::contract::{Channel, StartError, Started};
 use crate::config::QqConfig;
 use crate::kernel::Kernel;
 use delivery::{Delivery, RefusalLimiter};

@@ -19,9 +19,10 @@
 
 pub mod wyoming;
 
-use crate::channel::{Channel, DeliveryError, Outbound, StartError, Started};
+use crate::channels::contract::{Channel, StartError, Started};
 use crate::config::VoiceConfig;
 use crate::kernel::{Kernel, PendingReply};
+use crate::outbound::{DeliveryError, Outbound};
 use crate::turn::Turn;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};

@@ -19,13 +19,13 @@
 //! for them (the control socket removes its file on the way out).
 
 use crate::agent::Agent;
-use crate::channel::{DeliveryError, Doors};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ConfigError, EnvOverrides};
 use crate::cron::Cron;
 use crate::lock::{LockError, WorkspaceLock};
 use crate::modes::core::ModeError;
 use crate::modes::{ModeCore, ModeManager, ModeRegistry, ModesHandle};
+use crate::outbound::{DeliveryError, Doors};
 use crate::prompt;
 use crate::provider::Provider;
 use crate::scheduler::{Admission, ChatQueues};
@@ -180,7 +180,13 @@ impl Kernel {
         let base = prompt::base_system_prompt(&cfg.household.name, &registry, extra.as_deref());
         let files = Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry));
         let tools = crate::tools::definitions(&registry.ids(), &files.writable_names());
-        let core = ModeCore::open(ws.clone(), registry.clone(), tz, clock.now())?;
+        let core = ModeCore::open(
+            ws.clone(),
+            registry.clone(),
+            tz,
+            clock.now(),
+            prompt::frozen_mode_prompt,
+        )?;
         let period = opts
             .expiry_period
             .unwrap_or(Duration::from_secs(cfg.cron.expiry_check_secs));
@@ -389,7 +395,24 @@ impl Kernel {
 
     /// Run a slash command as an allowed sender (see [`crate::commands`]).
     pub async fn command(&self, text: &str) -> Reply {
-        crate::commands::run(self, text, true).await
+        crate::commands::run(&self.command_context(), text, true).await
+    }
+
+    /// The status text (`/status`, `homebot status`).
+    pub async fn status_text(&self) -> String {
+        crate::commands::status_text(&self.command_context()).await
+    }
+
+    pub(crate) fn command_context(&self) -> crate::commands::Context<'_> {
+        let inner = &self.inner;
+        crate::commands::Context {
+            modes: &inner.modes,
+            registry: &inner.registry,
+            household: &inner.cfg.household.name,
+            tz: inner.tz,
+            provider: inner.agent.provider.summary(),
+            doors: inner.doors.names(),
+        }
     }
 
     /// The current time in the household's zone.

@@ -46,7 +46,8 @@ impl Kernel {
             );
         }
         if text.starts_with('/') {
-            return crate::commands::run(self, text, turn.may_switch_modes).await;
+            return crate::commands::run(&self.command_context(), text, turn.may_switch_modes)
+                .await;
         }
         let inner = &self.inner;
         let meta = TurnMeta {

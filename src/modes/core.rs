@@ -33,6 +33,11 @@ use tracing::warn;
 
 pub type TurnId = u64;
 
+/// Lays out a session's frozen system prompt from the mode and its skill's static prompt.
+/// The caller supplies it (homebot's is `prompt::frozen_mode_prompt`, beside the rest of
+/// the prompt layout), so this module never imports the prompt that depends on it.
+pub type FrozenPromptFn = fn(&RegisteredMode, &str) -> String;
+
 const MAX_WARNINGS: usize = 50;
 
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +142,7 @@ pub(super) struct TurnEntry {
 
 pub struct ModeCore {
     pub(super) ws: Workspace,
+    pub(super) frozen_prompt: FrozenPromptFn,
     pub(super) registry: Arc<ModeRegistry>,
     pub(super) tz: Tz,
     pub(super) action: ActionDoc,
@@ -160,10 +166,16 @@ pub enum SwitchOrigin<'a> {
 
 impl ModeCore {
     /// An empty core over a workspace; [`ModeCore::open`] fills it from disk.
-    pub(super) fn empty(ws: Workspace, registry: Arc<ModeRegistry>, tz: Tz) -> Self {
+    pub(super) fn empty(
+        ws: Workspace,
+        registry: Arc<ModeRegistry>,
+        tz: Tz,
+        frozen_prompt: FrozenPromptFn,
+    ) -> Self {
         let chats = ChatHistories::new(&ws.chats_dir());
         ModeCore {
             ws,
+            frozen_prompt,
             registry,
             tz,
             action: ActionDoc::inactive(None),
@@ -348,6 +360,10 @@ impl ModeCore {
 
     pub fn timezone(&self) -> Tz {
         self.tz
+    }
+
+    pub fn frozen_prompt_fn(&self) -> FrozenPromptFn {
+        self.frozen_prompt
     }
 }
 

@@ -67,7 +67,8 @@ impl ModeManager {
         let registry = self.core.registry().clone();
         let tz = self.core.timezone();
         let next = self.core.next_turn_id();
-        match ModeCore::open(ws, registry, tz, self.clock.now()) {
+        let frozen = self.core.frozen_prompt_fn();
+        match ModeCore::open(ws, registry, tz, self.clock.now(), frozen) {
             Ok(mut fresh) => {
                 fresh.continue_turn_ids(next);
                 fresh.warn(format!(

@@ -5,7 +5,7 @@
 //! whose time passed while homebot was down. Nothing is deleted.
 
 use super::action::ActionDoc;
-use super::core::{io, ActiveSession, ModeCore, ModeError};
+use super::core::{io, ActiveSession, FrozenPromptFn, ModeCore, ModeError};
 use super::plugin::ArchivedSession;
 use super::registry::{ModeRegistry, RegisteredMode};
 use super::session::{
@@ -32,8 +32,9 @@ impl ModeCore {
         registry: Arc<ModeRegistry>,
         tz: Tz,
         now: DateTime<Utc>,
+        frozen_prompt: FrozenPromptFn,
     ) -> Result<Self, ModeError> {
-        let mut core = ModeCore::empty(ws, registry, tz);
+        let mut core = ModeCore::empty(ws, registry, tz, frozen_prompt);
         for issue in core.registry.issues().to_vec() {
             core.warn(format!("mode not loaded: {issue}"));
         }

@@ -51,7 +51,7 @@ impl std::fmt::Display for LoadIssue {
 pub type PluginConstructor = fn() -> Arc<dyn ModePlugin>;
 
 /// The plugins compiled into the binary, by entrypoint name (`plugin.rs:CookingMode`).
-/// The caller supplies it (homebot's own is `crate::skills::PLUGINS`), so this module
+/// The caller supplies it (homebot's own is `skills::PLUGINS`), so this module
 /// never imports the skills that depend on it.
 pub type PluginTable = &'static [(&'static str, PluginConstructor)];
 

@@ -171,7 +171,7 @@ impl ModeCore {
             .plugin
             .static_prompt(&ctx)
             .map_err(io("read", &skill_md))?;
-        let system_prompt = crate::prompt::frozen_mode_prompt(mode, &static_prompt);
+        let system_prompt = (self.frozen_prompt)(mode, &static_prompt);
         let prompt_path = dir.join(session::SYSTEM_PROMPT_FILE);
         fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
             .map_err(io("write", &prompt_path))?;

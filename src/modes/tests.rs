@@ -45,7 +45,14 @@ fn core_at(dir: &Path, now: DateTime<Utc>) -> ModeCore {
     let ws = Workspace::open(dir).unwrap();
     let skills = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
     let reg = Arc::new(ModeRegistry::load(&[skills], crate::skills::PLUGINS));
-    ModeCore::open(ws, reg, "Asia/Shanghai".parse().unwrap(), now).unwrap()
+    ModeCore::open(
+        ws,
+        reg,
+        "Asia/Shanghai".parse().unwrap(),
+        now,
+        crate::prompt::frozen_mode_prompt,
+    )
+    .unwrap()
 }
 
 fn t(s: &str) -> DateTime<Utc> {
