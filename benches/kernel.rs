@@ -4,6 +4,10 @@
 //! scheduling, the ModeManager round trips, prompt assembly, and the fsync'd append of
 //! every record. Prints tables; compare runs as ratios, these machines are noisy.
 //!
+//! The real path too: the same mode session answered through the OpenAI-compatible client
+//! by a loopback HTTP server that reads and parses every request body, so the cost that
+//! grows with the history (serializing it, sending it, the server reading it) is measured.
+//!
 //! Under `cargo test` (no `--bench` argument) it runs a tiny smoke version instead.
 
 use async_trait::async_trait;
@@ -97,9 +101,32 @@ async fn concurrency(chats: usize, turns_per_chat: usize) -> (f64, Duration, Dur
     (tps, pct(&all, 0.5), pct(&all, 0.99))
 }
 
+/// A loopback OpenAI-compatible server that parses each request body (as a real one
+/// must) and answers at once; returns its base URL.
+async fn loopback_llm() -> String {
+    use axum::routing::post;
+    async fn answer(body: axum::body::Bytes) -> axum::Json<serde_json::Value> {
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("a JSON request");
+        let n = v["messages"].as_array().map_or(0, Vec::len);
+        axum::Json(serde_json::json!({
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                "content": format!("好的，两个人放两个番茄，约一百五十克。（{n}）")}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10}
+        }))
+    }
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", post(answer))
+        .layer(axum::extract::DefaultBodyLimit::disable());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/v1")
+}
+
 /// A mode session that already holds `n` turns: start-up load time, the snapshot
-/// (begin-turn) time, prompt assembly time, and whole-turn latency.
-async fn history(n: usize, samples: usize) -> [Duration; 4] {
+/// (begin-turn) time, prompt assembly time, and whole-turn latency — with the
+/// zero-latency provider, and over loopback HTTP through the real client.
+async fn history(n: usize, samples: usize) -> [Duration; 5] {
     let dir = tempfile::tempdir().unwrap();
     let k = kernel(dir.path());
     k.command("/mode enter cooking").await;
@@ -173,10 +200,42 @@ async fn history(n: usize, samples: usize) -> [Duration; 4] {
             .await;
         turn.push(t0.elapsed());
     }
+    drop(k);
+    // the real path: same workspace, the configured OpenAI-compatible client
+    let url = loopback_llm().await;
+    let k = Kernel::start(
+        dir.path(),
+        KernelOptions {
+            env: Some(homebot::config::EnvOverrides {
+                base_url: Some(url),
+                model: Some("bench".into()),
+                ..Default::default()
+            }),
+            lock_wait: Some(Duration::from_secs(5)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut http = Vec::new();
+    for i in 0..samples {
+        let t0 = Instant::now();
+        let r = k
+            .handle_turn(Turn::new("bench", "c", "guest", format!("问{i}")))
+            .await;
+        assert!(r.error.is_none(), "{r:?}");
+        http.push(t0.elapsed());
+    }
     snap.sort();
     build.sort();
     turn.sort();
-    [load, pct(&snap, 0.5), pct(&build, 0.5), pct(&turn, 0.5)]
+    http.sort();
+    [
+        load,
+        pct(&snap, 0.5),
+        pct(&build, 0.5),
+        pct(&turn, 0.5),
+        pct(&http, 0.5),
+    ]
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -214,18 +273,19 @@ async fn main() {
 
     println!("\nmode session with N recorded turns (medians)");
     println!(
-        "{:>8} {:>12} {:>14} {:>14} {:>12}",
-        "N", "load ms", "snapshot ms", "assemble ms", "turn ms"
+        "{:>8} {:>12} {:>14} {:>14} {:>12} {:>14}",
+        "N", "load ms", "snapshot ms", "assemble ms", "turn ms", "http turn ms"
     );
     for &n in sizes {
-        let [load, snap, build, turn] = history(n, samples).await;
+        let [load, snap, build, turn, http] = history(n, samples).await;
         println!(
-            "{:>8} {:>12} {:>14} {:>14} {:>12}",
+            "{:>8} {:>12} {:>14} {:>14} {:>12} {:>14}",
             n,
             ms(load),
             ms(snap),
             ms(build),
-            ms(turn)
+            ms(turn),
+            ms(http)
         );
     }
     match peak_rss_kib() {
