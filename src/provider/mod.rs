@@ -2,14 +2,20 @@
 //! limit, retries with backoff, and usage accounting (`logs/usage.jsonl`). The per-turn
 //! agent calls [`Provider::complete`]; no other actor waits on it.
 //!
-//! - [`openai`] — OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, …).
+//! - [`openai`] — OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, …);
+//! - [`types`] — the provider-neutral request and response; [`error`] — what can go
+//!   wrong, as the user is told it, and bounded body reads.
 
+pub mod error;
 pub mod openai;
+pub mod types;
+
+pub use error::*;
+pub use types::*;
 
 use crate::config::ResolvedProvider;
 use async_trait::async_trait;
 use backon::{BackoffBuilder, ExponentialBuilder};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,196 +24,6 @@ use tracing::{info, warn};
 
 /// The longest wait between two attempts, whatever a `Retry-After` asks for.
 pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
-
-/// A chat message in the provider-neutral form the agent builds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "lowercase")]
-pub enum Message {
-    System {
-        content: String,
-    },
-    User {
-        content: String,
-    },
-    Assistant {
-        content: Option<String>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<ToolCall>,
-        /// DeepSeek thinking models need their reasoning replayed within a turn.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reasoning_content: Option<String>,
-    },
-    Tool {
-        tool_call_id: String,
-        content: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    /// The raw JSON arguments string, as the model produced it.
-    pub arguments: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolDef {
-    pub name: String,
-    pub description: String,
-    pub parameters: serde_json::Value,
-}
-
-/// One request: borrowed, so a long mode history is not copied per round trip.
-#[derive(Debug, Clone, Copy)]
-pub struct ChatRequest<'a> {
-    pub messages: &'a [Message],
-    pub tools: &'a [ToolDef],
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    /// OpenAI / llama.cpp `prompt_tokens_details.cached_tokens`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cached_tokens: Option<u64>,
-    /// DeepSeek `prompt_cache_hit_tokens`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_hit_tokens: Option<u64>,
-    /// DeepSeek `prompt_cache_miss_tokens`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_miss_tokens: Option<u64>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct ChatResponse {
-    pub content: Option<String>,
-    pub tool_calls: Vec<ToolCall>,
-    pub reasoning_content: Option<String>,
-    pub usage: Usage,
-    pub finish_reason: Option<String>,
-    /// The model the server says answered (it may differ from the one asked for, or
-    /// name the endpoint's default when none was).
-    pub model: Option<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ProviderError {
-    #[error("no LLM provider is configured")]
-    NotConfigured,
-    #[error("the provider did not answer within {0} s")]
-    Timeout(u64),
-    /// The request did not get an answer (connect, TLS, reset). `url` is printable: no
-    /// credentials, no query.
-    #[error("cannot reach the provider at {url}: {}", error_chain(.source))]
-    Network {
-        url: String,
-        #[source]
-        source: reqwest::Error,
-    },
-    #[error("the provider answered HTTP {status}: {body}")]
-    Http {
-        status: u16,
-        body: String,
-        retry_after: Option<Duration>,
-    },
-    #[error("the provider's answer could not be read: {0}")]
-    Malformed(String),
-}
-
-impl ProviderError {
-    /// Worth another attempt: network errors, 429 and 5xx. A timeout is not: the model
-    /// was reachable but slow, and asking again would only multiply the wait.
-    pub fn is_retryable(&self) -> bool {
-        match self {
-            ProviderError::Network { .. } => true,
-            ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
-            _ => false,
-        }
-    }
-
-    /// A short sentence for the user (Chinese first, the household's language).
-    pub fn user_message(&self) -> String {
-        match self {
-            ProviderError::NotConfigured => NOT_CONFIGURED_REPLY.to_string(),
-            ProviderError::Timeout(_) => {
-                "抱歉，模型服务超时没有回应，请稍后再说一次。(the LLM timed out)".into()
-            }
-            ProviderError::Network { .. } => {
-                "抱歉，现在连不上模型服务，请稍后再试。(the LLM is unreachable)".into()
-            }
-            ProviderError::Http { status: 429, .. } => {
-                "抱歉，模型服务现在太忙（限流），请过一会儿再试。(rate limited)".into()
-            }
-            ProviderError::Http { status, .. } if *status >= 500 => {
-                format!("抱歉，模型服务出错了（HTTP {status}），请稍后再试。")
-            }
-            ProviderError::Http { status, body, .. } if is_context_overflow(body) => format!(
-                "抱歉，这段对话太长，超出了模型能读的长度（HTTP {status}）。如果在模式中，可以结束当前模式再开始新的会话。(the conversation exceeds the model's context)"
-            ),
-            ProviderError::Http { status, .. } => {
-                format!("抱歉，模型服务拒绝了请求（HTTP {status}），请检查配置。")
-            }
-            ProviderError::Malformed(_) => {
-                "抱歉，模型服务返回了无法解析的内容，请稍后再试。".into()
-            }
-        }
-    }
-}
-
-/// An error and its causes on one line ("error sending request: … : Connection refused");
-/// reqwest's top-level message alone rarely says what went wrong.
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        let m = c.to_string();
-        if !s.contains(&m) {
-            s.push_str(": ");
-            s.push_str(&m);
-        }
-        cur = c.source();
-    }
-    s
-}
-
-/// Read a response body, refusing more than `cap` bytes: the size is the peer's to choose,
-/// the memory is ours.
-pub async fn read_capped(resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, BodyError> {
-    if resp.content_length().is_some_and(|n| n > cap as u64) {
-        return Err(BodyError::TooLarge(cap));
-    }
-    let mut resp = resp;
-    let mut buf = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(BodyError::Read)? {
-        if buf.len() + chunk.len() > cap {
-            return Err(BodyError::TooLarge(cap));
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf)
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum BodyError {
-    #[error("the answer is larger than {0} bytes")]
-    TooLarge(usize),
-    #[error("the answer could not be read: {}", error_chain(.0))]
-    Read(#[source] reqwest::Error),
-}
-
-/// Servers word it differently: llama.cpp "exceeds the available context size", OpenAI
-/// "maximum context length", DeepSeek "context length".
-fn is_context_overflow(body: &str) -> bool {
-    let b = body.to_ascii_lowercase();
-    b.contains("context size") || b.contains("context length") || b.contains("context_length")
-}
-
-pub const NOT_CONFIGURED_REPLY: &str = "还没有配置大模型，所以暂时只能执行 /mode 和 /status 命令。\
-配置方法：设置环境变量 DEEPSEEK_API_KEY（使用 DeepSeek），或 HOMEBOT_BASE_URL（任意 OpenAI 兼容地址，例如 http://127.0.0.1:8080/v1）加 HOMEBOT_API_KEY / HOMEBOT_MODEL；\
-也可以编辑工作区里的 config.toml 的 [provider] 一节。\
-(No LLM provider is configured: set DEEPSEEK_API_KEY, or HOMEBOT_BASE_URL [+ HOMEBOT_API_KEY, HOMEBOT_MODEL], or [provider] in config.toml.)";
 
 /// One LLM backend.
 #[async_trait]

@@ -2,6 +2,8 @@
 //! calling. DeepSeek is the default; llama.cpp's server, Ollama and OpenAI itself speak
 //! the same protocol. The answer is read into typed wire structs that tolerate each
 //! dialect's extras (usage fields of all three, arguments as a string or an object).
+//!
+//! (Past 500 lines only because its unit tests live beside the code; the code is ~350.)
 
 use super::{
     read_capped, BodyError, ChatModel, ChatRequest, ChatResponse, Message, ProviderError, ToolCall,

@@ -12,6 +12,8 @@
 //! - writing is allowed only below the writable folders: `notes/` and what the mode
 //!   plugins declare (e.g. `cooking/recipes/`). The LLM never writes `action.json`,
 //!   session files, skills or plugin indexes.
+//!
+//! (Past 500 lines only because its unit tests live beside the code; the code is ~260.)
 
 use super::ToolResult;
 use std::path::{Component, Path, PathBuf};

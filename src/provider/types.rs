@@ -1,0 +1,76 @@
+//! The provider-neutral request and response the agent builds and reads.
+
+use serde::{Deserialize, Serialize};
+
+/// A chat message in the provider-neutral form the agent builds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+        /// DeepSeek thinking models need their reasoning replayed within a turn.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<String>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The raw JSON arguments string, as the model produced it.
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// One request: borrowed, so a long mode history is not copied per round trip.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolDef],
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// OpenAI / llama.cpp `prompt_tokens_details.cached_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// DeepSeek `prompt_cache_hit_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_hit_tokens: Option<u64>,
+    /// DeepSeek `prompt_cache_miss_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_miss_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ChatResponse {
+    pub content: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    pub reasoning_content: Option<String>,
+    pub usage: Usage,
+    pub finish_reason: Option<String>,
+    /// The model the server says answered (it may differ from the one asked for, or
+    /// name the endpoint's default when none was).
+    pub model: Option<String>,
+}
