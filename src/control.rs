@@ -128,7 +128,17 @@ async fn handle_conn(
                     ),
                     Some(k) => {
                         let guard = k.hold_delivery();
-                        (answer(&k, req).await, Some(guard))
+                        let reply = match req {
+                            Request::Turn(turn) => {
+                                match turn_until_hangup(&k, turn, &mut lines).await {
+                                    Some(r) => r,
+                                    // the client went away: its turn was cancelled and recorded
+                                    None => return Ok(()),
+                                }
+                            }
+                            other => answer(&k, other).await,
+                        };
+                        (reply, Some(guard))
                     }
                 },
             }
@@ -140,6 +150,39 @@ async fn handle_conn(
         if buf.len() > MAX_LINE {
             return Ok(()); // the rest of that line is unread; end the connection
         }
+    }
+}
+
+/// Run a turn for a control client; if the client hangs up meanwhile (Ctrl-C in `homebot
+/// chat`), cancel the turn — it is recorded as cancelled — and return `None`.
+async fn turn_until_hangup<R>(k: &Kernel, turn: Turn, conn: &mut R) -> Option<Reply>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+{
+    let cancel = CancellationToken::new();
+    let reply = k.submit_cancellable(turn, cancel.clone()).reply();
+    tokio::pin!(reply);
+    let mut watching = true;
+    loop {
+        tokio::select! {
+            r = &mut reply => return Some(r),
+            gone = hung_up(conn), if watching => {
+                if gone {
+                    cancel.cancel();
+                    reply.await;
+                    return None;
+                }
+                watching = false; // a pipelined request: it waits in the buffer
+            }
+        }
+    }
+}
+
+/// Resolves when the peer sent something (`false`) or closed the connection (`true`).
+async fn hung_up<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> bool {
+    match r.fill_buf().await {
+        Ok(b) => b.is_empty(),
+        Err(_) => true,
     }
 }
 

@@ -97,17 +97,25 @@ async fn main() -> anyhow::Result<()> {
             init_logging("warn");
             let door = open_door(&root).await?;
             let opts = CliOptions { speaker, chat_id };
-            match message {
-                Some(m) => {
-                    let reply = cli::one_shot(&door, &opts, &m).await;
-                    println!("{}", reply.text);
+            let ended = match message {
+                Some(m) => cli::one_shot(&door, &opts, &m).await,
+                None => cli::interactive(&door, &root, &opts).await?,
+            };
+            door.close().await; // admitted turns record; the control socket is removed
+            match ended {
+                cli::Typed::Replied(reply) => {
+                    if !reply.text.is_empty() {
+                        println!("{}", reply.text);
+                    }
                     if let Some(e) = reply.error {
                         eprintln!("homebot: turn failed: {e}");
                     }
                 }
-                None => cli::interactive(&door, &root, &opts).await?,
+                cli::Typed::Quit => {
+                    eprintln!("homebot: interrupted");
+                    std::process::exit(130);
+                }
             }
-            door.close().await;
         }
         Command::Gateway => {
             init_logging("info");

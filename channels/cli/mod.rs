@@ -88,9 +88,20 @@ impl Default for CliOptions {
 pub enum Door {
     /// This process owns the workspace.
     Local(Kernel),
-    /// Another process (a gateway) owns it; turns go through its control socket.
+    /// Another process (a gateway) owns it; turns go through its control socket (the
+    /// connection is dropped to cancel a turn, and made again for the next one).
     #[cfg(unix)]
-    Remote(Mutex<control::Client>),
+    Remote {
+        root: std::path::PathBuf,
+        conn: Mutex<Option<control::Client>>,
+    },
+}
+
+/// How a turn typed in the terminal ended.
+pub enum Typed {
+    Replied(Reply),
+    /// Ctrl-C twice: the first cancelled the turn, the second asks to leave.
+    Quit,
 }
 
 impl Door {
@@ -111,12 +122,14 @@ impl Door {
                 }
                 Err(KernelError::Locked(e)) => {
                     #[cfg(unix)]
-                    if let Ok(c) = control::Client::connect(
-                        &std::fs::canonicalize(root).unwrap_or(root.to_path_buf()),
-                    )
-                    .await
                     {
-                        return Ok(Door::Remote(Mutex::new(c)));
+                        let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+                        if let Ok(c) = control::Client::connect(&root).await {
+                            return Ok(Door::Remote {
+                                root,
+                                conn: Mutex::new(Some(c)),
+                            });
+                        }
                     }
                     if started.elapsed() >= patience {
                         return Err(KernelError::Locked(e));
@@ -129,15 +142,56 @@ impl Door {
     }
 
     pub async fn turn(&self, turn: Turn) -> Reply {
+        self.turn_cancellable(turn, CancellationToken::new()).await
+    }
+
+    /// A turn that `cancel` stops: the owner records it as cancelled.
+    pub async fn turn_cancellable(&self, turn: Turn, cancel: CancellationToken) -> Reply {
         match self {
-            Door::Local(k) => k.handle_turn(turn).await,
+            Door::Local(k) => k.submit_cancellable(turn, cancel).reply().await,
             #[cfg(unix)]
-            Door::Remote(c) => c.lock().await.turn(&turn).await.unwrap_or_else(|e| {
-                Reply::failed(
-                    format!("无法把消息交给正在运行的 homebot：{e}"),
-                    e.to_string(),
-                )
-            }),
+            Door::Remote { root, conn } => {
+                let mut conn = conn.lock().await;
+                let client = match connected(root, &mut conn).await {
+                    Ok(c) => c,
+                    Err(e) => return unreachable_gateway(e),
+                };
+                let answered = tokio::select! {
+                    r = client.turn(&turn) => Some(r),
+                    _ = cancel.cancelled() => None,
+                };
+                match answered {
+                    Some(r) => r.unwrap_or_else(unreachable_gateway),
+                    None => {
+                        // hanging up is how a control client cancels its turn
+                        *conn = None;
+                        Reply::failed("（已取消这一轮。）", crate::kernel::CANCELLED)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A turn typed in the terminal: the first Ctrl-C cancels it (it is recorded as
+    /// cancelled), a second one asks to leave.
+    pub async fn typed_turn(&self, turn: Turn) -> Typed {
+        let cancel = CancellationToken::new();
+        let reply = self.turn_cancellable(turn, cancel.clone());
+        tokio::pin!(reply);
+        loop {
+            tokio::select! {
+                r = &mut reply => return Typed::Replied(r),
+                signal = tokio::signal::ctrl_c() => {
+                    if signal.is_err() {
+                        return Typed::Replied(reply.await); // cannot listen: just wait
+                    }
+                    if cancel.is_cancelled() {
+                        return Typed::Quit;
+                    }
+                    cancel.cancel();
+                    eprintln!("（正在取消这一轮；再按一次 Ctrl-C 退出）");
+                }
+            }
         }
     }
 
@@ -145,10 +199,16 @@ impl Door {
         match self {
             Door::Local(k) => k.status_text().await,
             #[cfg(unix)]
-            Door::Remote(c) => match c.lock().await.request(&Request::Status).await {
-                Ok(r) => r.text,
-                Err(e) => format!("status unavailable: {e}"),
-            },
+            Door::Remote { root, conn } => {
+                let mut conn = conn.lock().await;
+                match connected(root, &mut conn).await {
+                    Ok(c) => match c.request(&Request::Status).await {
+                        Ok(r) => r.text,
+                        Err(e) => format!("status unavailable: {e}"),
+                    },
+                    Err(e) => format!("status unavailable: {e}"),
+                }
+            }
         }
     }
 
@@ -160,14 +220,18 @@ impl Door {
                 .await
                 .map_err(|e| e.to_string()),
             #[cfg(unix)]
-            Door::Remote(c) => {
+            Door::Remote { root, conn } => {
                 let req = Request::Announce {
                     channel: channel.into(),
                     target: target.into(),
                     text: text.into(),
                 };
-                match c.lock().await.request(&req).await {
-                    Ok(r) => return r,
+                let mut conn = conn.lock().await;
+                match connected(root, &mut conn).await {
+                    Ok(c) => match c.request(&req).await {
+                        Ok(r) => return r,
+                        Err(e) => Err(e.to_string()),
+                    },
                     Err(e) => Err(e.to_string()),
                 }
             }
@@ -182,7 +246,7 @@ impl Door {
         match self {
             Door::Local(k) => Some(k.config().household.name.clone()),
             #[cfg(unix)]
-            Door::Remote(_) => None,
+            Door::Remote { .. } => None,
         }
     }
 
@@ -195,13 +259,33 @@ impl Door {
     }
 }
 
-pub async fn one_shot(door: &Door, opts: &CliOptions, text: &str) -> Reply {
-    door.turn(Turn::new(CHANNEL, &opts.chat_id, &opts.speaker, text))
+/// The control connection, made again if an earlier turn was cancelled by hanging up.
+#[cfg(unix)]
+async fn connected<'a>(
+    root: &Path,
+    conn: &'a mut Option<control::Client>,
+) -> std::io::Result<&'a mut control::Client> {
+    if conn.is_none() {
+        *conn = Some(control::Client::connect(root).await?);
+    }
+    Ok(conn.as_mut().expect("connected just above"))
+}
+
+fn unreachable_gateway(e: std::io::Error) -> Reply {
+    Reply::failed(
+        format!("无法把消息交给正在运行的 homebot：{e}"),
+        e.to_string(),
+    )
+}
+
+pub async fn one_shot(door: &Door, opts: &CliOptions, text: &str) -> Typed {
+    door.typed_turn(Turn::new(CHANNEL, &opts.chat_id, &opts.speaker, text))
         .await
 }
 
-/// Interactive chat until Ctrl-D / Ctrl-C / `/quit`.
-pub async fn interactive(door: &Door, root: &Path, opts: &CliOptions) -> anyhow::Result<()> {
+/// Interactive chat until Ctrl-D / `/quit`, or Ctrl-C at the prompt; during a turn the
+/// first Ctrl-C cancels the turn and a second one leaves (`Typed::Quit`).
+pub async fn interactive(door: &Door, root: &Path, opts: &CliOptions) -> anyhow::Result<Typed> {
     let history = root.join("logs").join("cli_history");
     let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<String>(1);
     let (ack_tx, ack_rx) = std::sync::mpsc::channel::<()>();
@@ -246,15 +330,26 @@ pub async fn interactive(door: &Door, root: &Path, opts: &CliOptions) -> anyhow:
             .unwrap_or_else(|| "(via the running gateway)".into()),
         opts.speaker
     );
+    let mut ended = Typed::Replied(Reply::ok(""));
     while let Some(line) = line_rx.recv().await {
-        let reply = one_shot(door, opts, &line).await;
-        println!("homebot> {}\n", reply.text);
+        match one_shot(door, opts, &line).await {
+            Typed::Replied(reply) => println!("homebot> {}\n", reply.text),
+            Typed::Quit => {
+                ended = Typed::Quit;
+                break;
+            }
+        }
         if ack_tx.send(()).is_err() {
             break;
         }
     }
     drop(ack_tx);
+    if matches!(ended, Typed::Quit) {
+        // the reader waits for an acknowledgement that will not come; leave it
+        return Ok(ended);
+    }
     reader
         .join()
-        .map_err(|_| anyhow::anyhow!("the line reader panicked"))?
+        .map_err(|_| anyhow::anyhow!("the line reader panicked"))??;
+    Ok(ended)
 }

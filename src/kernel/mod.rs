@@ -46,6 +46,8 @@ const SERVICE_STOP: Duration = Duration::from_secs(5);
 
 mod run_turn;
 
+pub use run_turn::CANCELLED;
+
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
     #[error("workspace {path}: {source}")]
@@ -83,6 +85,8 @@ pub struct KernelOptions {
 
 struct Job {
     turn: Turn,
+    /// Fires when the sender gives up on the turn (Ctrl-C in the terminal).
+    cancel: CancellationToken,
     reply: oneshot::Sender<Reply>,
 }
 
@@ -280,6 +284,13 @@ impl Kernel {
     /// Admit a turn to its chat's FIFO now (call this at arrival) and get its reply later.
     /// Refused at once when the chat's queue is full or the kernel is shutting down.
     pub fn submit(&self, turn: Turn) -> PendingReply {
+        self.submit_cancellable(turn, CancellationToken::new())
+    }
+
+    /// [`Kernel::submit`], with a token the sender may cancel: the turn then stops where
+    /// it is (the provider call is dropped), replies that it was cancelled, and is
+    /// recorded as cancelled.
+    pub fn submit_cancellable(&self, turn: Turn, cancel: CancellationToken) -> PendingReply {
         let inner = &self.inner;
         let key = turn.chat_key();
         let (tx, rx) = oneshot::channel();
@@ -292,7 +303,14 @@ impl Kernel {
                 "shutting down",
             ));
         }
-        match queues.admit(&key, Job { turn, reply: tx }) {
+        match queues.admit(
+            &key,
+            Job {
+                turn,
+                cancel,
+                reply: tx,
+            },
+        ) {
             Ok(admission) => {
                 if admission == Admission::StartWorker {
                     let this = self.clone();
@@ -332,9 +350,9 @@ impl Kernel {
                 .next(&key);
             let Some(job) = job else { break };
             let this = self.clone();
-            let turn = job.turn;
+            let (turn, cancel) = (job.turn, job.cancel);
             // its own task: a panic in one turn becomes an error reply, not a dead chat
-            let reply = match tokio::spawn(async move { this.run_turn(turn).await }).await {
+            let reply = match tokio::spawn(async move { this.run_turn(turn, cancel).await }).await {
                 Ok(r) => r,
                 Err(e) => {
                     error!(chat = %key, error = %e, "turn task failed");

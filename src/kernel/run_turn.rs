@@ -9,7 +9,11 @@ use crate::modes::{ModesHandle, Record};
 use crate::prompt::TailInfo;
 use crate::turn::{Reply, Turn};
 use std::time::Duration;
-use tracing::{error, warn};
+use tokio_util::sync::CancellationToken;
+use tracing::{error, info, warn};
+
+/// The `error` of a turn its sender cancelled (recorded like any failed turn).
+pub const CANCELLED: &str = "cancelled by the user";
 
 /// Ends a begun turn even if its task is cancelled or panics, so the ModeManager never
 /// waits forever for it (a pending exit would otherwise never archive).
@@ -32,7 +36,7 @@ impl Drop for TurnGuard {
 }
 
 impl Kernel {
-    pub(super) async fn run_turn(&self, turn: Turn) -> Reply {
+    pub(super) async fn run_turn(&self, turn: Turn, cancel: CancellationToken) -> Reply {
         let text = turn.text.trim();
         if text.is_empty() {
             return Reply::failed("（收到一条空消息。）", "empty message");
@@ -97,7 +101,7 @@ impl Kernel {
             workspace: inner.ws.root(),
         };
         let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
-        let outcome = match tokio::time::timeout(
+        let agent = tokio::time::timeout(
             limit,
             inner.agent.run(
                 &ticket,
@@ -107,17 +111,26 @@ impl Kernel {
                 turn.may_switch_modes,
                 &inner.modes,
             ),
-        )
-        .await
-        {
-            Ok(o) => o,
-            Err(_) => {
-                warn!(channel = %turn.channel, chat = %turn.chat_id, secs = limit.as_secs(), "turn watchdog fired");
+        );
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                info!(channel = %turn.channel, chat = %turn.chat_id, "turn cancelled by the sender");
                 AgentOutcome {
-                    reply: "抱歉，这次处理时间太长，已经停止了，请再说一次。".into(),
-                    error: Some(format!("turn exceeded {} s", limit.as_secs())),
+                    reply: "（已取消这一轮。）".into(),
+                    error: Some(CANCELLED.into()),
                 }
             }
+            done = agent => match done {
+                Ok(o) => o,
+                Err(_) => {
+                    warn!(channel = %turn.channel, chat = %turn.chat_id, secs = limit.as_secs(), "turn watchdog fired");
+                    AgentOutcome {
+                        reply: "抱歉，这次处理时间太长，已经停止了，请再说一次。".into(),
+                        error: Some(format!("turn exceeded {} s", limit.as_secs())),
+                    }
+                }
+            },
         };
         let mut record = guard
             .record
