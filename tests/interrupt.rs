@@ -139,7 +139,7 @@ async fn ctrl_c_beside_a_gateway_cancels_the_turn_there() {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    let mut cli = homebot(&ws, None)
+    let cli = homebot(&ws, None)
         .args(["chat", "-m", "慢慢想"])
         .stdout(std::process::Stdio::piped())
         .spawn()
