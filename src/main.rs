@@ -98,7 +98,7 @@ async fn main() -> anyhow::Result<()> {
             let door = open_door(&root).await?;
             let opts = CliOptions { speaker, chat_id };
             let ended = match message {
-                Some(m) => cli::one_shot(&door, &opts, &m).await,
+                Some(m) => cli::one_shot(&door, &opts, &m, &mut cli::Interrupts::new()).await,
                 None => cli::interactive(&door, &root, &opts).await?,
             };
             door.close().await; // admitted turns record; the control socket is removed

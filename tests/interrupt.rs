@@ -118,9 +118,10 @@ async fn a_second_ctrl_c_leaves_and_removes_the_socket() {
     interrupt(&child);
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
-        .unwrap()
+        .expect("the second Ctrl-C ended the chat")
         .unwrap();
-    assert_eq!(status.code(), Some(130), "{status:?}");
+    // 130 when it came while the turn was still winding down, 0 when it came at the prompt
+    assert!(matches!(status.code(), Some(130) | Some(0)), "{status:?}");
     assert!(!ws.join("control.sock").exists(), "socket removed");
     let recs = jsonl(&ws.join("chats/cli/local.jsonl"));
     assert_eq!(recs.len(), 1, "the cancelled turn is recorded");

@@ -97,6 +97,44 @@ pub enum Door {
     },
 }
 
+/// Ctrl-C (SIGINT) as a stream, caught for the whole chat: during a turn it cancels the
+/// turn; between turns it ends the chat. (At a terminal prompt the line editor reads
+/// Ctrl-C itself; this covers the time a turn runs, and input that is not a terminal.)
+pub struct Interrupts {
+    #[cfg(unix)]
+    sigint: Option<tokio::signal::unix::Signal>,
+}
+
+impl Interrupts {
+    pub fn new() -> Self {
+        Self {
+            #[cfg(unix)]
+            sigint: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok(),
+        }
+    }
+
+    /// The next Ctrl-C (never, if it cannot be caught).
+    pub async fn next(&mut self) {
+        #[cfg(unix)]
+        match self.sigint.as_mut() {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+        #[cfg(not(unix))]
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await
+        }
+    }
+}
+
+impl Default for Interrupts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// How a turn typed in the terminal ended.
 pub enum Typed {
     Replied(Reply),
@@ -174,17 +212,14 @@ impl Door {
 
     /// A turn typed in the terminal: the first Ctrl-C cancels it (it is recorded as
     /// cancelled), a second one asks to leave.
-    pub async fn typed_turn(&self, turn: Turn) -> Typed {
+    pub async fn typed_turn(&self, turn: Turn, ctrl_c: &mut Interrupts) -> Typed {
         let cancel = CancellationToken::new();
         let reply = self.turn_cancellable(turn, cancel.clone());
         tokio::pin!(reply);
         loop {
             tokio::select! {
                 r = &mut reply => return Typed::Replied(r),
-                signal = tokio::signal::ctrl_c() => {
-                    if signal.is_err() {
-                        return Typed::Replied(reply.await); // cannot listen: just wait
-                    }
+                _ = ctrl_c.next() => {
                     if cancel.is_cancelled() {
                         return Typed::Quit;
                     }
@@ -278,9 +313,17 @@ fn unreachable_gateway(e: std::io::Error) -> Reply {
     )
 }
 
-pub async fn one_shot(door: &Door, opts: &CliOptions, text: &str) -> Typed {
-    door.typed_turn(Turn::new(CHANNEL, &opts.chat_id, &opts.speaker, text))
-        .await
+pub async fn one_shot(
+    door: &Door,
+    opts: &CliOptions,
+    text: &str,
+    ctrl_c: &mut Interrupts,
+) -> Typed {
+    door.typed_turn(
+        Turn::new(CHANNEL, &opts.chat_id, &opts.speaker, text),
+        ctrl_c,
+    )
+    .await
 }
 
 /// Interactive chat until Ctrl-D / `/quit`, or Ctrl-C at the prompt; during a turn the
@@ -331,8 +374,14 @@ pub async fn interactive(door: &Door, root: &Path, opts: &CliOptions) -> anyhow:
         opts.speaker
     );
     let mut ended = Typed::Replied(Reply::ok(""));
-    while let Some(line) = line_rx.recv().await {
-        match one_shot(door, opts, &line).await {
+    let mut ctrl_c = Interrupts::new();
+    loop {
+        let line = tokio::select! {
+            line = line_rx.recv() => line,
+            _ = ctrl_c.next() => None, // between turns Ctrl-C ends the chat
+        };
+        let Some(line) = line else { break };
+        match one_shot(door, opts, &line, &mut ctrl_c).await {
             Typed::Replied(reply) => println!("homebot> {}\n", reply.text),
             Typed::Quit => {
                 ended = Typed::Quit;
@@ -344,8 +393,8 @@ pub async fn interactive(door: &Door, root: &Path, opts: &CliOptions) -> anyhow:
         }
     }
     drop(ack_tx);
-    if matches!(ended, Typed::Quit) {
-        // the reader waits for an acknowledgement that will not come; leave it
+    if matches!(ended, Typed::Quit) || !reader.is_finished() {
+        // the reader waits for input or an acknowledgement that will not come; leave it
         return Ok(ended);
     }
     reader
