@@ -286,9 +286,11 @@ fn a_rebuilt_action_json_takes_only_a_real_used_session() {
         Some("2026-10-22T19:55:00+08:00")
     );
     assert!(
-        unused.join(SUMMARY_FILE).exists(),
-        "the unused one was archived"
+        !unused.exists(),
+        "the unused one (no records, only its prompt) is removed, never indexed"
     );
+    let index = std::fs::read_to_string(dir.path().join("cooking/history.md")).unwrap();
+    assert!(!index.contains("cook-20261022-200000-abcdef"), "{index}");
     assert!(
         !base.join("cook-backup").join(SUMMARY_FILE).exists(),
         "a stray folder is left alone"
@@ -364,4 +366,32 @@ fn turns_begun_before_a_restart_still_end_in_their_session() {
         fresh.end_turn(t2.turn_id, rec("again"), None),
         Err(ModeError::UnknownTurn(_))
     ));
+}
+
+#[test]
+fn an_entry_whose_action_json_cannot_be_written_leaves_no_session_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = t("2026-10-22T19:55:00+08:00");
+    let mut c = core_at(dir.path(), now);
+    // action.json cannot be replaced: a folder with something in it stands in its place
+    let action = dir.path().join("modes/action.json");
+    std::fs::remove_file(&action).unwrap();
+    std::fs::create_dir(&action).unwrap();
+    std::fs::write(action.join("x"), "").unwrap();
+    let e = c
+        .switch(
+            now,
+            SwitchAction::Enter,
+            Some("cooking"),
+            None,
+            SwitchOrigin::Command,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("action.json"), "{e}");
+    assert!(c.status().action.session_id.is_none());
+    let left: Vec<_> = std::fs::read_dir(c.ws.sessions_dir("cooking"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
