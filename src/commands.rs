@@ -133,6 +133,19 @@ pub async fn status_text(ctx: &Context<'_>) -> String {
         out.push_str(&format!("主动消息频道: {}\n", ctx.doors.join(", ")));
     }
     out.push_str(&format!("进行中的轮次: {}\n", st.in_flight));
+    if let Some(f) = &st.recording_failure {
+        out.push_str(&format!(
+            "警告: 记录写不进去（自 {}）：{}（{}）{}\n",
+            f.since,
+            f.error,
+            f.path.display(),
+            if f.disk_full {
+                "；磁盘满了：新的对话先不处理，直到能再写入"
+            } else {
+                ""
+            }
+        ));
+    }
     for w in &st.warnings {
         out.push_str(&format!("警告: {w}\n"));
     }

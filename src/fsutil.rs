@@ -3,7 +3,9 @@
 //! `write_atomic` replaces a file so that a reader (or a crash) sees either the old or
 //! the new content, never a mix: temp file in the same directory, fsync, rename, fsync
 //! the directory. `append_line` appends one complete record with a single `write` and
-//! fsyncs it, so JSONL files never hold interleaved lines.
+//! fsyncs it, so JSONL files never hold interleaved lines. Damaged files are moved
+//! aside ([`move_aside`]), never deleted; [`probe_space`] tells whether the disk takes a
+//! write again after it was full.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -11,6 +13,7 @@ use std::path::Path;
 
 /// Atomically replace `path` with `bytes`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    crate::failpoint::enospc("write.enospc")?;
     let dir = path
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
@@ -50,6 +53,7 @@ pub fn create_private_dirs(dir: &Path) -> io::Result<()> {
 
 /// Append `line` (a newline is added) to `path` with one write, then fsync.
 pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
+    crate::failpoint::enospc("append.enospc")?;
     if let Some(dir) = path.parent() {
         create_private_dirs(dir)?;
     }
@@ -68,6 +72,7 @@ pub fn open_append_private(path: &Path) -> io::Result<File> {
 
 /// Create (truncate) a file readable by its owner only.
 pub fn create_private(path: &Path) -> io::Result<File> {
+    crate::failpoint::enospc("write.enospc")?;
     private_file(OpenOptions::new().write(true).create(true).truncate(true)).open(path)
 }
 
@@ -92,6 +97,52 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
         let _ = dir;
         Ok(())
     }
+}
+
+/// Whether an error means the disk (or the user's quota) is full.
+pub fn is_disk_full(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+    )
+}
+
+/// Whether `dir` takes a write now: a small file (about one record) is written, fsynced
+/// and removed. Used after a full disk, before work that must be recorded is accepted.
+pub fn probe_space(dir: &Path) -> io::Result<()> {
+    crate::failpoint::enospc("append.enospc")?;
+    let probe = dir.join(format!(
+        ".space-probe-{}-{}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    let result = (|| {
+        let mut f = private_file(OpenOptions::new().write(true).create_new(true)).open(&probe)?;
+        f.write_all(&[b'\n'; 4096])?;
+        f.sync_all()
+    })();
+    let _ = fs::remove_file(&probe);
+    result
+}
+
+/// Move `path` — a file, a folder, anything — aside as `<name>.<suffix>` (never over an
+/// earlier one: `.1`, `.2`, … then) and return where it went. For what cannot be used
+/// but may matter to a human: nothing is deleted.
+pub fn move_aside(path: &Path, suffix: &str) -> io::Result<std::path::PathBuf> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut candidate = dir.join(format!("{name}.{suffix}"));
+    let mut n = 1;
+    while fs::symlink_metadata(&candidate).is_ok() {
+        candidate = dir.join(format!("{name}.{suffix}.{n}"));
+        n += 1;
+    }
+    fs::rename(path, &candidate)?;
+    sync_dir(dir)?;
+    Ok(candidate)
 }
 
 /// Copy `path` aside as `<name>.<suffix>` (never overwriting an earlier copy) and return
@@ -155,6 +206,29 @@ mod tests {
                 p.display()
             );
         }
+    }
+
+    #[test]
+    fn move_aside_takes_folders_too_and_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.jsonl");
+        fs::create_dir(&p).unwrap();
+        fs::write(p.join("inside"), "kept").unwrap();
+        let a = move_aside(&p, "corrupt").unwrap();
+        fs::write(&p, "file").unwrap();
+        let b = move_aside(&p, "corrupt").unwrap();
+        assert_eq!(a, dir.path().join("c.jsonl.corrupt"));
+        assert_eq!(b, dir.path().join("c.jsonl.corrupt.1"));
+        assert_eq!(fs::read_to_string(a.join("inside")).unwrap(), "kept");
+        assert_eq!(fs::read_to_string(b).unwrap(), "file");
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn the_space_probe_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        probe_space(dir.path()).unwrap();
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

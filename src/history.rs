@@ -4,7 +4,8 @@
 //! One [`Record`] per turn, appended by the backend (never by the LLM) with one write +
 //! fsync each. At load a torn last line — a crash in the middle of an append — is moved
 //! to `<file>.corrupt` and cut from the file; a bad line in the middle is kept in place,
-//! skipped, and reported.
+//! skipped, and reported; something that is not a file at all (a folder, a pipe) is moved
+//! aside whole to `<file>.corrupt` and the history starts empty.
 
 use serde::{Deserialize, Serialize};
 use std::fs::{self, OpenOptions};
@@ -84,6 +85,22 @@ pub struct Loaded {
 
 /// Load a JSONL history, repairing a torn tail (kept in `<file>.corrupt`, never deleted).
 pub fn load_records(path: &Path) -> std::io::Result<Loaded> {
+    match fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
+        // checked before reading: reading a pipe would block, a folder fails every start
+        Ok(m) if !m.is_file() => {
+            let aside = crate::fsutil::move_aside(path, "corrupt")?;
+            return Ok(Loaded {
+                records: Vec::new(),
+                warnings: vec![format!(
+                    "{} is not a file; moved aside to {} and started anew",
+                    path.display(),
+                    aside.display()
+                )],
+            });
+        }
+        _ => {}
+    }
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),

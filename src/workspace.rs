@@ -38,6 +38,54 @@ pub const PRIVATE_ZONES: &[&str] = &[
     SOCKET_FILE,
 ];
 
+/// A workspace (or its `config.toml`) owned by another user: whoever owns it can replace
+/// the configuration — the endpoint the family's conversations go to — so it is refused,
+/// never adopted (tightening its mode would leave that owner in control).
+#[derive(Debug, thiserror::Error)]
+#[error("{path} is owned by uid {owner}, but homebot runs as uid {running}: refusing to use it (give it to uid {running}, or run homebot as uid {owner})")]
+pub struct NotOwned {
+    pub path: PathBuf,
+    pub owner: u32,
+    pub running: u32,
+}
+
+#[cfg(unix)]
+fn effective_uid() -> u32 {
+    unsafe extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid takes no arguments, cannot fail and touches no memory of ours.
+    unsafe { geteuid() }
+}
+
+/// Refuse `path` unless the running user owns it (a missing path is fine: it will be
+/// ours). The error is an `io::Error` of kind `PermissionDenied` carrying [`NotOwned`].
+fn check_owner(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let running = effective_uid();
+        if meta.uid() != running {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                NotOwned {
+                    path: path.to_path_buf(),
+                    owner: meta.uid(),
+                    running,
+                },
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 /// The workspace holds API keys, tokens and family conversations: only its owner may
 /// enter it (0700), which also protects the control socket inside it.
 fn private_dir(root: &Path) -> std::io::Result<()> {
@@ -60,10 +108,14 @@ pub struct Workspace {
 
 impl Workspace {
     /// Open (and create if missing) a workspace. The root is made absolute so that
-    /// paths recorded in `action.json` stay valid whatever the current directory.
+    /// paths recorded in `action.json` stay valid whatever the current directory. A
+    /// workspace or `config.toml` owned by another user is refused ([`NotOwned`]) before
+    /// anything in it is touched.
     pub fn open(root: &Path) -> std::io::Result<Self> {
         crate::fsutil::create_private_dirs(root)?;
         let root = std::fs::canonicalize(root)?;
+        check_owner(&root)?;
+        check_owner(&root.join(CONFIG_FILE))?;
         private_dir(&root)?;
         for sub in SUB_DIRS {
             crate::fsutil::create_private_dirs(&root.join(sub))?;

@@ -197,3 +197,189 @@ async fn torn_conversation_tail_is_set_aside_at_start() {
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[1]["user"], "下一步");
 }
+
+/// A live session with one recorded turn; the kernel is stopped again.
+async fn live_session(ws: &Path, fake: &FakeLlm) -> std::path::PathBuf {
+    let kernel = start_kernel(ws, fake);
+    kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .await;
+    session_dir(ws)
+}
+
+fn users(conv: &Path) -> Vec<String> {
+    jsonl(conv)
+        .iter()
+        .map(|l| l["user"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_non_utf8_action_json_is_set_aside_and_the_live_session_continues() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    let sdir = live_session(ws, &fake).await;
+    let sid = action(ws)["session_id"].clone();
+    let garbage: &[u8] = b"{\"schema_version\":1,\"active\":\xff\xfe true}";
+    std::fs::write(ws.join("modes/action.json"), garbage).unwrap();
+
+    let kernel = start_kernel(ws, &fake);
+    let status = kernel.command("/status").await.text;
+    assert!(status.contains("action.json is corrupt"), "{status}");
+    assert_eq!(
+        std::fs::read(ws.join("modes/action.json.corrupt")).unwrap(),
+        garbage
+    );
+    assert_eq!(action(ws)["session_id"], sid);
+    kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .await;
+    assert_eq!(
+        users(&sdir.join("conversation.jsonl")),
+        ["打开做饭模式", "然后呢"]
+    );
+}
+
+#[tokio::test]
+async fn a_conversation_jsonl_that_is_a_directory_is_set_aside() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    let sdir = live_session(ws, &fake).await;
+    let conv = sdir.join("conversation.jsonl");
+    std::fs::remove_file(&conv).unwrap();
+    write(&conv.join("kept.txt"), "a human's file");
+    // a chat history that is a directory too
+    let chat = ws.join("chats/cli/local.jsonl");
+    write(&chat.join("kept.txt"), "another");
+
+    let kernel = start_kernel(ws, &fake);
+    let status = kernel.command("/status").await.text;
+    assert!(status.contains("活动中"), "{status}");
+    assert!(
+        status.contains("conversation.jsonl is not a file; moved aside to"),
+        "{status}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sdir.join("conversation.jsonl.corrupt/kept.txt")).unwrap(),
+        "a human's file"
+    );
+    let r = kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .await;
+    assert_eq!(r.error, None, "{r:?}");
+    assert_eq!(users(&conv), ["然后呢"]);
+
+    // outside a mode, the chat's history file gets the same treatment
+    kernel.command("/mode exit").await;
+    let r = kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
+        .await;
+    assert_eq!(r.error, None, "{r:?}");
+    assert_eq!(users(&chat), ["你好"]);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("chats/cli/local.jsonl.corrupt/kept.txt")).unwrap(),
+        "another"
+    );
+}
+
+#[tokio::test]
+async fn a_session_that_starts_in_the_future_survives_a_corrupt_action_json() {
+    use homebot::clock::ManualClock;
+    use homebot::kernel::{Kernel, KernelOptions};
+    let at = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    };
+    let start = |ws: &Path, fake: &FakeLlm, now: &str| {
+        Kernel::start(
+            ws,
+            KernelOptions {
+                env: Some(fake.env()),
+                clock: Some(std::sync::Arc::new(ManualClock::new(at(now)))),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    let kernel = start(ws, &fake, "2026-10-22T20:00:00+08:00");
+    kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .await;
+    let before = action(ws);
+    let sdir = session_dir(ws);
+    drop(kernel);
+    write(&ws.join("modes/action.json"), "{\"schema_version\":1,");
+
+    // the clock went back an hour: the session "starts in the future"
+    let kernel = start(ws, &fake, "2026-10-22T19:00:00+08:00");
+    let status = kernel.command("/status").await.text;
+    assert!(
+        status.contains("restored from its folder and continues"),
+        "{status}"
+    );
+    assert_eq!(action(ws)["session_id"], before["session_id"]);
+    assert_eq!(action(ws)["expires_at"], before["expires_at"]);
+    assert!(!sdir.join("summary.md").exists());
+    kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .await;
+    assert_eq!(
+        users(&sdir.join("conversation.jsonl")),
+        ["打开做饭模式", "然后呢"]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_orphan_session_is_never_indexed_and_never_fatal() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    drop(start_kernel(ws, &fake));
+    // what a failed entry of an older homebot left: a prompt and an empty conversation
+    let empty = ws.join("modes/sessions/cooking/cook-20261021-190000-abcdef");
+    write(&empty.join("system_prompt.md"), "frozen");
+    write(&empty.join("conversation.jsonl"), "");
+    // no records either, but something a human may want to look at
+    let odd = ws.join("modes/sessions/cooking/cook-20261021-200000-fedcba");
+    write(&odd.join("conversation.jsonl"), "");
+    write(
+        &odd.join("conversation.jsonl.corrupt"),
+        "{\"timestamp\":\"20\n",
+    );
+
+    let kernel = start_kernel(ws, &fake);
+    let status = kernel.command("/status").await.text;
+    assert!(
+        status.contains("cook-20261021-190000-abcdef has no records; removed"),
+        "{status}"
+    );
+    assert!(
+        status.contains("cook-20261021-200000-fedcba has no records; set aside as"),
+        "{status}"
+    );
+    assert!(!status.contains("recovered"), "{status}");
+    assert!(!empty.exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join(
+            "modes/sessions/cooking/.cook-20261021-200000-fedcba.empty/conversation.jsonl.corrupt"
+        ))
+        .unwrap(),
+        "{\"timestamp\":\"20\n"
+    );
+    let index = std::fs::read_to_string(ws.join("cooking/history.md")).unwrap_or_default();
+    assert!(!index.contains("cook-20261021"), "{index}");
+    let tz = "Asia/Shanghai".parse().unwrap();
+    let ws_ = homebot::workspace::Workspace::open(ws).unwrap();
+    assert!(homebot::modes::listing::list_sessions(&ws_, tz).is_empty());
+    // a second start is quiet about them
+    drop(kernel);
+    let kernel = start_kernel(ws, &fake);
+    let status = kernel.command("/status").await.text;
+    assert!(!status.contains("cook-20261021"), "{status}");
+}

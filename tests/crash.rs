@@ -143,3 +143,118 @@ async fn killed_during_an_append_loses_only_the_unacknowledged_turn() {
         .collect();
     assert_eq!(users, ["打开做饭模式", "蛋打几个"]);
 }
+
+/// `homebot status` with a failpoint; its output, which must be a success.
+async fn status_with(ws: &Path, fake: &FakeLlm, failpoint: Option<&str>) -> String {
+    let mut c = homebot(ws, Some(fake));
+    if let Some(p) = failpoint {
+        c.env("HOMEBOT_FAILPOINT", p);
+    }
+    let o = c.arg("status").output().await.unwrap();
+    assert!(
+        o.status.success(),
+        "status failed to start ({failpoint:?}): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Session folders (hidden ones included) of the cooking mode.
+fn cooking_folders(ws: &Path) -> Vec<String> {
+    match std::fs::read_dir(ws.join("modes/sessions/cooking")) {
+        Ok(it) => it
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn a_mode_entry_on_a_full_disk_leaves_nothing_behind_and_start_up_survives() {
+    let fake = FakeLlm::scripted().await;
+    let dir = workspace();
+    let ws = dir.path();
+    status_with(ws, &fake, None).await; // a workspace with its config and action.json
+
+    let o = homebot(ws, Some(&fake))
+        .env("HOMEBOT_FAILPOINT", "write.enospc")
+        .args(["chat", "-m", "/mode enter cooking"])
+        .output()
+        .await
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("No space left on device"), "{o:?}");
+    assert_eq!(cooking_folders(ws), Vec::<String>::new(), "left behind");
+
+    // the disk is still full at the next start: start-up goes on
+    let status = status_with(ws, &fake, Some("write.enospc")).await;
+    assert!(status.contains("无活动模式"), "{status}");
+    // and with space again nothing half-made is indexed or listed
+    let status = status_with(ws, &fake, None).await;
+    assert!(!status.contains("recovered"), "{status}");
+    assert_eq!(index_lines(ws, "cook-"), 0);
+    let o = homebot(ws, None).arg("sessions").output().await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "no mode sessions yet\n");
+    assert!(chat(ws, &fake, "/mode enter cooking")
+        .await
+        .contains("已进入做饭模式"));
+}
+
+#[tokio::test]
+async fn killed_while_a_session_is_made_leaves_no_session() {
+    let fake = FakeLlm::scripted().await;
+    let dir = workspace();
+    let ws = dir.path();
+    chat_killed_at(ws, &fake, "/mode enter cooking", "session.before_rename").await;
+    assert_eq!(action(ws)["active"], false);
+    let made = cooking_folders(ws);
+    assert!(
+        made.len() == 1 && made[0].starts_with(".cook-") && made[0].ends_with(".tmp"),
+        "only the half-made folder, under a temporary name: {made:?}"
+    );
+
+    let status = status_with(ws, &fake, None).await;
+    assert!(!status.contains("recovered"), "{status}");
+    assert_eq!(
+        cooking_folders(ws),
+        Vec::<String>::new(),
+        "cleaned at start"
+    );
+    assert_eq!(index_lines(ws, "cook-"), 0);
+    assert!(chat(ws, &fake, "/mode enter cooking")
+        .await
+        .contains("已进入做饭模式"));
+}
+
+#[tokio::test]
+async fn an_orphan_that_cannot_be_archived_does_not_stop_start_up() {
+    let fake = FakeLlm::scripted().await;
+    let dir = workspace();
+    let ws = dir.path();
+    chat(ws, &fake, "打开做饭模式").await;
+    chat(ws, &fake, "番茄几个").await;
+    let sdir = session_dir(ws);
+    let sid = sdir.file_name().unwrap().to_str().unwrap().to_string();
+    // the lifecycle forgot the session (an older homebot, a restored backup): an orphan
+    std::fs::write(
+        ws.join("modes/action.json"),
+        serde_json::to_string(&homebot::modes::action::ActionDoc::inactive(None)).unwrap(),
+    )
+    .unwrap();
+
+    let status = status_with(ws, &fake, Some("write.enospc")).await;
+    assert!(
+        status.contains(&format!("could not archive the unfinished session {sid}"))
+            && status.contains("No space left on device"),
+        "{status}"
+    );
+    assert!(!sdir.join("summary.md").exists());
+    assert_eq!(index_lines(ws, &sid), 0);
+
+    // the next start with space archives it, once
+    let status = status_with(ws, &fake, None).await;
+    assert!(status.contains("archived as `recovered`"), "{status}");
+    assert!(sdir.join("summary.md").exists());
+    assert_eq!(index_lines(ws, &sid), 1);
+    assert_eq!(jsonl(&sdir.join("conversation.jsonl")).len(), 2);
+}

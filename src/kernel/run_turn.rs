@@ -1,6 +1,11 @@
 //! One turn through the kernel, in its chat's worker: the size check, slash commands
 //! (see `commands`), then begin-turn → the agent under the watchdog → end-turn. A
 //! [`TurnGuard`] ends a begun turn even if its task is cancelled or panics.
+//!
+//! Nothing is acknowledged as kept when it was not: a turn that could not be recorded
+//! (disk full, too many open files …) still gets its answer, followed by a sentence that
+//! says it was not saved, and `Reply.error` is set. While the disk is known to be full,
+//! begin-turn refuses new turns before the LLM is asked.
 
 use super::Kernel;
 use crate::agent::AgentOutcome;
@@ -65,6 +70,13 @@ impl Kernel {
                 error!(error = %e, "begin-turn failed");
                 return Reply::failed(
                     "抱歉，处理这条消息时内部出错了，已经自动恢复，请再说一次。",
+                    e.to_string(),
+                );
+            }
+            Err(e @ ModeError::DiskFull { .. }) => {
+                warn!(error = %e, "turn refused: recording is failing for lack of space");
+                return Reply::failed(
+                    "抱歉，磁盘满了，这一轮没法保存到记录里，所以先不处理。请腾出空间后再说。",
                     e.to_string(),
                 );
             }
@@ -139,17 +151,69 @@ impl Kernel {
         record.assistant = outcome.reply.clone();
         record.error = outcome.error.clone();
         let began_in = guard.began_in.take();
+        let mut reply = Reply {
+            text: outcome.reply,
+            error: outcome.error,
+        };
         match inner.modes.end_turn(ticket.turn_id, record, began_in).await {
             Ok(o) => {
                 if let Some(sid) = o.recorded_in {
                     tracing::debug!(session = %sid, "turn recorded in mode session");
                 }
             }
-            Err(e) => error!(error = %e, "turn could not be recorded"),
+            Err(e) => {
+                error!(channel = %turn.channel, chat = %turn.chat_id, error = %e, "turn could not be recorded");
+                not_recorded(&mut reply, &e);
+            }
         }
-        Reply {
-            text: outcome.reply,
-            error: outcome.error,
-        }
+        reply
+    }
+}
+
+/// Tell the user (and the channel, through `Reply.error`) that the answer they got was
+/// not kept in the history.
+fn not_recorded(reply: &mut Reply, e: &ModeError) {
+    let note = match e {
+        ModeError::Io { source, .. } => format!("（注意：这一轮没能保存到记录里：{source}）"),
+        // the manager failed while recording: whether the record landed is not known
+        ModeError::Restarted => format!("（注意：这一轮可能没有保存到记录里：{e}）"),
+        other => format!("（注意：这一轮没能保存到记录里：{other}）"),
+    };
+    if !reply.text.is_empty() {
+        reply.text.push('\n');
+    }
+    reply.text.push_str(&note);
+    let why = format!("turn not recorded: {e}");
+    reply.error = Some(match reply.error.take() {
+        Some(prev) => format!("{prev}; {why}"),
+        None => why,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_not_recorded_says_so_and_keeps_its_own_error() {
+        let mut r = Reply::failed("抱歉，超时了。", "turn exceeded 300 s");
+        let e = ModeError::Io {
+            what: "append to",
+            path: "/ws/chats/cli/local.jsonl".into(),
+            source: std::io::Error::from_raw_os_error(24),
+        };
+        not_recorded(&mut r, &e);
+        assert!(
+            r.text
+                .starts_with("抱歉，超时了。\n（注意：这一轮没能保存到记录里：Too many open files"),
+            "{r:?}"
+        );
+        let err = r.error.unwrap();
+        assert!(
+            err.starts_with(
+                "turn exceeded 300 s; turn not recorded: append to /ws/chats/cli/local.jsonl"
+            ),
+            "{err}"
+        );
     }
 }

@@ -51,8 +51,8 @@ impl ActionDoc {
 
     /// Read the document; `Ok(None)` when the file does not exist yet.
     pub fn read(path: &Path) -> Result<Option<Self>, ActionError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
                 return Err(ActionError::Io {
@@ -65,7 +65,8 @@ impl ActionDoc {
             path: path.display().to_string(),
             message,
         };
-        let doc: ActionDoc = serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+        let text = std::str::from_utf8(&bytes).map_err(|e| corrupt(format!("not UTF-8: {e}")))?;
+        let doc: ActionDoc = serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
         doc.check().map_err(corrupt)?;
         Ok(Some(doc))
     }

@@ -16,7 +16,11 @@
 //! - once an exit is requested, new turns no longer join the session; archival runs once,
 //!   after the last in-flight turn of the session (and the exiting turn) is recorded;
 //! - archival steps are resumable: `exit.json` marks the request, `summary.md` is written
-//!   only if missing, the plugin index update is idempotent, `action.json` goes last.
+//!   only if missing, the plugin index update is idempotent, `action.json` goes last;
+//! - a turn that could not be recorded is never acknowledged as if it were: `end_turn`
+//!   returns the error (the reply says so) and the failure is kept for `status`; while
+//!   the disk is known to be full, [`ModeCore::check_recordable`] refuses new turns
+//!   before they reach the LLM, until a probe write succeeds again.
 
 use super::action::ActionDoc;
 use super::plugin::{ContextPath, PluginContext};
@@ -29,7 +33,7 @@ use chrono_tz::Tz;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tracing::warn;
+use tracing::{info, warn};
 
 pub type TurnId = u64;
 
@@ -56,6 +60,8 @@ pub enum ModeError {
     Restarted,
     #[error("the mode manager has stopped")]
     Gone,
+    #[error("turns cannot be recorded since {since} ({error}); new turns wait until the disk takes writes again")]
+    DiskFull { since: String, error: String },
 }
 
 pub(super) fn io<'a>(
@@ -107,6 +113,20 @@ pub struct ModeStatus {
     pub turns_recorded: usize,
     pub modes: Vec<(String, String)>,
     pub warnings: Vec<String>,
+    /// Turns are failing to be recorded (cleared when a record or a probe write succeeds).
+    pub recording_failure: Option<RecordingFailure>,
+}
+
+/// The current streak of turns that could not be recorded.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecordingFailure {
+    /// When the first turn of the streak failed (household time, RFC 3339).
+    pub since: String,
+    /// The file the latest failed turn was to be appended to, and why it was not.
+    pub path: PathBuf,
+    pub error: String,
+    /// The latest failure was a full disk (or quota): new turns are refused meanwhile.
+    pub disk_full: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -153,6 +173,7 @@ pub struct ModeCore {
     first_turn: TurnId,
     chats: ChatHistories,
     warnings: Vec<String>,
+    recording_failure: Option<RecordingFailure>,
 }
 
 /// Where a switch request comes from.
@@ -185,6 +206,7 @@ impl ModeCore {
             first_turn: 1,
             chats,
             warnings: Vec::new(),
+            recording_failure: None,
         }
     }
 
@@ -267,6 +289,7 @@ impl ModeCore {
     /// is still the active one, else in the chat's normal history — so it is not lost.
     pub fn end_turn(
         &mut self,
+        now: DateTime<Utc>,
         turn_id: TurnId,
         record: Record,
         began_in: Option<&str>,
@@ -291,6 +314,7 @@ impl ModeCore {
             }
         };
         let mut out = EndOutcome::default();
+        let (channel, chat_id) = (record.channel.clone(), record.chat_id.clone());
         let result = match session {
             Some((sid, dir)) => {
                 let active = self.active.as_mut().filter(|s| s.session_id == sid);
@@ -323,6 +347,14 @@ impl ModeCore {
                 r.map_err(io("append to", &path))
             }
         };
+        match &result {
+            Ok(()) => {
+                if self.recording_failure.take().is_some() {
+                    info!("turns are recorded again");
+                }
+            }
+            Err(e) => self.note_recording_failure(now, &channel, &chat_id, e),
+        }
         if let Some(s) = self.active.as_mut() {
             if s.exit_turn == Some(turn_id) {
                 s.exit_turn = None;
@@ -330,6 +362,67 @@ impl ModeCore {
         }
         out.archived = self.maybe_archive();
         result.map(|_| out)
+    }
+
+    fn note_recording_failure(
+        &mut self,
+        now: DateTime<Utc>,
+        channel: &str,
+        chat_id: &str,
+        e: &ModeError,
+    ) {
+        let at = Self::rfc3339(self.local(now));
+        let (path, error, disk_full) = match e {
+            ModeError::Io { path, source, .. } => (
+                path.clone(),
+                source.to_string(),
+                crate::fsutil::is_disk_full(source),
+            ),
+            other => (PathBuf::new(), other.to_string(), false),
+        };
+        self.warn(format!(
+            "{at}: a turn of {channel}/{chat_id} could not be recorded in {}: {error}",
+            path.display()
+        ));
+        let since = match self.recording_failure.take() {
+            Some(f) => f.since,
+            None => at,
+        };
+        self.recording_failure = Some(RecordingFailure {
+            since,
+            path,
+            error,
+            disk_full,
+        });
+    }
+
+    /// Before a turn that will be recorded: refuse it while the disk is known to be full
+    /// (the last turn could not be recorded for lack of space) and a probe write in the
+    /// same folder still fails, so nobody gets an answer that is then lost. Once the probe
+    /// succeeds, turns are taken again. Any other failure lets the turn through: its own
+    /// recording tells.
+    pub fn check_recordable(&mut self) -> Result<(), ModeError> {
+        let Some(f) = self.recording_failure.as_ref().filter(|f| f.disk_full) else {
+            return Ok(());
+        };
+        let dir = f
+            .path
+            .parent()
+            .filter(|d| d.is_dir())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.ws.root().to_path_buf());
+        match crate::fsutil::probe_space(&dir) {
+            Ok(()) => {
+                info!(dir = %dir.display(), "the disk takes writes again");
+                self.recording_failure = None;
+                Ok(())
+            }
+            Err(e) if crate::fsutil::is_disk_full(&e) => Err(ModeError::DiskFull {
+                since: f.since.clone(),
+                error: e.to_string(),
+            }),
+            Err(_) => Ok(()),
+        }
     }
 
     // ---- status --------------------------------------------------------------------
@@ -347,6 +440,7 @@ impl ModeCore {
                 .map(|m| (m.manifest.id.clone(), m.manifest.display_name.clone()))
                 .collect(),
             warnings: self.warnings.clone(),
+            recording_failure: self.recording_failure.clone(),
         }
     }
 

@@ -124,15 +124,18 @@ pub struct GetStatus;
 impl Handler<BeginTurn> for ModeManager {
     type Result = Result<TurnTicket, ModeError>;
     fn handle(&mut self, msg: BeginTurn, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("begin-turn", |core, now| core.begin_turn(now, msg.0))
+        self.supervised("begin-turn", |core, now| {
+            core.check_recordable()?;
+            Ok(core.begin_turn(now, msg.0))
+        })?
     }
 }
 
 impl Handler<EndTurn> for ModeManager {
     type Result = Result<EndOutcome, ModeError>;
     fn handle(&mut self, msg: EndTurn, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("end-turn", |core, _| {
-            core.end_turn(msg.turn_id, msg.record, msg.began_in.as_deref())
+        self.supervised("end-turn", |core, now| {
+            core.end_turn(now, msg.turn_id, msg.record, msg.began_in.as_deref())
         })?
     }
 }

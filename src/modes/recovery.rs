@@ -2,7 +2,14 @@
 //! one is set aside and rebuilt from the newest unfinished session that was really used),
 //! reloads the active session, resumes an interrupted archive, archives orphaned session
 //! folders as `recovered`, retries pending plugin index updates, and expires a session
-//! whose time passed while homebot was down. Nothing is deleted.
+//! whose time passed while homebot was down.
+//!
+//! Start-up survives any workspace file: whatever cannot be read is moved aside
+//! (`.corrupt`) and reported, a session that cannot be archived now is retried at the next
+//! start, and only a write that *must* succeed for the state to be consistent (moving a
+//! damaged `action.json` aside) stops it. Nothing a human might want is deleted: the only
+//! folders removed are those holding nothing but what homebot wrote at an entry that did
+//! not finish (a frozen prompt and an empty conversation).
 
 use super::action::ActionDoc;
 use super::core::{io, ActiveSession, FrozenPromptFn, ModeCore, ModeError};
@@ -41,10 +48,16 @@ impl ModeCore {
         let path = core.ws.action_file();
         match ActionDoc::read(&path) {
             Ok(Some(doc)) => core.action = doc,
-            Ok(None) => core.action.write(&path)?,
-            Err(super::action::ActionError::Corrupt { message, .. }) => {
-                let aside = fsutil::set_aside(&path, "corrupt").map_err(io("back up", &path))?;
-                let restored = core.rebuild_action(now)?;
+            Ok(None) => core.write_action(),
+            // corrupt, or not readable as a file at all (a folder, not UTF-8 …)
+            Err(e) => {
+                let message = match e {
+                    super::action::ActionError::Corrupt { message, .. } => message,
+                    super::action::ActionError::Io { source, .. } => source.to_string(),
+                };
+                let aside =
+                    fsutil::move_aside(&path, "corrupt").map_err(io("move aside", &path))?;
+                let restored = core.rebuild_action();
                 core.warn(format!(
                     "{} is corrupt ({message}); kept as {}; {}",
                     path.display(),
@@ -56,15 +69,14 @@ impl ModeCore {
                 ));
                 if restored.is_none() {
                     core.action = ActionDoc::inactive(Some("recovered".into()));
-                    core.action.write(&path)?;
+                    core.write_action();
                 }
             }
-            Err(e) => return Err(e.into()),
         }
         if core.action.active {
-            core.restore_active()?;
+            core.restore_active();
         }
-        core.recover_orphans(now)?;
+        core.recover_orphans(now);
         core.maybe_archive();
         core.retry_pending_indexes();
         // a session that expired while homebot was down ends now, before anyone (a
@@ -73,7 +85,15 @@ impl ModeCore {
         Ok(core)
     }
 
-    fn restore_active(&mut self) -> Result<(), ModeError> {
+    /// Write `action.json` as it is in memory; on failure (a full disk) the state goes on
+    /// in memory, with a warning, and is written at the next change.
+    fn write_action(&mut self) {
+        if let Err(e) = self.action.write(&self.ws.action_file()) {
+            self.warn(format!("could not write the mode state: {e}"));
+        }
+    }
+
+    fn restore_active(&mut self) {
         let doc = self.action.clone();
         let field = |v: &Option<String>| v.clone().expect("checked by ActionDoc::check");
         let mode_id = field(&doc.mode_id);
@@ -97,7 +117,13 @@ impl ModeCore {
             }
         };
         let conv = dir.join(CONVERSATION_FILE);
-        let loaded = session::load_records(&conv).map_err(io("read", &conv))?;
+        let loaded = session::load_records(&conv).unwrap_or_else(|e| session::Loaded {
+            records: Vec::new(),
+            warnings: vec![format!(
+                "{}: {e}; the session continues without its earlier turns",
+                conv.display()
+            )],
+        });
         for w in loaded.warnings {
             self.warn(w);
         }
@@ -143,13 +169,13 @@ impl ModeCore {
             exit,
             exit_turn: None,
         });
-        Ok(())
     }
 
     /// After a corrupt `action.json`: rebuild it from the newest unfinished session of a
     /// loaded mode (its folder holds everything but the lifecycle), so a live cooking
-    /// session survives a damaged file. Returns the restored session id.
-    fn rebuild_action(&mut self, now: DateTime<Utc>) -> Result<Option<String>, ModeError> {
+    /// session survives a damaged file — even one that seems to start in the future
+    /// because the clock went back. Returns the restored session id.
+    fn rebuild_action(&mut self) -> Option<String> {
         let root = self.ws.modes_dir().join("sessions");
         let mut best: Option<(DateTime<FixedOffset>, RegisteredMode, PathBuf)> = None;
         for mode_dir in read_dirs(&root) {
@@ -168,22 +194,16 @@ impl ModeCore {
                 let Some(started) = self.session_start(&sdir).filter(|_| has_records) else {
                     continue;
                 };
-                if started > self.local(now) {
-                    continue;
-                }
                 if best.as_ref().is_none_or(|(t, _, _)| started > *t) {
                     best = Some((started, mode.clone(), sdir));
                 }
             }
         }
-        let Some((started, mode, sdir)) = best else {
-            return Ok(None);
-        };
+        let (started, mode, sdir) = best?;
         let session_id = file_name(&sdir);
-        let doc = self.active_doc(&mode, &session_id, &sdir, started);
-        doc.write(&self.ws.action_file())?;
-        self.action = doc;
-        Ok(Some(session_id))
+        self.action = self.active_doc(&mode, &session_id, &sdir, started);
+        self.write_action();
+        Some(session_id)
     }
 
     /// When a session started: from its id, else its first record.
@@ -199,11 +219,15 @@ impl ModeCore {
         DateTime::parse_from_rfc3339(&first.timestamp).ok()
     }
 
-    /// Session folders without `summary.md` that are not the active session.
-    fn recover_orphans(&mut self, now: DateTime<Utc>) -> Result<(), ModeError> {
+    /// Session folders without `summary.md` that are not the active session: archived
+    /// as `recovered` if they hold records, removed or set aside if they hold none (never
+    /// indexed as a session). A failure leaves the folder as it is, with a warning, for
+    /// the next start: it never stops this one.
+    fn recover_orphans(&mut self, now: DateTime<Utc>) {
         let root = self.ws.modes_dir().join("sessions");
         let mut orphans = Vec::new();
         for mode_dir in read_dirs(&root) {
+            self.clean_half_made(&mode_dir);
             for sdir in read_dirs(&mode_dir) {
                 let is_active = self.active.as_ref().is_some_and(|a| a.dir == sdir);
                 if !is_active && !sdir.join(SUMMARY_FILE).exists() {
@@ -222,9 +246,22 @@ impl ModeCore {
             let mode_id = file_name(&mode_dir);
             let session_id = file_name(&sdir);
             let conv = sdir.join(CONVERSATION_FILE);
-            let loaded = session::load_records(&conv).map_err(io("read", &conv))?;
+            let loaded = match session::load_records(&conv) {
+                Ok(l) => l,
+                Err(e) => {
+                    self.warn(format!(
+                        "could not read the unfinished session {session_id} ({}: {e}); left as it is, tried again at the next start",
+                        conv.display()
+                    ));
+                    continue;
+                }
+            };
             for w in loaded.warnings {
                 self.warn(w);
+            }
+            if loaded.records.is_empty() {
+                self.drop_empty_session(&sdir);
+                continue;
             }
             let mode = self.registry.get(&mode_id).cloned();
             let display_name = mode
@@ -241,7 +278,7 @@ impl ModeCore {
                 .first()
                 .map(|r| r.timestamp.clone())
                 .unwrap_or_else(|| "unknown".into());
-            self.archive_files(
+            let archived = self.archive_files(
                 mode.as_ref(),
                 &mode_id,
                 &display_name,
@@ -250,12 +287,83 @@ impl ModeCore {
                 &started,
                 &marker,
                 &loaded.records,
-            )?;
-            self.warn(format!(
-                "session {session_id} was left unfinished (no summary.md, not active); archived as `recovered`"
-            ));
+            );
+            self.warn(match archived {
+                Ok(()) => format!(
+                    "session {session_id} was left unfinished (no summary.md, not active); archived as `recovered`"
+                ),
+                Err(e) => format!(
+                    "could not archive the unfinished session {session_id} (no summary.md, not active): {e}; tried again at the next start"
+                ),
+            });
         }
-        Ok(())
+    }
+
+    /// Folders `.<session>.tmp` of entries that did not finish (a crash, a full disk while
+    /// the session was made, see `create_session`): removed when they hold only what the
+    /// entry writes, else left alone with a warning.
+    fn clean_half_made(&mut self, mode_dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(mode_dir) else {
+            return;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            if !(name.starts_with('.') && name.ends_with(".tmp") && path.is_dir()) {
+                continue;
+            }
+            if !only_entry_files(&path) {
+                self.warn(format!(
+                    "{} looks like a half-made session folder but holds other files; left alone",
+                    path.display()
+                ));
+                continue;
+            }
+            match std::fs::remove_dir_all(&path) {
+                Ok(()) => self.warn(format!(
+                    "a mode entry did not finish; its half-made session folder {name} was removed"
+                )),
+                Err(e) => self.warn(format!(
+                    "could not remove the half-made session folder {}: {e}",
+                    path.display()
+                )),
+            }
+        }
+    }
+
+    /// A session folder with no records and no summary: nothing happened in it (an entry
+    /// that failed in an older homebot, a session left before its first turn). It is not
+    /// a session to index: removed when it holds only what the entry wrote, else set
+    /// aside as `.<session>.empty` for a human to look at.
+    fn drop_empty_session(&mut self, sdir: &Path) {
+        let sid = file_name(sdir);
+        if only_entry_files(sdir) {
+            match std::fs::remove_dir_all(sdir) {
+                Ok(()) => self.warn(format!(
+                    "session folder {sid} has no records; removed (it held only its frozen prompt)"
+                )),
+                Err(e) => self.warn(format!(
+                    "session folder {sid} has no records but could not be removed: {e}"
+                )),
+            }
+            return;
+        }
+        let parent = sdir.parent().unwrap_or(Path::new("."));
+        let mut aside = parent.join(format!(".{sid}.empty"));
+        let mut n = 1;
+        while std::fs::symlink_metadata(&aside).is_ok() {
+            aside = parent.join(format!(".{sid}.empty.{n}"));
+            n += 1;
+        }
+        match std::fs::rename(sdir, &aside).and_then(|_| fsutil::sync_dir(parent)) {
+            Ok(()) => self.warn(format!(
+                "session folder {sid} has no records; set aside as {}",
+                aside.display()
+            )),
+            Err(e) => self.warn(format!(
+                "session folder {sid} has no records but could not be set aside: {e}"
+            )),
+        }
     }
 
     /// Retry the plugin index update of sessions archived while it failed.
@@ -311,14 +419,30 @@ impl ModeCore {
     }
 }
 
+/// Whether a session folder holds nothing but what an entry writes: its frozen prompt
+/// and an empty `conversation.jsonl` (either may be missing).
+fn only_entry_files(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|it| {
+        it.filter_map(Result::ok).all(|e| {
+            let meta = e.metadata();
+            let name = e.file_name();
+            (name == SYSTEM_PROMPT_FILE && meta.as_ref().is_ok_and(|m| m.is_file()))
+                || (name == CONVERSATION_FILE
+                    && meta.as_ref().is_ok_and(|m| m.is_file() && m.len() == 0))
+        })
+    })
+}
+
 /// Sub-folders whose names are valid ids; anything else (a stray `backup copy`, a
-/// non-UTF-8 name) is not a mode or session folder and is left alone.
+/// non-UTF-8 name) is not a mode or session folder and is left alone, and hidden ones
+/// (`.<session>.tmp` being made, `.<session>.empty` set aside) are homebot's own.
 pub(super) fn read_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|it| {
             it.filter_map(|e| e.ok())
                 .map(|e| e.path())
                 .filter(|p| p.is_dir())
+                .filter(|p| !file_name(p).starts_with('.'))
                 .filter(|p| crate::config::is_safe_id(&file_name(p)))
                 .collect()
         })

@@ -1,5 +1,5 @@
-//! Switching: entering a mode (a new session folder with its frozen prompt, then
-//! `action.json`), requesting an exit (`exit.json` first, archive when nothing of the
+//! Switching: entering a mode (a new session folder with its frozen prompt, made under a
+//! temporary name and renamed into place, then `action.json`), requesting an exit (`exit.json` first, archive when nothing of the
 //! session is in flight), and expiry. Requests from the `switch_mode` tool are checked
 //! against the user's own words ([`super::switch`]); `/mode` commands are not.
 
@@ -146,6 +146,12 @@ impl ModeCore {
         }
     }
 
+    /// Make the session folder and make it the active session. The folder is built under
+    /// a temporary name beside the sessions (`.<id>.tmp`: frozen prompt, empty
+    /// conversation) and renamed into place only when complete, then `action.json` names
+    /// it. On any failure nothing is left behind: the temporary folder is removed, and a
+    /// folder already renamed is taken back. (A crash mid-way leaves at most the
+    /// temporary folder, which the next start removes.)
     fn create_session(
         &mut self,
         now: DateTime<Utc>,
@@ -155,14 +161,14 @@ impl ModeCore {
         let started = self.local(now);
         let prefix = mode.plugin.session_prefix(&ctx);
         let base = self.ws.sessions_dir(&mode.manifest.id);
-        let (session_id, dir) = loop {
+        let (session_id, dir, tmp) = loop {
             let sid = SessionId::new(&prefix, started).to_string();
             let dir = base.join(&sid);
-            if !dir.exists() {
-                break (sid, dir);
+            let tmp = base.join(format!(".{sid}.tmp"));
+            if !dir.exists() && !tmp.exists() {
+                break (sid, dir, tmp);
             }
         };
-        fsutil::create_private_dirs(&dir).map_err(io("create", &dir))?;
         mode.plugin
             .prepare(&ctx)
             .map_err(io("prepare plugin data for", &dir))?;
@@ -172,19 +178,31 @@ impl ModeCore {
             .static_prompt(&ctx)
             .map_err(io("read", &skill_md))?;
         let system_prompt = (self.frozen_prompt)(mode, &static_prompt);
-        let prompt_path = dir.join(session::SYSTEM_PROMPT_FILE);
-        fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
-            .map_err(io("write", &prompt_path))?;
-        let conv = dir.join(session::CONVERSATION_FILE);
-        fsutil::create_private(&conv)
-            .and_then(|f| f.sync_all())
-            .and_then(|_| fsutil::sync_dir(&dir))
-            .map_err(io("create", &conv))?;
+        let built = build_session_dir(&tmp, &system_prompt).and_then(|()| {
+            crate::failpoint::hit("session.before_rename");
+            std::fs::rename(&tmp, &dir)
+                .and_then(|()| fsutil::sync_dir(&base))
+                .map_err(io("move into place", &dir))
+        });
+        if let Err(e) = built {
+            self.discard_session_dir(&tmp);
+            return Err(e);
+        }
         let doc = self.active_doc(mode, &session_id, &dir, started);
         let expires_at =
             DateTime::parse_from_rfc3339(doc.expires_at.as_deref().unwrap_or_default())
                 .expect("active_doc writes RFC 3339");
-        doc.write(&self.ws.action_file())?;
+        if let Err(e) = doc.write(&self.ws.action_file()) {
+            // not active after all: take the folder back so no orphan is left behind
+            match std::fs::rename(&dir, &tmp) {
+                Ok(()) => self.discard_session_dir(&tmp),
+                Err(re) => self.warn(format!(
+                    "could not take back the session folder {} ({re}); it is removed at the next start",
+                    dir.display()
+                )),
+            }
+            return Err(e.into());
+        }
         let context_paths = mode.plugin.runtime_context(&ctx);
         self.action = doc;
         self.active = Some(ActiveSession {
@@ -203,6 +221,19 @@ impl ModeCore {
             exit_turn: None,
         });
         Ok(())
+    }
+
+    /// Remove a session folder this entry made and could not finish (it holds only the
+    /// generated prompt and an empty conversation).
+    fn discard_session_dir(&mut self, tmp: &Path) {
+        match std::fs::remove_dir_all(tmp) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => self.warn(format!(
+                "could not remove the half-made session folder {} ({e}); it is removed at the next start",
+                tmp.display()
+            )),
+        }
     }
 
     /// Mark the active session as exiting (`exit.json`), then archive at once if nothing
@@ -288,4 +319,18 @@ impl ModeCore {
             }
         }
     }
+}
+
+/// The files of a new session, in its temporary folder: the frozen prompt and an empty
+/// conversation, all fsynced.
+fn build_session_dir(tmp: &Path, system_prompt: &str) -> Result<(), ModeError> {
+    fsutil::create_private_dirs(tmp).map_err(io("create", tmp))?;
+    let prompt_path = tmp.join(session::SYSTEM_PROMPT_FILE);
+    fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
+        .map_err(io("write", &prompt_path))?;
+    let conv = tmp.join(session::CONVERSATION_FILE);
+    fsutil::create_private(&conv)
+        .and_then(|f| f.sync_all())
+        .and_then(|_| fsutil::sync_dir(tmp))
+        .map_err(io("create", &conv))
 }

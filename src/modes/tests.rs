@@ -129,14 +129,14 @@ fn exit_waits_for_in_flight_turns_and_later_turns_stay_out() {
     let late = c.begin_turn(now, meta("cli"));
     assert!(late.mode.is_none());
     let out = c
-        .end_turn(exiting.turn_id, rec("退出做饭模式"), None)
+        .end_turn(now, exiting.turn_id, rec("退出做饭模式"), None)
         .unwrap();
     assert_eq!(out.recorded_in.as_deref(), Some(sid.as_str()));
     assert_eq!(out.archived, None, "the slow turn is still in flight");
     assert!(c.action.active);
-    let out = c.end_turn(late.turn_id, rec("late"), None).unwrap();
+    let out = c.end_turn(now, late.turn_id, rec("late"), None).unwrap();
     assert_eq!(out.recorded_in, None);
-    let out = c.end_turn(slow.turn_id, rec("slow"), None).unwrap();
+    let out = c.end_turn(now, slow.turn_id, rec("slow"), None).unwrap();
     assert_eq!(out.recorded_in.as_deref(), Some(sid.as_str()));
     assert_eq!(
         out.archived.as_deref(),
@@ -146,7 +146,7 @@ fn exit_waits_for_in_flight_turns_and_later_turns_stay_out() {
     assert!(!c.action.active);
     assert_eq!(conv(&c, &sid), ["退出做饭模式", "slow"]);
     assert!(matches!(
-        c.end_turn(slow.turn_id, rec("again"), None),
+        c.end_turn(now, slow.turn_id, rec("again"), None),
         Err(ModeError::UnknownTurn(_))
     ));
 }
@@ -162,11 +162,13 @@ fn expiry_during_a_turn_archives_after_it() {
     assert_eq!(c.check_expiry(later), None, "waits for the in-flight turn");
     let next = c.begin_turn(later, meta("b"));
     assert!(next.mode.is_none(), "no new turn joins an expired session");
-    let out = c.end_turn(turn.turn_id, rec("last words"), None).unwrap();
+    let out = c
+        .end_turn(now, turn.turn_id, rec("last words"), None)
+        .unwrap();
     assert_eq!(out.archived.as_deref(), Some(sid.as_str()));
     assert_eq!(c.action.exit_reason.as_deref(), Some("expired"));
     assert_eq!(conv(&c, &sid), ["last words"]);
-    c.end_turn(next.turn_id, rec("b"), None).unwrap();
+    c.end_turn(now, next.turn_id, rec("b"), None).unwrap();
 }
 
 #[test]
@@ -176,7 +178,7 @@ fn an_interrupted_archive_resumes_once() {
     let mut c = core_at(dir.path(), now);
     let sid = enter_cooking(&mut c, now);
     let turn = c.begin_turn(now, meta("a"));
-    c.end_turn(turn.turn_id, rec("hello"), None).unwrap();
+    c.end_turn(now, turn.turn_id, rec("hello"), None).unwrap();
     // simulate a crash right after the exit marker was written
     let sdir = c.ws.sessions_dir("cooking").join(&sid);
     let marker = ExitMarker {
@@ -260,7 +262,7 @@ fn a_rebuilt_action_json_takes_only_a_real_used_session() {
     let mut c = core_at(dir.path(), now);
     let live = enter_cooking(&mut c, now);
     let turn = c.begin_turn(now, meta("a"));
-    c.end_turn(turn.turn_id, rec("hello"), None).unwrap();
+    c.end_turn(now, turn.turn_id, rec("hello"), None).unwrap();
     let base = c.ws.sessions_dir("cooking");
     // a stray copy and a never-used later session beside the live one
     std::fs::create_dir_all(base.join("cook-backup")).unwrap();
@@ -286,9 +288,11 @@ fn a_rebuilt_action_json_takes_only_a_real_used_session() {
         Some("2026-10-22T19:55:00+08:00")
     );
     assert!(
-        unused.join(SUMMARY_FILE).exists(),
-        "the unused one was archived"
+        !unused.exists(),
+        "the unused one (no records, only its prompt) is removed, never indexed"
     );
+    let index = std::fs::read_to_string(dir.path().join("cooking/history.md")).unwrap();
+    assert!(!index.contains("cook-20261022-200000-abcdef"), "{index}");
     assert!(
         !base.join("cook-backup").join(SUMMARY_FILE).exists(),
         "a stray folder is left alone"
@@ -302,7 +306,7 @@ fn a_session_expired_while_down_ends_at_its_expiry_time() {
     let mut c = core_at(dir.path(), now);
     let sid = enter_cooking(&mut c, now);
     let turn = c.begin_turn(now, meta("a"));
-    c.end_turn(turn.turn_id, rec("hello"), None).unwrap();
+    c.end_turn(now, turn.turn_id, rec("hello"), None).unwrap();
     // the cron tick at 00:10 was missed; the next turn comes the morning after
     let morning = t("2026-10-23T08:30:00+08:00");
     let next = c.begin_turn(morning, meta("b"));
@@ -353,15 +357,43 @@ fn turns_begun_before_a_restart_still_end_in_their_session() {
     let mut fresh = core_at(dir.path(), now);
     fresh.continue_turn_ids(next);
     let out = fresh
-        .end_turn(in_mode.turn_id, rec("before the restart"), Some(&sid))
+        .end_turn(now, in_mode.turn_id, rec("before the restart"), Some(&sid))
         .unwrap();
     assert_eq!(out.recorded_in.as_deref(), Some(sid.as_str()));
     assert_eq!(conv(&fresh, &sid), ["before the restart"]);
     // an id the new core handed out is checked as before
     let t2 = fresh.begin_turn(now, meta("cli"));
-    fresh.end_turn(t2.turn_id, rec("x"), None).unwrap();
+    fresh.end_turn(now, t2.turn_id, rec("x"), None).unwrap();
     assert!(matches!(
-        fresh.end_turn(t2.turn_id, rec("again"), None),
+        fresh.end_turn(now, t2.turn_id, rec("again"), None),
         Err(ModeError::UnknownTurn(_))
     ));
+}
+
+#[test]
+fn an_entry_whose_action_json_cannot_be_written_leaves_no_session_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = t("2026-10-22T19:55:00+08:00");
+    let mut c = core_at(dir.path(), now);
+    // action.json cannot be replaced: a folder with something in it stands in its place
+    let action = dir.path().join("modes/action.json");
+    std::fs::remove_file(&action).unwrap();
+    std::fs::create_dir(&action).unwrap();
+    std::fs::write(action.join("x"), "").unwrap();
+    let e = c
+        .switch(
+            now,
+            SwitchAction::Enter,
+            Some("cooking"),
+            None,
+            SwitchOrigin::Command,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("action.json"), "{e}");
+    assert!(c.status().action.session_id.is_none());
+    let left: Vec<_> = std::fs::read_dir(c.ws.sessions_dir("cooking"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
