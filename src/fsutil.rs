@@ -145,26 +145,6 @@ pub fn move_aside(path: &Path, suffix: &str) -> io::Result<std::path::PathBuf> {
     Ok(candidate)
 }
 
-/// Copy `path` aside as `<name>.<suffix>` (never overwriting an earlier copy) and return
-/// the new path. Used to keep corrupt files for a human instead of deleting them.
-pub fn set_aside(path: &Path, suffix: &str) -> io::Result<std::path::PathBuf> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("file")
-        .to_string();
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut candidate = dir.join(format!("{name}.{suffix}"));
-    let mut n = 1;
-    while candidate.exists() {
-        candidate = dir.join(format!("{name}.{suffix}.{n}"));
-        n += 1;
-    }
-    fs::copy(path, &candidate)?;
-    sync_dir(dir)?;
-    Ok(candidate)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,16 +211,4 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
-    #[test]
-    fn set_aside_never_overwrites() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("x.json");
-        fs::write(&p, "1").unwrap();
-        let a = set_aside(&p, "corrupt").unwrap();
-        fs::write(&p, "2").unwrap();
-        let b = set_aside(&p, "corrupt").unwrap();
-        assert_ne!(a, b);
-        assert_eq!(fs::read_to_string(a).unwrap(), "1");
-        assert_eq!(fs::read_to_string(b).unwrap(), "2");
-    }
 }
