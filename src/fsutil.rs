@@ -210,5 +210,4 @@ mod tests {
         probe_space(dir.path()).unwrap();
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
-
 }

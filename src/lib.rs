@@ -47,6 +47,7 @@ pub mod modes;
 pub mod outbound;
 pub mod prompt;
 pub mod provider;
+pub mod reminders;
 pub mod scheduler;
 pub mod tools;
 pub mod turn;
