@@ -13,6 +13,7 @@ use crate::turn::Reply;
 /// know the kernel).
 pub struct Context<'a> {
     pub modes: &'a ModesHandle,
+    pub reminders: &'a crate::cron::CronHandle,
     pub registry: &'a ModeRegistry,
     pub household: &'a str,
     pub tz: chrono_tz::Tz,
@@ -28,6 +29,11 @@ pub enum Command {
     Enter(Option<String>),
     Exit(Option<String>),
     Status,
+    /// `/reminders` (pending), `/reminders all`, `/reminders cancel <id>`.
+    Reminders {
+        all: bool,
+    },
+    CancelReminder(Option<u32>),
     Help,
 }
 
@@ -41,6 +47,11 @@ impl Command {
             ["/mode", "exit"] => Command::Exit(None),
             ["/mode", "exit", id] => Command::Exit(Some(id.to_string())),
             ["/mode"] | ["/mode", "status"] | ["/status"] => Command::Status,
+            ["/reminders"] => Command::Reminders { all: false },
+            ["/reminders", "all"] | ["/reminders", "--all"] => Command::Reminders { all: true },
+            ["/reminders", "cancel", id] => {
+                Command::CancelReminder(id.trim_start_matches('#').parse().ok())
+            }
             _ => Command::Help,
         }
     }
@@ -69,6 +80,21 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
         }
         Command::Exit(id) => modes.switch(SwitchAction::Exit, id, None, None).await,
         Command::Status => return Reply::ok(status_text(ctx).await),
+        Command::Reminders { all } => {
+            return match ctx.reminders.list(all).await {
+                Ok(list) => Reply::ok(render_reminders(&list)),
+                Err(e) => Reply::failed(format!("提醒暂时看不了：{e}"), e.to_string()),
+            }
+        }
+        Command::CancelReminder(None) => {
+            return Reply::failed("用法: /reminders cancel <编号>", "usage")
+        }
+        Command::CancelReminder(Some(id)) => {
+            return match ctx.reminders.cancel(id).await {
+                Ok(r) => Reply::ok(format!("已取消提醒 #{}：{}", r.id, r.text)),
+                Err(e) => Reply::failed(format!("没能取消：{e}"), e.to_string()),
+            }
+        }
         Command::Help => return Reply::ok(help_text(ctx.registry)),
     };
     match result {
@@ -85,9 +111,38 @@ pub fn help_text(registry: &ModeRegistry) -> String {
         .map(|m| format!("{}（{}）", m.manifest.id, m.manifest.display_name))
         .collect();
     format!(
-        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
+        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
         if ids.is_empty() { "—".to_string() } else { ids.join(", ") }
     )
+}
+
+/// The reminder list (`/reminders`, `homebot reminders`): one line each.
+pub fn render_reminders(list: &[crate::reminders::Reminder]) -> String {
+    use crate::reminders::State;
+    if list.is_empty() {
+        return "没有提醒。".into();
+    }
+    let mut out = String::new();
+    for r in list {
+        let when = r.due_at.format("%m-%d %H:%M:%S");
+        let state = match &r.state {
+            State::Pending => "待响".to_string(),
+            State::Fired {
+                late_minutes: 0, ..
+            } => "已响".to_string(),
+            State::Fired { late_minutes, .. } => format!("已响（晚了 {late_minutes} 分钟）"),
+            State::Undelivered { error, .. } => format!("未送达：{error}"),
+            State::Cancelled { .. } => "已取消".to_string(),
+            State::Dropped { late_minutes, .. } => {
+                format!("已作废（homebot 停机，晚了 {late_minutes} 分钟）")
+            }
+        };
+        out.push_str(&format!(
+            "#{} {when} {} · {}:{} · {} · {state}\n",
+            r.id, r.text, r.origin.channel, r.origin.target, r.origin.speaker_id
+        ));
+    }
+    out
 }
 
 /// The status text (`/status`, `homebot status`), in the household's language.
@@ -167,5 +222,17 @@ mod tests {
         assert_eq!(Command::parse("/status"), Command::Status);
         assert_eq!(Command::parse("/mode enter a b"), Command::Help);
         assert_eq!(Command::parse("/whatever"), Command::Help);
+        assert_eq!(
+            Command::parse("/reminders"),
+            Command::Reminders { all: false }
+        );
+        assert_eq!(
+            Command::parse("/reminders cancel #3"),
+            Command::CancelReminder(Some(3))
+        );
+        assert_eq!(
+            Command::parse("/reminders cancel x"),
+            Command::CancelReminder(None)
+        );
     }
 }

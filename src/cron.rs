@@ -1,20 +1,201 @@
-//! The Cron actor: scheduled jobs. Today it owns the mode-expiry job — every
-//! `cron.expiry_check_secs` it asks the ModeManager to expire a session whose
-//! `expires_at` has passed (the ModeManager also checks before every turn, which covers
-//! a gateway that was down at 00:10). User timers and reminders will live here too.
+//! The Cron actor: scheduled jobs. It owns
+//! - the mode-expiry job: every `cron.expiry_check_secs` it asks the ModeManager to expire
+//!   a session whose `expires_at` has passed (the ModeManager also checks before every
+//!   turn, which covers a gateway that was down at 00:10);
+//! - the household's reminders ([`crate::reminders`]): it keeps `reminders.json`, sleeps
+//!   until the next one is due (no polling: the timer is re-armed after every change, on
+//!   the injected clock), and rings it through the outbound door of the channel that set
+//!   it. A failed delivery is retried with backoff for a while, then marked undelivered.
+//!
+//! Callers use [`CronHandle`]; firing never starts an LLM turn and never writes into a
+//! mode session (a reminder is not part of any conversation's prefix).
 
+use crate::clock::SharedClock;
 use crate::modes::ModesHandle;
+use crate::outbound::Doors;
+use crate::reminders::{store, when, BookError, Origin, Reminder, ReminderBook};
 use actix::prelude::*;
+use chrono::{DateTime, FixedOffset};
+use chrono_tz::Tz;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+use tracing::{info, warn};
+
+/// The longest single sleep of the reminder timer: it wakes at least this often to
+/// re-read the clock (a suspended machine, a clock that jumped).
+const MAX_SLEEP: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReminderError {
+    #[error(transparent)]
+    When(#[from] when::WhenError),
+    #[error(transparent)]
+    Book(#[from] BookError),
+    #[error("the reminder could not be saved: {0}")]
+    Store(String),
+    #[error("the cron actor has stopped")]
+    Gone,
+}
+
+/// How deliveries are retried.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Give up (mark undelivered) after this long.
+    pub give_up_after: Duration,
+    pub first_wait: Duration,
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            give_up_after: Duration::from_secs(600),
+            first_wait: Duration::from_secs(5),
+            max_wait: Duration::from_secs(60),
+        }
+    }
+}
 
 pub struct Cron {
     modes: ModesHandle,
     period: Duration,
+    clock: SharedClock,
+    tz: Tz,
+    path: PathBuf,
+    book: ReminderBook,
+    doors: Arc<Doors>,
+    retry: RetryPolicy,
+    /// Reminders being delivered (still pending in the book until it succeeds).
+    delivering: HashSet<u32>,
+    timer: Option<SpawnHandle>,
+}
+
+pub struct CronSetup {
+    pub modes: ModesHandle,
+    pub period: Duration,
+    pub clock: SharedClock,
+    pub tz: Tz,
+    /// `reminders.json`.
+    pub path: PathBuf,
+    pub doors: Arc<Doors>,
+    pub retry: RetryPolicy,
 }
 
 impl Cron {
-    pub fn new(modes: ModesHandle, period: Duration) -> Self {
-        Self { modes, period }
+    /// Load the reminders (a corrupt file is set aside: the warning comes back).
+    pub fn new(s: CronSetup) -> (Self, Option<String>) {
+        let (book, warning) = match store::load(&s.path) {
+            Ok(x) => x,
+            Err(e) => (ReminderBook::default(), Some(e.to_string())),
+        };
+        let cron = Self {
+            modes: s.modes,
+            period: s.period,
+            clock: s.clock,
+            tz: s.tz,
+            path: s.path,
+            book,
+            doors: s.doors,
+            retry: s.retry,
+            delivering: HashSet::new(),
+            timer: None,
+        };
+        (cron, warning)
+    }
+
+    fn now(&self) -> DateTime<FixedOffset> {
+        self.clock.now().with_timezone(&self.tz).fixed_offset()
+    }
+
+    fn save(&self) -> Result<(), ReminderError> {
+        store::save(&self.path, &self.book).map_err(|e| {
+            warn!(error = %e, "reminders could not be saved");
+            ReminderError::Store(e.to_string())
+        })
+    }
+
+    /// Ring what is due, then sleep until the next one.
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        let now = self.now();
+        let skip: Vec<u32> = self.delivering.iter().copied().collect();
+        let due = self.book.take_due(now, &skip);
+        for r in &due.dropped {
+            warn!(id = r.id, late_minutes = r.late_minutes(now), text = %r.text, "reminder more than six hours late; dropped");
+        }
+        if !due.dropped.is_empty() {
+            let _ = self.save();
+        }
+        for r in due.ring {
+            self.delivering.insert(r.id);
+            let message = r.message(now);
+            let doors = self.doors.clone();
+            let retry = self.retry;
+            let me = ctx.address();
+            let id = r.id;
+            let origin = r.origin.clone();
+            info!(id, channel = %origin.channel, target = %origin.target, "reminder due");
+            actix::spawn(async move {
+                let result = deliver(&doors, &origin, &message, retry).await;
+                me.do_send(Delivered { id, result });
+            });
+        }
+        self.arm(ctx);
+    }
+
+    /// Re-arm the timer for the next due reminder.
+    fn arm(&mut self, ctx: &mut Context<Self>) {
+        if let Some(h) = self.timer.take() {
+            ctx.cancel_future(h);
+        }
+        let now = self.now();
+        let skip: Vec<u32> = self.delivering.iter().copied().collect();
+        let Some(next) = self
+            .book
+            .pending()
+            .filter(|r| !skip.contains(&r.id))
+            .map(|r| r.due_at)
+            .next()
+        else {
+            return;
+        };
+        let wait = (next - now)
+            .to_std()
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_SLEEP);
+        self.timer = Some(ctx.run_later(wait, |cron, ctx| {
+            cron.timer = None;
+            cron.tick(ctx);
+        }));
+    }
+}
+
+/// Deliver through the origin's channel door, retrying with backoff until the policy
+/// gives up.
+async fn deliver(
+    doors: &Doors,
+    origin: &Origin,
+    message: &str,
+    retry: RetryPolicy,
+) -> Result<(), String> {
+    let started = tokio::time::Instant::now();
+    let mut wait = retry.first_wait;
+    loop {
+        match doors
+            .deliver(&origin.channel, &origin.target, message)
+            .await
+        {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                if started.elapsed() + wait > retry.give_up_after {
+                    return Err(e.to_string());
+                }
+                info!(channel = %origin.channel, target = %origin.target, error = %e, retry_secs = wait.as_secs(), "reminder not delivered yet; retrying");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(retry.max_wait);
+            }
+        }
     }
 }
 
@@ -23,5 +204,153 @@ impl Actor for Cron {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(self.period, |cron, _| cron.modes.nudge_expiry());
+        // reminders that came due while homebot was down ring now, marked late
+        self.tick(ctx);
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<Reminder, ReminderError>")]
+pub struct SetReminder {
+    pub in_seconds: Option<i64>,
+    pub at: Option<String>,
+    pub text: String,
+    pub origin: Origin,
+}
+
+#[derive(Message)]
+#[rtype(result = "Vec<Reminder>")]
+pub struct ListReminders {
+    /// Finished ones too (fired, undelivered, cancelled, dropped), newest first.
+    pub all: bool,
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<Reminder, ReminderError>")]
+pub struct CancelReminder(pub u32);
+
+/// Re-read the clock now (tests move an injected clock, then wake the timer).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Wake;
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Delivered {
+    id: u32,
+    result: Result<(), String>,
+}
+
+impl Handler<SetReminder> for Cron {
+    type Result = Result<Reminder, ReminderError>;
+    fn handle(&mut self, m: SetReminder, ctx: &mut Context<Self>) -> Self::Result {
+        let now = self.now();
+        let due = when::resolve(self.clock.now(), self.tz, m.in_seconds, m.at.as_deref())?;
+        let r = self.book.add(now, due, &m.text, m.origin)?.clone();
+        if let Err(e) = self.save() {
+            let _ = self.book.cancel(r.id, now);
+            return Err(e);
+        }
+        info!(id = r.id, due = %r.due_at, "reminder set");
+        self.arm(ctx);
+        Ok(r)
+    }
+}
+
+impl Handler<ListReminders> for Cron {
+    type Result = MessageResult<ListReminders>;
+    fn handle(&mut self, m: ListReminders, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(if m.all {
+            self.book.all().cloned().collect()
+        } else {
+            self.book.pending().cloned().collect()
+        })
+    }
+}
+
+impl Handler<CancelReminder> for Cron {
+    type Result = Result<Reminder, ReminderError>;
+    fn handle(&mut self, m: CancelReminder, ctx: &mut Context<Self>) -> Self::Result {
+        let now = self.now();
+        let r = self.book.cancel(m.0, now)?.clone();
+        self.save()?;
+        self.arm(ctx);
+        Ok(r)
+    }
+}
+
+impl Handler<Wake> for Cron {
+    type Result = ();
+    fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
+        self.tick(ctx);
+    }
+}
+
+impl Handler<Delivered> for Cron {
+    type Result = ();
+    fn handle(&mut self, m: Delivered, ctx: &mut Context<Self>) {
+        self.delivering.remove(&m.id);
+        let now = self.now();
+        match m.result {
+            Ok(()) => {
+                info!(id = m.id, "reminder delivered");
+                self.book.mark_fired(m.id, now);
+            }
+            Err(e) => {
+                warn!(id = m.id, error = %e, "reminder undelivered; shown by `homebot reminders`");
+                self.book.mark_undelivered(m.id, now, &e);
+            }
+        }
+        let _ = self.save();
+        self.arm(ctx);
+    }
+}
+
+/// The cloneable handle everything else uses.
+#[derive(Clone)]
+pub struct CronHandle {
+    addr: Addr<Cron>,
+}
+
+impl CronHandle {
+    pub fn new(addr: Addr<Cron>) -> Self {
+        Self { addr }
+    }
+
+    pub async fn set(
+        &self,
+        in_seconds: Option<i64>,
+        at: Option<String>,
+        text: String,
+        origin: Origin,
+    ) -> Result<Reminder, ReminderError> {
+        self.addr
+            .send(SetReminder {
+                in_seconds,
+                at,
+                text,
+                origin,
+            })
+            .await
+            .map_err(|_| ReminderError::Gone)?
+    }
+
+    pub async fn list(&self, all: bool) -> Result<Vec<Reminder>, ReminderError> {
+        self.addr
+            .send(ListReminders { all })
+            .await
+            .map_err(|_| ReminderError::Gone)
+    }
+
+    pub async fn cancel(&self, id: u32) -> Result<Reminder, ReminderError> {
+        self.addr
+            .send(CancelReminder(id))
+            .await
+            .map_err(|_| ReminderError::Gone)?
+    }
+
+    /// Ring whatever is due by the clock now.
+    pub async fn wake(&self) {
+        let _ = self.addr.send(Wake).await;
     }
 }

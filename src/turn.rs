@@ -18,6 +18,10 @@ pub struct Turn {
     /// Channel-specific reply guidance for the dynamic tail (e.g. voice: short, no markdown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_hint: Option<String>,
+    /// Where a proactive message for this chat goes: the target of the channel's outbound
+    /// door (a satellite id, `group:<id>`, …). `None`: the chat id itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
 }
 
 fn yes() -> bool {
@@ -38,7 +42,13 @@ impl Turn {
             text: text.into(),
             may_switch_modes: true,
             reply_hint: None,
+            reply_to: None,
         }
+    }
+
+    /// Where proactive messages for this turn's chat go (see `reply_to`).
+    pub fn reply_target(&self) -> &str {
+        self.reply_to.as_deref().unwrap_or(&self.chat_id)
     }
 
     /// Key of the per-chat FIFO and of the normal-operation history.

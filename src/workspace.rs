@@ -22,6 +22,8 @@ pub const SOCKET_FILE: &str = "control.sock";
 pub const CHATS_DIR: &str = "chats";
 pub const LOGS_DIR: &str = "logs";
 pub const MEMBERS_DIR: &str = "members";
+/// The household's reminders (the Cron actor's).
+pub const REMINDERS_FILE: &str = "reminders.json";
 /// Sub-folders made when a workspace is opened.
 const SUB_DIRS: &[&str] = &["modes/sessions", CHATS_DIR, LOGS_DIR, MEMBERS_DIR, "skills"];
 
@@ -36,6 +38,7 @@ pub const PRIVATE_ZONES: &[&str] = &[
     SYSTEM_FILE,
     LOCK_FILE,
     SOCKET_FILE,
+    REMINDERS_FILE,
 ];
 
 /// A workspace (or its `config.toml`) owned by another user: whoever owns it can replace
@@ -160,6 +163,9 @@ impl Workspace {
     }
     pub fn config_file(&self) -> PathBuf {
         self.root.join(CONFIG_FILE)
+    }
+    pub fn reminders_file(&self) -> PathBuf {
+        self.root.join(REMINDERS_FILE)
     }
     pub fn lock_file(&self) -> PathBuf {
         self.root.join(LOCK_FILE)

@@ -21,7 +21,7 @@
 use crate::agent::Agent;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ConfigError, EnvOverrides};
-use crate::cron::Cron;
+use crate::cron::{Cron, CronHandle, CronSetup};
 use crate::lock::{LockError, WorkspaceLock};
 use crate::modes::core::ModeError;
 use crate::modes::{ModeCore, ModeManager, ModeRegistry, ModesHandle};
@@ -81,6 +81,8 @@ pub struct KernelOptions {
     pub skills_dirs: Option<Vec<PathBuf>>,
     /// How long to wait for the workspace lock (a previous owner shutting down).
     pub lock_wait: Option<Duration>,
+    /// How reminder deliveries are retried (tests shorten it).
+    pub reminder_retry: Option<crate::cron::RetryPolicy>,
 }
 
 struct Job {
@@ -94,6 +96,7 @@ pub struct KernelInner {
     cfg: Config,
     ws: Workspace,
     modes: ModesHandle,
+    cron: CronHandle,
     registry: Arc<ModeRegistry>,
     agent: Agent,
     clock: SharedClock,
@@ -106,7 +109,7 @@ pub struct KernelInner {
     services: TaskTracker,
     /// Fires when the services must stop.
     cancel: CancellationToken,
-    doors: Doors,
+    doors: Arc<Doors>,
     _lock: WorkspaceLock,
 }
 
@@ -194,7 +197,18 @@ impl Kernel {
         let period = opts
             .expiry_period
             .unwrap_or(Duration::from_secs(cfg.cron.expiry_check_secs));
-        let (modes, system) = start_actors(core, clock.clone(), period)?;
+        let doors = Arc::new(Doors::default());
+        let (modes, cron, system) = start_actors(
+            core,
+            clock.clone(),
+            CronParts {
+                period,
+                tz,
+                path: ws.reminders_file(),
+                doors: doors.clone(),
+                retry: opts.reminder_retry.unwrap_or_default(),
+            },
+        )?;
         let agent = Agent {
             provider,
             base_prompt: base.into(),
@@ -209,6 +223,7 @@ impl Kernel {
                 cfg,
                 ws,
                 modes,
+                cron,
                 registry,
                 agent,
                 clock,
@@ -218,7 +233,7 @@ impl Kernel {
                 turns: TaskTracker::new(),
                 services: TaskTracker::new(),
                 cancel: CancellationToken::new(),
-                doors: Doors::default(),
+                doors,
                 _lock: lock,
             }),
         })
@@ -270,6 +285,10 @@ impl Kernel {
     }
     pub fn modes(&self) -> &ModesHandle {
         &self.inner.modes
+    }
+    /// The household's reminders (owned by the Cron actor).
+    pub fn reminders(&self) -> &CronHandle {
+        &self.inner.cron
     }
     pub fn registry(&self) -> &ModeRegistry {
         &self.inner.registry
@@ -425,6 +444,7 @@ impl Kernel {
         let inner = &self.inner;
         crate::commands::Context {
             modes: &inner.modes,
+            reminders: &inner.cron,
             registry: &inner.registry,
             household: &inner.cfg.household.name,
             tz: inner.tz,
@@ -462,22 +482,43 @@ pub fn skill_search_path(ws: &Workspace, cfg: &Config) -> Vec<PathBuf> {
     dirs
 }
 
+/// What the Cron actor needs besides the ModeManager.
+struct CronParts {
+    period: Duration,
+    tz: chrono_tz::Tz,
+    path: PathBuf,
+    doors: Arc<Doors>,
+    retry: crate::cron::RetryPolicy,
+}
+
 /// Start the ModeManager and Cron actors on a dedicated arbiter thread.
 fn start_actors(
     core: ModeCore,
     clock: SharedClock,
-    period: Duration,
-) -> Result<(ModesHandle, actix::System), KernelError> {
+    parts: CronParts,
+) -> Result<(ModesHandle, CronHandle, actix::System), KernelError> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("homebot-actors".into())
         .spawn(move || {
             let sys = actix::System::new();
             sys.block_on(async move {
-                let addr = ModeManager::new(core, clock).start();
+                let addr = ModeManager::new(core, clock.clone()).start();
                 let modes = ModesHandle::new(addr);
-                Cron::new(modes.clone(), period).start();
-                let _ = tx.send((modes, actix::System::current()));
+                let (cron, warning) = Cron::new(CronSetup {
+                    modes: modes.clone(),
+                    period: parts.period,
+                    clock,
+                    tz: parts.tz,
+                    path: parts.path,
+                    doors: parts.doors,
+                    retry: parts.retry,
+                });
+                if let Some(w) = warning {
+                    warn!("{w}");
+                }
+                let cron = CronHandle::new(cron.start());
+                let _ = tx.send((modes, cron, actix::System::current()));
             });
             if let Err(e) = sys.run() {
                 error!(error = %e, "actor system stopped with an error");

@@ -5,7 +5,7 @@
 use super::ReminderBook;
 use std::path::{Path, PathBuf};
 
-pub const REMINDERS_FILE: &str = "reminders.json";
+pub use crate::workspace::REMINDERS_FILE;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {source}")]
