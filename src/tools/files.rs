@@ -11,16 +11,47 @@
 //!   another mode is active they are neither read, listed nor written;
 //! - writing is allowed only below the writable folders: `notes/` and what the mode
 //!   plugins declare (e.g. `cooking/recipes/`). The LLM never writes `action.json`,
-//!   session files, skills or plugin indexes.
+//!   session files, skills or plugin indexes;
+//! - only regular files with one name are opened: a FIFO, socket or device would block
+//!   or never end, and a hard link in `notes/` to `config.toml` would carry the private
+//!   file's content under a public path. Zones are by path, so a second name is refused
+//!   (`nlink > 1`) rather than compared by inode with every private file: private zones
+//!   hold files that come and go (every chat, every profile), and a household never
+//!   needs a hard link here — a copy does;
+//! - files are opened non-blocking and without following a last symlink, and checked by
+//!   the opened file's metadata, not the path (no race between check and open); reads
+//!   stop at the limit, they never load the whole file to cut it;
+//! - each writable folder has a quota ([`ZoneLimits`]): total bytes and file count.
+//!
+//! These functions block on the disk; the agent runs them with `spawn_blocking`.
 //!
 //! (Past 500 lines only because its unit tests live beside the code; the code is ~260.)
 
 use super::ToolResult;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 pub const READ_LIMIT: usize = 64 * 1024;
 pub const WRITE_LIMIT: usize = 256 * 1024;
 const LIST_LIMIT: usize = 200;
+
+/// What one writable folder may hold (`tools.max_zone_bytes`, `tools.max_zone_files`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneLimits {
+    pub max_bytes: u64,
+    pub max_files: usize,
+}
+
+impl Default for ZoneLimits {
+    fn default() -> Self {
+        Self {
+            max_bytes: 20 * 1024 * 1024,
+            max_files: 500,
+        }
+    }
+}
 
 /// Top-level names the tools never touch.
 const PRIVATE: &[&str] = crate::workspace::PRIVATE_ZONES;
@@ -273,28 +304,76 @@ pub fn read_file_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolResu
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
-    let bytes = match std::fs::read(&p) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ToolResult::err(format!("error: {path} does not exist"))
-        }
-        Err(e) => return ToolResult::err(format!("error: cannot read {path}: {e}")),
+    let (file, size) = match open_regular(&p, path) {
+        Ok(f) => f,
+        Err(e) => return ToolResult::err(e),
     };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return ToolResult::err(format!("error: {path} is not a UTF-8 text file"));
-    };
-    if text.len() > READ_LIMIT {
-        let mut cut = READ_LIMIT;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
+    let mut bytes = Vec::with_capacity((size as usize).min(READ_LIMIT) + 1);
+    if let Err(e) = file.take(READ_LIMIT as u64 + 1).read_to_end(&mut bytes) {
+        return ToolResult::err(format!("error: cannot read {path}: {e}"));
+    }
+    let truncated = bytes.len() > READ_LIMIT;
+    bytes.truncate(READ_LIMIT);
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        // cut inside a character at the limit: keep the whole characters before it
+        Err(e) if truncated && e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut b = e.into_bytes();
+            b.truncate(valid);
+            String::from_utf8(b).expect("cut at the last valid UTF-8 boundary")
         }
+        Err(_) => return ToolResult::err(format!("error: {path} is not a UTF-8 text file")),
+    };
+    if truncated {
         return ToolResult::ok(format!(
-            "{}\n\n[truncated: showing {cut} of {} bytes]",
-            &text[..cut],
-            text.len()
+            "{text}\n\n[truncated: showing {} of {} bytes]",
+            text.len(),
+            size.max(text.len() as u64 + 1)
         ));
     }
     ToolResult::ok(text)
+}
+
+/// Open `p` for reading without blocking (a FIFO with no writer would wait forever) and
+/// without following a symlink swapped in since the zone check; accept it only if the
+/// opened file is a regular file with one name. Returns the file and its size.
+fn open_regular(p: &Path, shown: &str) -> Result<(File, u64), String> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(p)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!("error: {shown} does not exist"),
+            _ if e.raw_os_error() == Some(libc::ELOOP) => {
+                format!("error: {shown} is a symlink; open the file it points to")
+            }
+            _ => format!("error: cannot read {shown}: {e}"),
+        })?;
+    let meta = f
+        .metadata()
+        .map_err(|e| format!("error: cannot read {shown}: {e}"))?;
+    check_regular(&meta, shown)?;
+    Ok((f, meta.len()))
+}
+
+/// Only regular files with a single name (see the module doc for why).
+fn check_regular(meta: &Metadata, shown: &str) -> Result<(), String> {
+    if meta.is_dir() {
+        return Err(format!("error: {shown} is a folder"));
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "error: {shown} is not a regular file (a pipe, socket or device); the file tools open only regular files"
+        ));
+    }
+    if meta.nlink() > 1 {
+        return Err(format!(
+            "error: {shown} has more than one name (a hard link, {} links); the file tools do not open it",
+            meta.nlink()
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -345,24 +424,42 @@ pub fn list_files_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolRes
 
 #[cfg(test)]
 fn write_file(fa: &FileAccess, path: &str, content: &str) -> ToolResult {
-    write_file_in(fa, path, content, None)
+    write_file_in(fa, path, content, None, &ZoneLimits::default())
 }
 
-/// `write_file` for a turn in `mode`.
-pub fn write_file_in(fa: &FileAccess, path: &str, content: &str, mode: Option<&str>) -> ToolResult {
+/// `write_file` for a turn in `mode`, within the writable folder's quota.
+pub fn write_file_in(
+    fa: &FileAccess,
+    path: &str,
+    content: &str,
+    mode: Option<&str>,
+    limits: &ZoneLimits,
+) -> ToolResult {
     let p = match fa.writable_path(path, mode) {
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
     let rel = fa.rel(&p).to_path_buf();
-    if p.is_dir() {
-        return ToolResult::err(format!("error: {path} is a folder"));
-    }
+    let existing = match std::fs::symlink_metadata(&p) {
+        Ok(m) => {
+            if let Err(e) = check_regular(&m, path) {
+                return ToolResult::err(e);
+            }
+            Some(m.len())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return ToolResult::err(format!("error: cannot write {path}: {e}")),
+    };
     if content.len() > WRITE_LIMIT {
         return ToolResult::err(format!(
             "error: content is {} bytes; the limit is {WRITE_LIMIT}",
             content.len()
         ));
+    }
+    if let Some(zone) = fa.writable.iter().find(|w| p.starts_with(w)) {
+        if let Err(e) = check_zone(fa, zone, existing, content.len() as u64, limits) {
+            return ToolResult::err(e);
+        }
     }
     match crate::fsutil::write_atomic(&p, content.as_bytes()) {
         Ok(()) => ToolResult::ok(format!(
@@ -372,6 +469,62 @@ pub fn write_file_in(fa: &FileAccess, path: &str, content: &str, mode: Option<&s
         )),
         Err(e) => ToolResult::err(format!("error: cannot write {path}: {e}")),
     }
+}
+
+/// Whether writing `new_len` bytes (replacing a file of `existing` bytes, if any) keeps
+/// `zone` within its quota. The walk is bounded: a folder holding far more entries than
+/// the quota allows is full, however it got there.
+fn check_zone(
+    fa: &FileAccess,
+    zone: &Path,
+    existing: Option<u64>,
+    new_len: u64,
+    limits: &ZoneLimits,
+) -> Result<(), String> {
+    let name = format!("{}/", fa.rel(zone).display());
+    let max_entries = limits.max_files.saturating_mul(2).saturating_add(1000);
+    let (mut files, mut bytes, mut entries) = (0usize, 0u64, 0usize);
+    let mut stack = vec![zone.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            entries += 1;
+            if entries > max_entries {
+                return Err(format!(
+                    "error: {name} holds more than {max_entries} entries; nothing more can be written there (quota: {} files)",
+                    limits.max_files
+                ));
+            }
+            let Ok(m) = e.path().symlink_metadata() else {
+                continue;
+            };
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                files += 1;
+                bytes = bytes.saturating_add(m.len());
+            }
+        }
+    }
+    let after_files = files + usize::from(existing.is_none());
+    if existing.is_none() && after_files > limits.max_files {
+        return Err(format!(
+            "error: {name} already holds {files} files, its quota is {}; replace or reuse an existing file instead",
+            limits.max_files
+        ));
+    }
+    let after_bytes = bytes
+        .saturating_sub(existing.unwrap_or(0))
+        .saturating_add(new_len);
+    if after_bytes > limits.max_bytes {
+        return Err(format!(
+            "error: {name} would hold {after_bytes} bytes, its quota is {}; nothing was written",
+            limits.max_bytes
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -541,7 +694,14 @@ mod tests {
         // homework sees its own, not cooking's (and cannot write there either)
         assert!(!read_file_in(&fa, "homework/notes/数学.md", Some("homework")).is_error);
         assert!(read_file_in(&fa, "cooking/recipes/鱼.md", Some("homework")).is_error);
-        assert!(write_file_in(&fa, "cooking/recipes/x.md", "x", Some("homework")).is_error);
+        assert!(write_file_in(
+            &fa,
+            "cooking/recipes/x.md",
+            "x",
+            Some("homework"),
+            &ZoneLimits::default()
+        )
+        .is_error);
         // outside every mode it is ordinary workspace content
         assert!(!read_file_in(&fa, "homework/notes/数学.md", None).is_error);
     }
