@@ -189,7 +189,9 @@ impl Agent {
                 let refusal = if i == per_response {
                     Some(format!("error: not run: at most {per_response} tool calls of one response are run and this response asked for {asked}; ask again for what is still needed, fewer at a time"))
                 } else if i > per_response {
-                    Some(format!("error: not run (over {per_response} calls per response)"))
+                    Some(format!(
+                        "error: not run (over {per_response} calls per response)"
+                    ))
                 } else if calls_run >= per_turn {
                     Some(format!("error: not run: this turn has already run {per_turn} tool calls, the limit per message; answer the user with what you have"))
                 } else {

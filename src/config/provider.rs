@@ -448,6 +448,35 @@ mod tests {
     }
 
     #[test]
+    fn household_defaults_for_slots_and_the_answer_cap() {
+        let c = Config::default();
+        let env = |url: &str| EnvOverrides {
+            base_url: Some(url.into()),
+            ..Default::default()
+        };
+        let remote = c.resolve_provider(&env("https://llm.example/v1")).unwrap();
+        assert_eq!(remote.max_concurrent, 8);
+        // 4096 tokens × 64 bytes
+        assert_eq!(remote.max_response_bytes, 256 * 1024);
+        let cfg = Config::parse("[provider]\nmax_tokens = 100000\n", &p()).unwrap();
+        let r = cfg
+            .resolve_provider(&env("https://llm.example/v1"))
+            .unwrap();
+        assert_eq!(r.max_response_bytes, 6_400_000);
+        let cfg = Config::parse(
+            "[provider]\nmax_tokens = 100000\nmax_response_bytes = 70000\n",
+            &p(),
+        )
+        .unwrap();
+        let r = cfg
+            .resolve_provider(&env("https://llm.example/v1"))
+            .unwrap();
+        assert_eq!(r.max_response_bytes, 70_000, "configured wins");
+        assert_eq!(default_max_response_bytes(1), MIN_RESPONSE_BYTES);
+        assert_eq!(default_max_response_bytes(u32::MAX), u32::MAX as usize * 64);
+    }
+
+    #[test]
     fn printed_urls_carry_no_credentials() {
         assert_eq!(
             display_url("https://user:sk-secret@llm.example/v1/?key=sk-secret#x"),

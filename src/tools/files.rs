@@ -628,6 +628,63 @@ mod tests {
     }
 
     #[test]
+    fn only_regular_files_with_one_name_are_opened() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
+        std::fs::write(r.join("config.toml"), "api_key = \"sk-x\"").unwrap();
+        std::fs::create_dir_all(r.join("notes")).unwrap();
+        std::fs::hard_link(r.join("config.toml"), r.join("notes/link.md")).unwrap();
+        let w = write_file(&fa, "notes/link.md", "overwritten");
+        assert!(
+            w.is_error && w.content.contains("more than one name"),
+            "{}",
+            w.content
+        );
+        assert!(read_file(&fa, "notes/link.md").is_error);
+        assert_eq!(
+            std::fs::metadata(r.join("notes/link.md")).unwrap().nlink(),
+            2,
+            "the link was left alone"
+        );
+        let c = std::ffi::CString::new(r.join("notes/pipe").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let w = write_file(&fa, "notes/pipe", "x");
+        assert!(
+            w.is_error && w.content.contains("not a regular file"),
+            "{}",
+            w.content
+        );
+        assert!(read_file(&fa, "notes/pipe")
+            .content
+            .contains("not a regular file"));
+    }
+
+    #[test]
+    fn a_long_file_is_read_up_to_the_limit_on_a_character_boundary() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
+        std::fs::create_dir_all(r.join("notes")).unwrap();
+        // 3-byte characters after two ASCII bytes: the limit (65536) falls inside one
+        std::fs::write(
+            r.join("notes/long.md"),
+            format!("ab{}", "字".repeat(READ_LIMIT)),
+        )
+        .unwrap();
+        let out = read_file(&fa, "notes/long.md");
+        assert!(!out.is_error, "{}", &out.content[..100]);
+        let (text, note) = out.content.rsplit_once("\n\n").unwrap();
+        assert_eq!(text.len(), READ_LIMIT - 2);
+        assert_eq!(
+            note,
+            format!(
+                "[truncated: showing {} of {} bytes]",
+                READ_LIMIT - 2,
+                2 + 3 * READ_LIMIT
+            )
+        );
+    }
+
+    #[test]
     fn private_zones_are_unreadable() {
         let (_d, fa) = access();
         let r = fa.root.clone();
@@ -694,14 +751,16 @@ mod tests {
         // homework sees its own, not cooking's (and cannot write there either)
         assert!(!read_file_in(&fa, "homework/notes/数学.md", Some("homework")).is_error);
         assert!(read_file_in(&fa, "cooking/recipes/鱼.md", Some("homework")).is_error);
-        assert!(write_file_in(
-            &fa,
-            "cooking/recipes/x.md",
-            "x",
-            Some("homework"),
-            &ZoneLimits::default()
-        )
-        .is_error);
+        assert!(
+            write_file_in(
+                &fa,
+                "cooking/recipes/x.md",
+                "x",
+                Some("homework"),
+                &ZoneLimits::default()
+            )
+            .is_error
+        );
         // outside every mode it is ordinary workspace content
         assert!(!read_file_in(&fa, "homework/notes/数学.md", None).is_error);
     }

@@ -13,11 +13,11 @@ pub mod files;
 
 pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
 
+use crate::config::ToolsConfig;
 use crate::modes::core::TurnId;
 use crate::modes::switch::SwitchAction;
 use crate::modes::ModesHandle;
 use crate::provider::{ToolCall, ToolDef};
-use crate::config::ToolsConfig;
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -240,8 +240,9 @@ async fn write_within_budget(
         max_bytes: env.limits.max_zone_bytes,
         max_files: env.limits.max_zone_files,
     };
-    let r = blocking(move || files::write_file_in(&files, &a.path, &a.content, mode.as_deref(), &zone))
-        .await;
+    let r =
+        blocking(move || files::write_file_in(&files, &a.path, &a.content, mode.as_deref(), &zone))
+            .await;
     if !r.is_error {
         env.written.fetch_add(len, Ordering::SeqCst);
     }
