@@ -20,6 +20,7 @@ const OUT_OF_RANGE: &[(&str, &str, &str)] = &[
     ("agent", "max_message_chars", "0"),
     ("agent", "max_message_chars", MAX),
     ("agent", "max_queued_per_chat", MAX),
+    ("agent", "max_queued_per_chat", "0"),
     ("agent", "shutdown_grace_secs", MAX),
     ("agent", "max_reply_chars", "10"),
     ("cron", "expiry_check_secs", MAX),

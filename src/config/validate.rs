@@ -178,7 +178,12 @@ impl Config {
             ),
             b("agent.turn_timeout_secs", a.turn_timeout_secs, 1, 86_400),
             b("agent.max_message_chars", a.max_message_chars, 1, 1_000_000),
-            b("agent.max_queued_per_chat", a.max_queued_per_chat, 1, 1000),
+            b(
+                "agent.max_queued_per_chat",
+                a.max_queued_per_chat,
+                1,
+                100_000,
+            ),
             b("agent.shutdown_grace_secs", a.shutdown_grace_secs, 0, 3600),
             b("agent.max_reply_chars", a.max_reply_chars, 100, 1_000_000),
             b(

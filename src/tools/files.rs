@@ -25,33 +25,19 @@
 //!
 //! These functions block on the disk; the agent runs them with `spawn_blocking`.
 //!
-//! (Past 500 lines only because its unit tests live beside the code; the code is ~260.)
+//! What a file may be, and a writable folder's quota, are checked in `guard`.
+//!
+//! (Past 500 lines only because its unit tests live beside the code; the code is ~420.)
 
+pub use super::guard::ZoneLimits;
+use super::guard::{check_regular, check_zone, open_regular};
 use super::ToolResult;
-use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 pub const READ_LIMIT: usize = 64 * 1024;
 pub const WRITE_LIMIT: usize = 256 * 1024;
 const LIST_LIMIT: usize = 200;
-
-/// What one writable folder may hold (`tools.max_zone_bytes`, `tools.max_zone_files`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ZoneLimits {
-    pub max_bytes: u64,
-    pub max_files: usize,
-}
-
-impl Default for ZoneLimits {
-    fn default() -> Self {
-        Self {
-            max_bytes: 20 * 1024 * 1024,
-            max_files: 500,
-        }
-    }
-}
 
 /// Top-level names the tools never touch.
 const PRIVATE: &[&str] = crate::workspace::PRIVATE_ZONES;
@@ -335,47 +321,6 @@ pub fn read_file_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolResu
     ToolResult::ok(text)
 }
 
-/// Open `p` for reading without blocking (a FIFO with no writer would wait forever) and
-/// without following a symlink swapped in since the zone check; accept it only if the
-/// opened file is a regular file with one name. Returns the file and its size.
-fn open_regular(p: &Path, shown: &str) -> Result<(File, u64), String> {
-    let f = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(p)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => format!("error: {shown} does not exist"),
-            _ if e.raw_os_error() == Some(libc::ELOOP) => {
-                format!("error: {shown} is a symlink; open the file it points to")
-            }
-            _ => format!("error: cannot read {shown}: {e}"),
-        })?;
-    let meta = f
-        .metadata()
-        .map_err(|e| format!("error: cannot read {shown}: {e}"))?;
-    check_regular(&meta, shown)?;
-    Ok((f, meta.len()))
-}
-
-/// Only regular files with a single name (see the module doc for why).
-fn check_regular(meta: &Metadata, shown: &str) -> Result<(), String> {
-    if meta.is_dir() {
-        return Err(format!("error: {shown} is a folder"));
-    }
-    if !meta.is_file() {
-        return Err(format!(
-            "error: {shown} is not a regular file (a pipe, socket or device); the file tools open only regular files"
-        ));
-    }
-    if meta.nlink() > 1 {
-        return Err(format!(
-            "error: {shown} has more than one name (a hard link, {} links); the file tools do not open it",
-            meta.nlink()
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 fn list_files(fa: &FileAccess, path: &str) -> ToolResult {
     list_files_in(fa, path, None)
@@ -457,7 +402,8 @@ pub fn write_file_in(
         ));
     }
     if let Some(zone) = fa.writable.iter().find(|w| p.starts_with(w)) {
-        if let Err(e) = check_zone(fa, zone, existing, content.len() as u64, limits) {
+        let name = format!("{}/", fa.rel(zone).display());
+        if let Err(e) = check_zone(&name, zone, existing, content.len() as u64, limits) {
             return ToolResult::err(e);
         }
     }
@@ -469,62 +415,6 @@ pub fn write_file_in(
         )),
         Err(e) => ToolResult::err(format!("error: cannot write {path}: {e}")),
     }
-}
-
-/// Whether writing `new_len` bytes (replacing a file of `existing` bytes, if any) keeps
-/// `zone` within its quota. The walk is bounded: a folder holding far more entries than
-/// the quota allows is full, however it got there.
-fn check_zone(
-    fa: &FileAccess,
-    zone: &Path,
-    existing: Option<u64>,
-    new_len: u64,
-    limits: &ZoneLimits,
-) -> Result<(), String> {
-    let name = format!("{}/", fa.rel(zone).display());
-    let max_entries = limits.max_files.saturating_mul(2).saturating_add(1000);
-    let (mut files, mut bytes, mut entries) = (0usize, 0u64, 0usize);
-    let mut stack = vec![zone.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            entries += 1;
-            if entries > max_entries {
-                return Err(format!(
-                    "error: {name} holds more than {max_entries} entries; nothing more can be written there (quota: {} files)",
-                    limits.max_files
-                ));
-            }
-            let Ok(m) = e.path().symlink_metadata() else {
-                continue;
-            };
-            if m.is_dir() {
-                stack.push(e.path());
-            } else {
-                files += 1;
-                bytes = bytes.saturating_add(m.len());
-            }
-        }
-    }
-    let after_files = files + usize::from(existing.is_none());
-    if existing.is_none() && after_files > limits.max_files {
-        return Err(format!(
-            "error: {name} already holds {files} files, its quota is {}; replace or reuse an existing file instead",
-            limits.max_files
-        ));
-    }
-    let after_bytes = bytes
-        .saturating_sub(existing.unwrap_or(0))
-        .saturating_add(new_len);
-    if after_bytes > limits.max_bytes {
-        return Err(format!(
-            "error: {name} would hold {after_bytes} bytes, its quota is {}; nothing was written",
-            limits.max_bytes
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -642,7 +532,9 @@ mod tests {
         );
         assert!(read_file(&fa, "notes/link.md").is_error);
         assert_eq!(
-            std::fs::metadata(r.join("notes/link.md")).unwrap().nlink(),
+            std::os::unix::fs::MetadataExt::nlink(
+                &std::fs::metadata(r.join("notes/link.md")).unwrap()
+            ),
             2,
             "the link was left alone"
         );

@@ -10,6 +10,7 @@
 //! async worker: a slow disk or a file that would block must not stall other chats.
 
 pub mod files;
+mod guard;
 
 pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
 
