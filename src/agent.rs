@@ -1,7 +1,14 @@
 //! The per-turn agent: builds the prompt from a [`TurnTicket`], calls the provider, runs
 //! tool calls (capped at `max_tool_rounds` round trips), and returns the final reply.
 //! It runs outside every actor; it holds no lock and no mailbox while the LLM thinks.
+//!
+//! What a runaway model can make it do is bounded: at most `tools.max_calls_per_response`
+//! calls of one response and `tools.max_calls_per_turn` of the turn are run — every other
+//! call still gets a result (an error), as the protocol requires one per `tool_call_id` —
+//! and the reply recorded and delivered is at most `agent.max_reply_chars` characters,
+//! cut with a visible mark.
 
+use crate::config::ToolsConfig;
 use crate::modes::{ModesHandle, TurnTicket};
 use crate::prompt::{self, TailInfo};
 use crate::provider::{CallMeta, ChatRequest, Message, Provider, ToolDef};
@@ -16,6 +23,24 @@ pub struct Agent {
     pub max_tool_rounds: u32,
     pub normal_history_turns: usize,
     pub files: Arc<crate::tools::FileAccess>,
+    /// `agent.max_reply_chars`.
+    pub max_reply_chars: usize,
+    /// The caps of `[tools]`.
+    pub tool_limits: ToolsConfig,
+}
+
+/// What ends a reply cut at `agent.max_reply_chars`.
+pub const TRUNCATION_MARK: &str = "…（回答过长，已截断）";
+
+/// `text` cut to at most `max_chars` characters, the mark included, when it is longer.
+pub fn cap_reply(text: String, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text;
+    }
+    let keep = max_chars.saturating_sub(TRUNCATION_MARK.chars().count());
+    let mut out: String = text.chars().take(keep).collect();
+    out.push_str(TRUNCATION_MARK);
+    out
 }
 
 /// How a turn ended.
@@ -27,7 +52,32 @@ pub struct AgentOutcome {
 }
 
 impl Agent {
+    /// One turn, to its reply (at most `max_reply_chars` characters).
     pub async fn run(
+        &self,
+        ticket: &TurnTicket,
+        tail: &TailInfo<'_>,
+        profile: Option<&str>,
+        user_text: &str,
+        may_switch_modes: bool,
+        modes: &ModesHandle,
+    ) -> AgentOutcome {
+        let mut outcome = self
+            .run_uncapped(ticket, tail, profile, user_text, may_switch_modes, modes)
+            .await;
+        let chars = outcome.reply.chars().count();
+        if chars > self.max_reply_chars {
+            warn!(
+                chars,
+                limit = self.max_reply_chars,
+                "reply cut at agent.max_reply_chars"
+            );
+            outcome.reply = cap_reply(outcome.reply, self.max_reply_chars);
+        }
+        outcome
+    }
+
+    async fn run_uncapped(
         &self,
         ticket: &TurnTicket,
         tail: &TailInfo<'_>,
@@ -51,7 +101,12 @@ impl Agent {
             user_text: user_text.to_string(),
             may_switch_modes,
             mode: ticket.mode.as_ref().map(|m| m.mode_id.clone()),
+            limits: self.tool_limits.clone(),
+            written: Default::default(),
         };
+        let per_response = self.tool_limits.max_calls_per_response;
+        let per_turn = self.tool_limits.max_calls_per_turn;
+        let mut calls_run = 0usize;
         let meta = CallMeta {
             channel: tail.channel.to_string(),
             chat_id: tail.chat_id.to_string(),
@@ -112,7 +167,15 @@ impl Agent {
                 reasoning_content: resp.reasoning_content.clone(),
             });
             let cut_off = resp.finish_reason.as_deref() == Some("length");
-            for call in &resp.tool_calls {
+            let asked = resp.tool_calls.len();
+            if asked > per_response {
+                warn!(
+                    asked,
+                    limit = per_response,
+                    "too many tool calls in one response; the rest are not run"
+                );
+            }
+            for (i, call) in resp.tool_calls.iter().enumerate() {
                 if cut_off {
                     // the arguments were cut at the output limit: running them would act
                     // on half a file; tell the model instead
@@ -122,6 +185,26 @@ impl Agent {
                     });
                     continue;
                 }
+                // the first refused call explains; the rest stay short, there may be thousands
+                let refusal = if i == per_response {
+                    Some(format!("error: not run: at most {per_response} tool calls of one response are run and this response asked for {asked}; ask again for what is still needed, fewer at a time"))
+                } else if i > per_response {
+                    Some(format!(
+                        "error: not run (over {per_response} calls per response)"
+                    ))
+                } else if calls_run >= per_turn {
+                    Some(format!("error: not run: this turn has already run {per_turn} tool calls, the limit per message; answer the user with what you have"))
+                } else {
+                    None
+                };
+                if let Some(content) = refusal {
+                    messages.push(Message::Tool {
+                        tool_call_id: call.id.clone(),
+                        content,
+                    });
+                    continue;
+                }
+                calls_run += 1;
                 let result = tools::execute(&env, call).await;
                 debug!(tool = %call.name, error = result.is_error, "tool call");
                 messages.push(Message::Tool {

@@ -459,3 +459,95 @@ async fn a_refused_key_echoed_back_is_not_recorded() {
         assert!(!text.contains("sk-echo"), "{f}: {text}");
     }
 }
+
+#[tokio::test]
+async fn a_huge_answer_is_refused_while_it_streams_in() {
+    let dir = workspace();
+    // a loopback endpoint: max_tokens 1024, so the answer cap is the 256 KiB floor
+    let fake = FakeLlm::start(|_, _| text(&"啊".repeat(2 * 1024 * 1024))).await;
+    let k = start_kernel(dir.path(), &fake);
+    let r = turn(&k, "说个长的").await;
+    assert!(
+        r.text.contains("回答太长，已拒收"),
+        "{}",
+        &r.text[..r.text.len().min(300)]
+    );
+    let rec = last_chat_record(dir.path());
+    assert_eq!(rec["assistant"], r.text);
+    assert!(
+        rec["error"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 262144 bytes"),
+        "{rec}"
+    );
+    assert_eq!(fake.calls(), 1, "a too-large answer is not asked for again");
+}
+
+#[tokio::test]
+async fn a_long_reply_is_cut_and_marked_where_it_is_recorded_and_delivered() {
+    let dir = workspace();
+    let long = "很".repeat(10_000);
+    let fake = FakeLlm::start(move |_, _| text(&long)).await;
+    let k = start_kernel(dir.path(), &fake);
+    let r = turn(&k, "说个长的").await;
+    assert_eq!(
+        r.text.chars().count(),
+        4000,
+        "agent.max_reply_chars by default"
+    );
+    assert!(r.text.ends_with("…（回答过长，已截断）"), "{}", r.text);
+    assert!(r.text.starts_with("很很很"));
+    let rec = last_chat_record(dir.path());
+    assert_eq!(rec["assistant"], r.text);
+
+    // configured lower, in a mode session too
+    let dir = workspace();
+    with_config(dir.path(), "[agent]\nmax_reply_chars = 100\n");
+    let k = start_kernel(dir.path(), &fake);
+    k.command("/mode enter cooking").await;
+    let r = turn(&k, "再说个长的").await;
+    assert_eq!(r.text.chars().count(), 100);
+    let lines = jsonl(&session_dir(dir.path()).join("conversation.jsonl"));
+    assert_eq!(lines.last().unwrap()["assistant"], r.text);
+}
+
+#[tokio::test]
+async fn mode_commands_answer_while_every_provider_slot_is_held() {
+    let dir = workspace();
+    // a slow call that is not done within the timeout (30 s) fails then; a command that
+    // waited for a slot would answer only after that, when the slow turns are finished
+    with_config(
+        dir.path(),
+        "[provider]\nmax_concurrent = 2\ntimeout_secs = 30\nmax_retries = 0\n",
+    );
+    let fake =
+        FakeLlm::start(|_, _| FakeReply::Delay(Duration::from_secs(3600), Box::new(text("终于"))))
+            .await;
+    let k = start_kernel(dir.path(), &fake);
+    let slow: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|chat| {
+            let k = k.clone();
+            tokio::spawn(
+                async move { k.handle_turn(Turn::new("cli", chat, "mom", "慢慢想")).await },
+            )
+        })
+        .collect();
+    // both slots are taken once both calls have reached the server
+    until(|| fake.calls() == 2).await;
+    let status = k
+        .handle_turn(Turn::new("cli", "c", "dad", "/mode status"))
+        .await;
+    assert!(status.text.contains("无活动模式"), "{}", status.text);
+    let enter = k
+        .handle_turn(Turn::new("cli", "c", "dad", "/mode enter cooking"))
+        .await;
+    assert!(enter.error.is_none(), "{}", enter.text);
+    assert_eq!(action(dir.path())["active"], true);
+    assert!(
+        slow.iter().all(|t| !t.is_finished()),
+        "the commands answered while the slow calls still held every slot"
+    );
+    assert_eq!(fake.calls(), 2, "the commands never called the provider");
+}

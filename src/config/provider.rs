@@ -13,6 +13,24 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 /// token, so it gets more time and a smaller output cap unless configured.
 pub const LOCAL_TIMEOUT_SECS: u64 = 300;
 pub const LOCAL_MAX_TOKENS: u32 = 1024;
+/// Parallel provider calls unless configured. A chat holds at most one slot (its turns run
+/// one after another, a turn's calls one after another), so this is how many chats can
+/// be waiting on the model at once before the next one queues.
+pub const DEFAULT_MAX_CONCURRENT: usize = 8;
+/// The smallest answer-body cap: room for a short reply plus a verbose server's envelope.
+pub const MIN_RESPONSE_BYTES: usize = 256 * 1024;
+/// Answer-body bytes allowed per output token: a token is a few bytes of text, JSON
+/// escaping (`\uXXXX` is 6 bytes for one CJK character) and reasoning text can multiply
+/// it; 64 leaves room for all of that and still bounds a confused server.
+pub const RESPONSE_BYTES_PER_TOKEN: usize = 64;
+
+/// The default answer-body cap for an output cap of `max_tokens`:
+/// `max(256 KiB, max_tokens × 64 bytes)`.
+pub fn default_max_response_bytes(max_tokens: u32) -> usize {
+    (max_tokens as usize)
+        .saturating_mul(RESPONSE_BYTES_PER_TOKEN)
+        .max(MIN_RESPONSE_BYTES)
+}
 
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -28,6 +46,8 @@ pub struct ProviderConfig {
     pub max_concurrent: Option<usize>,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
+    /// Largest answer body read, in bytes (default from `max_tokens`).
+    pub max_response_bytes: Option<usize>,
 }
 
 /// The model a request names: a configured name, or none — then the request carries no
@@ -62,6 +82,8 @@ pub struct ResolvedProvider {
     pub max_concurrent: usize,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
+    /// Largest answer body read; a bigger one is refused, never held.
+    pub max_response_bytes: usize,
 }
 
 impl Config {
@@ -123,6 +145,11 @@ impl Config {
             .or(file.model.clone())
             .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()));
         let local = is_loopback(&base_url);
+        let max_tokens = file.max_tokens.unwrap_or(if local {
+            LOCAL_MAX_TOKENS
+        } else {
+            DEFAULT_MAX_TOKENS
+        });
         Some(ResolvedProvider {
             model: ModelChoice(model),
             api_key_source: key.as_ref().map(|(_, src)| *src),
@@ -133,13 +160,12 @@ impl Config {
                 DEFAULT_TIMEOUT_SECS
             }),
             max_retries: file.max_retries.unwrap_or(2),
-            max_concurrent: file.max_concurrent.unwrap_or(4),
+            max_concurrent: file.max_concurrent.unwrap_or(DEFAULT_MAX_CONCURRENT),
             temperature: file.temperature,
-            max_tokens: Some(file.max_tokens.unwrap_or(if local {
-                LOCAL_MAX_TOKENS
-            } else {
-                DEFAULT_MAX_TOKENS
-            })),
+            max_tokens: Some(max_tokens),
+            max_response_bytes: file
+                .max_response_bytes
+                .unwrap_or_else(|| default_max_response_bytes(max_tokens)),
             base_url,
         })
     }
@@ -419,6 +445,35 @@ mod tests {
             &p(),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn household_defaults_for_slots_and_the_answer_cap() {
+        let c = Config::default();
+        let env = |url: &str| EnvOverrides {
+            base_url: Some(url.into()),
+            ..Default::default()
+        };
+        let remote = c.resolve_provider(&env("https://llm.example/v1")).unwrap();
+        assert_eq!(remote.max_concurrent, 8);
+        // 4096 tokens × 64 bytes
+        assert_eq!(remote.max_response_bytes, 256 * 1024);
+        let cfg = Config::parse("[provider]\nmax_tokens = 100000\n", &p()).unwrap();
+        let r = cfg
+            .resolve_provider(&env("https://llm.example/v1"))
+            .unwrap();
+        assert_eq!(r.max_response_bytes, 6_400_000);
+        let cfg = Config::parse(
+            "[provider]\nmax_tokens = 100000\nmax_response_bytes = 70000\n",
+            &p(),
+        )
+        .unwrap();
+        let r = cfg
+            .resolve_provider(&env("https://llm.example/v1"))
+            .unwrap();
+        assert_eq!(r.max_response_bytes, 70_000, "configured wins");
+        assert_eq!(default_max_response_bytes(1), MIN_RESPONSE_BYTES);
+        assert_eq!(default_max_response_bytes(u32::MAX), u32::MAX as usize * 64);
     }
 
     #[test]

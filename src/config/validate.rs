@@ -16,30 +16,7 @@ impl Config {
                 format!("unknown IANA time zone {:?}", self.household.timezone),
             ));
         }
-        if self.agent.max_tool_rounds == 0 {
-            return Err(invalid(
-                "agent.max_tool_rounds",
-                "must be at least 1".into(),
-            ));
-        }
-        if self.agent.max_queued_per_chat == 0 {
-            return Err(invalid(
-                "agent.max_queued_per_chat",
-                "must be at least 1".into(),
-            ));
-        }
-        if self.agent.turn_timeout_secs == 0 {
-            return Err(invalid(
-                "agent.turn_timeout_secs",
-                "must be at least 1".into(),
-            ));
-        }
-        if self.cron.expiry_check_secs == 0 {
-            return Err(invalid(
-                "cron.expiry_check_secs",
-                "must be at least 1".into(),
-            ));
-        }
+        self.validate_limits(path)?;
         if let Some(p) = &self.provider {
             if let Some(url) = &p.base_url {
                 if !(url.starts_with("http://") || url.starts_with("https://"))
@@ -50,31 +27,6 @@ impl Config {
                         format!(
                             "must be an http:// or https:// URL with a host, got {:?}",
                             display_url(url)
-                        ),
-                    ));
-                }
-            }
-            for (key, value, range) in [
-                ("provider.max_retries", p.max_retries.map(u64::from), 0..=10),
-                ("provider.timeout_secs", p.timeout_secs, 1..=3600),
-                (
-                    "provider.max_concurrent",
-                    p.max_concurrent.map(|n| n as u64),
-                    1..=64,
-                ),
-                (
-                    "provider.max_tokens",
-                    p.max_tokens.map(u64::from),
-                    1..=1_000_000,
-                ),
-            ] {
-                if let Some(v) = value.filter(|v| !range.contains(v)) {
-                    return Err(invalid(
-                        key,
-                        format!(
-                            "must be between {} and {}, got {v}",
-                            range.start(),
-                            range.end()
                         ),
                     ));
                 }
@@ -169,6 +121,151 @@ impl Config {
                     format!("duplicate member id {:?}", m.id),
                 ));
             }
+        }
+        Ok(())
+    }
+}
+
+// ---- Limits: every duration, count and size a value can set, bounded so that no value
+// that passes `config check` can overflow a `Duration`, an `Instant` or a multiplication
+// at run time. (Kept as one block apart from the other checks; channel keys are bounded
+// here too, their meaning lives in `channels.rs`.)
+
+/// A key's allowed range; `None` when the key is not set (a default applies).
+struct Bound {
+    key: &'static str,
+    value: Option<u64>,
+    min: u64,
+    max: u64,
+}
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * 1024;
+
+fn b(key: &'static str, value: impl TryInto<u64>, min: u64, max: u64) -> Bound {
+    Bound {
+        key,
+        // a value too big for u64 is out of every range
+        value: Some(value.try_into().unwrap_or(u64::MAX)),
+        min,
+        max,
+    }
+}
+
+fn opt<T: TryInto<u64>>(key: &'static str, value: Option<T>, min: u64, max: u64) -> Bound {
+    Bound {
+        key,
+        value: value.map(|v| v.try_into().unwrap_or(u64::MAX)),
+        min,
+        max,
+    }
+}
+
+impl Config {
+    /// The range of every number in the file (README "Limits" lists them).
+    fn limits(&self) -> Vec<Bound> {
+        let a = &self.agent;
+        let t = &self.tools;
+        let q = &self.qq;
+        let p = self.provider.clone().unwrap_or_default();
+        vec![
+            b("agent.max_tool_rounds", a.max_tool_rounds, 1, 50),
+            b(
+                "agent.normal_history_turns",
+                a.normal_history_turns,
+                0,
+                1000,
+            ),
+            b("agent.turn_timeout_secs", a.turn_timeout_secs, 1, 86_400),
+            b("agent.max_message_chars", a.max_message_chars, 1, 1_000_000),
+            b(
+                "agent.max_queued_per_chat",
+                a.max_queued_per_chat,
+                1,
+                100_000,
+            ),
+            b("agent.shutdown_grace_secs", a.shutdown_grace_secs, 0, 3600),
+            b("agent.max_reply_chars", a.max_reply_chars, 100, 1_000_000),
+            b(
+                "cron.expiry_check_secs",
+                self.cron.expiry_check_secs,
+                1,
+                86_400,
+            ),
+            b(
+                "tools.max_calls_per_response",
+                t.max_calls_per_response,
+                1,
+                100,
+            ),
+            b("tools.max_calls_per_turn", t.max_calls_per_turn, 1, 1000),
+            b(
+                "tools.max_argument_bytes",
+                t.max_argument_bytes,
+                KIB,
+                16 * MIB,
+            ),
+            b(
+                "tools.max_write_bytes_per_turn",
+                t.max_write_bytes_per_turn,
+                KIB,
+                1024 * MIB,
+            ),
+            b(
+                "tools.max_zone_bytes",
+                t.max_zone_bytes,
+                KIB,
+                64 * 1024 * MIB,
+            ),
+            b("tools.max_zone_files", t.max_zone_files, 1, 100_000),
+            opt("provider.max_retries", p.max_retries, 0, 10),
+            opt("provider.timeout_secs", p.timeout_secs, 1, 3600),
+            opt("provider.max_concurrent", p.max_concurrent, 1, 64),
+            opt("provider.max_tokens", p.max_tokens, 1, 1_000_000),
+            opt(
+                "provider.max_response_bytes",
+                p.max_response_bytes,
+                64 * KIB,
+                64 * MIB,
+            ),
+            b("qq.max_reply_chars", q.max_reply_chars, 20, 100_000),
+            b("qq.send_interval_ms", q.send_interval_ms, 0, 60_000),
+            b("qq.action_timeout_secs", q.action_timeout_secs, 1, 600),
+            b(
+                "qq.heartbeat_timeout_secs",
+                q.heartbeat_timeout_secs,
+                1,
+                3600,
+            ),
+            b("qq.reconnect_wait_secs", q.reconnect_wait_secs, 0, 3600),
+            b(
+                "voice.max_frame_bytes",
+                self.voice.max_frame_bytes,
+                KIB,
+                16 * MIB,
+            ),
+        ]
+    }
+
+    fn validate_limits(&self, path: &Path) -> Result<(), ConfigError> {
+        for l in self.limits() {
+            if let Some(v) = l.value.filter(|v| !(l.min..=l.max).contains(v)) {
+                return Err(ConfigError::Invalid {
+                    path: path.to_path_buf(),
+                    key: l.key.to_string(),
+                    message: format!("must be between {} and {}, got {v}", l.min, l.max),
+                });
+            }
+        }
+        if self.tools.max_calls_per_turn < self.tools.max_calls_per_response {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: "tools.max_calls_per_turn".into(),
+                message: format!(
+                    "must be at least tools.max_calls_per_response ({})",
+                    self.tools.max_calls_per_response
+                ),
+            });
         }
         Ok(())
     }

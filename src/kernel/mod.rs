@@ -216,6 +216,8 @@ impl Kernel {
             max_tool_rounds: cfg.agent.max_tool_rounds,
             normal_history_turns: cfg.agent.normal_history_turns,
             files,
+            max_reply_chars: cfg.agent.max_reply_chars,
+            tool_limits: cfg.tools.clone(),
         };
         let queue_cap = cfg.agent.max_queued_per_chat;
         Ok(Self {

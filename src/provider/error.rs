@@ -25,6 +25,9 @@ pub enum ProviderError {
     },
     #[error("the provider's answer could not be read: {0}")]
     Malformed(String),
+    /// The answer body passed `provider.max_response_bytes`; it was dropped unread.
+    #[error("the provider's answer is larger than {0} bytes (provider.max_response_bytes)")]
+    TooLarge(usize),
 }
 
 impl ProviderError {
@@ -62,6 +65,9 @@ impl ProviderError {
             }
             ProviderError::Malformed(_) => {
                 "抱歉，模型服务返回了无法解析的内容，请稍后再试。".into()
+            }
+            ProviderError::TooLarge(_) => {
+                "抱歉，模型这次的回答太长，已拒收，请换个问法再试。(the answer was too large)".into()
             }
         }
     }

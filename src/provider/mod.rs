@@ -347,6 +347,7 @@ mod tests {
             max_concurrent: 1,
             temperature: None,
             max_tokens: None,
+            max_response_bytes: 1 << 20,
         }
     }
 

@@ -15,9 +15,6 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// Largest answer read: a reply capped at `max_tokens` is far smaller; anything bigger is
-/// a confused server, not a reply.
-const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 /// Largest error body read; at most [`MAX_ERROR_CHARS`] of it is kept.
 const MAX_ERROR_BYTES: usize = 64 * 1024;
 const MAX_ERROR_CHARS: usize = 300;
@@ -34,6 +31,10 @@ pub struct OpenAiCompatible {
     timeout_secs: u64,
     temperature: Option<f32>,
     max_tokens: Option<u32>,
+    /// Largest answer read (`provider.max_response_bytes`, by default derived from
+    /// `max_tokens`): a reply capped at `max_tokens` is far smaller; anything bigger is a
+    /// confused server, not a reply, and is refused while it streams in.
+    max_response_bytes: usize,
 }
 
 impl OpenAiCompatible {
@@ -58,6 +59,7 @@ impl OpenAiCompatible {
             timeout_secs: cfg.timeout_secs,
             temperature: cfg.temperature,
             max_tokens: cfg.max_tokens,
+            max_response_bytes: cfg.max_response_bytes,
         })
     }
 
@@ -321,11 +323,11 @@ impl ChatModel for OpenAiCompatible {
                 retry_after,
             });
         }
-        let bytes = read_capped(resp, MAX_ANSWER_BYTES)
+        let bytes = read_capped(resp, self.max_response_bytes)
             .await
             .map_err(|e| match e {
                 BodyError::Read(e) => self.classify(e),
-                too_large => ProviderError::Malformed(too_large.to_string()),
+                BodyError::TooLarge(cap) => ProviderError::TooLarge(cap),
             })?;
         parse_response(&bytes)
     }
@@ -380,6 +382,7 @@ mod tests {
             max_concurrent: 1,
             temperature: None,
             max_tokens: Some(512),
+            max_response_bytes: 1 << 20,
         };
         let client = OpenAiCompatible::new(&cfg).unwrap();
         let messages = vec![
@@ -518,6 +521,7 @@ mod tests {
             max_concurrent: 1,
             temperature: None,
             max_tokens: None,
+            max_response_bytes: 1 << 20,
         };
         let client = OpenAiCompatible::new(&cfg).unwrap();
         let body = client.body(&ChatRequest {

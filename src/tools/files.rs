@@ -11,11 +11,28 @@
 //!   another mode is active they are neither read, listed nor written;
 //! - writing is allowed only below the writable folders: `notes/` and what the mode
 //!   plugins declare (e.g. `cooking/recipes/`). The LLM never writes `action.json`,
-//!   session files, skills or plugin indexes.
+//!   session files, skills or plugin indexes;
+//! - only regular files with one name are opened: a FIFO, socket or device would block
+//!   or never end, and a hard link in `notes/` to `config.toml` would carry the private
+//!   file's content under a public path. Zones are by path, so a second name is refused
+//!   (`nlink > 1`) rather than compared by inode with every private file: private zones
+//!   hold files that come and go (every chat, every profile), and a household never
+//!   needs a hard link here — a copy does;
+//! - files are opened non-blocking and without following a last symlink, and checked by
+//!   the opened file's metadata, not the path (no race between check and open); reads
+//!   stop at the limit, they never load the whole file to cut it;
+//! - each writable folder has a quota ([`ZoneLimits`]): total bytes and file count.
 //!
-//! (Past 500 lines only because its unit tests live beside the code; the code is ~260.)
+//! These functions block on the disk; the agent runs them with `spawn_blocking`.
+//!
+//! What a file may be, and a writable folder's quota, are checked in `guard`.
+//!
+//! (Past 500 lines only because its unit tests live beside the code; the code is ~420.)
 
+pub use super::guard::ZoneLimits;
+use super::guard::{check_regular, check_zone, open_regular};
 use super::ToolResult;
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 pub const READ_LIMIT: usize = 64 * 1024;
@@ -273,25 +290,32 @@ pub fn read_file_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolResu
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
-    let bytes = match std::fs::read(&p) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ToolResult::err(format!("error: {path} does not exist"))
-        }
-        Err(e) => return ToolResult::err(format!("error: cannot read {path}: {e}")),
+    let (file, size) = match open_regular(&p, path) {
+        Ok(f) => f,
+        Err(e) => return ToolResult::err(e),
     };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return ToolResult::err(format!("error: {path} is not a UTF-8 text file"));
-    };
-    if text.len() > READ_LIMIT {
-        let mut cut = READ_LIMIT;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
+    let mut bytes = Vec::with_capacity((size as usize).min(READ_LIMIT) + 1);
+    if let Err(e) = file.take(READ_LIMIT as u64 + 1).read_to_end(&mut bytes) {
+        return ToolResult::err(format!("error: cannot read {path}: {e}"));
+    }
+    let truncated = bytes.len() > READ_LIMIT;
+    bytes.truncate(READ_LIMIT);
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        // cut inside a character at the limit: keep the whole characters before it
+        Err(e) if truncated && e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut b = e.into_bytes();
+            b.truncate(valid);
+            String::from_utf8(b).expect("cut at the last valid UTF-8 boundary")
         }
+        Err(_) => return ToolResult::err(format!("error: {path} is not a UTF-8 text file")),
+    };
+    if truncated {
         return ToolResult::ok(format!(
-            "{}\n\n[truncated: showing {cut} of {} bytes]",
-            &text[..cut],
-            text.len()
+            "{text}\n\n[truncated: showing {} of {} bytes]",
+            text.len(),
+            size.max(text.len() as u64 + 1)
         ));
     }
     ToolResult::ok(text)
@@ -345,24 +369,43 @@ pub fn list_files_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolRes
 
 #[cfg(test)]
 fn write_file(fa: &FileAccess, path: &str, content: &str) -> ToolResult {
-    write_file_in(fa, path, content, None)
+    write_file_in(fa, path, content, None, &ZoneLimits::default())
 }
 
-/// `write_file` for a turn in `mode`.
-pub fn write_file_in(fa: &FileAccess, path: &str, content: &str, mode: Option<&str>) -> ToolResult {
+/// `write_file` for a turn in `mode`, within the writable folder's quota.
+pub fn write_file_in(
+    fa: &FileAccess,
+    path: &str,
+    content: &str,
+    mode: Option<&str>,
+    limits: &ZoneLimits,
+) -> ToolResult {
     let p = match fa.writable_path(path, mode) {
         Ok(p) => p,
         Err(e) => return ToolResult::err(e),
     };
     let rel = fa.rel(&p).to_path_buf();
-    if p.is_dir() {
-        return ToolResult::err(format!("error: {path} is a folder"));
-    }
+    let existing = match std::fs::symlink_metadata(&p) {
+        Ok(m) => {
+            if let Err(e) = check_regular(&m, path) {
+                return ToolResult::err(e);
+            }
+            Some(m.len())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return ToolResult::err(format!("error: cannot write {path}: {e}")),
+    };
     if content.len() > WRITE_LIMIT {
         return ToolResult::err(format!(
             "error: content is {} bytes; the limit is {WRITE_LIMIT}",
             content.len()
         ));
+    }
+    if let Some(zone) = fa.writable.iter().find(|w| p.starts_with(w)) {
+        let name = format!("{}/", fa.rel(zone).display());
+        if let Err(e) = check_zone(&name, zone, existing, content.len() as u64, limits) {
+            return ToolResult::err(e);
+        }
     }
     match crate::fsutil::write_atomic(&p, content.as_bytes()) {
         Ok(()) => ToolResult::ok(format!(
@@ -475,6 +518,65 @@ mod tests {
     }
 
     #[test]
+    fn only_regular_files_with_one_name_are_opened() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
+        std::fs::write(r.join("config.toml"), "api_key = \"sk-x\"").unwrap();
+        std::fs::create_dir_all(r.join("notes")).unwrap();
+        std::fs::hard_link(r.join("config.toml"), r.join("notes/link.md")).unwrap();
+        let w = write_file(&fa, "notes/link.md", "overwritten");
+        assert!(
+            w.is_error && w.content.contains("more than one name"),
+            "{}",
+            w.content
+        );
+        assert!(read_file(&fa, "notes/link.md").is_error);
+        assert_eq!(
+            std::os::unix::fs::MetadataExt::nlink(
+                &std::fs::metadata(r.join("notes/link.md")).unwrap()
+            ),
+            2,
+            "the link was left alone"
+        );
+        let c = std::ffi::CString::new(r.join("notes/pipe").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let w = write_file(&fa, "notes/pipe", "x");
+        assert!(
+            w.is_error && w.content.contains("not a regular file"),
+            "{}",
+            w.content
+        );
+        assert!(read_file(&fa, "notes/pipe")
+            .content
+            .contains("not a regular file"));
+    }
+
+    #[test]
+    fn a_long_file_is_read_up_to_the_limit_on_a_character_boundary() {
+        let (_d, fa) = access();
+        let r = fa.root.clone();
+        std::fs::create_dir_all(r.join("notes")).unwrap();
+        // 3-byte characters after two ASCII bytes: the limit (65536) falls inside one
+        std::fs::write(
+            r.join("notes/long.md"),
+            format!("ab{}", "字".repeat(READ_LIMIT)),
+        )
+        .unwrap();
+        let out = read_file(&fa, "notes/long.md");
+        assert!(!out.is_error, "{}", &out.content[..100]);
+        let (text, note) = out.content.rsplit_once("\n\n").unwrap();
+        assert_eq!(text.len(), READ_LIMIT - 2);
+        assert_eq!(
+            note,
+            format!(
+                "[truncated: showing {} of {} bytes]",
+                READ_LIMIT - 2,
+                2 + 3 * READ_LIMIT
+            )
+        );
+    }
+
+    #[test]
     fn private_zones_are_unreadable() {
         let (_d, fa) = access();
         let r = fa.root.clone();
@@ -541,7 +643,16 @@ mod tests {
         // homework sees its own, not cooking's (and cannot write there either)
         assert!(!read_file_in(&fa, "homework/notes/数学.md", Some("homework")).is_error);
         assert!(read_file_in(&fa, "cooking/recipes/鱼.md", Some("homework")).is_error);
-        assert!(write_file_in(&fa, "cooking/recipes/x.md", "x", Some("homework")).is_error);
+        assert!(
+            write_file_in(
+                &fa,
+                "cooking/recipes/x.md",
+                "x",
+                Some("homework"),
+                &ZoneLimits::default()
+            )
+            .is_error
+        );
         // outside every mode it is ordinary workspace content
         assert!(!read_file_in(&fa, "homework/notes/数学.md", None).is_error);
     }

@@ -1,17 +1,28 @@
 //! The tools the agent offers the model, in a fixed order (part of the stable prompt
 //! prefix): `switch_mode`, then the workspace file tools of [`files`] — `read_file`,
 //! `list_files`, `write_file`.
+//!
+//! [`execute`] runs one call within the turn's budget ([`ToolEnv::limits`]): arguments
+//! longer than `tools.max_argument_bytes` are refused, `write_file` may write at most
+//! `tools.max_write_bytes_per_turn` per turn and each writable folder holds at most its
+//! quota. The per-response and per-turn call counts are the agent's to enforce (it sees
+//! the calls of a response together). File I/O runs on the blocking pool, never on an
+//! async worker: a slow disk or a file that would block must not stall other chats.
 
 pub mod files;
+mod guard;
 
-pub use files::{resolve_in, FileAccess, READ_LIMIT, WRITE_LIMIT};
+pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
 
+use crate::config::ToolsConfig;
 use crate::modes::core::TurnId;
 use crate::modes::switch::SwitchAction;
 use crate::modes::ModesHandle;
 use crate::provider::{ToolCall, ToolDef};
 use serde::Deserialize;
 use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Everything a tool call may touch during one turn.
 pub struct ToolEnv {
@@ -24,6 +35,10 @@ pub struct ToolEnv {
     pub may_switch_modes: bool,
     /// The mode the turn runs in (its knowledge is readable; other modes' is not).
     pub mode: Option<String>,
+    /// The caps of `[tools]`.
+    pub limits: ToolsConfig,
+    /// Bytes `write_file` has written in this turn so far.
+    pub written: AtomicU64,
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical.
@@ -141,8 +156,24 @@ fn parse_args<T: for<'de> Deserialize<'de>>(call: &ToolCall) -> Result<T, ToolRe
     })
 }
 
+/// Run `f` (file-tool work that blocks on the disk) on the blocking pool.
+async fn blocking(f: impl FnOnce() -> ToolResult + Send + 'static) -> ToolResult {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| ToolResult::err(format!("error: the tool failed: {e}")))
+}
+
 pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
-    let mode = env.mode.as_deref();
+    let max_args = env.limits.max_argument_bytes;
+    if call.arguments.len() > max_args {
+        return ToolResult::err(format!(
+            "error: the arguments of this {} call are {} bytes; the limit is {max_args}. It was not run; split the work into smaller calls.",
+            call.name,
+            call.arguments.len()
+        ));
+    }
+    let mode = env.mode.clone();
+    let files = env.files.clone();
     match call.name.as_str() {
         "switch_mode" => {
             let a: SwitchArgs = match parse_args(call) {
@@ -167,21 +198,56 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
             }
         }
         "read_file" => match parse_args::<PathArgs>(call) {
-            Ok(a) => files::read_file_in(&env.files, a.path.as_deref().unwrap_or(""), mode),
+            Ok(a) => {
+                let path = a.path.unwrap_or_default();
+                blocking(move || files::read_file_in(&files, &path, mode.as_deref())).await
+            }
             Err(e) => e,
         },
         "list_files" => match parse_args::<PathArgs>(call) {
-            Ok(a) => files::list_files_in(&env.files, a.path.as_deref().unwrap_or("."), mode),
+            Ok(a) => {
+                let path = a.path.unwrap_or_else(|| ".".into());
+                blocking(move || files::list_files_in(&files, &path, mode.as_deref())).await
+            }
             Err(e) => e,
         },
         "write_file" => match parse_args::<WriteArgs>(call) {
-            Ok(a) => files::write_file_in(&env.files, &a.path, &a.content, mode),
+            Ok(a) => write_within_budget(env, a, files, mode).await,
             Err(e) => e,
         },
         other => ToolResult::err(format!(
             "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file"
         )),
     }
+}
+
+/// `write_file`, if this turn's write budget allows it.
+async fn write_within_budget(
+    env: &ToolEnv,
+    a: WriteArgs,
+    files: Arc<FileAccess>,
+    mode: Option<String>,
+) -> ToolResult {
+    let budget = env.limits.max_write_bytes_per_turn;
+    let len = a.content.len() as u64;
+    let so_far = env.written.load(Ordering::SeqCst);
+    if so_far.saturating_add(len) > budget {
+        return ToolResult::err(format!(
+            "error: not written: this turn has written {so_far} bytes and {} more would pass the limit of {budget} bytes per turn; finish the answer, the rest can be saved in a later message",
+            len
+        ));
+    }
+    let zone = ZoneLimits {
+        max_bytes: env.limits.max_zone_bytes,
+        max_files: env.limits.max_zone_files,
+    };
+    let r =
+        blocking(move || files::write_file_in(&files, &a.path, &a.content, mode.as_deref(), &zone))
+            .await;
+    if !r.is_error {
+        env.written.fetch_add(len, Ordering::SeqCst);
+    }
+    r
 }
 
 #[cfg(test)]

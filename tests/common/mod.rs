@@ -310,3 +310,46 @@ pub fn homebot(ws: &Path, fake: Option<&FakeLlm>) -> tokio::process::Command {
     }
     c
 }
+
+/// One response asking for several tool calls at once, with ids `call_0`, `call_1`, ….
+pub fn tool_calls(calls: &[(&str, Value)]) -> FakeReply {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            json!({"id": format!("call_{i}"), "type": "function",
+                   "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect();
+    FakeReply::Json(json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": calls},
+                     "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10}
+    }))
+}
+
+/// The tool results (`role: tool`) at the end of a request, as (tool_call_id, content).
+pub fn tool_results(body: &Value) -> Vec<(String, String)> {
+    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+    let tail: Vec<&Value> = msgs
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "tool")
+        .collect();
+    tail.into_iter()
+        .rev()
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap_or_default().to_string(),
+                m["content"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Poll `cond` until it holds (every 5 ms); the test's own timeout bounds the wait.
+pub async fn until(mut cond: impl FnMut() -> bool) {
+    while !cond() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
