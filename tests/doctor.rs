@@ -115,7 +115,7 @@ async fn doctor_reports_models_context_and_a_wrong_model_name() {
     assert_eq!(line(&stdout, "key:"), "key: set (from HOMEBOT_API_KEY)");
     assert_eq!(
         line(&stdout, "limits:"),
-        "limits: timeout 300 s, max_tokens 1024, retries 2, concurrent calls 8",
+        "limits: timeout 300 s, max_tokens 4096, retries 2, concurrent calls 8",
         "loopback defaults"
     );
     assert_eq!(

@@ -249,10 +249,7 @@ async fn failed_turns_are_recorded_but_not_replayed_and_overflow_is_explained() 
     let last = fake.requests().last().unwrap().clone();
     let msgs = last["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 2, "system + this question only: {msgs:?}");
-    assert_eq!(
-        last["max_tokens"], 1024,
-        "an output cap is always sent (the loopback default: a local model)"
-    );
+    assert_eq!(last["max_tokens"], 4096, "an output cap is always sent");
     // the usage log has a line for every call, failed ones with their error
     let usage = jsonl(&dir.path().join("logs/usage.jsonl"));
     assert_eq!(usage.len(), 3);

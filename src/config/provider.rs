@@ -10,9 +10,8 @@ pub const DEEPSEEK_MODEL: &str = "deepseek-chat";
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 /// A loopback endpoint is usually a small model on the CPU of the same box: slower per
-/// token, so it gets more time and a smaller output cap unless configured.
+/// token, so it gets more time unless configured.
 pub const LOCAL_TIMEOUT_SECS: u64 = 300;
-pub const LOCAL_MAX_TOKENS: u32 = 1024;
 /// Parallel provider calls unless configured. A chat holds at most one slot (its turns run
 /// one after another, a turn's calls one after another), so this is how many chats can
 /// be waiting on the model at once before the next one queues.
@@ -145,11 +144,9 @@ impl Config {
             .or(file.model.clone())
             .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()));
         let local = is_loopback(&base_url);
-        let max_tokens = file.max_tokens.unwrap_or(if local {
-            LOCAL_MAX_TOKENS
-        } else {
-            DEFAULT_MAX_TOKENS
-        });
+        // the same output cap everywhere: a slow local model is given time instead
+        // (`timeout_secs`), and its owner may lower `max_tokens` (README)
+        let max_tokens = file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
         Some(ResolvedProvider {
             model: ModelChoice(model),
             api_key_source: key.as_ref().map(|(_, src)| *src),
@@ -377,7 +374,7 @@ mod tests {
             assert_eq!(r.model.to_string(), "(endpoint default)");
             assert_eq!(
                 (r.timeout_secs, r.max_tokens),
-                (LOCAL_TIMEOUT_SECS, Some(LOCAL_MAX_TOKENS)),
+                (LOCAL_TIMEOUT_SECS, Some(DEFAULT_MAX_TOKENS)),
                 "{url}"
             );
         }
