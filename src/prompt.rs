@@ -255,8 +255,15 @@ mod tests {
         let frozen = frozen_mode_prompt(&reg.modes()[0], "检查作业。");
         assert!(frozen.contains("关闭/退出/结束/收工"), "{frozen}");
         assert!(!frozen.contains("做饭"), "{frozen}");
-        let tools = serde_json::to_string(&crate::tools::definitions(&reg.ids(), &[])).unwrap();
-        assert!(!tools.contains("做饭"), "{tools}");
+        let tools = serde_json::to_string(&crate::tools::definitions(&reg, &[])).unwrap();
+        assert!(
+            !tools.contains("做饭") && !tools.contains("recipe"),
+            "{tools}"
+        );
+        assert!(
+            tools.contains("作业模式 (homework)") && tools.contains("收工"),
+            "{tools}"
+        );
         // no mode at all: no example
         let empty = ModeRegistry::load(&[], &[]);
         assert!(!base_system_prompt("家", &empty, None).contains("例如“"));

@@ -345,3 +345,38 @@ async fn shutdown_finishes_admitted_turns_and_refuses_new_ones() {
     assert_eq!(users.len(), 2);
     assert!(users.contains(&"第一句".to_string()) && users.contains(&"第二句".to_string()));
 }
+
+#[tokio::test]
+async fn a_turn_still_running_when_the_grace_period_ends_is_stopped_and_recorded() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(|body, _| {
+        FakeReply::Delay(Duration::from_secs(30), Box::new(scripted(body)))
+    })
+    .await;
+    let kernel = start_kernel(ws, &fake);
+    let slow = kernel.submit(Turn::new("qq", "group:1", "mom", "慢慢想"));
+    for _ in 0..600 {
+        if fake.calls() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(fake.calls() > 0, "the turn reached the provider");
+    let clean = kernel.shutdown_gracefully(Duration::from_millis(100)).await;
+    assert!(!clean, "the grace period was too short");
+    let reply = slow.reply().await;
+    assert!(reply.text.contains("正在关闭"), "{reply:?}");
+    let chat = std::fs::read_dir(ws.join("chats/qq"))
+        .expect("the qq chat has a history file")
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let recs = jsonl(&chat);
+    assert_eq!(recs.len(), 1, "stopped, and still recorded");
+    assert_eq!(
+        recs[0]["error"],
+        "stopped by the shutdown before it finished"
+    );
+}

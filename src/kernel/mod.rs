@@ -43,6 +43,8 @@ use tracing::{error, info, warn};
 
 /// How long channel servers get to stop after they were cancelled.
 const SERVICE_STOP: Duration = Duration::from_secs(5);
+/// After the grace period, how long stopped turns get to record that they were stopped.
+const STRAGGLER_RECORD: Duration = Duration::from_secs(3);
 
 mod run_turn;
 
@@ -109,6 +111,8 @@ pub struct KernelInner {
     services: TaskTracker,
     /// Fires when the services must stop.
     cancel: CancellationToken,
+    /// Fires when the grace period is over: turns still running stop and record that.
+    stragglers: CancellationToken,
     doors: Arc<Doors>,
     _lock: WorkspaceLock,
 }
@@ -186,7 +190,7 @@ impl Kernel {
         let extra = std::fs::read_to_string(ws.system_extra()).ok();
         let base = prompt::base_system_prompt(&cfg.household.name, &registry, extra.as_deref());
         let files = Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry));
-        let tools = crate::tools::definitions(&registry.ids(), &files.writable_names());
+        let tools = crate::tools::definitions(&registry, &files.writable_names());
         let core = ModeCore::open(
             ws.clone(),
             registry.clone(),
@@ -235,6 +239,7 @@ impl Kernel {
                 turns: TaskTracker::new(),
                 services: TaskTracker::new(),
                 cancel: CancellationToken::new(),
+                stragglers: CancellationToken::new(),
                 doors,
                 _lock: lock,
             }),
@@ -399,8 +404,16 @@ impl Kernel {
         if !clean {
             warn!(
                 tasks = inner.turns.len(),
-                "shutdown deadline passed with turns still running"
+                "shutdown deadline passed with turns still running; stopping them"
             );
+            // they stop where they are, reply that, and are recorded as interrupted
+            inner.stragglers.cancel();
+            if tokio::time::timeout(STRAGGLER_RECORD, inner.turns.wait())
+                .await
+                .is_err()
+            {
+                warn!(tasks = inner.turns.len(), "turns did not stop in time");
+            }
         }
         inner.cancel.cancel();
         inner.services.close();

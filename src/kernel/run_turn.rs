@@ -126,6 +126,13 @@ impl Kernel {
         );
         let outcome = tokio::select! {
             biased;
+            _ = inner.stragglers.cancelled() => {
+                warn!(channel = %turn.channel, chat = %turn.chat_id, "turn stopped: the shutdown grace period is over");
+                AgentOutcome {
+                    reply: "抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。".into(),
+                    error: Some("stopped by the shutdown before it finished".into()),
+                }
+            }
             _ = cancel.cancelled() => {
                 info!(channel = %turn.channel, chat = %turn.chat_id, "turn cancelled by the sender");
                 AgentOutcome {

@@ -406,7 +406,9 @@ mod tests {
                 content: "result".into(),
             },
         ];
-        let tools = crate::tools::definitions(&["cooking".into()], &["notes/".into()]);
+        let skills = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
+        let registry = crate::modes::ModeRegistry::load(&[skills], crate::skills::PLUGINS);
+        let tools = crate::tools::definitions(&registry, &["notes/".into()]);
         let body = client.body(&ChatRequest {
             messages: &messages,
             tools: &tools,

@@ -17,7 +17,7 @@ pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
 use crate::config::ToolsConfig;
 use crate::modes::core::TurnId;
 use crate::modes::switch::SwitchAction;
-use crate::modes::ModesHandle;
+use crate::modes::{ModeRegistry, ModesHandle};
 use crate::provider::{ToolCall, ToolDef};
 use serde::Deserialize;
 use serde_json::json;
@@ -41,15 +41,34 @@ pub struct ToolEnv {
     pub written: AtomicU64,
 }
 
-/// Tool definitions, always in this order, so the prefix stays byte-identical.
-pub fn definitions(mode_ids: &[String], writable: &[String]) -> Vec<ToolDef> {
+/// Tool definitions, always in this order, so the prefix stays byte-identical. The
+/// modes, their names and verbs come from the registry (nothing here names a mode).
+pub fn definitions(registry: &ModeRegistry, writable: &[String]) -> Vec<ToolDef> {
+    use crate::modes::switch::{verbs_for, SwitchAction};
+    let mode_ids = registry.ids();
+    let per_mode: Vec<String> = registry
+        .modes()
+        .iter()
+        .map(|m| {
+            format!(
+                "{} ({}): enter {}; exit {}",
+                m.manifest.display_name,
+                m.manifest.id,
+                verbs_for(&m.manifest, SwitchAction::Enter).join("/"),
+                verbs_for(&m.manifest, SwitchAction::Exit).join("/")
+            )
+        })
+        .collect();
     vec![
         ToolDef {
             name: "switch_mode".into(),
             description: format!(
-                "Enter or exit a run mode. Call ONLY when the user's own words explicitly name the mode (its display name, as listed in the system prompt) AND say to enter it ({}) or exit it ({}). The backend checks the user's words and refuses otherwise; relay the refusal reason. On exit you may give a one- or two-sentence summary of the session.",
-                crate::modes::switch::DEFAULT_ENTER_VERBS.join("/"),
-                crate::modes::switch::DEFAULT_EXIT_VERBS.join("/")
+                "Enter or exit a run mode. Call ONLY when the user's own words explicitly name the mode AND command entering or exiting it with one of its verbs — not a question about it, not a negation. The backend checks the user's words and refuses otherwise; relay the refusal reason. On exit you may give a one- or two-sentence summary of the session. Modes: {}.",
+                if per_mode.is_empty() {
+                    "none".to_string()
+                } else {
+                    per_mode.join("; ")
+                }
             ),
             parameters: json!({
                 "type": "object",
@@ -64,7 +83,7 @@ pub fn definitions(mode_ids: &[String], writable: &[String]) -> Vec<ToolDef> {
         },
         ToolDef {
             name: "read_file".into(),
-            description: "Read a UTF-8 text file in the household workspace (e.g. cooking/history.md, a recipe, a summary). Paths are relative to the workspace.".into(),
+            description: "Read a UTF-8 text file in the household workspace (an index, a note, a session summary; the paths the [上下文] block names). Paths are relative to the workspace.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"path": {"type": "string"}},
@@ -84,7 +103,7 @@ pub fn definitions(mode_ids: &[String], writable: &[String]) -> Vec<ToolDef> {
         ToolDef {
             name: "write_file".into(),
             description: format!(
-                "Create or replace a text file in the household workspace, e.g. save a recipe the family asked you to keep. Allowed only below: {}.",
+                "Create or replace a text file in the household workspace, e.g. to keep something the family asked you to save. Allowed only below: {}.",
                 writable.join(", ")
             ),
             parameters: json!({
@@ -256,7 +275,7 @@ mod tests {
 
     #[test]
     fn definitions_have_a_fixed_order() {
-        let names: Vec<_> = definitions(&["cooking".into()], &["notes/".into()])
+        let names: Vec<_> = definitions(&ModeRegistry::default(), &["notes/".into()])
             .into_iter()
             .map(|d| d.name)
             .collect();
