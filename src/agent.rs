@@ -100,7 +100,7 @@ impl Agent {
             turn_id: ticket.turn_id,
             user_text: user_text.to_string(),
             may_switch_modes,
-            mode: ticket.mode.as_ref().map(|m| m.mode_id.clone()),
+            mode: std::sync::Mutex::new(ticket.mode.as_ref().map(|m| m.mode_id.clone())),
             limits: self.tool_limits.clone(),
             written: Default::default(),
         };

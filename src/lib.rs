@@ -1,6 +1,6 @@
 //! homebot — a home assistant bot gateway.
 //!
-//! One process per household. Channel actors send [`turn::Turn`]s to the kernel; the
+//! One process per household. Channels (see `channels/`) send [`turn::Turn`]s to the kernel; the
 //! kernel runs each turn through the single [`modes::ModeManager`], the per-turn
 //! [`agent`] and the [`provider`], and hands the reply back to the channel.
 //!

@@ -160,7 +160,11 @@ async fn main() -> anyhow::Result<()> {
             let tz = Config::load_or_init(ws.root())?.timezone();
             print!(
                 "{}",
-                homebot::modes::listing::render(&homebot::modes::listing::list_sessions(&ws, tz))
+                homebot::modes::listing::render(&homebot::modes::listing::list_sessions(
+                    &ws,
+                    tz,
+                    chrono::Utc::now()
+                ))
             );
         }
         Command::Doctor => {
@@ -178,7 +182,12 @@ async fn main() -> anyhow::Result<()> {
         } => {
             init_logging("warn");
             let ws = Workspace::open(&root)?;
-            let cfg = Config::load_or_init(ws.root())?;
+            let mut cfg = Config::load_or_init(ws.root())?;
+            // the environment overrides as the gateway would apply them
+            if let Err(e) = cfg.apply_env(&homebot::config::EnvOverrides::from_env()) {
+                eprintln!("error: {e}");
+                std::process::exit(1);
+            }
             let reg = ModeRegistry::load(&skill_search_path(&ws, &cfg), skills::PLUGINS);
             // problems first, and `ok` only when there are none
             for i in reg.issues() {

@@ -108,7 +108,7 @@ pub fn frozen_mode_prompt(mode: &RegisteredMode, static_prompt: &str) -> String 
         }
         for k in &ctx.knowledge {
             out.push_str(&format!(
-                "\n[KNOWLEDGE: {}]\n工作区内的 {}（只属于本模式；按需用 list_files / read_file 查阅）\n",
+                "\n[KNOWLEDGE: {}]\n工作区内的 {}（本模式的资料，其他模式读不到；按需用 list_files / read_file 查阅）\n",
                 k.name, k.path
             ));
         }

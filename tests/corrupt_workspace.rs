@@ -376,7 +376,7 @@ async fn an_empty_orphan_session_is_never_indexed_and_never_fatal() {
     assert!(!index.contains("cook-20261021"), "{index}");
     let tz = "Asia/Shanghai".parse().unwrap();
     let ws_ = homebot::workspace::Workspace::open(ws).unwrap();
-    assert!(homebot::modes::listing::list_sessions(&ws_, tz).is_empty());
+    assert!(homebot::modes::listing::list_sessions(&ws_, tz, chrono::Utc::now()).is_empty());
     // a second start is quiet about them
     drop(kernel);
     let kernel = start_kernel(ws, &fake);

@@ -1,6 +1,6 @@
-//! `<workspace>/modes/action.json` — the run-mode lifecycle document, exactly the design's
-//! schema. Only the ModeManager writes it, always by atomic replace. It holds lifecycle
-//! only: no recipe, no dialogue.
+//! `<workspace>/modes/action.json` — the run-mode lifecycle document: exactly the ten
+//! keys of [`ActionDoc`], nothing more (other tools read it). Only the ModeManager writes
+//! it, always by atomic replace. It holds lifecycle only: no recipe, no dialogue.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;

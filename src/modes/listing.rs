@@ -2,8 +2,9 @@
 //! sessions`). Read-only: safe beside a running gateway.
 //!
 //! States: `archived` (has `summary.md`), `exiting` (an exit was requested and the archive
-//! has not finished), `active` (the session `action.json` names), `unfinished` (none of
-//! those: archived as `recovered` at the next start).
+//! has not finished), `active` (the session `action.json` names), `expired` (named, but
+//! past its `expires_at`: archived as soon as homebot opens the state), `unfinished` (none
+//! of those: archived as `recovered` at the next start).
 
 use super::action::ActionDoc;
 use super::recovery::{file_name, read_dirs};
@@ -16,6 +17,9 @@ use chrono_tz::Tz;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionState {
     Active,
+    /// `action.json` still names it, but its `expires_at` has passed: it is archived as
+    /// soon as homebot opens the mode state (the next start, turn or cron tick).
+    Expired,
     Exiting,
     Archived,
     Unfinished,
@@ -25,6 +29,7 @@ impl SessionState {
     pub fn as_str(self) -> &'static str {
         match self {
             SessionState::Active => "active",
+            SessionState::Expired => "expired",
             SessionState::Exiting => "exiting",
             SessionState::Archived => "archived",
             SessionState::Unfinished => "unfinished",
@@ -42,12 +47,14 @@ pub struct SessionRow {
 }
 
 /// All session folders homebot made, newest start first (unknown starts last).
-pub fn list_sessions(ws: &Workspace, tz: Tz) -> Vec<SessionRow> {
+pub fn list_sessions(ws: &Workspace, tz: Tz, now: DateTime<chrono::Utc>) -> Vec<SessionRow> {
     let action = ActionDoc::read(&ws.action_file()).ok().flatten();
-    let active_id = action
-        .as_ref()
-        .filter(|a| a.active)
-        .and_then(|a| a.session_id.clone());
+    let active = action.as_ref().filter(|a| a.active);
+    let active_id = active.and_then(|a| a.session_id.clone());
+    let past_due = active
+        .and_then(|a| a.expires_at.as_deref())
+        .and_then(|e| DateTime::parse_from_rfc3339(e).ok())
+        .is_some_and(|e| e <= now);
     let mut rows = Vec::new();
     for mode_dir in read_dirs(&ws.modes_dir().join("sessions")) {
         for sdir in read_dirs(&mode_dir) {
@@ -67,7 +74,11 @@ pub fn list_sessions(ws: &Workspace, tz: Tz) -> Vec<SessionRow> {
             } else if sdir.join(EXIT_MARKER_FILE).exists() {
                 SessionState::Exiting
             } else if active_id.as_deref() == Some(session_id.as_str()) {
-                SessionState::Active
+                if past_due {
+                    SessionState::Expired
+                } else {
+                    SessionState::Active
+                }
             } else {
                 SessionState::Unfinished
             };
@@ -148,7 +159,10 @@ mod tests {
         doc.expires_at = Some("2026-10-23T00:10:00+08:00".into());
         doc.session_dir = Some("/x".into());
         doc.write(&ws.action_file()).unwrap();
-        let rows = list_sessions(&ws, tz);
+        let before = chrono::DateTime::parse_from_rfc3339("2026-10-22T21:00:00+08:00")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let rows = list_sessions(&ws, tz, before);
         let got: Vec<(&str, SessionState)> = rows
             .iter()
             .map(|r| (r.session_id.as_str(), r.state))
@@ -163,6 +177,14 @@ mod tests {
             ]
         );
         assert_eq!(rows[0].turns, 1);
+        // past its expires_at it is not shown as active, even before anything archived it
+        let after = chrono::DateTime::parse_from_rfc3339("2026-10-23T08:00:00+08:00")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        assert_eq!(
+            list_sessions(&ws, tz, after)[0].state,
+            SessionState::Expired
+        );
         assert!(render(&rows).contains("2026-10-22T19:55:00+08:00"));
     }
 }

@@ -68,7 +68,13 @@ impl ModeManager {
         let tz = self.core.timezone();
         let next = self.core.next_turn_id();
         let frozen = self.core.frozen_prompt_fn();
-        match ModeCore::open(ws, registry, tz, self.clock.now(), frozen) {
+        let now = self.clock.now();
+        // reopening runs the same recovery as start-up; it must not take the actor down
+        let reopened = catch_unwind(AssertUnwindSafe(|| {
+            ModeCore::open(ws, registry, tz, now, frozen)
+        }))
+        .unwrap_or_else(|_| Err(ModeError::Restarted));
+        match reopened {
             Ok(mut fresh) => {
                 fresh.continue_turn_ids(next);
                 fresh.warn(format!(

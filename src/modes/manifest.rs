@@ -146,12 +146,8 @@ impl ModeManifest {
                 }
             }
             for k in &ctx.knowledge {
-                if k.path.contains("..") || k.path.starts_with('/') {
-                    return Err(format!(
-                        "context.knowledge {:?}: path must be relative to the workspace",
-                        k.name
-                    ));
-                }
+                knowledge_path_ok(&k.path)
+                    .map_err(|why| format!("context.knowledge {:?}: {why}", k.name))?;
             }
         }
         Ok(m)
@@ -174,6 +170,36 @@ impl ModeManifest {
             context: None,
         }
     }
+}
+
+/// A knowledge folder is a sub-folder of the workspace of its own: not the workspace
+/// itself (that would close everything else to other modes), not a private zone.
+fn knowledge_path_ok(path: &str) -> Result<(), String> {
+    let p = std::path::Path::new(path.trim());
+    let parts: Vec<String> = p
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if p.is_absolute() || parts.iter().any(|c| c == "..") {
+        return Err("path must be relative to the workspace".into());
+    }
+    let parts: Vec<&String> = parts.iter().filter(|c| c.as_str() != ".").collect();
+    let Some(top) = parts.first() else {
+        return Err("path must name a folder inside the workspace, not the workspace".into());
+    };
+    let top = top.to_lowercase();
+    if top.starts_with('.')
+        || crate::workspace::PRIVATE_ZONES
+            .iter()
+            .any(|z| top.starts_with(&z.to_lowercase()))
+        || top == "modes"
+        || top == "skills"
+    {
+        return Err(format!(
+            "{path:?} is a private or backend folder of the workspace"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -201,6 +227,30 @@ mod tests {
             ))
             .unwrap_err();
             assert!(e.contains(key) && e.contains("not supported yet"), "{e}");
+        }
+    }
+
+    #[test]
+    fn knowledge_is_a_folder_of_its_own() {
+        let with = |path: &str| {
+            ModeManifest::parse(&format!(
+                r#"{{"id":"x","display_name":"X","context":{{"knowledge":[{{"name":"k","path":"{path}"}}]}}}}"#
+            ))
+        };
+        assert!(with("cooking/recipes").is_ok());
+        for bad in [
+            "",
+            ".",
+            "./",
+            "../x",
+            "/etc",
+            "chats",
+            "Members/mom",
+            "config.toml",
+            "modes/sessions",
+            ".git",
+        ] {
+            assert!(with(bad).is_err(), "{bad:?} accepted");
         }
     }
 

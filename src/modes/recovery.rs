@@ -268,15 +268,17 @@ impl ModeCore {
                 .as_ref()
                 .map(|m| m.manifest.display_name.clone())
                 .unwrap_or_else(|| mode_id.clone());
+            // it ended with its last record (not when this start noticed), and began when
+            // its id says
+            let last = loaded.records.last().map(|r| r.timestamp.clone());
             let marker = ExitMarker {
                 reason: "recovered".into(),
                 summary: None,
-                requested_at: Self::rfc3339(self.local(now)),
+                requested_at: last.unwrap_or_else(|| Self::rfc3339(self.local(now))),
             };
-            let started = loaded
-                .records
-                .first()
-                .map(|r| r.timestamp.clone())
+            let started = self
+                .session_start(&sdir)
+                .map(Self::rfc3339)
                 .unwrap_or_else(|| "unknown".into());
             let archived = self.archive_files(
                 mode.as_ref(),

@@ -397,3 +397,33 @@ fn an_entry_whose_action_json_cannot_be_written_leaves_no_session_folder() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn a_recovered_orphan_keeps_its_own_start_and_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = t("2026-10-22T19:55:00+08:00");
+    let mut c = core_at(dir.path(), now);
+    let sid = enter_cooking(&mut c, now);
+    let turn = c.begin_turn(now, meta("a"));
+    let mut r = rec("最后一句");
+    r.timestamp = "2026-10-22T20:05:00+08:00".into();
+    c.end_turn(now, turn.turn_id, r, None).unwrap();
+    drop(c);
+    // action.json lost its knowledge of the session (written back as inactive by hand)
+    super::action::ActionDoc::inactive(None)
+        .write(&dir.path().join("modes/action.json"))
+        .unwrap();
+    let c = core_at(dir.path(), t("2026-10-25T09:00:00+08:00"));
+    let summary =
+        std::fs::read_to_string(c.ws.sessions_dir("cooking").join(&sid).join(SUMMARY_FILE))
+            .unwrap();
+    assert!(
+        summary.contains("- 开始: 2026-10-22T19:55:00+08:00"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- 结束: 2026-10-22T20:05:00+08:00"),
+        "{summary}"
+    );
+    assert!(summary.contains("- 结束原因: recovered"), "{summary}");
+}

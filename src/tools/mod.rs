@@ -33,8 +33,9 @@ pub struct ToolEnv {
     pub user_text: String,
     /// The channel's permission rule for this sender.
     pub may_switch_modes: bool,
-    /// The mode the turn runs in (its knowledge is readable; other modes' is not).
-    pub mode: Option<String>,
+    /// The mode the turn runs in (its knowledge is readable; other modes' is not); set
+    /// when the turn itself enters one.
+    pub mode: std::sync::Mutex<Option<String>>,
     /// The caps of `[tools]`.
     pub limits: ToolsConfig,
     /// Bytes `write_file` has written in this turn so far.
@@ -191,7 +192,11 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
             call.arguments.len()
         ));
     }
-    let mode = env.mode.clone();
+    let mode = env
+        .mode
+        .lock()
+        .expect("the tool mode lock is never poisoned")
+        .clone();
     let files = env.files.clone();
     match call.name.as_str() {
         "switch_mode" => {
@@ -212,7 +217,14 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
                 )
                 .await
             {
-                Ok(done) => ToolResult::ok(done.to_string()),
+                Ok(done) => {
+                    if let crate::modes::Switched::Entered { mode_id, .. } = &done {
+                        // from here on this turn is in the mode, with its knowledge rules
+                        *env.mode.lock().expect("the tool mode lock is never poisoned") =
+                            Some(mode_id.clone());
+                    }
+                    ToolResult::ok(done.to_string())
+                }
                 Err(e) => ToolResult::err(e.to_string()),
             }
         }

@@ -1,5 +1,5 @@
-//! Validation of a `switch_mode` request against the user's original words (the run-mode
-//! design: the LLM proposes, the backend decides). Entering needs the mode's display name
+//! Validation of a `switch_mode` request against the user's original words (the LLM
+//! proposes, the backend decides). Entering needs the mode's display name
 //! (or an alias) and an enter verb *commanded* in the same clause; exiting likewise with an
 //! exit verb. Negations, questions, reports and retractions do not switch anything — see
 //! [`clause`] for the parser and its rules. When in doubt the guard refuses, and the
