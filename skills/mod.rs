@@ -25,12 +25,12 @@ include!(concat!(env!("OUT_DIR"), "/builtin_skills.rs"));
 /// The skills shipped with homebot: this folder while the source tree is there; else
 /// the copy embedded in the binary, unpacked into `<workspace>/skills-builtin/` (kept
 /// equal to the binary's version at every start).
-pub fn builtin_dir(workspace: &Path) -> Option<PathBuf> {
+pub fn builtin_dir(ws: &crate::workspace::Workspace) -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
     if dir.is_dir() {
         return Some(dir);
     }
-    let dest = workspace.join("skills-builtin");
+    let dest = ws.builtin_skills_dir();
     match unpack_builtin(&dest) {
         Ok(()) => Some(dest),
         Err(e) => {

@@ -99,7 +99,10 @@ async fn main() -> anyhow::Result<()> {
             let opts = CliOptions { speaker, chat_id };
             let ended = match message {
                 Some(m) => cli::one_shot(&door, &opts, &m, &mut cli::Interrupts::new()).await,
-                None => cli::interactive(&door, &root, &opts).await?,
+                None => {
+                    let history = Workspace::open(&root)?.cli_history();
+                    cli::interactive(&door, history, &opts).await?
+                }
             };
             door.close().await; // admitted turns record; the control socket is removed
             match ended {

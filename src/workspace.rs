@@ -146,8 +146,24 @@ impl Workspace {
     pub fn action_file(&self) -> PathBuf {
         self.modes_dir().join("action.json")
     }
+    /// `modes/sessions/`: one folder per mode, one per session inside.
+    pub fn sessions_root(&self) -> PathBuf {
+        self.modes_dir().join("sessions")
+    }
+    /// Where the model may keep what the family asks it to save.
+    pub fn notes_dir(&self) -> PathBuf {
+        self.root.join("notes")
+    }
+    /// The interactive CLI's line history.
+    pub fn cli_history(&self) -> PathBuf {
+        self.root.join(LOGS_DIR).join("cli_history")
+    }
+    /// Where the skills shipped in the binary are unpacked when the source tree is gone.
+    pub fn builtin_skills_dir(&self) -> PathBuf {
+        self.root.join("skills-builtin")
+    }
     pub fn sessions_dir(&self, mode_id: &str) -> PathBuf {
-        self.modes_dir().join("sessions").join(mode_id)
+        self.sessions_root().join(mode_id)
     }
     pub fn chats_dir(&self) -> PathBuf {
         self.root.join(CHATS_DIR)

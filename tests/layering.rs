@@ -48,22 +48,90 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         let deps = g.entry(module.clone()).or_default();
         for p in paths {
             let text = std::fs::read_to_string(p).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap();
-            for line in code.lines() {
-                let line = line.split("//").next().unwrap();
-                for (i, _) in line.match_indices("crate::") {
-                    let name: String = line[i + 7..]
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
-                    if name != *module && files.contains_key(&name) {
-                        deps.insert(name);
-                    }
+            for name in crate_paths(&without_test_modules(&text)) {
+                if name != *module && files.contains_key(&name) {
+                    deps.insert(name);
                 }
             }
         }
     }
     g
+}
+
+/// The source without its `#[cfg(test)] mod … { … }` blocks (other `#[cfg(test)]` items,
+/// such as a test-only helper function, are only one item and are kept: harmless).
+fn without_test_modules(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let trimmed = after.trim_start();
+        if !trimmed.starts_with("mod ") {
+            out.push_str("#[cfg(test)]");
+            rest = after;
+            continue;
+        }
+        // skip `mod name;` or the braced block
+        let open = trimmed.find(['{', ';']).unwrap_or(trimmed.len());
+        if trimmed[open..].starts_with(';') {
+            rest = &trimmed[open + 1..];
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut end = trimmed.len();
+        for (i, c) in trimmed[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &trimmed[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Top-level module names used through `crate::x` or `crate::{x, y::z}` (comments
+/// stripped). Paths through `super::` stay inside a module, so they cannot cross one.
+fn crate_paths(code: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = Vec::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap();
+        for (i, _) in line.match_indices("crate::") {
+            let tail = &line[i + 7..];
+            if let Some(group) = tail.strip_prefix('{') {
+                let group = group.split('}').next().unwrap_or_default();
+                names.extend(group.split(',').map(ident));
+            } else {
+                names.push(ident(tail));
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_scanner_sees_grouped_imports_and_skips_only_test_modules() {
+    let code = "use crate::{kernel::Kernel, modes};\nfn f() { crate::tools::x(); }\n#[cfg(test)]\nfn helper() { crate::prompt::y(); }\n#[cfg(test)]\nmod tests {\n    use crate::channels::z;\n    fn g() { if true { } }\n}\npub fn after() { crate::agent::a(); }\n";
+    let names = crate_paths(&without_test_modules(code));
+    for n in ["kernel", "modes", "tools", "prompt", "agent"] {
+        assert!(names.contains(&n.to_string()), "{n} missing from {names:?}");
+    }
+    assert!(!names.contains(&"channels".to_string()), "{names:?}");
 }
 
 fn reaches(g: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {

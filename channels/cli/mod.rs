@@ -328,8 +328,11 @@ pub async fn one_shot(
 
 /// Interactive chat until Ctrl-D / `/quit`, or Ctrl-C at the prompt; during a turn the
 /// first Ctrl-C cancels the turn and a second one leaves (`Typed::Quit`).
-pub async fn interactive(door: &Door, root: &Path, opts: &CliOptions) -> anyhow::Result<Typed> {
-    let history = root.join("logs").join("cli_history");
+pub async fn interactive(
+    door: &Door,
+    history: std::path::PathBuf,
+    opts: &CliOptions,
+) -> anyhow::Result<Typed> {
     let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<String>(1);
     let (ack_tx, ack_rx) = std::sync::mpsc::channel::<()>();
     // rustyline blocks; it runs on its own thread and waits for each reply before

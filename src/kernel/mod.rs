@@ -491,7 +491,7 @@ pub fn skill_search_path(ws: &Workspace, cfg: &Config) -> Vec<PathBuf> {
     if let Ok(d) = std::env::var("HOMEBOT_SKILLS_DIR") {
         dirs.push(PathBuf::from(d));
     }
-    if let Some(d) = crate::skills::builtin_dir(ws.root()) {
+    if let Some(d) = crate::skills::builtin_dir(ws) {
         dirs.push(d);
     }
     dirs

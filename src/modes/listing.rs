@@ -56,7 +56,7 @@ pub fn list_sessions(ws: &Workspace, tz: Tz, now: DateTime<chrono::Utc>) -> Vec<
         .and_then(|e| DateTime::parse_from_rfc3339(e).ok())
         .is_some_and(|e| e <= now);
     let mut rows = Vec::new();
-    for mode_dir in read_dirs(&ws.modes_dir().join("sessions")) {
+    for mode_dir in read_dirs(&ws.sessions_root()) {
         for sdir in read_dirs(&mode_dir) {
             let session_id = file_name(&sdir);
             let Some(id) = SessionId::parse(&session_id) else {

@@ -176,7 +176,7 @@ impl ModeCore {
     /// session survives a damaged file — even one that seems to start in the future
     /// because the clock went back. Returns the restored session id.
     fn rebuild_action(&mut self) -> Option<String> {
-        let root = self.ws.modes_dir().join("sessions");
+        let root = self.ws.sessions_root();
         let mut best: Option<(DateTime<FixedOffset>, RegisteredMode, PathBuf)> = None;
         for mode_dir in read_dirs(&root) {
             let Some(mode) = self.registry.get(&file_name(&mode_dir)).cloned() else {
@@ -224,7 +224,7 @@ impl ModeCore {
     /// indexed as a session). A failure leaves the folder as it is, with a warning, for
     /// the next start: it never stops this one.
     fn recover_orphans(&mut self, now: DateTime<Utc>) {
-        let root = self.ws.modes_dir().join("sessions");
+        let root = self.ws.sessions_root();
         let mut orphans = Vec::new();
         for mode_dir in read_dirs(&root) {
             self.clean_half_made(&mode_dir);
@@ -370,7 +370,7 @@ impl ModeCore {
 
     /// Retry the plugin index update of sessions archived while it failed.
     fn retry_pending_indexes(&mut self) {
-        let root = self.ws.modes_dir().join("sessions");
+        let root = self.ws.sessions_root();
         for mode_dir in read_dirs(&root) {
             let Some(mode) = self.registry.get(&file_name(&mode_dir)).cloned() else {
                 continue;

@@ -63,7 +63,7 @@ impl FileAccess {
         ws: &crate::workspace::Workspace,
         registry: &crate::modes::ModeRegistry,
     ) -> Self {
-        let mut writable = vec![ws.root().join("notes")];
+        let mut writable = vec![ws.notes_dir()];
         let mut readable_outside = Vec::new();
         for m in registry.modes() {
             let ctx = crate::modes::plugin::PluginContext {
