@@ -27,6 +27,8 @@ pub struct Agent {
     pub max_reply_chars: usize,
     /// The caps of `[tools]`.
     pub tool_limits: ToolsConfig,
+    /// The household's reminders (the `set_reminder` tools).
+    pub reminders: crate::cron::CronHandle,
 }
 
 /// What ends a reply cut at `agent.max_reply_chars`.
@@ -59,11 +61,11 @@ impl Agent {
         tail: &TailInfo<'_>,
         profile: Option<&str>,
         user_text: &str,
-        may_switch_modes: bool,
+        turn: &crate::turn::Turn,
         modes: &ModesHandle,
     ) -> AgentOutcome {
         let mut outcome = self
-            .run_uncapped(ticket, tail, profile, user_text, may_switch_modes, modes)
+            .run_uncapped(ticket, tail, profile, user_text, turn, modes)
             .await;
         let chars = outcome.reply.chars().count();
         if chars > self.max_reply_chars {
@@ -83,7 +85,7 @@ impl Agent {
         tail: &TailInfo<'_>,
         profile: Option<&str>,
         user_text: &str,
-        may_switch_modes: bool,
+        turn: &crate::turn::Turn,
         modes: &ModesHandle,
     ) -> AgentOutcome {
         let tail_text = prompt::dynamic_tail(ticket, tail, user_text);
@@ -99,7 +101,14 @@ impl Agent {
             modes: modes.clone(),
             turn_id: ticket.turn_id,
             user_text: user_text.to_string(),
-            may_switch_modes,
+            may_switch_modes: turn.may_switch_modes,
+            reminders: self.reminders.clone(),
+            origin: crate::reminders::Origin {
+                channel: turn.channel.clone(),
+                chat_id: turn.chat_id.clone(),
+                speaker_id: turn.speaker_id.clone(),
+                target: turn.reply_target().to_string(),
+            },
             mode: std::sync::Mutex::new(ticket.mode.as_ref().map(|m| m.mode_id.clone())),
             limits: self.tool_limits.clone(),
             written: Default::default(),

@@ -82,7 +82,7 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
         Command::Status => return Reply::ok(status_text(ctx).await),
         Command::Reminders { all } => {
             return match ctx.reminders.list(all).await {
-                Ok(list) => Reply::ok(render_reminders(&list)),
+                Ok(list) => Reply::ok(crate::reminders::render(&list)),
                 Err(e) => Reply::failed(format!("提醒暂时看不了：{e}"), e.to_string()),
             }
         }
@@ -114,35 +114,6 @@ pub fn help_text(registry: &ModeRegistry) -> String {
         "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
         if ids.is_empty() { "—".to_string() } else { ids.join(", ") }
     )
-}
-
-/// The reminder list (`/reminders`, `homebot reminders`): one line each.
-pub fn render_reminders(list: &[crate::reminders::Reminder]) -> String {
-    use crate::reminders::State;
-    if list.is_empty() {
-        return "没有提醒。".into();
-    }
-    let mut out = String::new();
-    for r in list {
-        let when = r.due_at.format("%m-%d %H:%M:%S");
-        let state = match &r.state {
-            State::Pending => "待响".to_string(),
-            State::Fired {
-                late_minutes: 0, ..
-            } => "已响".to_string(),
-            State::Fired { late_minutes, .. } => format!("已响（晚了 {late_minutes} 分钟）"),
-            State::Undelivered { error, .. } => format!("未送达：{error}"),
-            State::Cancelled { .. } => "已取消".to_string(),
-            State::Dropped { late_minutes, .. } => {
-                format!("已作废（homebot 停机，晚了 {late_minutes} 分钟）")
-            }
-        };
-        out.push_str(&format!(
-            "#{} {when} {} · {}:{} · {} · {state}\n",
-            r.id, r.text, r.origin.channel, r.origin.target, r.origin.speaker_id
-        ));
-    }
-    out
 }
 
 /// The status text (`/status`, `homebot status`), in the household's language.

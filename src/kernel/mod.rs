@@ -222,6 +222,7 @@ impl Kernel {
             files,
             max_reply_chars: cfg.agent.max_reply_chars,
             tool_limits: cfg.tools.clone(),
+            reminders: cron.clone(),
         };
         let queue_cap = cfg.agent.max_queued_per_chat;
         Ok(Self {

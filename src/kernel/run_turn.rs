@@ -120,7 +120,7 @@ impl Kernel {
                 &tail,
                 profile.as_deref(),
                 text,
-                turn.may_switch_modes,
+                &turn,
                 &inner.modes,
             ),
         );

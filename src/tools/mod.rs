@@ -1,6 +1,7 @@
 //! The tools the agent offers the model, in a fixed order (part of the stable prompt
 //! prefix): `switch_mode`, then the workspace file tools of [`files`] — `read_file`,
-//! `list_files`, `write_file`.
+//! `list_files`, `write_file` — then the reminder tools of [`reminders`] —
+//! `set_reminder`, `list_reminders`, `cancel_reminder`.
 //!
 //! [`execute`] runs one call within the turn's budget ([`ToolEnv::limits`]): arguments
 //! longer than `tools.max_argument_bytes` are refused, `write_file` may write at most
@@ -11,6 +12,7 @@
 
 pub mod files;
 mod guard;
+pub mod reminders;
 
 pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
 
@@ -40,6 +42,9 @@ pub struct ToolEnv {
     pub limits: ToolsConfig,
     /// Bytes `write_file` has written in this turn so far.
     pub written: AtomicU64,
+    /// The household's reminders, and where this turn's would ring.
+    pub reminders: crate::cron::CronHandle,
+    pub origin: crate::reminders::Origin,
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical. The
@@ -115,6 +120,9 @@ pub fn definitions(registry: &ModeRegistry, writable: &[String]) -> Vec<ToolDef>
             }),
         },
     ]
+    .into_iter()
+    .chain(reminders::definitions())
+    .collect()
 }
 
 /// What a tool call did: the text returned to the model.
@@ -162,7 +170,7 @@ struct WriteArgs {
     content: String,
 }
 
-fn parse_args<T: for<'de> Deserialize<'de>>(call: &ToolCall) -> Result<T, ToolResult> {
+pub(crate) fn parse_args<T: for<'de> Deserialize<'de>>(call: &ToolCall) -> Result<T, ToolResult> {
     let raw = if call.arguments.trim().is_empty() {
         "{}"
     } else {
@@ -246,9 +254,12 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
             Ok(a) => write_within_budget(env, a, files, mode).await,
             Err(e) => e,
         },
-        other => ToolResult::err(format!(
-            "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file"
-        )),
+        other => match reminders::execute(env, call).await {
+            Some(r) => r,
+            None => ToolResult::err(format!(
+                "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder"
+            )),
+        },
     }
 }
 
@@ -293,7 +304,15 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["switch_mode", "read_file", "list_files", "write_file"]
+            [
+                "switch_mode",
+                "read_file",
+                "list_files",
+                "write_file",
+                "set_reminder",
+                "list_reminders",
+                "cancel_reminder"
+            ]
         );
     }
 }
