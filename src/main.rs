@@ -45,6 +45,14 @@ enum Command {
     Status,
     /// List mode sessions, newest first.
     Sessions,
+    /// List reminders (pending; with --all also fired, late, undelivered), or cancel one.
+    Reminders {
+        /// Also the finished ones.
+        #[arg(long)]
+        all: bool,
+        #[command(subcommand)]
+        action: Option<ReminderCommand>,
+    },
     /// Send a proactive message through a running gateway's channel.
     Announce {
         /// Channel name (e.g. `voice`).
@@ -62,6 +70,12 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+}
+
+#[derive(Subcommand)]
+enum ReminderCommand {
+    /// Cancel a pending reminder by its id.
+    Cancel { id: u32 },
 }
 
 #[derive(Subcommand)]
@@ -155,6 +169,24 @@ async fn main() -> anyhow::Result<()> {
             match r.error {
                 None => println!("{}", r.text),
                 Some(e) => anyhow::bail!("announce failed: {e}"),
+            }
+        }
+        Command::Reminders { all, action } => {
+            init_logging("warn");
+            // the slash command, run by whoever owns the workspace (never the LLM)
+            let command = match action {
+                Some(ReminderCommand::Cancel { id }) => format!("/reminders cancel {id}"),
+                None if all => "/reminders all".to_string(),
+                None => "/reminders".to_string(),
+            };
+            let door = open_door(&root).await?;
+            let r = door
+                .turn(homebot::turn::Turn::new(cli::CHANNEL, "local", "owner", command))
+                .await;
+            door.close().await;
+            match r.error {
+                None => print!("{}", r.text.trim_end().to_string() + "\n"),
+                Some(e) => anyhow::bail!("{}: {e}", r.text),
             }
         }
         Command::Sessions => {

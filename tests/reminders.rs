@@ -248,3 +248,39 @@ async fn a_delivery_that_keeps_failing_is_marked_undelivered() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn homebot_reminders_lists_and_cancels() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::scripted().await;
+    let clock = ManualClock::new(Utc::now());
+    let k = kernel(ws, &fake, &clock);
+    k.reminders()
+        .set(Some(3600), None, "收衣服".into(), origin("local"))
+        .await
+        .unwrap();
+    drop(k);
+    let o = homebot(ws, None).arg("reminders").output().await.unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{o:?}");
+    assert!(out.contains("#1") && out.contains("收衣服") && out.contains("待响"), "{out}");
+    let o = homebot(ws, None)
+        .args(["reminders", "cancel", "1"])
+        .output()
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("已取消提醒 #1"), "{o:?}");
+    let o = homebot(ws, None)
+        .args(["reminders", "cancel", "1"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!o.status.success(), "cancelling twice is an error");
+    let o = homebot(ws, None)
+        .args(["reminders", "--all"])
+        .output()
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("已取消"), "{o:?}");
+}
