@@ -181,7 +181,12 @@ async fn main() -> anyhow::Result<()> {
             };
             let door = open_door(&root).await?;
             let r = door
-                .turn(homebot::turn::Turn::new(cli::CHANNEL, "local", "owner", command))
+                .turn(homebot::turn::Turn::new(
+                    cli::CHANNEL,
+                    "local",
+                    "owner",
+                    command,
+                ))
                 .await;
             door.close().await;
             match r.error {

@@ -264,13 +264,19 @@ async fn homebot_reminders_lists_and_cancels() {
     let o = homebot(ws, None).arg("reminders").output().await.unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{o:?}");
-    assert!(out.contains("#1") && out.contains("收衣服") && out.contains("待响"), "{out}");
+    assert!(
+        out.contains("#1") && out.contains("收衣服") && out.contains("待响"),
+        "{out}"
+    );
     let o = homebot(ws, None)
         .args(["reminders", "cancel", "1"])
         .output()
         .await
         .unwrap();
-    assert!(String::from_utf8_lossy(&o.stdout).contains("已取消提醒 #1"), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("已取消提醒 #1"),
+        "{o:?}"
+    );
     let o = homebot(ws, None)
         .args(["reminders", "cancel", "1"])
         .output()
@@ -282,5 +288,8 @@ async fn homebot_reminders_lists_and_cancels() {
         .output()
         .await
         .unwrap();
-    assert!(String::from_utf8_lossy(&o.stdout).contains("已取消"), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("已取消"),
+        "{o:?}"
+    );
 }
