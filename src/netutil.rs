@@ -43,7 +43,7 @@ pub fn raise_fd_limit() -> io::Result<(u64, u64)> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    let before = lim.rlim_cur as u64;
+    let before = lim.rlim_cur;
     if lim.rlim_cur < lim.rlim_max {
         lim.rlim_cur = lim.rlim_max;
         // SAFETY: as above.
@@ -51,7 +51,7 @@ pub fn raise_fd_limit() -> io::Result<(u64, u64)> {
             return Err(io::Error::last_os_error());
         }
     }
-    Ok((before, lim.rlim_cur as u64))
+    Ok((before, lim.rlim_cur))
 }
 
 /// The soft descriptor limit, if the platform says.
@@ -64,7 +64,7 @@ pub fn soft_fd_limit() -> Option<u64> {
         };
         // SAFETY: getrlimit only writes the struct we pass.
         if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
-            return Some(lim.rlim_cur as u64);
+            return Some(lim.rlim_cur);
         }
     }
     None

@@ -149,12 +149,15 @@ fn satellite<'a>(cfg: &'a VoiceConfig, id: &str) -> Option<&'a SatelliteConfig> 
 }
 
 /// The credential a presented token is, or the refusal.
-fn credential(cfg: &VoiceConfig, presented: Option<&str>) -> Result<Credential, Response> {
+fn credential(
+    cfg: &VoiceConfig,
+    presented: Option<&str>,
+) -> Result<Credential, (StatusCode, &'static str)> {
     if !cfg.any_token() {
         return Ok(Credential::Open);
     }
     let Some(t) = presented else {
-        return Err((StatusCode::UNAUTHORIZED, "token required").into_response());
+        return Err((StatusCode::UNAUTHORIZED, "token required"));
     };
     // compare with every configured token, so the time taken says nothing about which
     let mut found = None;
@@ -172,7 +175,7 @@ fn credential(cfg: &VoiceConfig, presented: Option<&str>) -> Result<Credential, 
     }
     found.ok_or_else(|| {
         warn!("voice WebSocket: wrong token refused");
-        (StatusCode::FORBIDDEN, "wrong token").into_response()
+        (StatusCode::FORBIDDEN, "wrong token")
     })
 }
 
@@ -186,7 +189,7 @@ pub(super) async fn ws_handler(
     let cfg = &ch.shared.cfg;
     let cred = match credential(cfg, presented_token(&headers, &query, "token").as_deref()) {
         Ok(c) => c,
-        Err(refusal) => return refusal,
+        Err(refusal) => return refusal.into_response(),
     };
     let conn = ch.conn_id();
     let close = ch.shared.cancel.child_token();

@@ -165,3 +165,57 @@ impl QqConfig {
         self.listen.is_some() || self.forward_url.is_some()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Config, ConfigError> {
+        Config::parse(s, Path::new("/ws/config.toml"))
+    }
+
+    #[test]
+    fn voice_identities_and_limits_are_checked() {
+        let ok = parse(
+            "[[members]]\nid = \"mom\"\n[voice]\nwyoming_speakers = { \"ha-x\" = \"mom\" }\n\
+             [[voice.satellites]]\nid = \"kitchen\"\ntoken = \"k\"\nspeakers = { \"p1\" = \"mom\" }\n",
+        )
+        .unwrap();
+        assert_eq!(ok.voice.satellites[0].speakers["p1"], "mom");
+        assert_eq!(
+            (ok.voice.wyoming_max_connections, ok.qq.max_connections),
+            (64, 8)
+        );
+        for (bad, key) in [
+            (
+                "[voice]\nwyoming_speakers = { \"x\" = \"nobody\" }\n",
+                "voice.wyoming_speakers.x",
+            ),
+            (
+                "[voice]\ntoken = \"t\"\n[[voice.satellites]]\nid = \"a\"\ntoken = \"t\"\n",
+                "voice.satellites[0].token",
+            ),
+            (
+                "[[voice.satellites]]\nid = \"a\"\n[[voice.satellites]]\nid = \"a\"\n",
+                "voice.satellites[1].id",
+            ),
+            (
+                "[[voice.satellites]]\nid = \"../x\"\n",
+                "voice.satellites[0].id",
+            ),
+            (
+                "[voice]\nwyoming_max_connections = 0\n",
+                "voice.wyoming_max_connections",
+            ),
+            (
+                "[qq]\nhandshake_timeout_secs = 0\n",
+                "qq.handshake_timeout_secs",
+            ),
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("key `{key}`")), "{bad}: {e}");
+        }
+        // a satellite's own token is enough to listen beyond loopback
+        parse("[voice]\nws_listen = \"192.168.1.5:10800\"\n[[voice.satellites]]\nid = \"k\"\ntoken = \"k\"\n").unwrap();
+    }
+}
