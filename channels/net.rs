@@ -1,15 +1,26 @@
 //! Network pieces every channel server shares, written once: binding with an error that
-//! names the channel and address, an HTTP (WebSocket) server that stops gracefully on
-//! cancellation, and the writer task that owns a WebSocket's sending half.
+//! names the channel and address, an HTTP (WebSocket) server with a connection cap and a
+//! handshake deadline that stops gracefully on cancellation, and the writer task that
+//! owns a WebSocket's sending half (and pings, so a silent peer can be told from a live
+//! one). The caps, the descriptor budget and the accept loop are `crate::netutil`'s,
+//! shared with the control socket.
 
 use crate::channels::contract::StartError;
 use crate::kernel::Kernel;
+use crate::netutil::{self, ConnLimit, ConnPermit};
 use futures_util::{Sink, SinkExt};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use std::net::SocketAddr;
-use tokio::net::TcpListener;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tracing::warn;
+use tokio_util::task::TaskTracker;
+use tracing::debug;
 
 /// Bind a TCP listener for `channel`; a clash says which channel and which address.
 pub async fn bind(
@@ -25,32 +36,151 @@ pub async fn bind(
     Ok((listener, bound))
 }
 
+/// A listener's cap, inside the process-wide descriptor budget.
+pub fn listener_limit(label: &'static str, cap: usize) -> ConnLimit {
+    ConnLimit::within(label, cap, netutil::fd_budget())
+}
+
+/// How an HTTP listener bounds its peers.
+#[derive(Clone)]
+pub struct HttpLimits {
+    /// Connections open at once, upgraded WebSockets included (the permit rides inside
+    /// the stream, so it lives as long as the socket).
+    pub conns: ConnLimit,
+    /// The request's headers must be complete within this, counted from the accept.
+    pub handshake: Duration,
+}
+
 /// Serve `app` on `listener` as a kernel service until `cancel` fires; in-flight
-/// requests (WebSocket upgrades included) finish on their own.
+/// requests (WebSocket upgrades included) finish on their own. A connection whose
+/// request headers are not complete within `limits.handshake` is closed, and one over
+/// the cap is answered 503 and closed at once.
 pub fn serve_http(
     kernel: &Kernel,
     channel: &'static str,
     listener: TcpListener,
     app: axum::Router,
     cancel: CancellationToken,
+    limits: HttpLimits,
 ) {
     kernel.spawn_service(async move {
-        let serve = axum::serve(listener, app)
-            .with_graceful_shutdown(async move { cancel.cancelled_owned().await });
-        if let Err(e) = serve.await {
-            warn!(channel, error = %e, "server stopped with an error");
-        }
+        let conns = TaskTracker::new();
+        let handshake = limits.handshake;
+        netutil::accept_loop(
+            channel,
+            listener,
+            limits.conns,
+            cancel.clone(),
+            |stream, permit| {
+                let app = app.clone();
+                let cancel = cancel.clone();
+                conns.spawn(serve_conn(channel, stream, permit, app, handshake, cancel));
+            },
+            refuse_http,
+        )
+        .await;
+        conns.close();
+        conns.wait().await;
     });
 }
 
+/// Over the cap: say so if the socket takes the bytes now (never waits), then close.
+fn refuse_http(stream: TcpStream) {
+    let _ = stream.try_write(
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n",
+    );
+}
+
+async fn serve_conn(
+    channel: &'static str,
+    stream: TcpStream,
+    permit: ConnPermit,
+    app: axum::Router,
+    handshake: Duration,
+    cancel: CancellationToken,
+) {
+    let _ = stream.set_nodelay(true);
+    let io = TokioIo::new(Held {
+        inner: stream,
+        _permit: permit,
+    });
+    // hyper starts the header deadline as soon as it waits for a request (right after
+    // the accept, and again while a kept-alive connection idles), so a peer that sends
+    // nothing, or half a request, is closed after `handshake`
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(handshake)
+        .serve_connection(io, TowerToHyperService::new(app))
+        .with_upgrades();
+    tokio::pin!(conn);
+    tokio::select! {
+        r = conn.as_mut() => {
+            if let Err(e) = r {
+                debug!(channel, error = %e, "http connection closed");
+            }
+            return;
+        }
+        _ = cancel.cancelled() => conn.as_mut().graceful_shutdown(),
+    }
+    if let Err(e) = conn.await {
+        debug!(channel, error = %e, "http connection closed");
+    }
+}
+
+/// A stream that holds its connection's place until it is dropped (through a
+/// WebSocket upgrade too: hyper keeps the stream inside the upgraded socket).
+struct Held<S> {
+    inner: S,
+    _permit: ConnPermit,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Held<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Held<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
 /// Own the sending half of a WebSocket: frames queued on the returned sender (bounded by
-/// `cap`) go out in order; the task ends, closing the socket, when every sender is gone,
-/// the socket fails, or `cancel` fires (frames already queued then still go out).
+/// `cap`) go out in order; with `ping = Some((every, frame))` a ping frame also goes out
+/// every `every`, so a peer that answers nothing can be told apart and closed by its
+/// reader. The task ends, closing the socket, when every sender is gone, the socket
+/// fails, or `cancel` fires (frames already queued then still go out).
 pub fn spawn_ws_writer<S, M>(
     mut sink: S,
     cap: usize,
     cancel: CancellationToken,
     frame: fn(String) -> M,
+    ping: Option<(Duration, fn() -> M)>,
 ) -> mpsc::Sender<String>
 where
     S: Sink<M> + Unpin + Send + 'static,
@@ -58,13 +188,16 @@ where
 {
     let (tx, mut rx) = mpsc::channel::<String>(cap.max(1));
     tokio::spawn(async move {
+        let every = ping.map(|p| p.0).unwrap_or(Duration::from_secs(3600));
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             let next = tokio::select! {
                 _ = cancel.cancelled() => None,
-                f = rx.recv() => f,
+                f = rx.recv() => f.map(frame),
+                _ = ticks.tick(), if ping.is_some() => ping.map(|p| (p.1)()),
             };
-            let Some(text) = next else { break };
-            if sink.send(frame(text)).await.is_err() {
+            let Some(msg) = next else { break };
+            if sink.send(msg).await.is_err() {
                 return;
             }
         }

@@ -11,11 +11,16 @@
 //! ← {"text":"delivered to voice:kitchen","error":null}
 //! ```
 //!
+//! Bounded like every listener (`netutil`): at most 16 connections at once, each closed
+//! after 60 s without a request; the [`Client`] reconnects by itself when it finds its
+//! connection closed before a request.
+//!
 //! A `turn` request carries a [`Turn`] itself. A `homebot chat -m` started beside a
 //! running gateway finds the lock taken and sends its turn through the socket instead;
 //! the gateway runs it like any other turn.
 
 use crate::kernel::{DeliveryGuard, Kernel};
+use crate::netutil::{self, ConnLimit, CONTROL_IDLE, CONTROL_MAX_CONNECTIONS};
 use crate::turn::{Reply, Turn};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -71,23 +76,26 @@ async fn serve(
     let listener = tokio::net::UnixListener::bind(&path)?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     info!(socket = %path.display(), "control socket listening");
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => break,
-            accepted = listener.accept() => {
-                let (stream, _) = match accepted {
-                    Ok(s) => s,
-                    Err(e) => { warn!(error = %e, "control socket accept failed"); continue; }
-                };
-                let weak = weak.clone();
-                tokio::spawn(async move {
-                    if let Err(e) = handle_conn(stream, weak).await {
-                        debug!(error = %e, "control connection ended");
-                    }
-                });
-            }
-        }
-    }
+    // its own small cap, drawing on the descriptors kept in reserve (never on the
+    // network budget), so a flood on a channel's port cannot lock the owner out
+    let limit = ConnLimit::new("control", CONTROL_MAX_CONNECTIONS);
+    netutil::accept_loop(
+        "control",
+        listener,
+        limit,
+        cancel,
+        |stream, permit| {
+            let weak = weak.clone();
+            tokio::spawn(async move {
+                let _permit = permit;
+                if let Err(e) = handle_conn(stream, weak).await {
+                    debug!(error = %e, "control connection ended");
+                }
+            });
+        },
+        drop,
+    )
+    .await;
     Ok(())
 }
 
@@ -101,10 +109,15 @@ async fn handle_conn(
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = (&mut lines)
-            .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .await?;
+        let mut limited = (&mut lines).take(MAX_LINE as u64 + 1);
+        let read = limited.read_until(b'\n', &mut buf);
+        let n = match netutil::within(CONTROL_IDLE, read).await {
+            Ok(n) => n?,
+            Err(idle) => {
+                debug!(error = %idle, "control connection idle; closed");
+                return Ok(());
+            }
+        };
         if n == 0 {
             return Ok(());
         }
@@ -204,6 +217,7 @@ async fn answer(k: &Kernel, req: Request) -> Reply {
 /// A connection to the process that owns a workspace.
 #[cfg(unix)]
 pub struct Client {
+    root: PathBuf,
     reader: BufReader<tokio::net::unix::OwnedReadHalf>,
     writer: tokio::net::unix::OwnedWriteHalf,
 }
@@ -214,12 +228,29 @@ impl Client {
         let s = tokio::net::UnixStream::connect(socket_path(root)).await?;
         let (r, w) = s.into_split();
         Ok(Self {
+            root: root.to_path_buf(),
             reader: BufReader::new(r),
             writer: w,
         })
     }
 
+    /// Whether the gateway closed this connection (it closes idle ones): between
+    /// requests nothing is owed, so anything readable now is the end of the stream.
+    fn closed_by_peer(&mut self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return true;
+        }
+        let mut probe = [0u8; 1];
+        !matches!(
+            self.reader.get_ref().as_ref().try_read(&mut probe),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
+        )
+    }
+
     pub async fn request(&mut self, req: &Request) -> std::io::Result<Reply> {
+        if self.closed_by_peer() {
+            *self = Self::connect(&self.root).await?;
+        }
         let mut line = serde_json::to_vec(req).expect("Request always serializes");
         line.push(b'\n');
         self.writer.write_all(&line).await?;

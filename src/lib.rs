@@ -18,7 +18,9 @@
 //! - [`provider`] — LLM clients (OpenAI-compatible chat completions), retries, usage.
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
-//!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests.
+//!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
+//!   [`netutil`] — connection caps, the descriptor budget, the accept loop (used by
+//!   `control` and the channels).
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins.
 //!
@@ -44,6 +46,7 @@ pub mod history;
 pub mod kernel;
 pub mod lock;
 pub mod modes;
+pub mod netutil;
 pub mod outbound;
 pub mod prompt;
 pub mod provider;

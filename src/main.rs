@@ -136,6 +136,17 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Gateway => {
             init_logging("info");
+            // idle peers cost a descriptor each: use all the system allows (the
+            // connection caps and the control socket's reserve are sized from it)
+            #[cfg(unix)]
+            match homebot::netutil::raise_fd_limit() {
+                Ok((before, after)) => tracing::info!(
+                    before,
+                    after,
+                    "descriptor limit (soft) raised to the hard limit"
+                ),
+                Err(e) => tracing::warn!(error = %e, "cannot raise the descriptor limit"),
+            }
             let kernel = Kernel::start(&root, KernelOptions::default())
                 .with_context(|| format!("cannot start homebot in {}", root.display()))?;
             #[cfg(unix)]

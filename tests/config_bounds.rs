@@ -69,7 +69,7 @@ fn the_edges_of_each_range_are_accepted() {
          [tools]\nmax_calls_per_response = 100\nmax_calls_per_turn = 1000\nmax_zone_files = 100000\n\
          [provider]\nmax_response_bytes = 65536\n\
          [qq]\nreconnect_wait_secs = 3600\nsend_interval_ms = 0\n\
-         [voice]\nmax_frame_bytes = 16777216\n",
+         [voice]\nmax_frame_bytes = 1048576\n",
         Path::new("/ws/config.toml"),
     )
     .unwrap();

@@ -90,6 +90,7 @@ impl Qq {
             WRITER_QUEUE,
             self.shared.cancel.clone(),
             TMsg::Text,
+            None,
         );
         slot.activate(tx);
         let incoming = futures_util::stream::iter([Ok(first)])

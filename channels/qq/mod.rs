@@ -195,7 +195,18 @@ impl Qq {
                 .route(&cfg.path, axum::routing::get(server::ws_handler))
                 .with_state(ch.clone());
             info!(addr = %addr, path = %cfg.path, token = cfg.access_token.is_some(), "qq channel: reverse WebSocket listening");
-            crate::channels::net::serve_http(&kernel, CHANNEL, listener, app, cancel.clone());
+            let limits = crate::channels::net::HttpLimits {
+                conns: crate::channels::net::listener_limit(CHANNEL, cfg.max_connections),
+                handshake: Duration::from_secs(cfg.handshake_timeout_secs),
+            };
+            crate::channels::net::serve_http(
+                &kernel,
+                CHANNEL,
+                listener,
+                app,
+                cancel.clone(),
+                limits,
+            );
             bound = Some(addr);
         }
         if let Some(url) = cfg.forward_url.clone() {

@@ -86,6 +86,7 @@ impl Qq {
             WRITER_QUEUE,
             self.shared.cancel.clone(),
             WsMessage::Text,
+            None,
         );
         slot.activate(tx);
         info!(self_id = %slot.self_id, role = ?role, "qq: implementation connected");

@@ -11,38 +11,45 @@
 //!   `transcript` → `reply` with `dialogue_state`, and server-initiated `announce` to the
 //!   satellite a proactive message is for.
 //!
+//! Who speaks: a speaker id a front end reports is only a claim. It becomes a member
+//! only through a mapping the household configured for that front end —
+//! `voice.wyoming_speakers` for Wyoming (which has no authentication), a satellite's
+//! `speakers` for a satellite that proved itself with a token — and never by matching a
+//! member id; everyone else is `guest`.
+//!
+//! Layout: this file — the channel, speakers, reply shaping and the outbound door;
+//! `handle` — the Wyoming handle service's connections; `ws` — the satellite WebSocket
+//! and which connection holds which satellite id; `wyoming` — the framing.
+//!
 //! `dialogue_state`: the model is told (in the dynamic tail, never the system prompt) to
 //! end with a question and the marker `[[继续]]` when it needs an answer. The marker is
 //! stripped; a reply ending in a question also counts as `continue`. For Wyoming the
 //! state travels in `handled.context.dialogue_state`, and because the reply then ends with
 //! a question mark, Home Assistant keeps the conversation open on its side as well.
 
+mod handle;
+mod ws;
 pub mod wyoming;
 
 use crate::channels::contract::{Channel, StartError, Started};
+use crate::channels::net::{listener_limit, HttpLimits};
 use crate::config::VoiceConfig;
 use crate::kernel::{Kernel, PendingReply};
 use crate::outbound::{DeliveryError, Outbound};
 use crate::turn::Turn;
-use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt;
-use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use tokio::io::BufReader;
-use tokio::net::TcpStream;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
-use wyoming::{Event, FrameError, Limits};
+use tracing::warn;
 
 pub const CHANNEL: &str = "voice";
 pub const WS_PATH: &str = "/voice/ws";
+/// The speaker id of everyone the configuration does not vouch for.
+pub const GUEST: &str = "guest";
 const CONTINUE_MARKERS: &[&str] = &["[[继续]]", "[[continue]]", "［［继续］］"];
 
 /// Voice reply rules, put in the dynamic tail of voice turns.
@@ -86,12 +93,28 @@ pub fn shape_reply(reply: &str) -> (String, DialogueState) {
     (text, state)
 }
 
+/// The member a reported speaker id is, by a mapping the household trusts for that
+/// front end; anything else (no id, an unmapped id, a member's own id) is [`GUEST`].
+pub fn speaker_member(
+    trusted: Option<&BTreeMap<String, String>>,
+    reported: Option<&str>,
+) -> String {
+    reported
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .and_then(|s| trusted?.get(s))
+        .cloned()
+        .unwrap_or_else(|| GUEST.to_string())
+}
+
 struct Shared {
     kernel: Kernel,
     cfg: VoiceConfig,
     cancel: CancellationToken,
-    satellites: Mutex<HashMap<String, mpsc::Sender<String>>>,
+    satellites: ws::Registry,
     next_conn: AtomicU64,
+    /// Refused frames and refused satellites are logged at most once per interval.
+    frame_warnings: crate::netutil::LogThrottle,
 }
 
 /// The voice channel before it starts: its configuration.
@@ -125,7 +148,7 @@ impl Channel for VoiceChannel {
     }
 
     /// Start the configured servers: Wyoming (`wyoming`) and the native WebSocket
-    /// (`voice-ws`).
+    /// (`voice-ws`), each with its connection cap inside the descriptor budget.
     async fn start(
         self: Box<Self>,
         kernel: Kernel,
@@ -137,10 +160,20 @@ impl Channel for VoiceChannel {
                 kernel: kernel.clone(),
                 cfg: cfg.clone(),
                 cancel: cancel.clone(),
-                satellites: Mutex::new(HashMap::new()),
+                satellites: ws::Registry::default(),
                 next_conn: AtomicU64::new(1),
+                frame_warnings: crate::netutil::LogThrottle::new(crate::netutil::LOG_EVERY),
             }),
         };
+        let budget = crate::netutil::fd_budget();
+        let caps = cfg
+            .wyoming_listen
+            .as_ref()
+            .map_or(0, |_| cfg.wyoming_max_connections)
+            + cfg.ws_listen.as_ref().map_or(0, |_| cfg.ws_max_connections);
+        if caps > budget.cap() {
+            warn!(caps, budget = budget.cap(), "voice connection caps exceed the descriptor budget; connections beyond it are refused");
+        }
         let mut started = Started::default();
         if let Some(listen) = &cfg.wyoming_listen {
             let (listener, addr) = crate::channels::net::bind("wyoming", listen).await?;
@@ -148,30 +181,39 @@ impl Channel for VoiceChannel {
                 warn!(%addr, "Wyoming has no authentication: anyone who can reach this address can talk to homebot as a guest");
             }
             started.bound.push(("wyoming", addr));
+            let limit = listener_limit("wyoming", cfg.wyoming_max_connections);
             let ch2 = ch.clone();
             let cancel = cancel.clone();
-            kernel.spawn_service(async move {
-                loop {
-                    tokio::select! {
-                        _ = cancel.cancelled() => break,
-                        acc = listener.accept() => match acc {
-                            Ok((stream, peer)) => {
-                                let ch3 = ch2.clone();
-                                tokio::spawn(async move { ch3.wyoming_conn(stream, peer).await });
-                            }
-                            Err(e) => warn!(error = %e, "wyoming accept failed"),
-                        }
-                    }
-                }
-            });
+            kernel.spawn_service(crate::netutil::accept_loop(
+                "wyoming",
+                listener,
+                limit,
+                cancel,
+                move |stream, permit| {
+                    let ch3 = ch2.clone();
+                    tokio::spawn(async move { ch3.wyoming_conn(stream, permit).await });
+                },
+                handle::refuse,
+            ));
         }
         if let Some(listen) = &cfg.ws_listen {
             let (listener, addr) = crate::channels::net::bind("voice-ws", listen).await?;
             started.bound.push(("voice-ws", addr));
             let app = axum::Router::new()
-                .route(WS_PATH, axum::routing::get(ws_handler))
+                .route(WS_PATH, axum::routing::get(ws::ws_handler))
                 .with_state(ch.clone());
-            crate::channels::net::serve_http(&kernel, "voice-ws", listener, app, cancel.clone());
+            let limits = HttpLimits {
+                conns: listener_limit("voice-ws", cfg.ws_max_connections),
+                handshake: Duration::from_secs(cfg.handshake_timeout_secs),
+            };
+            crate::channels::net::serve_http(
+                &kernel,
+                "voice-ws",
+                listener,
+                app,
+                cancel.clone(),
+                limits,
+            );
         }
         started.outbound = Some(Arc::new(ch));
         Ok(started)
@@ -179,17 +221,9 @@ impl Channel for VoiceChannel {
 }
 
 impl Voice {
-    /// Admit one utterance to its voice session's FIFO now (call at arrival).
-    pub fn submit(&self, session_id: &str, speaker: Option<&str>, text: &str) -> PendingReply {
-        let cfg = self.shared.kernel.config();
-        let speaker = speaker
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .unwrap_or("guest");
-        let speaker = cfg
-            .member_for(speaker)
-            .map(|m| m.id.clone())
-            .unwrap_or_else(|| speaker.to_string());
+    /// Admit one utterance to its voice session's FIFO now (call at arrival). `speaker`
+    /// is already resolved: a member id or [`GUEST`].
+    pub fn submit(&self, session_id: &str, speaker: &str, text: &str) -> PendingReply {
         let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
         turn.reply_hint = Some(VOICE_HINT.to_string());
         self.shared.kernel.submit(turn)
@@ -206,212 +240,10 @@ impl Voice {
         }
     }
 
-    fn limits(&self) -> Limits {
-        Limits {
-            max_json: self.shared.cfg.max_frame_bytes,
-            max_payload: 4 << 20,
-        }
-    }
-
-    async fn wyoming_conn(&self, stream: TcpStream, peer: SocketAddr) {
-        let conn = format!(
-            "{:x}",
-            self.shared.next_conn.fetch_add(1, Ordering::Relaxed)
-        );
-        // one voice session per connection when the front end names none
-        let fallback = fallback_session("wyoming", &conn);
-        let (r, mut w) = stream.into_split();
-        let mut r = BufReader::new(r);
-        debug!(%peer, conn, "wyoming connection");
-        loop {
-            let ev = match wyoming::read_event(&mut r, self.limits()).await {
-                Ok(Some(ev)) => ev,
-                Ok(None) => break,
-                Err(FrameError::Io(e)) => {
-                    debug!(%peer, error = %e, "wyoming connection ended");
-                    break;
-                }
-                Err(e) => {
-                    warn!(%peer, error = %e, "wyoming: bad frame; closing this connection");
-                    let _ = wyoming::write_event(
-                        &mut w,
-                        &Event::new("error", json!({"text": e.to_string(), "code": "bad-frame"})),
-                    )
-                    .await;
-                    break;
-                }
-            };
-            // a graceful shutdown waits until an answer is written
-            let _delivering = self.shared.kernel.hold_delivery();
-            let out = match ev.kind.as_str() {
-                "describe" => Some(self.info()),
-                "ping" => Some(Event::new("pong", json!({"text": ev.data.get("text")}))),
-                "transcript" => Some(self.on_transcript(&ev, &fallback).await),
-                other => {
-                    debug!(%peer, kind = other, "wyoming: event ignored");
-                    None
-                }
-            };
-            if let Some(out) = out {
-                if let Err(e) = wyoming::write_event(&mut w, &out).await {
-                    debug!(%peer, error = %e, "wyoming: peer went away before the answer");
-                    break;
-                }
-            }
-        }
-    }
-
-    async fn on_transcript(&self, ev: &Event, fallback: &str) -> Event {
-        let Some(text) = ev.data.get("text").and_then(Value::as_str) else {
-            return Event::new("not-handled", json!({"text": "没有听清楚，请再说一次。"}));
-        };
-        let ctx = ev.data.get("context").cloned().unwrap_or(Value::Null);
-        let get = |k: &str| {
-            ctx.get(k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
-        let session = get("conversation_id").unwrap_or_else(|| fallback.to_string());
-        let speaker = get("speaker_id").or_else(|| get("speaker"));
-        let reply = Self::finish(self.submit(&session, speaker.as_deref(), text)).await;
-        let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
-        if reply.failed {
-            Event::new(
-                "not-handled",
-                json!({"text": reply.text, "context": context}),
-            )
-        } else {
-            Event::new("handled", json!({"text": reply.text, "context": context}))
-        }
-    }
-
-    fn info(&self) -> Event {
-        let attribution = json!({"name": "homebot", "url": "https://github.com/homebot"});
-        let version = env!("CARGO_PKG_VERSION");
-        Event::new(
-            "info",
-            json!({
-                "handle": [{
-                    "name": "homebot",
-                    "attribution": attribution,
-                    "installed": true,
-                    "description": "homebot household assistant (run modes, LLM)",
-                    "version": version,
-                    "models": [{
-                        "name": "homebot",
-                        "attribution": attribution,
-                        "installed": true,
-                        "description": "household assistant",
-                        "version": version,
-                        "languages": self.shared.cfg.languages,
-                    }],
-                    "supports_handled_streaming": false,
-                }]
-            }),
-        )
-    }
-
-    fn register_satellite(&self, id: &str, tx: mpsc::Sender<String>) {
+    fn conn_id(&self) -> u64 {
         self.shared
-            .satellites
-            .lock()
-            .expect("satellites lock")
-            .insert(id.to_string(), tx);
-    }
-
-    async fn serve_socket(self, socket: WebSocket, satellite: Option<String>) {
-        let conn = format!(
-            "{:x}",
-            self.shared.next_conn.fetch_add(1, Ordering::Relaxed)
-        );
-        let fallback = fallback_session("voice-ws", &conn);
-        // every satellite id this connection answered for; released when it closes
-        let mut registered: Vec<String> = Vec::new();
-        let (sink, mut stream) = socket.split();
-        let tx = crate::channels::net::spawn_ws_writer(
-            sink,
-            32,
-            self.shared.cancel.clone(),
-            WsMessage::Text,
-        );
-        if let Some(id) = &satellite {
-            self.register_satellite(id, tx.clone());
-            registered.push(id.clone());
-            info!(satellite = %id, "voice satellite connected");
-        }
-        while let Some(msg) = stream.next().await {
-            let text = match msg {
-                Ok(WsMessage::Text(t)) => t,
-                Ok(WsMessage::Close(_)) | Err(_) => break,
-                Ok(_) => continue,
-            };
-            let v: Value = match serde_json::from_str(&text) {
-                Ok(v) => v,
-                Err(e) => {
-                    let _ = tx
-                        .send(
-                            json!({"type": "error", "text": format!("bad JSON: {e}")}).to_string(),
-                        )
-                        .await;
-                    continue;
-                }
-            };
-            match v.get("type").and_then(Value::as_str) {
-                Some("transcript") => {
-                    let s = |k: &str| {
-                        v.get(k)
-                            .and_then(Value::as_str)
-                            .filter(|x| !x.is_empty())
-                            .map(str::to_string)
-                    };
-                    let Some(words) = s("text") else {
-                        let _ = tx
-                            .send(
-                                json!({"type": "error", "text": "transcript without text"})
-                                    .to_string(),
-                            )
-                            .await;
-                        continue;
-                    };
-                    if let Some(sat) = s("satellite_id") {
-                        self.register_satellite(&sat, tx.clone());
-                        if !registered.contains(&sat) {
-                            registered.push(sat);
-                        }
-                    }
-                    let session = s("session_id").unwrap_or_else(|| fallback.clone());
-                    // admitted now, in arrival order; only the wait runs in its own task,
-                    // so the socket keeps reading meanwhile
-                    let pending = self.submit(&session, s("speaker_id").as_deref(), &words);
-                    let tx2 = tx.clone();
-                    let delivering = self.shared.kernel.hold_delivery();
-                    tokio::spawn(async move {
-                        let _delivering = delivering;
-                        let r = Self::finish(pending).await;
-                        let _ = tx2
-                            .send(
-                                json!({"type": "reply", "session_id": session, "text": r.text,
-                                "dialogue_state": r.state.as_str(), "error": r.failed})
-                                .to_string(),
-                            )
-                            .await;
-                    });
-                }
-                Some("ping") => {
-                    let _ = tx.send(json!({"type": "pong"}).to_string()).await;
-                }
-                other => {
-                    let _ = tx.send(json!({"type": "error", "text": format!("unknown message type {other:?}")}).to_string()).await;
-                }
-            }
-        }
-        let mut sats = self.shared.satellites.lock().expect("satellites lock");
-        for id in registered {
-            if sats.get(&id).is_some_and(|t| t.same_channel(&tx)) {
-                sats.remove(&id);
-            }
-        }
+            .next_conn
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -419,13 +251,7 @@ impl Voice {
 impl Outbound for Voice {
     /// Announce to a satellite by id (native WebSocket). A full send queue refuses.
     async fn deliver(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
-        let tx = self
-            .shared
-            .satellites
-            .lock()
-            .expect("satellites lock")
-            .get(target)
-            .cloned();
+        let tx = self.shared.satellites.sender(target);
         let who = format!("satellite {target:?}");
         let Some(tx) = tx else {
             return Err(DeliveryError::Unreachable(who));
@@ -439,28 +265,6 @@ impl Outbound for Voice {
     }
 }
 
-async fn ws_handler(
-    State(ch): State<Voice>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-    ws: WebSocketUpgrade,
-) -> Response {
-    if let Some(expected) = &ch.shared.cfg.token {
-        match crate::channels::auth::presented_token(&headers, &query, "token") {
-            None => return (StatusCode::UNAUTHORIZED, "token required").into_response(),
-            Some(t) if !crate::channels::auth::same_secret(&t, expected.expose()) => {
-                warn!("voice WebSocket: wrong token refused");
-                return (StatusCode::FORBIDDEN, "wrong token").into_response();
-            }
-            Some(_) => {}
-        }
-    }
-    let satellite = query.get("satellite_id").cloned();
-    ws.max_message_size(1 << 20)
-        .on_upgrade(move |socket| ch.serve_socket(socket, satellite))
-        .into_response()
-}
-
 /// A session id for a front end that sent none: unique across restarts, so a new wake
 /// never inherits an old conversation stored under the same id.
 fn fallback_session(front: &str, conn: &str) -> String {
@@ -470,6 +274,19 @@ fn fallback_session(front: &str, conn: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_trusted_mapping_makes_a_member() {
+        let map = BTreeMap::from([("voice-profile-1".to_string(), "mom".to_string())]);
+        assert_eq!(speaker_member(Some(&map), Some("voice-profile-1")), "mom");
+        assert_eq!(
+            speaker_member(Some(&map), Some("mom")),
+            GUEST,
+            "a member id is no credential"
+        );
+        assert_eq!(speaker_member(None, Some("voice-profile-1")), GUEST);
+        assert_eq!(speaker_member(Some(&map), None), GUEST);
+    }
 
     #[test]
     fn dialogue_state_from_the_reply() {

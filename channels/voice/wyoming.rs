@@ -32,7 +32,8 @@ impl Event {
 pub struct Limits {
     /// Header line and data section, each.
     pub max_json: usize,
-    /// Payload; larger ones are refused, smaller ones read (and usually ignored).
+    /// Payload; larger ones are refused before a byte of them is read, smaller ones read
+    /// (and usually ignored). The handle service sets 0: it takes no audio.
     pub max_payload: usize,
 }
 
@@ -136,6 +137,12 @@ pub async fn read_event<R: AsyncBufRead + Unpin>(
 
 /// Write one event the way the Python library does: data in its own section.
 pub async fn write_event<W: AsyncWrite + Unpin>(w: &mut W, ev: &Event) -> std::io::Result<()> {
+    w.write_all(&encode_event(ev)).await?;
+    w.flush().await
+}
+
+/// One event's bytes on the wire (header line, data, payload).
+pub fn encode_event(ev: &Event) -> Vec<u8> {
     let mut header = Map::new();
     header.insert("type".into(), Value::String(ev.kind.clone()));
     header.insert("version".into(), Value::String(PROTOCOL_VERSION.into()));
@@ -158,8 +165,7 @@ pub async fn write_event<W: AsyncWrite + Unpin>(w: &mut W, ev: &Event) -> std::i
     if let Some(p) = &ev.payload {
         out.extend_from_slice(p);
     }
-    w.write_all(&out).await?;
-    w.flush().await
+    out
 }
 
 #[cfg(test)]

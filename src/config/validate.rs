@@ -81,10 +81,10 @@ impl Config {
                 "listening beyond this machine needs qq.access_token (HOMEBOT_QQ_ACCESS_TOKEN); otherwise anyone on the network could speak as a family member".into(),
             ));
         }
-        if exposed(&self.voice.ws_listen) && self.voice.token.is_none() {
+        if exposed(&self.voice.ws_listen) && !self.voice.any_token() {
             return Err(invalid(
                 "voice.ws_listen",
-                "listening beyond this machine needs voice.token (HOMEBOT_VOICE_TOKEN)".into(),
+                "listening beyond this machine needs voice.token (HOMEBOT_VOICE_TOKEN) or a token for each of voice.satellites".into(),
             ));
         }
         if let Some(u) = &self.qq.forward_url {
@@ -107,6 +107,7 @@ impl Config {
                 "must be at least 1".into(),
             ));
         }
+        self.validate_channel_limits(path)?;
         let mut seen = std::collections::HashSet::new();
         for (i, m) in self.members.iter().enumerate() {
             if !is_safe_id(&m.id) {
@@ -238,12 +239,8 @@ impl Config {
                 3600,
             ),
             b("qq.reconnect_wait_secs", q.reconnect_wait_secs, 0, 3600),
-            b(
-                "voice.max_frame_bytes",
-                self.voice.max_frame_bytes,
-                KIB,
-                16 * MIB,
-            ),
+            // one bound per key: `voice.max_frame_bytes` is bounded with the channel limits
+            // below (1 KiB–1 MiB: a frame is held per connection, times the connection cap)
         ]
     }
 
@@ -266,6 +263,123 @@ impl Config {
                     self.tools.max_calls_per_response
                 ),
             });
+        }
+        Ok(())
+    }
+}
+
+// Channel limits and voice identities (the `[qq]` / `[voice]` keys added for hostile
+// peers), kept in their own block.
+impl Config {
+    fn validate_channel_limits(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+            message,
+        };
+        let v = &self.voice;
+        for (key, value, range) in [
+            (
+                "voice.wyoming_max_connections",
+                v.wyoming_max_connections as u64,
+                1..=65_536,
+            ),
+            (
+                "voice.ws_max_connections",
+                v.ws_max_connections as u64,
+                1..=65_536,
+            ),
+            (
+                "qq.max_connections",
+                self.qq.max_connections as u64,
+                1..=65_536,
+            ),
+            (
+                "voice.wyoming_idle_timeout_secs",
+                v.wyoming_idle_timeout_secs,
+                1..=3600,
+            ),
+            (
+                "voice.ws_idle_timeout_secs",
+                v.ws_idle_timeout_secs,
+                1..=3600,
+            ),
+            (
+                "voice.handshake_timeout_secs",
+                v.handshake_timeout_secs,
+                1..=3600,
+            ),
+            (
+                "qq.handshake_timeout_secs",
+                self.qq.handshake_timeout_secs,
+                1..=3600,
+            ),
+            (
+                "voice.max_frame_bytes",
+                v.max_frame_bytes as u64,
+                1024..=1 << 20,
+            ),
+        ] {
+            if !range.contains(&value) {
+                return Err(invalid(
+                    key,
+                    format!(
+                        "must be between {} and {}, got {value}",
+                        range.start(),
+                        range.end()
+                    ),
+                ));
+            }
+        }
+        let member = |id: &str| self.members.iter().any(|m| m.id == id);
+        for (speaker, m) in &v.wyoming_speakers {
+            if !member(m) {
+                return Err(invalid(
+                    &format!("voice.wyoming_speakers.{speaker}"),
+                    format!("{m:?} is not a member id"),
+                ));
+            }
+        }
+        let mut ids = std::collections::HashSet::new();
+        let mut tokens: Vec<&str> = v.token.iter().map(|t| t.expose()).collect();
+        for (i, s) in v.satellites.iter().enumerate() {
+            let key = |k: &str| format!("voice.satellites[{i}].{k}");
+            if !is_safe_id(&s.id) {
+                return Err(invalid(
+                    &key("id"),
+                    format!("{:?} must be letters, digits, '-', '_' or '.'", s.id),
+                ));
+            }
+            if !ids.insert(s.id.as_str()) {
+                return Err(invalid(
+                    &key("id"),
+                    format!("duplicate satellite id {:?}", s.id),
+                ));
+            }
+            if let Some(t) = &s.token {
+                if t.expose().trim().is_empty() {
+                    return Err(invalid(
+                        &key("token"),
+                        "is empty; remove the key or give it a value".into(),
+                    ));
+                }
+                // a token names one satellite, or it could not bind the id
+                if tokens.contains(&t.expose()) {
+                    return Err(invalid(
+                        &key("token"),
+                        "is already used by voice.token or another satellite".into(),
+                    ));
+                }
+                tokens.push(t.expose());
+            }
+            for (speaker, m) in &s.speakers {
+                if !member(m) {
+                    return Err(invalid(
+                        &format!("{}.{speaker}", key("speakers")),
+                        format!("{m:?} is not a member id"),
+                    ));
+                }
+            }
         }
         Ok(())
     }

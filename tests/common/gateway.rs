@@ -22,7 +22,34 @@ impl Gateway {
     /// Start with these extra environment variables; waits until `channels` are listening
     /// and the control socket is up.
     pub async fn start(ws: &Path, fake: &FakeLlm, env: &[(&str, &str)], channels: &[&str]) -> Self {
+        Self::start_limited(ws, fake, env, channels, None).await
+    }
+
+    /// [`Gateway::start`] with the child's `RLIMIT_NOFILE` set to `(soft, hard)` before
+    /// it runs (as `prlimit` would), to run it short of descriptors.
+    pub async fn start_limited(
+        ws: &Path,
+        fake: &FakeLlm,
+        env: &[(&str, &str)],
+        channels: &[&str],
+        nofile: Option<(u64, u64)>,
+    ) -> Self {
         let mut c = Command::new(env!("CARGO_BIN_EXE_homebot"));
+        if let Some((soft, hard)) = nofile {
+            // SAFETY: only setrlimit, which is async-signal-safe, runs between fork and exec.
+            unsafe {
+                c.pre_exec(move || {
+                    let lim = libc::rlimit {
+                        rlim_cur: soft as libc::rlim_t,
+                        rlim_max: hard as libc::rlim_t,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         c.arg("--workspace")
             .arg(ws)
             .arg("gateway")
@@ -74,6 +101,13 @@ impl Gateway {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         Gateway { child, addrs, log }
+    }
+
+    /// The child's process id (for `/proc/<pid>/…`).
+    pub fn pid(&self) -> u32 {
+        self.child
+            .id()
+            .expect("the gateway runs until the test drops it")
     }
 
     pub fn addr(&self, channel: &str) -> &str {

@@ -1,0 +1,161 @@
+//! The Wyoming handle service's connections: `describe` → `info`, `transcript` →
+//! `handled` / `not-handled`, `ping` → `pong`, anything else ignored.
+//!
+//! Bounded for peers that owe us nothing (Wyoming has no authentication): a connection
+//! that sends no complete event within `voice.wyoming_idle_timeout_secs` is closed; a
+//! header line or data section over `voice.max_frame_bytes` is refused; a payload of any
+//! size is refused with an `error` event before a byte of it is read (a handle service
+//! takes no audio), so a connection never buffers more than two frames' JSON. Over the
+//! connection cap, a new connection gets an `error` event and is closed at once.
+
+use super::wyoming::{self, Event, FrameError, Limits};
+use super::{fallback_session, speaker_member, Voice};
+use crate::netutil::{within, ConnPermit};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::io::BufReader;
+use tokio::net::TcpStream;
+use tracing::{debug, warn};
+
+/// Close a connection over the cap, telling the peer why if its socket takes the bytes
+/// now (never waits: the accept loop calls this).
+pub(super) fn refuse(stream: TcpStream) {
+    let ev = Event::new(
+        "error",
+        json!({"text": "homebot is serving too many Wyoming connections; try again", "code": "busy"}),
+    );
+    let _ = stream.try_write(&wyoming::encode_event(&ev));
+}
+
+impl Voice {
+    fn limits(&self) -> Limits {
+        Limits {
+            max_json: self.shared.cfg.max_frame_bytes,
+            max_payload: 0,
+        }
+    }
+
+    pub(super) async fn wyoming_conn(&self, stream: TcpStream, _permit: ConnPermit) {
+        let peer = stream.peer_addr().ok();
+        let conn = format!("{:x}", self.conn_id());
+        let idle = Duration::from_secs(self.shared.cfg.wyoming_idle_timeout_secs);
+        // one voice session per connection when the front end names none
+        let fallback = fallback_session("wyoming", &conn);
+        let (r, mut w) = stream.into_split();
+        let mut r = BufReader::new(r);
+        debug!(?peer, conn, "wyoming connection");
+        loop {
+            let ev = match within(idle, wyoming::read_event(&mut r, self.limits())).await {
+                Err(e) => {
+                    debug!(?peer, error = %e, "wyoming: idle connection closed");
+                    break;
+                }
+                Ok(Ok(Some(ev))) => ev,
+                Ok(Ok(None)) => break,
+                Ok(Err(FrameError::Io(e))) => {
+                    debug!(?peer, error = %e, "wyoming connection ended");
+                    break;
+                }
+                Ok(Err(e)) => {
+                    let code = match e {
+                        FrameError::TooLarge {
+                            what: "payload", ..
+                        } => "payload-refused",
+                        _ => "bad-frame",
+                    };
+                    // a peer can send bad frames at will: warn at a bounded rate
+                    match self.shared.frame_warnings.hit() {
+                        Some(suppressed) => {
+                            warn!(?peer, error = %e, code, suppressed, "wyoming: frame refused; closing this connection")
+                        }
+                        None => {
+                            debug!(?peer, error = %e, code, "wyoming: frame refused; closing this connection")
+                        }
+                    }
+                    let text = match code {
+                        "payload-refused" => {
+                            format!("{e}: this handle service takes no audio or other payloads")
+                        }
+                        _ => e.to_string(),
+                    };
+                    let _ = wyoming::write_event(
+                        &mut w,
+                        &Event::new("error", json!({"text": text, "code": code})),
+                    )
+                    .await;
+                    break;
+                }
+            };
+            // a graceful shutdown waits until an answer is written
+            let _delivering = self.shared.kernel.hold_delivery();
+            let out = match ev.kind.as_str() {
+                "describe" => Some(self.info()),
+                "ping" => Some(Event::new("pong", json!({"text": ev.data.get("text")}))),
+                "transcript" => Some(self.on_transcript(&ev, &fallback).await),
+                other => {
+                    debug!(?peer, kind = other, "wyoming: event ignored");
+                    None
+                }
+            };
+            if let Some(out) = out {
+                if let Err(e) = wyoming::write_event(&mut w, &out).await {
+                    debug!(?peer, error = %e, "wyoming: peer went away before the answer");
+                    break;
+                }
+            }
+        }
+    }
+
+    async fn on_transcript(&self, ev: &Event, fallback: &str) -> Event {
+        let Some(text) = ev.data.get("text").and_then(Value::as_str) else {
+            return Event::new("not-handled", json!({"text": "没有听清楚，请再说一次。"}));
+        };
+        let ctx = ev.data.get("context").cloned().unwrap_or(Value::Null);
+        let get = |k: &str| {
+            ctx.get(k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let session = get("conversation_id").unwrap_or_else(|| fallback.to_string());
+        let reported = get("speaker_id").or_else(|| get("speaker"));
+        // unauthenticated: only the household's own mapping for Wyoming makes a member
+        let speaker = speaker_member(Some(&self.shared.cfg.wyoming_speakers), reported.as_deref());
+        let reply = Self::finish(self.submit(&session, &speaker, text)).await;
+        let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
+        if reply.failed {
+            Event::new(
+                "not-handled",
+                json!({"text": reply.text, "context": context}),
+            )
+        } else {
+            Event::new("handled", json!({"text": reply.text, "context": context}))
+        }
+    }
+
+    fn info(&self) -> Event {
+        let attribution = json!({"name": "homebot", "url": "https://github.com/homebot"});
+        let version = env!("CARGO_PKG_VERSION");
+        Event::new(
+            "info",
+            json!({
+                "handle": [{
+                    "name": "homebot",
+                    "attribution": attribution,
+                    "installed": true,
+                    "description": "homebot household assistant (run modes, LLM)",
+                    "version": version,
+                    "models": [{
+                        "name": "homebot",
+                        "attribution": attribution,
+                        "installed": true,
+                        "description": "household assistant",
+                        "version": version,
+                        "languages": self.shared.cfg.languages,
+                    }],
+                    "supports_handled_streaming": false,
+                }]
+            }),
+        )
+    }
+}

@@ -1,0 +1,385 @@
+//! The native satellite WebSocket (`/voice/ws`) and who holds which satellite id.
+//!
+//! Credentials bind ids: a satellite listed in `[[voice.satellites]]` with its own
+//! `token` can be claimed only by a connection that presented that token; the shared
+//! `voice.token` claims only ids without their own token. Speaker ids are mapped to
+//! members only through the claimed satellite's `speakers` (and only for a connection
+//! that presented a token); everything else speaks as `guest`.
+//!
+//! One live connection per id: the id is reserved in the handshake handler, atomically
+//! with the check, so a second connection is refused with 409 — unless it presents the
+//! satellite's own token, which proves it *is* that satellite (reconnecting after a
+//! network drop): then it takes over and the old connection is closed. The shared token
+//! proves no identity, so it never takes over a live id. A reservation whose upgrade
+//! never completes is dropped with the upgrade callback.
+
+use super::{fallback_session, speaker_member, Voice};
+use crate::channels::auth::{presented_token, same_secret};
+use crate::config::{SatelliteConfig, VoiceConfig};
+use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+/// Longest satellite id accepted from a peer.
+const MAX_ID_CHARS: usize = 128;
+/// Largest WebSocket message accepted from a satellite.
+const MAX_MESSAGE: usize = 1 << 20;
+
+/// What a connection proved at its handshake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Credential {
+    /// No token is configured at all (loopback only): ids without their own token, and
+    /// no speaker is trusted.
+    Open,
+    /// The shared `voice.token`: ids without their own token.
+    Shared,
+    /// A satellite's own token: that id only.
+    Own(String),
+}
+
+/// Why a connection may not hold a satellite id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ClaimError {
+    #[error("satellite {0:?} needs its own token")]
+    NotYours(String),
+    #[error("satellite {0:?} is already connected")]
+    InUse(String),
+    #[error("satellite id {0:?} is not a valid id")]
+    BadId(String),
+}
+
+struct Holder {
+    conn: u64,
+    /// `None` while the handshake is under way.
+    tx: Option<mpsc::Sender<String>>,
+    /// Cancelled to close this connection when its satellite reconnects.
+    close: CancellationToken,
+}
+
+/// Satellite id → the connection holding it.
+#[derive(Default)]
+pub(super) struct Registry {
+    held: Mutex<HashMap<String, Holder>>,
+}
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Holder>> {
+        self.held
+            .lock()
+            .expect("satellite registry lock: no code panics while holding it")
+    }
+
+    /// Where announcements for `id` go, if a connection holds it.
+    pub(super) fn sender(&self, id: &str) -> Option<mpsc::Sender<String>> {
+        self.lock().get(id).and_then(|h| h.tx.clone())
+    }
+
+    fn claim(
+        &self,
+        cfg: &VoiceConfig,
+        cred: &Credential,
+        id: &str,
+        conn: u64,
+        tx: Option<mpsc::Sender<String>>,
+        close: &CancellationToken,
+    ) -> Result<(), ClaimError> {
+        if id.chars().count() > MAX_ID_CHARS || !crate::config::is_safe_id(id) {
+            return Err(ClaimError::BadId(id.chars().take(MAX_ID_CHARS).collect()));
+        }
+        let own = own_token(cfg, id).is_some();
+        let allowed = match cred {
+            Credential::Own(mine) => mine == id,
+            Credential::Open | Credential::Shared => !own,
+        };
+        if !allowed {
+            return Err(ClaimError::NotYours(id.to_string()));
+        }
+        let mut held = self.lock();
+        if let Some(h) = held.get(id).filter(|h| h.conn != conn) {
+            // only the satellite's own token proves it is the same satellite
+            if !matches!(cred, Credential::Own(_)) {
+                return Err(ClaimError::InUse(id.to_string()));
+            }
+            info!(satellite = %id, "voice satellite reconnected; closing its previous connection");
+            h.close.cancel();
+        }
+        let tx = tx.or_else(|| {
+            held.get(id)
+                .filter(|h| h.conn == conn)
+                .and_then(|h| h.tx.clone())
+        });
+        held.insert(
+            id.to_string(),
+            Holder {
+                conn,
+                tx,
+                close: close.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Free `id` if `conn` still holds it.
+    fn release(&self, id: &str, conn: u64) {
+        let mut held = self.lock();
+        if held.get(id).is_some_and(|h| h.conn == conn) {
+            held.remove(id);
+        }
+    }
+}
+
+fn own_token<'a>(cfg: &'a VoiceConfig, id: &str) -> Option<&'a crate::config::Secret> {
+    cfg.satellites
+        .iter()
+        .find(|s| s.id == id)
+        .and_then(|s| s.token.as_ref())
+}
+
+fn satellite<'a>(cfg: &'a VoiceConfig, id: &str) -> Option<&'a SatelliteConfig> {
+    cfg.satellites.iter().find(|s| s.id == id)
+}
+
+/// The credential a presented token is, or the refusal.
+fn credential(
+    cfg: &VoiceConfig,
+    presented: Option<&str>,
+) -> Result<Credential, (StatusCode, &'static str)> {
+    if !cfg.any_token() {
+        return Ok(Credential::Open);
+    }
+    let Some(t) = presented else {
+        return Err((StatusCode::UNAUTHORIZED, "token required"));
+    };
+    // compare with every configured token, so the time taken says nothing about which
+    let mut found = None;
+    if cfg
+        .token
+        .as_ref()
+        .is_some_and(|s| same_secret(t, s.expose()))
+    {
+        found = Some(Credential::Shared);
+    }
+    for s in &cfg.satellites {
+        if s.token.as_ref().is_some_and(|k| same_secret(t, k.expose())) {
+            found = Some(Credential::Own(s.id.clone()));
+        }
+    }
+    found.ok_or_else(|| {
+        warn!("voice WebSocket: wrong token refused");
+        (StatusCode::FORBIDDEN, "wrong token")
+    })
+}
+
+/// The handshake: token → credential; a satellite id in the query is reserved here.
+pub(super) async fn ws_handler(
+    State(ch): State<Voice>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    let cfg = &ch.shared.cfg;
+    let cred = match credential(cfg, presented_token(&headers, &query, "token").as_deref()) {
+        Ok(c) => c,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let conn = ch.conn_id();
+    let close = ch.shared.cancel.child_token();
+    let reserved = match query.get("satellite_id").filter(|s| !s.is_empty()) {
+        None => None,
+        Some(id) => match ch
+            .shared
+            .satellites
+            .claim(cfg, &cred, id, conn, None, &close)
+        {
+            Ok(()) => Some(Reservation {
+                ch: ch.clone(),
+                id: id.clone(),
+                conn,
+            }),
+            Err(e) => {
+                if let Some(suppressed) = ch.shared.frame_warnings.hit() {
+                    warn!(error = %e, suppressed, "voice WebSocket: satellite refused");
+                }
+                let status = match e {
+                    ClaimError::InUse(_) => StatusCode::CONFLICT,
+                    ClaimError::NotYours(_) => StatusCode::FORBIDDEN,
+                    ClaimError::BadId(_) => StatusCode::BAD_REQUEST,
+                };
+                return (status, e.to_string()).into_response();
+            }
+        },
+    };
+    ws.max_message_size(MAX_MESSAGE)
+        .on_upgrade(move |socket| async move {
+            ch.serve_socket(
+                socket,
+                Conn {
+                    id: conn,
+                    cred,
+                    close,
+                },
+                reserved,
+            )
+            .await
+        })
+        .into_response()
+}
+
+/// A satellite id reserved at the handshake; freed when dropped (also when the upgrade
+/// never completes and axum drops the callback holding it).
+struct Reservation {
+    ch: Voice,
+    id: String,
+    conn: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.ch.shared.satellites.release(&self.id, self.conn);
+    }
+}
+
+struct Conn {
+    id: u64,
+    cred: Credential,
+    close: CancellationToken,
+}
+
+impl Voice {
+    async fn serve_socket(self, socket: WebSocket, conn: Conn, reserved: Option<Reservation>) {
+        let cfg = &self.shared.cfg;
+        let idle = Duration::from_secs(cfg.ws_idle_timeout_secs);
+        let fallback = fallback_session("voice-ws", &format!("{:x}", conn.id));
+        let (sink, mut stream) = socket.split();
+        let tx = crate::channels::net::spawn_ws_writer(
+            sink,
+            32,
+            conn.close.clone(),
+            WsMessage::Text,
+            Some((idle / 3, || WsMessage::Ping(Vec::new()))),
+        );
+        // every satellite id this connection holds; released when it closes
+        let mut held: Vec<String> = Vec::new();
+        let mut current = None;
+        if let Some(r) = &reserved {
+            let claimed = self.shared.satellites.claim(
+                cfg,
+                &conn.cred,
+                &r.id,
+                conn.id,
+                Some(tx.clone()),
+                &conn.close,
+            );
+            if claimed.is_ok() {
+                info!(satellite = %r.id, "voice satellite connected");
+                held.push(r.id.clone());
+                current = Some(r.id.clone());
+            }
+        }
+        let error = |text: String| json!({"type": "error", "text": text}).to_string();
+        loop {
+            let next = tokio::select! {
+                _ = conn.close.cancelled() => break,
+                n = crate::netutil::within(idle, stream.next()) => n,
+            };
+            let msg = match next {
+                Err(e) => {
+                    debug!(error = %e, "voice WebSocket: silent connection closed");
+                    break;
+                }
+                Ok(m) => m,
+            };
+            let text = match msg {
+                Some(Ok(WsMessage::Text(t))) => t,
+                Some(Ok(WsMessage::Close(_))) | Some(Err(_)) | None => break,
+                Some(Ok(_)) => continue,
+            };
+            let v: Value = match serde_json::from_str(&text) {
+                Ok(v) => v,
+                Err(e) => {
+                    let _ = tx.send(error(format!("bad JSON: {e}"))).await;
+                    continue;
+                }
+            };
+            match v.get("type").and_then(Value::as_str) {
+                Some("transcript") => {
+                    let s = |k: &str| {
+                        v.get(k)
+                            .and_then(Value::as_str)
+                            .filter(|x| !x.is_empty())
+                            .map(str::to_string)
+                    };
+                    let Some(words) = s("text") else {
+                        let _ = tx.send(error("transcript without text".into())).await;
+                        continue;
+                    };
+                    if let Some(sat) = s("satellite_id") {
+                        let claimed = self.shared.satellites.claim(
+                            cfg,
+                            &conn.cred,
+                            &sat,
+                            conn.id,
+                            Some(tx.clone()),
+                            &conn.close,
+                        );
+                        if let Err(e) = claimed {
+                            // the words are not heard: they came from a satellite this
+                            // connection cannot be
+                            let _ = tx.send(error(e.to_string())).await;
+                            continue;
+                        }
+                        if !held.contains(&sat) {
+                            held.push(sat.clone());
+                        }
+                        current = Some(sat);
+                    }
+                    let trusted = match (&conn.cred, &current) {
+                        (Credential::Open, _) | (_, None) => None,
+                        (_, Some(id)) => satellite(cfg, id).map(|s| &s.speakers),
+                    };
+                    let speaker = speaker_member(trusted, s("speaker_id").as_deref());
+                    let session = s("session_id").unwrap_or_else(|| fallback.clone());
+                    // admitted now, in arrival order; only the wait runs in its own task,
+                    // so the socket keeps reading meanwhile
+                    let pending = self.submit(&session, &speaker, &words);
+                    let tx2 = tx.clone();
+                    let delivering = self.shared.kernel.hold_delivery();
+                    tokio::spawn(async move {
+                        let _delivering = delivering;
+                        let r = Self::finish(pending).await;
+                        let _ = tx2
+                            .send(
+                                json!({"type": "reply", "session_id": session, "text": r.text,
+                                "dialogue_state": r.state.as_str(), "error": r.failed})
+                                .to_string(),
+                            )
+                            .await;
+                    });
+                }
+                Some("ping") => {
+                    let _ = tx.send(json!({"type": "pong"}).to_string()).await;
+                }
+                other => {
+                    let other: Option<String> = other.map(|o| o.chars().take(64).collect());
+                    let _ = tx
+                        .send(error(format!("unknown message type {other:?}")))
+                        .await;
+                }
+            }
+        }
+        for id in held {
+            self.shared.satellites.release(&id, conn.id);
+        }
+        drop(reserved);
+        conn.close.cancel();
+    }
+}
