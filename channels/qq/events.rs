@@ -288,6 +288,7 @@ impl Qq {
         } else {
             let mut turn = Turn::new(CHANNEL, target.key(), speaker, text);
             turn.may_switch_modes = may_switch;
+            turn.reply_to = Some(target.outbound());
             // admitted now, at arrival: the chat's FIFO keeps QQ's order
             self.shared.kernel.submit(turn)
         };

@@ -121,7 +121,8 @@ impl Voice {
         let reported = get("speaker_id").or_else(|| get("speaker"));
         // unauthenticated: only the household's own mapping for Wyoming makes a member
         let speaker = speaker_member(Some(&self.shared.cfg.wyoming_speakers), reported.as_deref());
-        let reply = Self::finish(self.submit(&session, &speaker, text)).await;
+        let pending = self.submit(&session, &speaker, text, super::WYOMING_TARGET);
+        let reply = self.finish(pending, super::WYOMING_TARGET).await;
         let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
         if reply.failed {
             Event::new(

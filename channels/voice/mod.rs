@@ -28,6 +28,7 @@
 //! a question mark, Home Assistant keeps the conversation open on its side as well.
 
 mod handle;
+mod held;
 mod ws;
 pub mod wyoming;
 
@@ -115,6 +116,9 @@ struct Shared {
     next_conn: AtomicU64,
     /// Refused frames and refused satellites are logged at most once per interval.
     frame_warnings: crate::netutil::LogThrottle,
+    /// Proactive messages for a front end that cannot be spoken to now (a satellite not
+    /// connected, Wyoming): said before the reply of its next turn.
+    held: std::sync::Mutex<held::Held>,
 }
 
 /// The voice channel before it starts: its configuration.
@@ -163,6 +167,7 @@ impl Channel for VoiceChannel {
                 satellites: ws::Registry::default(),
                 next_conn: AtomicU64::new(1),
                 frame_warnings: crate::netutil::LogThrottle::new(crate::netutil::LOG_EVERY),
+                held: Default::default(),
             }),
         };
         let budget = crate::netutil::fd_budget();
@@ -223,18 +228,32 @@ impl Channel for VoiceChannel {
 impl Voice {
     /// Admit one utterance to its voice session's FIFO now (call at arrival). `speaker`
     /// is already resolved: a member id or [`GUEST`].
-    pub fn submit(&self, session_id: &str, speaker: &str, text: &str) -> PendingReply {
+    /// `front` is where proactive messages for this speaker go: the satellite id, or
+    /// [`WYOMING_TARGET`].
+    pub fn submit(&self, session_id: &str, speaker: &str, text: &str, front: &str) -> PendingReply {
         let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
         turn.reply_hint = Some(VOICE_HINT.to_string());
+        turn.reply_to = Some(front.to_string());
         self.shared.kernel.submit(turn)
     }
 
-    /// Wait for a submitted utterance's reply and shape it for speech.
-    pub async fn finish(pending: PendingReply) -> VoiceReply {
+    /// Wait for a submitted utterance's reply and shape it for speech; anything held for
+    /// this front end (a reminder that rang while it could not be spoken to) comes first.
+    pub async fn finish(&self, pending: PendingReply, front: &str) -> VoiceReply {
         let reply = pending.reply().await;
         let (text, state) = shape_reply(&reply.text);
+        let held = self
+            .shared
+            .held
+            .lock()
+            .expect("held lock is never poisoned")
+            .take(front);
         VoiceReply {
-            text,
+            text: if held.is_empty() {
+                text
+            } else {
+                format!("{} {text}", held.join(" "))
+            },
             state,
             failed: reply.error.is_some(),
         }
@@ -247,16 +266,31 @@ impl Voice {
     }
 }
 
+/// The target of proactive messages for Wyoming speakers: Home Assistant cannot be spoken
+/// to unasked, so they wait for the next Wyoming turn.
+pub const WYOMING_TARGET: &str = "wyoming";
+
 #[async_trait::async_trait]
 impl Outbound for Voice {
-    /// Announce to a satellite by id (native WebSocket). A full send queue refuses.
+    /// Announce to a satellite by id (native WebSocket). A satellite that is not
+    /// connected, and Wyoming ([`WYOMING_TARGET`]), hear it before the reply of their next
+    /// turn instead (held in memory, bounded, for a while). A full send queue refuses.
     async fn deliver(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
         let tx = self.shared.satellites.sender(target);
         let who = format!("satellite {target:?}");
-        let Some(tx) = tx else {
-            return Err(DeliveryError::Unreachable(who));
-        };
         let (text, _) = shape_reply(text);
+        let Some(tx) = tx else {
+            return self
+                .shared
+                .held
+                .lock()
+                .expect("held lock is never poisoned")
+                .hold(target, text)
+                .map_err(|why| DeliveryError::Failed {
+                    target: who,
+                    why: why.into(),
+                });
+        };
         match tx.try_send(json!({"type": "announce", "text": text}).to_string()) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => Err(DeliveryError::Busy(who)),

@@ -350,12 +350,16 @@ impl Voice {
                     let session = s("session_id").unwrap_or_else(|| fallback.clone());
                     // admitted now, in arrival order; only the wait runs in its own task,
                     // so the socket keeps reading meanwhile
-                    let pending = self.submit(&session, &speaker, &words);
+                    // proactive messages for this speaker go to this satellite (or, for a
+                    // connection that named none, wait for its next turn)
+                    let front = current.clone().unwrap_or_else(|| fallback.clone());
+                    let pending = self.submit(&session, &speaker, &words, &front);
                     let tx2 = tx.clone();
                     let delivering = self.shared.kernel.hold_delivery();
+                    let me = self.clone();
                     tokio::spawn(async move {
                         let _delivering = delivering;
-                        let r = Self::finish(pending).await;
+                        let r = me.finish(pending, &front).await;
                         let _ = tx2
                             .send(
                                 json!({"type": "reply", "session_id": session, "text": r.text,

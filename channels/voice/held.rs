@@ -1,0 +1,73 @@
+//! Proactive messages held for a voice front end that cannot be spoken to now: a
+//! satellite that is not connected, or Wyoming (Home Assistant only answers when asked).
+//! They are said before the reply of that front end's next turn. Bounded: a few per front
+//! end, a few dozen front ends, and each for at most [`MAX_AGE`] — a reminder heard hours
+//! later is worse than none. In memory only: a restart forgets them.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+const PER_FRONT: usize = 8;
+const FRONTS: usize = 64;
+pub const MAX_AGE: Duration = Duration::from_secs(2 * 3600);
+
+#[derive(Default)]
+pub struct Held(HashMap<String, VecDeque<(Instant, String)>>);
+
+impl Held {
+    pub fn hold(&mut self, front: &str, text: String) -> Result<(), &'static str> {
+        self.expire();
+        if !self.0.contains_key(front) && self.0.len() >= FRONTS {
+            return Err("too many voice front ends have messages waiting");
+        }
+        let q = self.0.entry(front.to_string()).or_default();
+        if q.len() >= PER_FRONT {
+            return Err("too many messages are waiting for this front end's next turn");
+        }
+        q.push_back((Instant::now(), text));
+        tracing::info!(
+            front,
+            "voice front end not reachable now; the message waits for its next turn"
+        );
+        Ok(())
+    }
+
+    /// The messages waiting for `front`, oldest first; they are said now.
+    pub fn take(&mut self, front: &str) -> Vec<String> {
+        self.expire();
+        self.0
+            .remove(front)
+            .map(|q| q.into_iter().map(|(_, t)| t).collect())
+            .unwrap_or_default()
+    }
+
+    fn expire(&mut self) {
+        self.0.retain(|_, q| {
+            q.retain(|(at, _)| at.elapsed() < MAX_AGE);
+            !q.is_empty()
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_until_taken_and_bounded() {
+        let mut h = Held::default();
+        h.hold("kitchen", "提醒：关火".into()).unwrap();
+        h.hold("kitchen", "提醒：下面条".into()).unwrap();
+        assert!(h.take("bedroom").is_empty());
+        assert_eq!(h.take("kitchen"), ["提醒：关火", "提醒：下面条"]);
+        assert!(h.take("kitchen").is_empty(), "said once");
+        for i in 0..PER_FRONT {
+            h.hold("hall", format!("{i}")).unwrap();
+        }
+        assert!(h.hold("hall", "one more".into()).is_err());
+        for i in 0..FRONTS - 1 {
+            h.hold(&format!("sat-{i}"), "x".into()).unwrap();
+        }
+        assert!(h.hold("one-too-many", "x".into()).is_err());
+    }
+}

@@ -1,0 +1,155 @@
+//! Reminders ring where they were asked for, through the real channels of a running
+//! `homebot gateway`: the QQ group (with the asker @-ed), the native voice satellite, and
+//! a Wyoming speaker on its next turn (Home Assistant cannot be spoken to unasked).
+
+mod common;
+
+use common::gateway::Gateway;
+use common::onebot::{self, text_of, BOT};
+use common::*;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+const QQ_TOKEN: &str = "qq-token-1";
+const VOICE_TOKEN: &str = "voice-token-1";
+const GROUP: u64 = 5_550_001;
+const DAD: u64 = 10_002;
+
+/// A model that sets a one-second timer when asked ("提醒"), relays tool results, and
+/// otherwise echoes.
+async fn timer_model() -> FakeLlm {
+    FakeLlm::start(|body, _| {
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        if last["role"] == "tool" {
+            return text("好的，到时候提醒你。");
+        }
+        if user_words(&last).contains("提醒") {
+            return tool_call("set_reminder", json!({"in_seconds": 1, "text": "关火"}));
+        }
+        scripted(body)
+    })
+    .await
+}
+
+async fn gateway(ws: &Path, fake: &FakeLlm) -> Gateway {
+    std::fs::create_dir_all(ws).unwrap();
+    std::fs::write(ws.join("config.toml"), "[qq]\nsend_interval_ms = 20\n").unwrap();
+    Gateway::start(
+        ws,
+        fake,
+        &[
+            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_QQ_ACCESS_TOKEN", QQ_TOKEN),
+            ("HOMEBOT_QQ_ALLOW_GROUPS", &GROUP.to_string()),
+            ("HOMEBOT_WYOMING_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_VOICE_WS_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_VOICE_TOKEN", VOICE_TOKEN),
+        ],
+        &["qq", "wyoming", "voice-ws"],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_qq_reminder_rings_in_the_group_with_the_asker_mentioned() {
+    let dir = workspace();
+    let fake = timer_model().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = onebot::connect(gw.addr("qq"), Some(BOT), Some(QQ_TOKEN), "Universal")
+        .await
+        .unwrap();
+    s.lifecycle().await;
+    s.group_msg(
+        GROUP,
+        DAD,
+        101,
+        json!([{"type": "at", "data": {"qq": BOT.to_string()}},
+               {"type": "text", "data": {"text": " 一秒后提醒我关火"}}]),
+    )
+    .await;
+    let reply = s.expect_send().await;
+    assert_eq!(text_of(&reply).trim(), "好的，到时候提醒你。");
+    let ring = s.expect_send().await;
+    assert_eq!(ring["action"], "send_group_msg");
+    assert_eq!(ring["params"]["group_id"], GROUP);
+    let segs = ring["params"]["message"].as_array().unwrap();
+    assert_eq!(
+        segs[0],
+        json!({"type": "at", "data": {"qq": DAD.to_string()}})
+    );
+    assert_eq!(text_of(&ring).trim(), "提醒：关火");
+}
+
+type Sock =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn recv(s: &mut Sock) -> Value {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), s.next())
+            .await
+            .expect("a frame within 30 s")
+            .unwrap()
+            .unwrap()
+        {
+            Message::Text(t) => return serde_json::from_str(&t).unwrap(),
+            _ => continue,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_voice_reminder_rings_on_the_satellite_that_asked() {
+    let dir = workspace();
+    let fake = timer_model().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut req = format!("ws://{}/voice/ws?satellite_id=kitchen", gw.addr("voice-ws"))
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "Authorization",
+        format!("Bearer {VOICE_TOKEN}").parse().unwrap(),
+    );
+    let (mut s, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    s.send(Message::Text(
+        json!({"type": "transcript", "session_id": "w-1", "satellite_id": "kitchen",
+               "text": "一秒后提醒我关火"})
+        .to_string(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(recv(&mut s).await["type"], "reply");
+    assert_eq!(
+        recv(&mut s).await,
+        json!({"type": "announce", "text": "提醒：关火"})
+    );
+}
+
+#[tokio::test]
+async fn a_wyoming_speaker_hears_the_reminder_on_its_next_turn() {
+    let dir = workspace();
+    let fake = timer_model().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let (h, p) = gw.addr("wyoming").rsplit_once(':').unwrap();
+    let (h, p) = (h.to_string(), p.to_string());
+    let r = run_peer(
+        "wyoming_client.py",
+        &[&h, &p, "transcript", "一秒后提醒我关火", "c-1"],
+    )
+    .await;
+    assert_eq!(r["type"], "handled", "{r}");
+    // it rang while nobody could be spoken to: held for the next Wyoming turn
+    gw.wait_log("the message waits for its next turn", 30).await;
+    let r = run_peer("wyoming_client.py", &[&h, &p, "transcript", "在吗", "c-2"]).await;
+    assert_eq!(r["type"], "handled", "{r}");
+    assert_eq!(r["text"], "提醒：关火 好的：在吗", "{r}");
+    let r = run_peer(
+        "wyoming_client.py",
+        &[&h, &p, "transcript", "还在吗", "c-3"],
+    )
+    .await;
+    assert_eq!(r["text"], "好的：还在吗", "said once: {r}");
+}
