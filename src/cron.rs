@@ -183,7 +183,7 @@ async fn deliver(
     let mut wait = retry.first_wait;
     loop {
         match doors
-            .deliver(&origin.channel, &origin.target, message)
+            .deliver_or_later(&origin.channel, &origin.target, message)
             .await
         {
             Ok(()) => return Ok(()),

@@ -37,6 +37,12 @@ pub trait Outbound: Send + Sync {
     /// a satellite id for voice, `group:<id>` / `private:<id>` for QQ. Returns once the
     /// message has gone out (or is refused).
     async fn deliver(&self, target: &str, text: &str) -> Result<(), DeliveryError>;
+
+    /// Where a message that must not be lost (a reminder) goes when `target` cannot be
+    /// reached now — voice: the front end's next turn. `None`: nowhere else.
+    fn later(&self, _target: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The outbound doors of the running channels, by channel name.
@@ -88,6 +94,26 @@ impl Doors {
         match self.get(channel) {
             Some(d) => d.deliver(target, text).await,
             None => Err(DeliveryError::NoChannel(channel.to_string())),
+        }
+    }
+
+    /// [`Doors::deliver`], or — when the target is unreachable now — the channel's
+    /// [`Outbound::later`] target.
+    pub async fn deliver_or_later(
+        &self,
+        channel: &str,
+        target: &str,
+        text: &str,
+    ) -> Result<(), DeliveryError> {
+        let door = self
+            .get(channel)
+            .ok_or_else(|| DeliveryError::NoChannel(channel.to_string()))?;
+        match door.deliver(target, text).await {
+            Err(DeliveryError::Unreachable(why)) => match door.later(target) {
+                Some(later) => door.deliver(&later, text).await,
+                None => Err(DeliveryError::Unreachable(why)),
+            },
+            other => other,
         }
     }
 }

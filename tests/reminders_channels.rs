@@ -153,3 +153,35 @@ async fn a_wyoming_speaker_hears_the_reminder_on_its_next_turn() {
     .await;
     assert_eq!(r["text"], "好的：还在吗", "said once: {r}");
 }
+
+#[tokio::test]
+async fn a_satellite_gone_when_it_rings_hears_it_on_its_next_turn() {
+    let dir = workspace();
+    let fake = timer_model().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let connect = || async {
+        let mut req = format!("ws://{}/voice/ws?satellite_id=kitchen", gw.addr("voice-ws"))
+            .into_client_request()
+            .unwrap();
+        req.headers_mut().insert(
+            "Authorization",
+            format!("Bearer {VOICE_TOKEN}").parse().unwrap(),
+        );
+        tokio_tungstenite::connect_async(req).await.unwrap().0
+    };
+    let say = |text: &str| {
+        Message::Text(
+            json!({"type": "transcript", "session_id": "w-2", "satellite_id": "kitchen", "text": text})
+                .to_string(),
+        )
+    };
+    let mut s = connect().await;
+    s.send(say("一秒后提醒我关火")).await.unwrap();
+    assert_eq!(recv(&mut s).await["type"], "reply");
+    drop(s); // the satellite goes away before it rings
+    gw.wait_log("the message waits for its next turn", 30).await;
+    let mut s = connect().await;
+    s.send(say("在吗")).await.unwrap();
+    let r = recv(&mut s).await;
+    assert_eq!(r["text"], "提醒：关火 好的：在吗", "{r}");
+}

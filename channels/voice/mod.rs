@@ -269,33 +269,47 @@ impl Voice {
 /// The target of proactive messages for Wyoming speakers: Home Assistant cannot be spoken
 /// to unasked, so they wait for the next Wyoming turn.
 pub const WYOMING_TARGET: &str = "wyoming";
+/// `next-turn:<front>`: say it before the reply of that front end's next turn.
+const NEXT_TURN: &str = "next-turn:";
 
 #[async_trait::async_trait]
 impl Outbound for Voice {
-    /// Announce to a satellite by id (native WebSocket). A satellite that is not
-    /// connected, and Wyoming ([`WYOMING_TARGET`]), hear it before the reply of their next
-    /// turn instead (held in memory, bounded, for a while). A full send queue refuses.
+    /// Announce to a satellite by id (native WebSocket); a satellite that is not
+    /// connected is unreachable. Wyoming ([`WYOMING_TARGET`]) and `next-turn:<front>` hear
+    /// it before the reply of their next turn (held in memory, bounded, for a while). A
+    /// full send queue refuses.
     async fn deliver(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
-        let tx = self.shared.satellites.sender(target);
-        let who = format!("satellite {target:?}");
         let (text, _) = shape_reply(text);
-        let Some(tx) = tx else {
+        let held_for = match target.strip_prefix(NEXT_TURN) {
+            Some(front) => Some(front),
+            None => (target == WYOMING_TARGET).then_some(target),
+        };
+        if let Some(front) = held_for {
             return self
                 .shared
                 .held
                 .lock()
                 .expect("held lock is never poisoned")
-                .hold(target, text)
+                .hold(front, text)
                 .map_err(|why| DeliveryError::Failed {
-                    target: who,
+                    target: front.to_string(),
                     why: why.into(),
                 });
+        }
+        let who = format!("satellite {target:?}");
+        let Some(tx) = self.shared.satellites.sender(target) else {
+            return Err(DeliveryError::Unreachable(who));
         };
         match tx.try_send(json!({"type": "announce", "text": text}).to_string()) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => Err(DeliveryError::Busy(who)),
             Err(mpsc::error::TrySendError::Closed(_)) => Err(DeliveryError::Unreachable(who)),
         }
+    }
+
+    /// A satellite that cannot be reached now hears it on its next turn.
+    fn later(&self, target: &str) -> Option<String> {
+        (!target.starts_with(NEXT_TURN)).then(|| format!("{NEXT_TURN}{target}"))
     }
 }
 
