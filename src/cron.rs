@@ -294,6 +294,8 @@ impl Handler<Delivered> for Cron {
         match m.result {
             Ok(()) => {
                 info!(id = m.id, "reminder delivered");
+                // crash test: delivered, not yet marked fired
+                crate::failpoint::hit("reminder.before_marked");
                 self.book.mark_fired(m.id, now);
             }
             Err(e) => {

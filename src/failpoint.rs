@@ -7,7 +7,8 @@
 //! and blocks forever, so a test can SIGKILL it at exactly that step —
 //! `archive.after_marker`, `archive.after_summary`, `archive.after_index`,
 //! `session.before_rename` (a new session folder is complete under its temporary name),
-//! `append.partial` (half a record written and fsynced, then stop).
+//! `append.partial` (half a record written and fsynced, then stop),
+//! `reminder.before_marked` (a reminder delivered, not yet marked fired).
 //!
 //! Error points ([`enospc`]): the operation fails with ENOSPC as on a full disk —
 //! `append.enospc` (every JSONL append and the space probe), `write.enospc` (every atomic

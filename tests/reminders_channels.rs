@@ -36,12 +36,17 @@ async fn timer_model() -> FakeLlm {
 }
 
 async fn gateway(ws: &Path, fake: &FakeLlm) -> Gateway {
+    gateway_with(ws, fake, None).await
+}
+
+async fn gateway_with(ws: &Path, fake: &FakeLlm, failpoint: Option<&str>) -> Gateway {
     std::fs::create_dir_all(ws).unwrap();
     std::fs::write(ws.join("config.toml"), "[qq]\nsend_interval_ms = 20\n").unwrap();
     Gateway::start(
         ws,
         fake,
         &[
+            ("HOMEBOT_FAILPOINT", failpoint.unwrap_or("")),
             ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
             ("HOMEBOT_QQ_ACCESS_TOKEN", QQ_TOKEN),
             ("HOMEBOT_QQ_ALLOW_GROUPS", &GROUP.to_string()),
@@ -184,4 +189,63 @@ async fn a_satellite_gone_when_it_rings_hears_it_on_its_next_turn() {
     s.send(say("在吗")).await.unwrap();
     let r = recv(&mut s).await;
     assert_eq!(r["text"], "提醒：关火 好的：在吗", "{r}");
+}
+
+async fn kitchen(gw: &Gateway) -> Sock {
+    let mut req = format!("ws://{}/voice/ws?satellite_id=kitchen", gw.addr("voice-ws"))
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "Authorization",
+        format!("Bearer {VOICE_TOKEN}").parse().unwrap(),
+    );
+    tokio_tungstenite::connect_async(req).await.unwrap().0
+}
+
+fn say(text: &str) -> Message {
+    Message::Text(
+        json!({"type": "transcript", "session_id": "w-3", "satellite_id": "kitchen", "text": text})
+            .to_string(),
+    )
+}
+
+#[tokio::test]
+async fn killed_between_ringing_and_marking_it_rings_again_never_zero_times() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = timer_model().await;
+    let mut gw = gateway_with(ws, &fake, Some("reminder.before_marked")).await;
+    let mut s = kitchen(&gw).await;
+    s.send(say("一秒后提醒我关火")).await.unwrap();
+    assert_eq!(recv(&mut s).await["type"], "reply");
+    assert_eq!(recv(&mut s).await["text"], "提醒：关火", "it rang");
+    gw.wait_log("failpoint reminder.before_marked reached", 30)
+        .await;
+    gw.child.start_kill().unwrap(); // SIGKILL: delivered, never marked fired
+    gw.child.wait().await.unwrap();
+    drop(s);
+    let saved = std::fs::read_to_string(ws.join("reminders.json")).unwrap();
+    assert!(saved.contains("\"state\": \"pending\""), "{saved}");
+
+    // at-least-once: the next start rings it again (here: on the satellite's next turn,
+    // since it rang at start-up before the satellite was back), and only once more
+    let gw = gateway(ws, &fake).await;
+    gw.wait_log("reminder due", 30).await;
+    let mut s = kitchen(&gw).await;
+    s.send(say("在吗")).await.unwrap();
+    let r = recv(&mut s).await;
+    let text = r["text"].as_str().unwrap();
+    assert!(text.starts_with("提醒：关火"), "{r}");
+    assert!(text.ends_with("好的：在吗"), "{r}");
+    s.send(say("还在吗")).await.unwrap();
+    assert_eq!(recv(&mut s).await["text"], "好的：还在吗", "twice at most");
+    let out = homebot(ws, None)
+        .args(["reminders", "--all"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("已响"),
+        "{out:?}"
+    );
 }
