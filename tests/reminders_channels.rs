@@ -230,7 +230,9 @@ async fn killed_between_ringing_and_marking_it_rings_again_never_zero_times() {
     // at-least-once: the next start rings it again (here: on the satellite's next turn,
     // since it rang at start-up before the satellite was back), and only once more
     let gw = gateway(ws, &fake).await;
-    gw.wait_log("reminder due", 30).await;
+    // rung at start-up, before the satellite is back: held for its next turn
+    gw.wait_log("the message waits for its next turn", 30).await;
+    gw.wait_log("reminder delivered", 30).await;
     let mut s = kitchen(&gw).await;
     s.send(say("在吗")).await.unwrap();
     let r = recv(&mut s).await;
