@@ -4,6 +4,7 @@
 
 pub mod gateway;
 pub mod onebot;
+pub mod qq;
 pub mod wyoming;
 
 use axum::extract::State;
