@@ -8,12 +8,28 @@
 //! - Ids inside segments (`qq`, a reply's `id`) are read with [`Id`], like every other id.
 
 use super::id::Id;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-#[derive(Debug, Clone, PartialEq)]
+/// One message segment: `{"type": …, "data": {…}}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Segment {
+    #[serde(rename = "type")]
     pub kind: String,
+    #[serde(default, deserialize_with = "object_or_null")]
     pub data: Map<String, Value>,
+}
+
+/// The `message` field: an array of segments, or a CQ-code string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WireMessage {
+    Cq(String),
+    Segments(Vec<Segment>),
+}
+
+fn object_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
+    Ok(Option::<Map<String, Value>>::deserialize(d)?.unwrap_or_default())
 }
 
 impl Segment {
@@ -26,14 +42,9 @@ impl Segment {
         }
     }
 
-    /// A data value as a string, whether the peer sent a string or a number.
+    /// A text value (`text`, `name`, `title`, `url`); ids are read with [`Segment::id`].
     pub fn get(&self, key: &str) -> Option<String> {
-        match self.data.get(key)? {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(b.to_string()),
-            _ => None,
-        }
+        self.data.get(key)?.as_str().map(str::to_string)
     }
 
     /// A data value that is an id (`qq`, `id`), string or number alike.
@@ -52,27 +63,15 @@ impl Segment {
 
 /// Parse the `message` field of an event: an array of segments or a CQ string.
 pub fn parse_message(v: &Value) -> Result<Vec<Segment>, String> {
-    match v {
-        Value::String(s) => Ok(parse_cq(s)),
-        Value::Array(items) => items
-            .iter()
-            .map(|it| {
-                let kind = it
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| format!("segment without a type: {it}"))?;
-                let data = match it.get("data") {
-                    Some(Value::Object(m)) => m.clone(),
-                    None | Some(Value::Null) => Map::new(),
-                    Some(other) => return Err(format!("segment data is not an object: {other}")),
-                };
-                Ok(Segment {
-                    kind: kind.to_string(),
-                    data,
-                })
-            })
-            .collect(),
-        other => Err(format!("message is neither an array nor a string: {other}")),
+    match WireMessage::deserialize(v) {
+        Ok(WireMessage::Cq(s)) => Ok(parse_cq(&s)),
+        Ok(WireMessage::Segments(segs)) => Ok(segs),
+        Err(_) => {
+            let shown: String = v.to_string().chars().take(120).collect();
+            Err(format!(
+                "message is neither a CQ string nor an array of {{type, data}} segments: {shown}"
+            ))
+        }
     }
 }
 
