@@ -251,3 +251,41 @@ async fn killed_between_ringing_and_marking_it_rings_again_never_zero_times() {
         "{out:?}"
     );
 }
+
+#[tokio::test]
+async fn a_qq_implementation_that_reconnects_within_the_window_gets_the_reminder() {
+    let dir = workspace();
+    let fake = timer_model().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let connect = || onebot::connect(gw.addr("qq"), Some(BOT), Some(QQ_TOKEN), "Universal");
+    let mut s = connect().await.unwrap();
+    s.lifecycle().await;
+    s.group_msg(
+        GROUP,
+        DAD,
+        201,
+        json!([{"type": "at", "data": {"qq": BOT.to_string()}},
+               {"type": "text", "data": {"text": " 一秒后提醒我关火"}}]),
+    )
+    .await;
+    assert_eq!(
+        text_of(&s.expect_send().await).trim(),
+        "好的，到时候提醒你。"
+    );
+    drop(s); // NapCat restarts
+    gw.wait_log("reminder due", 30).await;
+    // the account is free again once the server noticed the old connection is gone
+    let mut again = None;
+    for _ in 0..200 {
+        if let Ok(s) = connect().await {
+            again = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut s = again.expect("reconnected");
+    s.lifecycle().await;
+    let ring = s.expect_send().await;
+    assert_eq!(text_of(&ring).trim(), "提醒：关火");
+    assert_eq!(ring["params"]["group_id"], GROUP);
+}
