@@ -40,8 +40,21 @@ async fn gateway(ws: &Path, fake: &FakeLlm) -> Gateway {
 }
 
 async fn gateway_with(ws: &Path, fake: &FakeLlm, failpoint: Option<&str>) -> Gateway {
+    gateway_config(ws, fake, failpoint, "").await
+}
+
+async fn gateway_config(
+    ws: &Path,
+    fake: &FakeLlm,
+    failpoint: Option<&str>,
+    voice: &str,
+) -> Gateway {
     std::fs::create_dir_all(ws).unwrap();
-    std::fs::write(ws.join("config.toml"), "[qq]\nsend_interval_ms = 20\n").unwrap();
+    std::fs::write(
+        ws.join("config.toml"),
+        format!("[qq]\nsend_interval_ms = 20\n\n[voice]\n{voice}\n"),
+    )
+    .unwrap();
     Gateway::start(
         ws,
         fake,
@@ -288,4 +301,39 @@ async fn a_qq_implementation_that_reconnects_within_the_window_gets_the_reminder
     let ring = s.expect_send().await;
     assert_eq!(text_of(&ring).trim(), "提醒：关火");
     assert_eq!(ring["params"]["group_id"], GROUP);
+}
+
+#[tokio::test]
+async fn a_voice_reminder_nobody_hears_goes_to_the_fallback_chat() {
+    let dir = workspace();
+    let fake = timer_model().await;
+    let gw = gateway_config(
+        dir.path(),
+        &fake,
+        None,
+        &format!(
+            "fallback = {{ channel = \"qq\", target = \"group:{GROUP}\" }}\nfallback_after_secs = 1"
+        ),
+    )
+    .await;
+    let mut qq = onebot::connect(gw.addr("qq"), Some(BOT), Some(QQ_TOKEN), "Universal")
+        .await
+        .unwrap();
+    qq.lifecycle().await;
+    let (h, p) = gw.addr("wyoming").rsplit_once(':').unwrap();
+    let (h, p) = (h.to_string(), p.to_string());
+    let r = run_peer(
+        "wyoming_client.py",
+        &[&h, &p, "transcript", "一秒后提醒我关火", "c-9"],
+    )
+    .await;
+    assert_eq!(r["type"], "handled", "{r}");
+    // held for the next Wyoming turn, which does not come: the family group hears it
+    let ring = qq.expect_send().await;
+    assert_eq!(ring["params"]["group_id"], GROUP);
+    assert_eq!(text_of(&ring).trim(), "提醒：关火");
+    gw.wait_log("went to the fallback chat", 30).await;
+    // and it is not said again on a later Wyoming turn
+    let r = run_peer("wyoming_client.py", &[&h, &p, "transcript", "在吗", "c-10"]).await;
+    assert_eq!(r["text"], "好的：在吗", "{r}");
 }

@@ -12,38 +12,64 @@ const FRONTS: usize = 64;
 pub const MAX_AGE: Duration = Duration::from_secs(2 * 3600);
 
 #[derive(Default)]
-pub struct Held(HashMap<String, VecDeque<(Instant, String)>>);
+pub struct Held {
+    waiting: HashMap<String, VecDeque<Waiting>>,
+    next: u64,
+}
+
+struct Waiting {
+    id: u64,
+    at: Instant,
+    text: String,
+}
 
 impl Held {
-    pub fn hold(&mut self, front: &str, text: String) -> Result<(), &'static str> {
+    /// Hold `text` for `front`'s next turn; the id lets it be taken back (the fallback).
+    pub fn hold(&mut self, front: &str, text: String) -> Result<u64, &'static str> {
         self.expire();
-        if !self.0.contains_key(front) && self.0.len() >= FRONTS {
+        if !self.waiting.contains_key(front) && self.waiting.len() >= FRONTS {
             return Err("too many voice front ends have messages waiting");
         }
-        let q = self.0.entry(front.to_string()).or_default();
+        let q = self.waiting.entry(front.to_string()).or_default();
         if q.len() >= PER_FRONT {
             return Err("too many messages are waiting for this front end's next turn");
         }
-        q.push_back((Instant::now(), text));
+        self.next += 1;
+        q.push_back(Waiting {
+            id: self.next,
+            at: Instant::now(),
+            text,
+        });
         tracing::info!(
             front,
             "voice front end not reachable now; the message waits for its next turn"
         );
-        Ok(())
+        Ok(self.next)
     }
 
     /// The messages waiting for `front`, oldest first; they are said now.
     pub fn take(&mut self, front: &str) -> Vec<String> {
         self.expire();
-        self.0
+        self.waiting
             .remove(front)
-            .map(|q| q.into_iter().map(|(_, t)| t).collect())
+            .map(|q| q.into_iter().map(|w| w.text).collect())
             .unwrap_or_default()
     }
 
+    /// Take one message back if it is still waiting (nobody spoke to `front` meanwhile).
+    pub fn take_back(&mut self, front: &str, id: u64) -> Option<String> {
+        let q = self.waiting.get_mut(front)?;
+        let i = q.iter().position(|w| w.id == id)?;
+        let w = q.remove(i)?;
+        if q.is_empty() {
+            self.waiting.remove(front);
+        }
+        Some(w.text)
+    }
+
     fn expire(&mut self) {
-        self.0.retain(|_, q| {
-            q.retain(|(at, _)| at.elapsed() < MAX_AGE);
+        self.waiting.retain(|_, q| {
+            q.retain(|w| w.at.elapsed() < MAX_AGE);
             !q.is_empty()
         });
     }
@@ -61,6 +87,9 @@ mod tests {
         assert!(h.take("bedroom").is_empty());
         assert_eq!(h.take("kitchen"), ["提醒：关火", "提醒：下面条"]);
         assert!(h.take("kitchen").is_empty(), "said once");
+        let id = h.hold("kitchen", "提醒：收衣服".into()).unwrap();
+        assert_eq!(h.take_back("kitchen", id).as_deref(), Some("提醒：收衣服"));
+        assert_eq!(h.take_back("kitchen", id), None, "taken back once");
         for i in 0..PER_FRONT {
             h.hold("hall", format!("{i}")).unwrap();
         }

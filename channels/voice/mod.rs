@@ -259,6 +259,43 @@ impl Voice {
         }
     }
 
+    /// If nobody speaks to `front` within `voice.fallback_after_secs`, the held message
+    /// goes to `voice.fallback` (e.g. the family QQ group) instead.
+    fn fall_back_later(&self, front: String, id: u64) {
+        let Some(fallback) = self.shared.cfg.fallback.clone() else {
+            return;
+        };
+        let after = std::time::Duration::from_secs(self.shared.cfg.fallback_after_secs);
+        let me = self.clone();
+        let cancel = self.shared.cancel.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tokio::time::sleep(after) => {}
+            }
+            let text = me
+                .shared
+                .held
+                .lock()
+                .expect("held lock is never poisoned")
+                .take_back(&front, id);
+            let Some(text) = text else { return }; // heard on a next turn meanwhile
+            let sent = me
+                .shared
+                .kernel
+                .deliver(&fallback.channel, &fallback.target, &text)
+                .await;
+            match sent {
+                Ok(()) => {
+                    tracing::info!(front = %front, channel = %fallback.channel, "voice message nobody heard went to the fallback chat")
+                }
+                Err(e) => {
+                    warn!(front = %front, error = %e, "voice message nobody heard; the fallback chat failed too")
+                }
+            }
+        });
+    }
+
     fn conn_id(&self) -> u64 {
         self.shared
             .next_conn
@@ -285,7 +322,7 @@ impl Outbound for Voice {
             None => (target == WYOMING_TARGET).then_some(target),
         };
         if let Some(front) = held_for {
-            return self
+            let id = self
                 .shared
                 .held
                 .lock()
@@ -294,7 +331,9 @@ impl Outbound for Voice {
                 .map_err(|why| DeliveryError::Failed {
                     target: front.to_string(),
                     why: why.into(),
-                });
+                })?;
+            self.fall_back_later(front.to_string(), id);
+            return Ok(());
         }
         let who = format!("satellite {target:?}");
         let Some(tx) = self.shared.satellites.sender(target) else {

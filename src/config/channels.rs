@@ -34,6 +34,19 @@ pub struct VoiceConfig {
     pub wyoming_speakers: BTreeMap<String, String>,
     /// Satellites with their own token and speaker mapping (`[[voice.satellites]]`).
     pub satellites: Vec<SatelliteConfig>,
+    /// Where a voice reminder goes when nobody heard it: held for the front end's next
+    /// turn, and if none comes within `fallback_after_secs`, sent here instead — a
+    /// channel's door and target, e.g. `{ channel = "qq", target = "group:5550001" }`.
+    pub fallback: Option<FallbackChat>,
+    pub fallback_after_secs: u64,
+}
+
+/// A chat to deliver to instead (see `voice.fallback`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackChat {
+    pub channel: String,
+    pub target: String,
 }
 
 /// One native satellite: its id, the token that alone may claim the id (else the shared
@@ -75,6 +88,8 @@ impl Default for VoiceConfig {
             handshake_timeout_secs: 10,
             wyoming_speakers: BTreeMap::new(),
             satellites: Vec::new(),
+            fallback: None,
+            fallback_after_secs: 300,
         }
     }
 }

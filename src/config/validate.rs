@@ -278,7 +278,20 @@ impl Config {
             message,
         };
         let v = &self.voice;
+        if let Some(f) = &v.fallback {
+            if f.channel == "voice" || f.channel.trim().is_empty() || f.target.trim().is_empty() {
+                return Err(invalid(
+                    "voice.fallback",
+                    "needs another channel and a target, e.g. { channel = \"qq\", target = \"group:5550001\" }".into(),
+                ));
+            }
+        }
         for (key, value, range) in [
+            (
+                "voice.fallback_after_secs",
+                v.fallback_after_secs,
+                1..=86_400,
+            ),
             (
                 "voice.wyoming_max_connections",
                 v.wyoming_max_connections as u64,
