@@ -337,3 +337,39 @@ async fn a_voice_reminder_nobody_hears_goes_to_the_fallback_chat() {
     let r = run_peer("wyoming_client.py", &[&h, &p, "transcript", "在吗", "c-10"]).await;
     assert_eq!(r["text"], "好的：在吗", "{r}");
 }
+
+#[tokio::test]
+async fn a_reminder_set_in_the_terminal_is_printed_there() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dir = workspace();
+    let fake = timer_model().await;
+    let mut child = homebot(dir.path(), Some(&fake))
+        .args(["chat", "--speaker", "mom"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    stdin
+        .write_all("一秒后提醒我关火\n".as_bytes())
+        .await
+        .unwrap();
+    let rang = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(l) = out.next_line().await.unwrap() {
+            if l.contains("主动消息") && l.contains("提醒：关火") {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .expect("the reminder was printed in the terminal");
+    assert!(rang);
+    stdin.write_all("/quit\n".as_bytes()).await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+}
