@@ -17,7 +17,7 @@ use crate::reminders::{store, when, BookError, Origin, Reminder, ReminderBook};
 use actix::prelude::*;
 use chrono::{DateTime, FixedOffset};
 use chrono_tz::Tz;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,8 +67,11 @@ pub struct Cron {
     book: ReminderBook,
     doors: Arc<Doors>,
     retry: RetryPolicy,
-    /// Reminders being delivered (still pending in the book until it succeeds).
-    delivering: HashSet<u32>,
+    /// Reminders being delivered (still pending in the book until it succeeds), and the
+    /// task delivering each (aborted when the reminder is cancelled meanwhile).
+    delivering: HashMap<u32, tokio::task::AbortHandle>,
+    /// `reminders.json` could not be read: nothing is written over it.
+    read_only: Option<String>,
     timer: Option<SpawnHandle>,
 }
 
@@ -84,11 +87,16 @@ pub struct CronSetup {
 }
 
 impl Cron {
-    /// Load the reminders (a corrupt file is set aside: the warning comes back).
+    /// Load the reminders (a corrupt file is set aside: the warning comes back). A file
+    /// that cannot be read at all (permissions, I/O) is left alone and never written over:
+    /// reminders are refused until it is fixed and homebot restarted.
     pub fn new(s: CronSetup) -> (Self, Option<String>) {
-        let (book, warning) = match store::load(&s.path) {
-            Ok(x) => x,
-            Err(e) => (ReminderBook::default(), Some(e.to_string())),
+        let (book, warning, read_only) = match store::load(&s.path) {
+            Ok((b, w)) => (b, w, None),
+            Err(e) => {
+                let why = format!("{e}; reminders are off until it can be read (then restart)");
+                (ReminderBook::default(), Some(why.clone()), Some(why))
+            }
         };
         let cron = Self {
             modes: s.modes,
@@ -99,7 +107,8 @@ impl Cron {
             book,
             doors: s.doors,
             retry: s.retry,
-            delivering: HashSet::new(),
+            delivering: HashMap::new(),
+            read_only,
             timer: None,
         };
         (cron, warning)
@@ -110,16 +119,36 @@ impl Cron {
     }
 
     fn save(&self) -> Result<(), ReminderError> {
-        store::save(&self.path, &self.book).map_err(|e| {
+        self.save_book(&self.book)
+    }
+
+    fn save_book(&self, book: &ReminderBook) -> Result<(), ReminderError> {
+        if let Some(why) = &self.read_only {
+            return Err(ReminderError::Store(why.clone()));
+        }
+        store::save(&self.path, book).map_err(|e| {
             warn!(error = %e, "reminders could not be saved");
             ReminderError::Store(e.to_string())
         })
     }
 
+    /// Change a copy of the book, save it, and keep it only if the save succeeded: memory
+    /// and disk never disagree about what will ring.
+    fn commit<T>(
+        &mut self,
+        change: impl FnOnce(&mut ReminderBook) -> Result<T, BookError>,
+    ) -> Result<T, ReminderError> {
+        let mut next = self.book.clone();
+        let out = change(&mut next)?;
+        self.save_book(&next)?;
+        self.book = next;
+        Ok(out)
+    }
+
     /// Ring what is due, then sleep until the next one.
     fn tick(&mut self, ctx: &mut Context<Self>) {
         let now = self.now();
-        let skip: Vec<u32> = self.delivering.iter().copied().collect();
+        let skip: Vec<u32> = self.delivering.keys().copied().collect();
         let due = self.book.take_due(now, &skip);
         for r in &due.dropped {
             warn!(id = r.id, late_minutes = r.late_minutes(now), text = %r.text, "reminder more than six hours late; dropped");
@@ -128,7 +157,6 @@ impl Cron {
             let _ = self.save();
         }
         for r in due.ring {
-            self.delivering.insert(r.id);
             let message = r.message(now);
             let doors = self.doors.clone();
             let retry = self.retry;
@@ -136,10 +164,11 @@ impl Cron {
             let id = r.id;
             let origin = r.origin.clone();
             info!(id, channel = %origin.channel, target = %origin.target, "reminder due");
-            actix::spawn(async move {
+            let task = tokio::spawn(async move {
                 let result = deliver(&doors, &origin, &message, retry).await;
                 me.do_send(Delivered { id, result });
             });
+            self.delivering.insert(r.id, task.abort_handle());
         }
         self.arm(ctx);
     }
@@ -150,7 +179,7 @@ impl Cron {
             ctx.cancel_future(h);
         }
         let now = self.now();
-        let skip: Vec<u32> = self.delivering.iter().copied().collect();
+        let skip: Vec<u32> = self.delivering.keys().copied().collect();
         let Some(next) = self
             .book
             .pending()
@@ -182,10 +211,21 @@ async fn deliver(
     let started = tokio::time::Instant::now();
     let mut wait = retry.first_wait;
     loop {
-        match doors
-            .deliver_or_later(&origin.channel, &origin.target, message)
-            .await
-        {
+        // one attempt may wait (a QQ reconnect, a voice front end's next turn), but never
+        // past the whole budget
+        let left = retry.give_up_after.saturating_sub(started.elapsed());
+        let attempt = tokio::time::timeout(
+            left,
+            doors.deliver_or_later(&origin.channel, &origin.target, message),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(crate::outbound::DeliveryError::Failed {
+                target: origin.target.clone(),
+                why: format!("not delivered within {} s", retry.give_up_after.as_secs()),
+            })
+        });
+        match attempt {
             Ok(()) => return Ok(()),
             Err(e) => {
                 if started.elapsed() + wait > retry.give_up_after {
@@ -234,6 +274,20 @@ pub struct CancelReminder(pub u32);
 #[rtype(result = "()")]
 pub struct Wake;
 
+/// The reminders being delivered right now (their ids).
+#[derive(Message)]
+#[rtype(result = "Vec<u32>")]
+pub struct Delivering;
+
+impl Handler<Delivering> for Cron {
+    type Result = MessageResult<Delivering>;
+    fn handle(&mut self, _: Delivering, _: &mut Context<Self>) -> Self::Result {
+        let mut ids: Vec<u32> = self.delivering.keys().copied().collect();
+        ids.sort();
+        MessageResult(ids)
+    }
+}
+
 #[derive(Message)]
 #[rtype(result = "()")]
 struct Delivered {
@@ -246,11 +300,7 @@ impl Handler<SetReminder> for Cron {
     fn handle(&mut self, m: SetReminder, ctx: &mut Context<Self>) -> Self::Result {
         let now = self.now();
         let due = when::resolve(self.clock.now(), self.tz, m.in_seconds, m.at.as_deref())?;
-        let r = self.book.add(now, due, &m.text, m.origin)?.clone();
-        if let Err(e) = self.save() {
-            let _ = self.book.cancel(r.id, now);
-            return Err(e);
-        }
+        let r = self.commit(|b| b.add(now, due, &m.text, m.origin).cloned())?;
         info!(id = r.id, due = %r.due_at, "reminder set");
         self.arm(ctx);
         Ok(r)
@@ -272,8 +322,11 @@ impl Handler<CancelReminder> for Cron {
     type Result = Result<Reminder, ReminderError>;
     fn handle(&mut self, m: CancelReminder, ctx: &mut Context<Self>) -> Self::Result {
         let now = self.now();
-        let r = self.book.cancel(m.0, now)?.clone();
-        self.save()?;
+        let r = self.commit(|b| b.cancel(m.0, now).cloned())?;
+        // being delivered right now: stop it, it must not ring after all
+        if let Some(task) = self.delivering.remove(&m.0) {
+            task.abort();
+        }
         self.arm(ctx);
         Ok(r)
     }
@@ -354,5 +407,10 @@ impl CronHandle {
     /// Ring whatever is due by the clock now.
     pub async fn wake(&self) {
         let _ = self.addr.send(Wake).await;
+    }
+
+    /// The reminders being delivered right now: a ring starts exactly when its id appears.
+    pub async fn delivering(&self) -> Vec<u32> {
+        self.addr.send(Delivering).await.unwrap_or_default()
     }
 }

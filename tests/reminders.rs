@@ -127,7 +127,11 @@ async fn a_timer_set_by_the_model_rings_on_time_in_the_chat_that_asked() {
 
     clock.set(at("2026-10-22T19:59:59+08:00"));
     k.reminders().wake().await;
-    assert!(door.got().is_empty(), "not a second early");
+    // a ring starts in the wake itself (its id is being delivered); none did
+    assert!(
+        k.reminders().delivering().await.is_empty(),
+        "not a second early"
+    );
 
     clock.set(at("2026-10-22T20:00:00+08:00"));
     k.reminders().wake().await;
@@ -206,7 +210,20 @@ async fn a_reminder_due_while_down_rings_at_start_marked_late_and_two_in_one_sec
         got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
         ["提醒：关火（晚了 3 分钟）", "提醒：下面条（晚了 3 分钟）"]
     );
-    k.reminders().wake().await;
+    until(|| Some(()).filter(|_| door.got().len() == 2)).await;
+    let rem = k.reminders();
+    for _ in 0..100 {
+        if rem.delivering().await.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(rem.delivering().await.is_empty(), "both marked");
+    rem.wake().await;
+    assert!(
+        rem.delivering().await.is_empty(),
+        "marked fired: never started again"
+    );
     assert_eq!(door.got().len(), 2, "each rang once");
 }
 
@@ -292,4 +309,47 @@ async fn homebot_reminders_lists_and_cancels() {
         String::from_utf8_lossy(&o.stdout).contains("已取消"),
         "{o:?}"
     );
+}
+
+#[tokio::test]
+async fn the_timer_rings_by_itself_without_a_wake() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let clock = ManualClock::new(at("2026-10-22T19:50:00+08:00"));
+    let k = kernel(dir.path(), &fake, &clock);
+    let door = Arc::new(Recorder::default());
+    k.doors().register("cli", door.clone());
+    k.reminders()
+        .set(Some(1), None, "翻面".into(), origin("local"))
+        .await
+        .unwrap();
+    // the Cron armed a one-second sleep; when it ends, the clock says it is due
+    clock.set(at("2026-10-22T19:50:01+08:00"));
+    let got = until(|| Some(door.got()).filter(|g| !g.is_empty())).await;
+    assert_eq!(got[0].1, "提醒：翻面");
+}
+
+#[tokio::test]
+async fn a_reminder_cancelled_while_it_is_being_delivered_does_not_ring() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let clock = ManualClock::new(at("2026-10-22T19:50:00+08:00"));
+    let k = kernel(dir.path(), &fake, &clock);
+    let door = Arc::new(Recorder::default());
+    *door.fail_first.lock().unwrap() = 1_000; // unreachable: retried
+    k.doors().register("cli", door.clone());
+    let rem = k.reminders();
+    let r = rem
+        .set(Some(60), None, "关火".into(), origin("local"))
+        .await
+        .unwrap();
+    clock.set(at("2026-10-22T19:51:00+08:00"));
+    rem.wake().await;
+    assert_eq!(rem.delivering().await, [r.id]);
+    rem.cancel(r.id).await.unwrap();
+    assert!(rem.delivering().await.is_empty(), "its delivery stopped");
+    *door.fail_first.lock().unwrap() = 0; // reachable again: it must still not ring
+    rem.wake().await;
+    assert!(rem.delivering().await.is_empty());
+    assert!(door.got().is_empty());
 }

@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
 
 const PER_FRONT: usize = 8;
 const FRONTS: usize = 64;
@@ -21,11 +22,19 @@ struct Waiting {
     id: u64,
     at: Instant,
     text: String,
+    /// Told when the message was said; a sender nobody listens to any more (the reminder
+    /// was cancelled, or its delivery gave up) means: do not say it.
+    said: oneshot::Sender<()>,
 }
 
 impl Held {
-    /// Hold `text` for `front`'s next turn; the id lets it be taken back (the fallback).
-    pub fn hold(&mut self, front: &str, text: String) -> Result<u64, &'static str> {
+    /// Hold `text` for `front`'s next turn; the id lets it be taken back (the fallback),
+    /// the receiver hears when it was said.
+    pub fn hold(
+        &mut self,
+        front: &str,
+        text: String,
+    ) -> Result<(u64, oneshot::Receiver<()>), &'static str> {
         self.expire();
         if !self.waiting.contains_key(front) && self.waiting.len() >= FRONTS {
             return Err("too many voice front ends have messages waiting");
@@ -35,24 +44,31 @@ impl Held {
             return Err("too many messages are waiting for this front end's next turn");
         }
         self.next += 1;
+        let (said, heard) = oneshot::channel();
         q.push_back(Waiting {
             id: self.next,
             at: Instant::now(),
             text,
+            said,
         });
         tracing::info!(
             front,
             "voice front end not reachable now; the message waits for its next turn"
         );
-        Ok(self.next)
+        Ok((self.next, heard))
     }
 
-    /// The messages waiting for `front`, oldest first; they are said now.
+    /// The messages waiting for `front`, oldest first; they are said now (and whoever
+    /// waits for them is told).
     pub fn take(&mut self, front: &str) -> Vec<String> {
         self.expire();
         self.waiting
             .remove(front)
-            .map(|q| q.into_iter().map(|w| w.text).collect())
+            .map(|q| {
+                q.into_iter()
+                    .filter_map(|w| w.said.send(()).is_ok().then_some(w.text))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -69,7 +85,7 @@ impl Held {
 
     fn expire(&mut self) {
         self.waiting.retain(|_, q| {
-            q.retain(|w| w.at.elapsed() < MAX_AGE);
+            q.retain(|w| w.at.elapsed() < MAX_AGE && !w.said.is_closed());
             !q.is_empty()
         });
     }
@@ -82,20 +98,24 @@ mod tests {
     #[test]
     fn held_until_taken_and_bounded() {
         let mut h = Held::default();
-        h.hold("kitchen", "提醒：关火".into()).unwrap();
-        h.hold("kitchen", "提醒：下面条".into()).unwrap();
+        let (_, mut first) = h.hold("kitchen", "提醒：关火".into()).unwrap();
+        let (_, _second) = h.hold("kitchen", "提醒：下面条".into()).unwrap();
+        let (_, given_up) = h.hold("kitchen", "提醒：取消了".into()).unwrap();
+        drop(given_up); // its reminder was cancelled: not said
         assert!(h.take("bedroom").is_empty());
         assert_eq!(h.take("kitchen"), ["提醒：关火", "提醒：下面条"]);
+        assert!(first.try_recv().is_ok(), "told it was said");
         assert!(h.take("kitchen").is_empty(), "said once");
-        let id = h.hold("kitchen", "提醒：收衣服".into()).unwrap();
+        let (id, _rx) = h.hold("kitchen", "提醒：收衣服".into()).unwrap();
         assert_eq!(h.take_back("kitchen", id).as_deref(), Some("提醒：收衣服"));
         assert_eq!(h.take_back("kitchen", id), None, "taken back once");
+        let mut keep = Vec::new();
         for i in 0..PER_FRONT {
-            h.hold("hall", format!("{i}")).unwrap();
+            keep.push(h.hold("hall", format!("{i}")).unwrap());
         }
         assert!(h.hold("hall", "one more".into()).is_err());
         for i in 0..FRONTS - 1 {
-            h.hold(&format!("sat-{i}"), "x".into()).unwrap();
+            keep.push(h.hold(&format!("sat-{i}"), "x".into()).unwrap());
         }
         assert!(h.hold("one-too-many", "x".into()).is_err());
     }

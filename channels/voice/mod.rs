@@ -259,41 +259,58 @@ impl Voice {
         }
     }
 
-    /// If nobody speaks to `front` within `voice.fallback_after_secs`, the held message
-    /// goes to `voice.fallback` (e.g. the family QQ group) instead.
-    fn fall_back_later(&self, front: String, id: u64) {
-        let Some(fallback) = self.shared.cfg.fallback.clone() else {
-            return;
+    /// Hold `text` for `front`'s next turn and wait until it is said: only then is it
+    /// delivered (a reminder stays pending meanwhile, so a restart rings it again). If no
+    /// turn comes within `voice.fallback_after_secs`, it goes to `voice.fallback` instead;
+    /// without a fallback it waits as long as the caller lets it (the Cron's budget).
+    async fn hold_until_said(&self, front: &str, text: String) -> Result<(), DeliveryError> {
+        let (id, said) = self
+            .shared
+            .held
+            .lock()
+            .expect("held lock is never poisoned")
+            .hold(front, text)
+            .map_err(|why| DeliveryError::Failed {
+                target: front.to_string(),
+                why: why.into(),
+            })?;
+        let fallback = self.shared.cfg.fallback.clone();
+        let wait = match &fallback {
+            Some(_) => Duration::from_secs(self.shared.cfg.fallback_after_secs),
+            None => held::MAX_AGE,
         };
-        let after = std::time::Duration::from_secs(self.shared.cfg.fallback_after_secs);
-        let me = self.clone();
-        let cancel = self.shared.cancel.clone();
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(after) => {}
+        if let Ok(Ok(())) = tokio::time::timeout(wait, said).await {
+            return Ok(());
+        }
+        let text = self
+            .shared
+            .held
+            .lock()
+            .expect("held lock is never poisoned")
+            .take_back(front, id);
+        let Some(text) = text else {
+            return Ok(()); // said just now
+        };
+        let Some(fallback) = fallback else {
+            return Err(DeliveryError::Unreachable(format!(
+                "voice front end {front:?} (no turn within {} s)",
+                wait.as_secs()
+            )));
+        };
+        let sent = self
+            .shared
+            .kernel
+            .deliver(&fallback.channel, &fallback.target, &text)
+            .await;
+        match &sent {
+            Ok(()) => {
+                tracing::info!(front, channel = %fallback.channel, "voice message nobody heard went to the fallback chat")
             }
-            let text = me
-                .shared
-                .held
-                .lock()
-                .expect("held lock is never poisoned")
-                .take_back(&front, id);
-            let Some(text) = text else { return }; // heard on a next turn meanwhile
-            let sent = me
-                .shared
-                .kernel
-                .deliver(&fallback.channel, &fallback.target, &text)
-                .await;
-            match sent {
-                Ok(()) => {
-                    tracing::info!(front = %front, channel = %fallback.channel, "voice message nobody heard went to the fallback chat")
-                }
-                Err(e) => {
-                    warn!(front = %front, error = %e, "voice message nobody heard; the fallback chat failed too")
-                }
+            Err(e) => {
+                warn!(front, error = %e, "voice message nobody heard; the fallback chat failed too")
             }
-        });
+        }
+        sent
     }
 
     fn conn_id(&self) -> u64 {
@@ -322,18 +339,7 @@ impl Outbound for Voice {
             None => (target == WYOMING_TARGET).then_some(target),
         };
         if let Some(front) = held_for {
-            let id = self
-                .shared
-                .held
-                .lock()
-                .expect("held lock is never poisoned")
-                .hold(front, text)
-                .map_err(|why| DeliveryError::Failed {
-                    target: front.to_string(),
-                    why: why.into(),
-                })?;
-            self.fall_back_later(front.to_string(), id);
-            return Ok(());
+            return self.hold_until_said(front, text).await;
         }
         let who = format!("satellite {target:?}");
         let Some(tx) = self.shared.satellites.sender(target) else {

@@ -288,9 +288,10 @@ impl Config {
         }
         for (key, value, range) in [
             (
+                // within the Cron's ten-minute delivery window
                 "voice.fallback_after_secs",
                 v.fallback_after_secs,
-                1..=86_400,
+                1..=540,
             ),
             (
                 "voice.wyoming_max_connections",
