@@ -14,6 +14,8 @@ use crate::turn::Reply;
 pub struct Context<'a> {
     pub modes: &'a ModesHandle,
     pub reminders: &'a crate::cron::CronHandle,
+    /// Whose reminders `/reminders` shows and may cancel.
+    pub scope: crate::cron::Scope,
     pub registry: &'a ModeRegistry,
     pub household: &'a str,
     pub tz: chrono_tz::Tz,
@@ -81,7 +83,7 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
         Command::Exit(id) => modes.switch(SwitchAction::Exit, id, None, None).await,
         Command::Status => return Reply::ok(status_text(ctx).await),
         Command::Reminders { all } => {
-            return match ctx.reminders.list(all).await {
+            return match ctx.reminders.list_in(all, ctx.scope.clone()).await {
                 Ok(list) => Reply::ok(crate::reminders::render(&list)),
                 Err(e) => Reply::failed(format!("提醒暂时看不了：{e}"), e.to_string()),
             }
@@ -90,7 +92,7 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
             return Reply::failed("用法: /reminders cancel <编号>", "usage")
         }
         Command::CancelReminder(Some(id)) => {
-            return match ctx.reminders.cancel(id).await {
+            return match ctx.reminders.cancel_in(id, ctx.scope.clone()).await {
                 Ok(r) => Reply::ok(format!("已取消提醒 #{}：{}", r.id, r.text)),
                 Err(e) => Reply::failed(format!("没能取消：{e}"), e.to_string()),
             }

@@ -258,16 +258,40 @@ pub struct SetReminder {
     pub origin: Origin,
 }
 
+/// Whose reminders a caller may see and cancel: a chat sees only its own (a guest in a
+/// QQ group must not read, nor cancel, a private chat's reminders); the owner (terminal,
+/// `homebot reminders`) sees the household's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    Household,
+    Chat { channel: String, chat_id: String },
+}
+
+impl Scope {
+    fn covers(&self, r: &Reminder) -> bool {
+        match self {
+            Scope::Household => true,
+            Scope::Chat { channel, chat_id } => {
+                r.origin.channel == *channel && r.origin.chat_id == *chat_id
+            }
+        }
+    }
+}
+
 #[derive(Message)]
 #[rtype(result = "Vec<Reminder>")]
 pub struct ListReminders {
     /// Finished ones too (fired, undelivered, cancelled, dropped), newest first.
     pub all: bool,
+    pub scope: Scope,
 }
 
 #[derive(Message)]
 #[rtype(result = "Result<Reminder, ReminderError>")]
-pub struct CancelReminder(pub u32);
+pub struct CancelReminder {
+    pub id: u32,
+    pub scope: Scope,
+}
 
 /// Re-read the clock now (tests move an injected clock, then wake the timer).
 #[derive(Message)]
@@ -310,11 +334,12 @@ impl Handler<SetReminder> for Cron {
 impl Handler<ListReminders> for Cron {
     type Result = MessageResult<ListReminders>;
     fn handle(&mut self, m: ListReminders, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(if m.all {
+        let list: Vec<Reminder> = if m.all {
             self.book.all().cloned().collect()
         } else {
             self.book.pending().cloned().collect()
-        })
+        };
+        MessageResult(list.into_iter().filter(|r| m.scope.covers(r)).collect())
     }
 }
 
@@ -322,9 +347,13 @@ impl Handler<CancelReminder> for Cron {
     type Result = Result<Reminder, ReminderError>;
     fn handle(&mut self, m: CancelReminder, ctx: &mut Context<Self>) -> Self::Result {
         let now = self.now();
-        let r = self.commit(|b| b.cancel(m.0, now).cloned())?;
+        // another chat's reminder is as if it did not exist
+        if !self.book.get(m.id).is_some_and(|r| m.scope.covers(r)) {
+            return Err(BookError::NotPending(m.id).into());
+        }
+        let r = self.commit(|b| b.cancel(m.id, now).cloned())?;
         // being delivered right now: stop it, it must not ring after all
-        if let Some(task) = self.delivering.remove(&m.0) {
+        if let Some(task) = self.delivering.remove(&m.id) {
             task.abort();
         }
         self.arm(ctx);
@@ -390,16 +419,25 @@ impl CronHandle {
             .map_err(|_| ReminderError::Gone)?
     }
 
+    /// The household's reminders (the owner's view).
     pub async fn list(&self, all: bool) -> Result<Vec<Reminder>, ReminderError> {
+        self.list_in(all, Scope::Household).await
+    }
+
+    pub async fn list_in(&self, all: bool, scope: Scope) -> Result<Vec<Reminder>, ReminderError> {
         self.addr
-            .send(ListReminders { all })
+            .send(ListReminders { all, scope })
             .await
             .map_err(|_| ReminderError::Gone)
     }
 
     pub async fn cancel(&self, id: u32) -> Result<Reminder, ReminderError> {
+        self.cancel_in(id, Scope::Household).await
+    }
+
+    pub async fn cancel_in(&self, id: u32, scope: Scope) -> Result<Reminder, ReminderError> {
         self.addr
-            .send(CancelReminder(id))
+            .send(CancelReminder { id, scope })
             .await
             .map_err(|_| ReminderError::Gone)?
     }

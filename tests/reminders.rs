@@ -167,8 +167,12 @@ async fn limits_list_and_cancel() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("HH:MM"), "{e}");
+    let chat = |i: i64| Origin {
+        chat_id: format!("chat-{}", i % 3),
+        ..origin("local")
+    };
     for i in 0..50 {
-        rem.set(Some(60 + i), None, format!("第{i}个"), origin("local"))
+        rem.set(Some(60 + i), None, format!("第{i}个"), chat(i))
             .await
             .unwrap();
     }
@@ -352,4 +356,39 @@ async fn a_reminder_cancelled_while_it_is_being_delivered_does_not_ring() {
     rem.wake().await;
     assert!(rem.delivering().await.is_empty());
     assert!(door.got().is_empty());
+}
+
+#[tokio::test]
+async fn a_chat_sees_and_cancels_only_its_own_reminders() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let clock = ManualClock::new(at("2026-10-22T19:50:00+08:00"));
+    let k = kernel(dir.path(), &fake, &clock);
+    let private = Origin {
+        channel: "qq".into(),
+        chat_id: "private:10001".into(),
+        speaker_id: "mom".into(),
+        target: "private:10001".into(),
+    };
+    let r = k
+        .reminders()
+        .set(Some(600), None, "给爸爸的惊喜".into(), private)
+        .await
+        .unwrap();
+    // a guest in the family group sees none of it and cannot cancel it
+    let group = |text: &str| Turn::new("qq", "group:5550001", "qq:99999", text);
+    let listed = k.handle_turn(group("/reminders")).await.text;
+    assert_eq!(listed, "没有提醒。", "{listed}");
+    let cancel = k
+        .handle_turn(group(&format!("/reminders cancel {}", r.id)))
+        .await;
+    assert!(cancel.error.is_some(), "{cancel:?}");
+    assert_eq!(k.reminders().list(false).await.unwrap().len(), 1);
+    // the chat that set it, and the owner, see it
+    let own = k
+        .handle_turn(Turn::new("qq", "private:10001", "mom", "/reminders"))
+        .await
+        .text;
+    assert!(own.contains("给爸爸的惊喜"), "{own}");
+    assert!(k.command("/reminders").await.text.contains("给爸爸的惊喜"));
 }

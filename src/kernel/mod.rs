@@ -457,10 +457,18 @@ impl Kernel {
     }
 
     pub(crate) fn command_context(&self) -> crate::commands::Context<'_> {
+        self.command_context_for(crate::cron::Scope::Household)
+    }
+
+    pub(crate) fn command_context_for(
+        &self,
+        scope: crate::cron::Scope,
+    ) -> crate::commands::Context<'_> {
         let inner = &self.inner;
         crate::commands::Context {
             modes: &inner.modes,
             reminders: &inner.cron,
+            scope,
             registry: &inner.registry,
             household: &inner.cfg.household.name,
             tz: inner.tz,

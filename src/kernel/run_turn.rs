@@ -55,8 +55,21 @@ impl Kernel {
             );
         }
         if text.starts_with('/') {
-            return crate::commands::run(&self.command_context(), text, turn.may_switch_modes)
-                .await;
+            // the terminal is the owner's; every other chat sees its own reminders
+            let scope = if turn.channel == "cli" {
+                crate::cron::Scope::Household
+            } else {
+                crate::cron::Scope::Chat {
+                    channel: turn.channel.clone(),
+                    chat_id: turn.chat_id.clone(),
+                }
+            };
+            return crate::commands::run(
+                &self.command_context_for(scope),
+                text,
+                turn.may_switch_modes,
+            )
+            .await;
         }
         let inner = &self.inner;
         let meta = TurnMeta {

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 /// At most this many reminders may wait at once, for the whole household.
 pub const MAX_PENDING: usize = 50;
+/// … and at most this many of them from one chat, so one chat cannot take every slot.
+pub const MAX_PENDING_PER_CHAT: usize = 20;
 /// A reminder more than this late (the gateway was down) is reported once and dropped.
 pub const MAX_LATE_MINUTES: i64 = 6 * 60;
 /// Finished reminders kept for `homebot reminders --all`.
@@ -91,6 +93,8 @@ impl Reminder {
 pub enum BookError {
     #[error("there are already {MAX_PENDING} pending reminders; cancel one first")]
     Full,
+    #[error("this chat already has {MAX_PENDING_PER_CHAT} pending reminders; cancel one first")]
+    ChatFull,
     #[error("the reminder text is empty")]
     Empty,
     #[error("the reminder text is longer than {MAX_TEXT_CHARS} characters")]
@@ -133,6 +137,12 @@ impl ReminderBook {
         }
         if self.pending().count() >= MAX_PENDING {
             return Err(BookError::Full);
+        }
+        let same_chat = |r: &&Reminder| {
+            r.origin.channel == origin.channel && r.origin.chat_id == origin.chat_id
+        };
+        if self.pending().filter(same_chat).count() >= MAX_PENDING_PER_CHAT {
+            return Err(BookError::ChatFull);
         }
         self.next_id = self.next_id.max(1);
         let id = self.next_id;
@@ -334,8 +344,12 @@ mod tests {
                 .unwrap_err(),
             BookError::TooLong
         );
+        let in_chat = |i: usize| Origin {
+            chat_id: format!("group:{}", i % 3),
+            ..origin()
+        };
         for i in 0..MAX_PENDING {
-            b.add(now, due, &format!("第{i}个"), origin()).unwrap();
+            b.add(now, due, &format!("第{i}个"), in_chat(i)).unwrap();
         }
         assert_eq!(
             b.add(now, due, "再一个", origin()).unwrap_err(),
@@ -344,9 +358,19 @@ mod tests {
         b.cancel(3, now).unwrap();
         assert_eq!(b.cancel(3, now).unwrap_err(), BookError::NotPending(3));
         assert!(
-            b.add(now, due, "再一个", origin()).is_ok(),
+            b.add(now, due, "再一个", in_chat(3)).is_ok(),
             "a slot came free"
         );
+        // one chat cannot take every slot
+        let mut one = ReminderBook::default();
+        for i in 0..MAX_PENDING_PER_CHAT {
+            one.add(now, due, &format!("{i}"), origin()).unwrap();
+        }
+        assert_eq!(
+            one.add(now, due, "x", origin()).unwrap_err(),
+            BookError::ChatFull
+        );
+        assert!(one.add(now, due, "x", in_chat(1)).is_ok());
         // ids are never reused
         assert_eq!(b.all().next().unwrap().id, (MAX_PENDING + 1) as u32);
     }

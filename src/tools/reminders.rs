@@ -26,7 +26,7 @@ pub fn definitions() -> Vec<ToolDef> {
         },
         ToolDef {
             name: "list_reminders".into(),
-            description: "List the household's pending reminders (id, time, text, where they ring).".into(),
+            description: "List this chat's pending reminders (id, time, text, where they ring).".into(),
             parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
         },
         ToolDef {
@@ -62,6 +62,14 @@ struct CancelArgs {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
+/// The model sees and cancels only the reminders of the chat it is talking in.
+fn chat_scope(env: &ToolEnv) -> crate::cron::Scope {
+    crate::cron::Scope::Chat {
+        channel: env.origin.channel.clone(),
+        chat_id: env.origin.chat_id.clone(),
+    }
+}
+
 fn refused(e: ReminderError) -> ToolResult {
     ToolResult::err(format!("error: no reminder set: {e}"))
 }
@@ -96,7 +104,7 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> Option<ToolResult> {
             if let Err(e) = parse_args::<NoArgs>(call) {
                 return Some(e);
             }
-            match env.reminders.list(false).await {
+            match env.reminders.list_in(false, chat_scope(env)).await {
                 Ok(list) => ToolResult::ok(crate::reminders::render(&list)),
                 Err(e) => ToolResult::err(format!("error: {e}")),
             }
@@ -106,7 +114,7 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> Option<ToolResult> {
                 Ok(a) => a,
                 Err(e) => return Some(e),
             };
-            match env.reminders.cancel(a.id).await {
+            match env.reminders.cancel_in(a.id, chat_scope(env)).await {
                 Ok(r) => ToolResult::ok(format!("ok: reminder #{} ({}) cancelled", r.id, r.text)),
                 Err(e) => ToolResult::err(format!("error: {e}")),
             }
