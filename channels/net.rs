@@ -170,6 +170,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Held<S> {
     }
 }
 
+/// The longest one frame may take to go out before the peer counts as gone.
+const SEND_DEADLINE: Duration = Duration::from_secs(30);
+
 /// Own the sending half of a WebSocket: frames queued on the returned sender (bounded by
 /// `cap`) go out in order; with `ping = Some((every, frame))` a ping frame also goes out
 /// every `every`, so a peer that answers nothing can be told apart and closed by its
@@ -197,16 +200,20 @@ where
                 _ = ticks.tick(), if ping.is_some() => ping.map(|p| (p.1)()),
             };
             let Some(msg) = next else { break };
-            if sink.send(msg).await.is_err() {
-                return;
+            // a peer that stops reading (a zero TCP window) must not hold the task, the
+            // connection and its permit forever
+            match tokio::time::timeout(SEND_DEADLINE, sink.send(msg)).await {
+                Ok(Ok(())) => {}
+                _ => return,
             }
         }
         while let Ok(text) = rx.try_recv() {
-            if sink.send(frame(text)).await.is_err() {
-                return;
+            match tokio::time::timeout(SEND_DEADLINE, sink.send(frame(text))).await {
+                Ok(Ok(())) => {}
+                _ => return,
             }
         }
-        let _ = sink.close().await;
+        let _ = tokio::time::timeout(SEND_DEADLINE, sink.close()).await;
     });
     tx
 }

@@ -541,3 +541,34 @@ async fn a_satellite_token_binds_its_id_and_lets_it_reconnect() {
     );
     assert_eq!(fake.calls(), 0);
 }
+
+#[tokio::test]
+async fn one_connection_speaks_for_a_handful_of_satellite_ids_at_most() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let gw = gateway(dir.path(), &fake).await;
+    let mut s = satellite(gw.addr("voice-ws"), "", Some(TOKEN))
+        .await
+        .unwrap();
+    for i in 0..4 {
+        s.send(Message::Text(
+            json!({"type": "transcript", "session_id": format!("s-{i}"), "satellite_id": format!("box-{i}"), "text": "在吗"})
+                .to_string(),
+        ))
+        .await
+        .unwrap();
+        assert_eq!(recv_json(&mut s).await["type"], "reply");
+    }
+    s.send(Message::Text(
+        json!({"type": "transcript", "session_id": "s-9", "satellite_id": "box-9", "text": "在吗"})
+            .to_string(),
+    ))
+    .await
+    .unwrap();
+    let r = recv_json(&mut s).await;
+    assert_eq!(r["type"], "error", "{r}");
+    assert!(
+        r["text"].as_str().unwrap().contains("4 satellite ids"),
+        "{r}"
+    );
+}

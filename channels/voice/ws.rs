@@ -29,6 +29,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+/// Satellite ids one connection may speak for.
+const MAX_IDS_PER_CONNECTION: usize = 4;
+
 /// Longest satellite id accepted from a peer.
 const MAX_ID_CHARS: usize = 128;
 /// Largest WebSocket message accepted from a satellite.
@@ -323,6 +326,16 @@ impl Voice {
                         continue;
                     };
                     if let Some(sat) = s("satellite_id") {
+                        // one speaker box is one satellite; a handful of ids at most, so a
+                        // connection cannot claim the house
+                        if !held.contains(&sat) && held.len() >= MAX_IDS_PER_CONNECTION {
+                            let _ = tx
+                                .send(error(format!(
+                                    "this connection already speaks for {MAX_IDS_PER_CONNECTION} satellite ids"
+                                )))
+                                .await;
+                            continue;
+                        }
                         let claimed = self.shared.satellites.claim(
                             cfg,
                             &conn.cred,
