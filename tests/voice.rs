@@ -529,6 +529,11 @@ async fn a_satellite_token_binds_its_id_and_lets_it_reconnect() {
     })
     .await;
     assert!(ended.is_ok(), "the replaced connection stayed open");
+    // the server side of the new connection is up (it answers), so it holds the id
+    new.send(Message::Text(json!({"type": "ping"}).to_string()))
+        .await
+        .unwrap();
+    assert_eq!(recv_json(&mut new).await["type"], "pong");
     let o = homebot(ws, None)
         .args(["announce", "--to", "kitchen", "水开了"])
         .output()

@@ -131,6 +131,19 @@ impl Registry {
         Ok(())
     }
 
+    /// Give the connection that reserved `id` at its handshake its sender — unless a
+    /// newer connection of the same satellite took the id over meanwhile (then this one
+    /// is already superseded and must not take it back).
+    fn attach(&self, id: &str, conn: u64, tx: mpsc::Sender<String>) -> bool {
+        match self.lock().get_mut(id) {
+            Some(h) if h.conn == conn => {
+                h.tx = Some(tx);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Free `id` if `conn` still holds it.
     fn release(&self, id: &str, conn: u64) {
         let mut held = self.lock();
@@ -274,18 +287,13 @@ impl Voice {
         let mut held: Vec<String> = Vec::new();
         let mut current = None;
         if let Some(r) = &reserved {
-            let claimed = self.shared.satellites.claim(
-                cfg,
-                &conn.cred,
-                &r.id,
-                conn.id,
-                Some(tx.clone()),
-                &conn.close,
-            );
-            if claimed.is_ok() {
+            if self.shared.satellites.attach(&r.id, conn.id, tx.clone()) {
                 info!(satellite = %r.id, "voice satellite connected");
                 held.push(r.id.clone());
                 current = Some(r.id.clone());
+            } else {
+                debug!(satellite = %r.id, "voice satellite connection superseded before it started");
+                return;
             }
         }
         let error = |text: String| json!({"type": "error", "text": text}).to_string();
