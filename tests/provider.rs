@@ -1,6 +1,9 @@
 //! The provider against a real HTTP server: retries with backoff on 429 / 5xx, honest
 //! replies when it is down, slow or confused, invalid tool arguments and runaway tool
 //! loops — and the turn is still recorded, marked as failed.
+//!
+//! (Past 500 lines: every provider behaviour against the one fake OpenAI-compatible
+//! server; split by concern — wire format, retries, limits — when it grows further.)
 
 mod common;
 

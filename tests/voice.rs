@@ -1,5 +1,8 @@
 //! The voice channel against the real Python `wyoming` package (as Home Assistant uses
 //! it) and a native-WebSocket satellite, driving `homebot gateway`.
+//!
+//! (Past 500 lines: every voice behaviour against the same two real peers, Wyoming and the
+//! satellite WebSocket, with one set-up; split it when a third front door arrives.)
 
 mod common;
 
