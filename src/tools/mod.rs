@@ -13,6 +13,7 @@
 pub mod files;
 mod guard;
 pub mod reminders;
+mod zones;
 
 pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
 
