@@ -21,17 +21,16 @@
 use crate::agent::Agent;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ConfigError, EnvOverrides};
-use crate::cron::{Cron, CronHandle, CronSetup};
+use crate::cron::CronHandle;
 use crate::lock::{LockError, WorkspaceLock};
 use crate::modes::core::ModeError;
-use crate::modes::{ModeCore, ModeManager, ModeRegistry, ModesHandle};
+use crate::modes::{ModeCore, ModeRegistry, ModesHandle};
 use crate::outbound::{DeliveryError, Doors};
 use crate::prompt;
 use crate::provider::Provider;
 use crate::scheduler::{Admission, ChatQueues};
 use crate::turn::{Reply, Turn};
 use crate::workspace::Workspace;
-use actix::Actor;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
@@ -46,7 +45,10 @@ const SERVICE_STOP: Duration = Duration::from_secs(5);
 /// After the grace period, how long stopped turns get to record that they were stopped.
 const STRAGGLER_RECORD: Duration = Duration::from_secs(3);
 
+mod actors;
 mod run_turn;
+
+use actors::{start_actors, CronParts};
 
 pub use run_turn::CANCELLED;
 
@@ -504,51 +506,4 @@ pub fn skill_search_path(ws: &Workspace, cfg: &Config) -> Vec<PathBuf> {
         dirs.push(d);
     }
     dirs
-}
-
-/// What the Cron actor needs besides the ModeManager.
-struct CronParts {
-    period: Duration,
-    tz: chrono_tz::Tz,
-    path: PathBuf,
-    doors: Arc<Doors>,
-    retry: crate::cron::RetryPolicy,
-}
-
-/// Start the ModeManager and Cron actors on a dedicated arbiter thread.
-fn start_actors(
-    core: ModeCore,
-    clock: SharedClock,
-    parts: CronParts,
-) -> Result<(ModesHandle, CronHandle, actix::System), KernelError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("homebot-actors".into())
-        .spawn(move || {
-            let sys = actix::System::new();
-            sys.block_on(async move {
-                let addr = ModeManager::new(core, clock.clone()).start();
-                let modes = ModesHandle::new(addr);
-                let (cron, warning) = Cron::new(CronSetup {
-                    modes: modes.clone(),
-                    period: parts.period,
-                    clock,
-                    tz: parts.tz,
-                    path: parts.path,
-                    doors: parts.doors,
-                    retry: parts.retry,
-                });
-                if let Some(w) = warning {
-                    warn!("{w}");
-                }
-                let cron = CronHandle::new(cron.start());
-                let _ = tx.send((modes, cron, actix::System::current()));
-            });
-            if let Err(e) = sys.run() {
-                error!(error = %e, "actor system stopped with an error");
-            }
-        })
-        .map_err(|e| KernelError::Actors(e.to_string()))?;
-    rx.recv()
-        .map_err(|_| KernelError::Actors("the actor thread exited during start".into()))
 }
