@@ -43,6 +43,14 @@ impl Outbound for Recorder {
 }
 
 impl Recorder {
+    /// A recorder registered as the kernel's `cli` door, failing its first `fail_first`.
+    fn at_cli(k: &Kernel, fail_first: usize) -> Arc<Self> {
+        let door = Arc::new(Recorder::default());
+        *door.fail_first.lock().unwrap() = fail_first;
+        k.doors().register("cli", door.clone());
+        door
+    }
+
     fn got(&self) -> Vec<(String, String)> {
         self.got.lock().unwrap().clone()
     }
@@ -111,8 +119,7 @@ async fn a_timer_set_by_the_model_rings_on_time_in_the_chat_that_asked() {
     let fake = reminding_model().await;
     let clock = ManualClock::new(at("2026-10-22T19:50:00+08:00"));
     let k = kernel(ws, &fake, &clock);
-    let door = Arc::new(Recorder::default());
-    k.doors().register("cli", door.clone());
+    let door = Recorder::at_cli(&k, 0);
     k.command("/mode enter cooking").await;
     let sdir = session_dir(ws);
     let prompt_before = std::fs::read(sdir.join("system_prompt.md")).unwrap();
@@ -206,8 +213,7 @@ async fn a_reminder_due_while_down_rings_at_start_marked_late_and_two_in_one_sec
 
     clock.set(at("2026-10-22T20:03:00+08:00"));
     let k = kernel(ws, &fake, &clock);
-    let door = Arc::new(Recorder::default());
-    k.doors().register("cli", door.clone());
+    let door = Recorder::at_cli(&k, 0);
     // the start-up tick ran before the door existed: it is retried, then delivered
     let got = until(|| Some(door.got()).filter(|g| g.len() >= 2)).await;
     assert_eq!(
@@ -237,9 +243,7 @@ async fn a_delivery_that_keeps_failing_is_marked_undelivered() {
     let fake = FakeLlm::scripted().await;
     let clock = ManualClock::new(at("2026-10-22T19:50:00+08:00"));
     let k = kernel(dir.path(), &fake, &clock);
-    let door = Arc::new(Recorder::default());
-    *door.fail_first.lock().unwrap() = 2;
-    k.doors().register("cli", door.clone());
+    let door = Recorder::at_cli(&k, 2);
     let rem = k.reminders();
     rem.set(Some(60), None, "关火".into(), origin("local"))
         .await
@@ -321,8 +325,7 @@ async fn the_timer_rings_by_itself_without_a_wake() {
     let fake = FakeLlm::scripted().await;
     let clock = ManualClock::new(at("2026-10-22T19:50:00+08:00"));
     let k = kernel(dir.path(), &fake, &clock);
-    let door = Arc::new(Recorder::default());
-    k.doors().register("cli", door.clone());
+    let door = Recorder::at_cli(&k, 0);
     k.reminders()
         .set(Some(1), None, "翻面".into(), origin("local"))
         .await
@@ -339,9 +342,7 @@ async fn a_reminder_cancelled_while_it_is_being_delivered_does_not_ring() {
     let fake = FakeLlm::scripted().await;
     let clock = ManualClock::new(at("2026-10-22T19:50:00+08:00"));
     let k = kernel(dir.path(), &fake, &clock);
-    let door = Arc::new(Recorder::default());
-    *door.fail_first.lock().unwrap() = 1_000; // unreachable: retried
-    k.doors().register("cli", door.clone());
+    let door = Recorder::at_cli(&k, 1_000); // unreachable: retried
     let rem = k.reminders();
     let r = rem
         .set(Some(60), None, "关火".into(), origin("local"))

@@ -81,14 +81,7 @@ async fn a_qq_reminder_rings_in_the_group_with_the_asker_mentioned() {
         .await
         .unwrap();
     s.lifecycle().await;
-    s.group_msg(
-        GROUP,
-        DAD,
-        101,
-        json!([{"type": "at", "data": {"qq": BOT.to_string()}},
-               {"type": "text", "data": {"text": " 一秒后提醒我关火"}}]),
-    )
-    .await;
+    ask_for_a_timer(&mut s, 101).await;
     let reply = s.expect_send().await;
     assert_eq!(text_of(&reply).trim(), "好的，到时候提醒你。");
     let ring = s.expect_send().await;
@@ -100,6 +93,18 @@ async fn a_qq_reminder_rings_in_the_group_with_the_asker_mentioned() {
         json!({"type": "at", "data": {"qq": DAD.to_string()}})
     );
     assert_eq!(text_of(&ring).trim(), "提醒：关火");
+}
+
+/// Dad asks the bot in the family group for a one-second timer.
+async fn ask_for_a_timer(s: &mut onebot::OneBotSim, message_id: i64) {
+    s.group_msg(
+        GROUP,
+        DAD,
+        message_id,
+        json!([{"type": "at", "data": {"qq": BOT.to_string()}},
+               {"type": "text", "data": {"text": " 一秒后提醒我关火"}}]),
+    )
+    .await;
 }
 
 type Sock =
@@ -124,21 +129,8 @@ async fn a_voice_reminder_rings_on_the_satellite_that_asked() {
     let dir = workspace();
     let fake = timer_model().await;
     let gw = gateway(dir.path(), &fake).await;
-    let mut req = format!("ws://{}/voice/ws?satellite_id=kitchen", gw.addr("voice-ws"))
-        .into_client_request()
-        .unwrap();
-    req.headers_mut().insert(
-        "Authorization",
-        format!("Bearer {VOICE_TOKEN}").parse().unwrap(),
-    );
-    let (mut s, _) = tokio_tungstenite::connect_async(req).await.unwrap();
-    s.send(Message::Text(
-        json!({"type": "transcript", "session_id": "w-1", "satellite_id": "kitchen",
-               "text": "一秒后提醒我关火"})
-        .to_string(),
-    ))
-    .await
-    .unwrap();
+    let mut s = kitchen(&gw).await;
+    s.send(say("一秒后提醒我关火")).await.unwrap();
     assert_eq!(recv(&mut s).await["type"], "reply");
     assert_eq!(
         recv(&mut s).await,
@@ -177,28 +169,12 @@ async fn a_satellite_gone_when_it_rings_hears_it_on_its_next_turn() {
     let dir = workspace();
     let fake = timer_model().await;
     let gw = gateway(dir.path(), &fake).await;
-    let connect = || async {
-        let mut req = format!("ws://{}/voice/ws?satellite_id=kitchen", gw.addr("voice-ws"))
-            .into_client_request()
-            .unwrap();
-        req.headers_mut().insert(
-            "Authorization",
-            format!("Bearer {VOICE_TOKEN}").parse().unwrap(),
-        );
-        tokio_tungstenite::connect_async(req).await.unwrap().0
-    };
-    let say = |text: &str| {
-        Message::Text(
-            json!({"type": "transcript", "session_id": "w-2", "satellite_id": "kitchen", "text": text})
-                .to_string(),
-        )
-    };
-    let mut s = connect().await;
+    let mut s = kitchen(&gw).await;
     s.send(say("一秒后提醒我关火")).await.unwrap();
     assert_eq!(recv(&mut s).await["type"], "reply");
     drop(s); // the satellite goes away before it rings
     gw.wait_log("the message waits for its next turn", 30).await;
-    let mut s = connect().await;
+    let mut s = kitchen(&gw).await;
     s.send(say("在吗")).await.unwrap();
     let r = recv(&mut s).await;
     assert_eq!(r["text"], "提醒：关火 好的：在吗", "{r}");
@@ -278,14 +254,7 @@ async fn a_qq_implementation_that_reconnects_within_the_window_gets_the_reminder
     let connect = || onebot::connect(gw.addr("qq"), Some(BOT), Some(QQ_TOKEN), "Universal");
     let mut s = connect().await.unwrap();
     s.lifecycle().await;
-    s.group_msg(
-        GROUP,
-        DAD,
-        201,
-        json!([{"type": "at", "data": {"qq": BOT.to_string()}},
-               {"type": "text", "data": {"text": " 一秒后提醒我关火"}}]),
-    )
-    .await;
+    ask_for_a_timer(&mut s, 201).await;
     assert_eq!(
         text_of(&s.expect_send().await).trim(),
         "好的，到时候提醒你。"

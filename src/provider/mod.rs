@@ -336,7 +336,8 @@ mod tests {
         assert_ne!(a, b);
     }
 
-    fn test_cfg() -> ResolvedProvider {
+    /// A provider configuration for unit tests: an unreachable loopback endpoint.
+    pub(crate) fn test_cfg() -> ResolvedProvider {
         ResolvedProvider {
             base_url: "http://127.0.0.1:9/v1".into(),
             model: crate::config::ModelChoice(None),

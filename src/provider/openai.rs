@@ -373,16 +373,9 @@ mod tests {
     #[test]
     fn body_carries_tools_and_replays_reasoning() {
         let cfg = ResolvedProvider {
-            base_url: "http://127.0.0.1:9/v1".into(),
             model: ModelChoice(Some("deepseek-reasoner".into())),
-            api_key: None,
-            api_key_source: None,
-            timeout_secs: 5,
-            max_retries: 0,
-            max_concurrent: 1,
-            temperature: None,
             max_tokens: Some(512),
-            max_response_bytes: 1 << 20,
+            ..super::super::tests::test_cfg()
         };
         let client = OpenAiCompatible::new(&cfg).unwrap();
         let messages = vec![
@@ -513,18 +506,7 @@ mod tests {
 
     #[test]
     fn body_omits_the_model_when_none_is_configured() {
-        let cfg = ResolvedProvider {
-            base_url: "http://127.0.0.1:9/v1".into(),
-            model: ModelChoice(None),
-            api_key: None,
-            api_key_source: None,
-            timeout_secs: 5,
-            max_retries: 0,
-            max_concurrent: 1,
-            temperature: None,
-            max_tokens: None,
-            max_response_bytes: 1 << 20,
-        };
+        let cfg = super::super::tests::test_cfg();
         let client = OpenAiCompatible::new(&cfg).unwrap();
         let body = client.body(&ChatRequest {
             messages: &[],
