@@ -185,3 +185,18 @@ async fn config_check_names_the_broken_file_and_key() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn config_check_applies_the_environment_as_the_gateway_would() {
+    let dir = workspace();
+    let o = homebot(dir.path(), None)
+        .args(["config", "check"])
+        .env("HOMEBOT_QQ_LISTEN", "not-an-address")
+        .output()
+        .await
+        .unwrap();
+    assert!(!o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("qq.listen"), "{err}");
+    assert!(!stdout(&o).contains("config: ok"), "{o:?}");
+}
