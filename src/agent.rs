@@ -45,6 +45,15 @@ pub fn cap_reply(text: String, max_chars: usize) -> String {
     out
 }
 
+/// A turn made ready for the provider by [`Agent::prepare`].
+pub struct Prepared {
+    /// The messages sent: system, history, the current user message, then this turn's
+    /// assistant messages and tool results as they come.
+    pub messages: Vec<Message>,
+    pub env: ToolEnv,
+    pub meta: CallMeta,
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentOutcome {
@@ -88,8 +97,24 @@ impl Agent {
         turn: &crate::turn::Turn,
         modes: &ModesHandle,
     ) -> AgentOutcome {
-        let tail_text = prompt::dynamic_tail(ticket, tail, user_text);
-        let mut messages = prompt::build_messages(
+        let mut prepared = self.prepare(ticket, tail, profile, user_text, turn, modes);
+        self.tool_loop(&mut prepared).await
+    }
+
+    /// Everything a turn's requests are made of: the first request's messages, the tool
+    /// environment and who the calls are for.
+    pub fn prepare(
+        &self,
+        ticket: &TurnTicket,
+        tail: &TailInfo<'_>,
+        profile: Option<&str>,
+        user_text: &str,
+        turn: &crate::turn::Turn,
+        modes: &ModesHandle,
+    ) -> Prepared {
+        let sections: Vec<prompt::TailSection> = Vec::new();
+        let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
+        let messages = prompt::build_messages(
             &self.base_prompt,
             ticket,
             profile,
@@ -113,21 +138,37 @@ impl Agent {
             limits: self.tool_limits.clone(),
             written: Default::default(),
         };
-        let per_response = self.tool_limits.max_calls_per_response;
-        let per_turn = self.tool_limits.max_calls_per_turn;
-        let mut calls_run = 0usize;
         let meta = CallMeta {
             channel: tail.channel.to_string(),
             chat_id: tail.chat_id.to_string(),
             session_id: ticket.mode.as_ref().map(|m| m.session_id.clone()),
         };
+        Prepared {
+            messages,
+            env,
+            meta,
+        }
+    }
+
+    /// The tool loop: request, run the tool calls asked for, request again — until the
+    /// model answers in words or `max_tool_rounds` is reached. `prepared.messages` grows
+    /// with every assistant message and tool result of the turn.
+    pub async fn tool_loop(&self, prepared: &mut Prepared) -> AgentOutcome {
+        let Prepared {
+            messages,
+            env,
+            meta,
+        } = prepared;
+        let per_response = self.tool_limits.max_calls_per_response;
+        let per_turn = self.tool_limits.max_calls_per_turn;
+        let mut calls_run = 0usize;
         let mut round = 0;
         loop {
             let req = ChatRequest {
-                messages: &messages,
+                messages,
                 tools: &self.tools,
             };
-            let resp = match self.provider.complete(&req, &meta).await {
+            let resp = match self.provider.complete(&req, meta).await {
                 Ok(r) => r,
                 Err(e) => {
                     return AgentOutcome {
@@ -214,7 +255,7 @@ impl Agent {
                     continue;
                 }
                 calls_run += 1;
-                let result = tools::execute(&env, call).await;
+                let result = tools::execute(env, call).await;
                 debug!(tool = %call.name, error = result.is_error, "tool call");
                 messages.push(Message::Tool {
                     tool_call_id: call.id.clone(),

@@ -13,12 +13,15 @@
 //! `system_prompt.md` at entry) is laid out here too. Nothing here names a particular
 //! mode: names and verbs come from the registry and the manifests.
 
-use crate::modes::registry::RegisteredMode;
 use crate::modes::switch::{self, SwitchAction};
 use crate::modes::{ModeRegistry, TurnTicket};
 use crate::provider::Message;
-use chrono::{DateTime, Datelike, FixedOffset, Timelike};
-use std::path::Path;
+
+mod frozen;
+mod tail;
+
+pub use frozen::frozen_mode_prompt;
+pub use tail::{dynamic_tail, TailInfo, TailSection};
 
 /// The base system prompt: who homebot is and how it behaves. Built once per process;
 /// nothing per-request (time, speaker, counters) may ever enter it.
@@ -77,110 +80,6 @@ fn switch_example(registry: &ModeRegistry) -> String {
         first(SwitchAction::Enter),
         first(SwitchAction::Exit)
     )
-}
-
-/// The frozen part of a mode's system prompt: fixed mode notes, the context policy's
-/// labelled blocks, then the skill's own prompt.
-pub fn frozen_mode_prompt(mode: &RegisteredMode, static_prompt: &str) -> String {
-    let m = &mode.manifest;
-    let exit_verbs = switch::verbs_for(m, SwitchAction::Exit).join("/");
-    let mut out = format!(
-        "## 运行模式：{name}（{id}）\n\n\
-         你现在处于“{name}”。这是全家共享的上下文空间，不属于某个频道或某个人：\n\
-         - 本模式的每一轮对话都由后端完整记录，跨频道（语音、QQ、终端）和跨语音唤醒延续；\n\
-         - 多位家庭成员可能交替说话；当前说话人、时间和频道在每条用户消息开头的 [上下文] 块里；\n\
-         - 与模式主题无关的话题照常回答；\n\
-         - 只有当用户原话明确包含“{name}”和退出动作（{exit_verbs}）时，才调用 switch_mode(action=\"exit\", mode_id=\"{id}\")，可附一句简短 summary；\n\
-         - 过往会话的索引和总结按需用 read_file 读取（路径见 [上下文]），不要凭记忆编造。\n",
-        name = m.display_name,
-        id = m.id,
-        exit_verbs = exit_verbs
-    );
-    if let Some(ctx) = &m.context {
-        if let Some(role) = &ctx.role {
-            out.push_str(&format!("\n[ROLE]\n{}\n", role.trim()));
-        }
-        if !ctx.rules.is_empty() {
-            out.push_str("\n[RULES]\n");
-            for r in &ctx.rules {
-                out.push_str(&format!("- {}\n", r.trim()));
-            }
-        }
-        for k in &ctx.knowledge {
-            out.push_str(&format!(
-                "\n[KNOWLEDGE: {}]\n工作区内的 {}（本模式的资料，其他模式读不到；按需用 list_files / read_file 查阅）\n",
-                k.name, k.path
-            ));
-        }
-    }
-    out.push_str(&format!(
-        "\n[SKILL: {}]\n{}\n",
-        mode.skill_name,
-        static_prompt.trim()
-    ));
-    out
-}
-
-/// Per-request facts for the dynamic tail.
-pub struct TailInfo<'a> {
-    pub now: DateTime<FixedOffset>,
-    pub channel: &'a str,
-    pub chat_id: &'a str,
-    pub speaker_id: &'a str,
-    pub speaker_name: Option<&'a str>,
-    /// Channel-specific reply guidance (e.g. voice: short, no markdown).
-    pub channel_hint: Option<&'a str>,
-    pub workspace: &'a Path,
-}
-
-pub fn dynamic_tail(ticket: &TurnTicket, info: &TailInfo<'_>, user_text: &str) -> String {
-    const WEEKDAYS: [&str; 7] = ["一", "二", "三", "四", "五", "六", "日"];
-    let part = match info.now.hour() {
-        0..=4 => "深夜",
-        5..=10 => "早上",
-        11..=12 => "中午",
-        13..=17 => "下午",
-        _ => "晚上",
-    };
-    let rel = |p: &Path| {
-        p.strip_prefix(info.workspace)
-            .unwrap_or(p)
-            .display()
-            .to_string()
-    };
-    let mut t = String::from("[上下文]\n");
-    t.push_str(&format!(
-        "时间: {}（星期{}，{}）\n",
-        info.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
-        WEEKDAYS[info.now.weekday().num_days_from_monday() as usize],
-        part
-    ));
-    t.push_str(&format!(
-        "频道: {} · 会话: {}\n",
-        info.channel, info.chat_id
-    ));
-    match info.speaker_name {
-        Some(name) => t.push_str(&format!("说话人: {}（{}）\n", info.speaker_id, name)),
-        None => t.push_str(&format!("说话人: {}\n", info.speaker_id)),
-    }
-    if let Some(m) = &ticket.mode {
-        t.push_str(&format!(
-            "当前模式: {}（{}）· 会话 {} · 会话目录 {}\n",
-            m.display_name,
-            m.mode_id,
-            m.session_id,
-            rel(&m.session_dir)
-        ));
-        for c in &m.context_paths {
-            t.push_str(&format!("{}: {}\n", c.label, rel(&c.path)));
-        }
-    }
-    if let Some(h) = info.channel_hint {
-        t.push_str(&format!("回复要求: {h}\n"));
-    }
-    t.push_str("[/上下文]\n\n");
-    t.push_str(user_text);
-    t
 }
 
 /// The messages of the first request of a turn.

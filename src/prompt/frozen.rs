@@ -1,0 +1,47 @@
+//! The frozen part of a mode's system prompt, written to the session's `system_prompt.md`
+//! when the mode is entered and never changed while the session lasts.
+
+use crate::modes::registry::RegisteredMode;
+use crate::modes::switch::{self, SwitchAction};
+
+/// The frozen part of a mode's system prompt: fixed mode notes, the context policy's
+/// labelled blocks, then the skill's own prompt.
+pub fn frozen_mode_prompt(mode: &RegisteredMode, static_prompt: &str) -> String {
+    let m = &mode.manifest;
+    let exit_verbs = switch::verbs_for(m, SwitchAction::Exit).join("/");
+    let mut out = format!(
+        "## 运行模式：{name}（{id}）\n\n\
+         你现在处于“{name}”。这是全家共享的上下文空间，不属于某个频道或某个人：\n\
+         - 本模式的每一轮对话都由后端完整记录，跨频道（语音、QQ、终端）和跨语音唤醒延续；\n\
+         - 多位家庭成员可能交替说话；当前说话人、时间和频道在每条用户消息开头的 [上下文] 块里；\n\
+         - 与模式主题无关的话题照常回答；\n\
+         - 只有当用户原话明确包含“{name}”和退出动作（{exit_verbs}）时，才调用 switch_mode(action=\"exit\", mode_id=\"{id}\")，可附一句简短 summary；\n\
+         - 过往会话的索引和总结按需用 read_file 读取（路径见 [上下文]），不要凭记忆编造。\n",
+        name = m.display_name,
+        id = m.id,
+        exit_verbs = exit_verbs
+    );
+    if let Some(ctx) = &m.context {
+        if let Some(role) = &ctx.role {
+            out.push_str(&format!("\n[ROLE]\n{}\n", role.trim()));
+        }
+        if !ctx.rules.is_empty() {
+            out.push_str("\n[RULES]\n");
+            for r in &ctx.rules {
+                out.push_str(&format!("- {}\n", r.trim()));
+            }
+        }
+        for k in &ctx.knowledge {
+            out.push_str(&format!(
+                "\n[KNOWLEDGE: {}]\n工作区内的 {}（本模式的资料，其他模式读不到；按需用 list_files / read_file 查阅）\n",
+                k.name, k.path
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\n[SKILL: {}]\n{}\n",
+        mode.skill_name,
+        static_prompt.trim()
+    ));
+    out
+}
