@@ -142,6 +142,9 @@ impl Agent {
             channel: tail.channel.to_string(),
             chat_id: tail.chat_id.to_string(),
             session_id: ticket.mode.as_ref().map(|m| m.session_id.clone()),
+            session_dir: ticket.mode.as_ref().map(|m| m.session_dir.clone()),
+            purpose: "turn",
+            shape: None,
         };
         Prepared {
             messages,

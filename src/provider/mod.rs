@@ -33,12 +33,18 @@ pub trait ChatModel: Send + Sync {
     fn model_name(&self) -> &str;
 }
 
-/// Who a call is for, for the usage log.
+/// Who a call is for and what it was made of, for the usage log and the audit trail.
 #[derive(Debug, Clone, Default)]
 pub struct CallMeta {
     pub channel: String,
     pub chat_id: String,
     pub session_id: Option<String>,
+    /// The mode session's folder (its `audit.jsonl` lives there); `None` outside a mode.
+    pub session_dir: Option<PathBuf>,
+    /// Why the call is made: `turn` (empty means the same), `compaction`, `summary`, …
+    pub purpose: &'static str,
+    /// The request's blocks, history range and prefix hash, when the builder knows them.
+    pub shape: Option<Arc<PromptShape>>,
 }
 
 #[derive(Clone)]

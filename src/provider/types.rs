@@ -74,3 +74,27 @@ pub struct ChatResponse {
     /// name the endpoint's default when none was).
     pub model: Option<String>,
 }
+
+/// What one request was made of, for the audit trail. The prompt builder fills it; the
+/// provider writes it beside the usage, latency and outcome of the call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PromptShape {
+    /// The request's blocks in order with their token counts (names such as `system`,
+    /// `tools`, `checkpoint`, `history`, `tail`, `turn` for this turn's tool rounds).
+    pub blocks: Vec<BlockTokens>,
+    /// The recorded turns replayed verbatim: indexes `[from, to)` into the session's
+    /// `conversation.jsonl` (or the chat's log).
+    pub history_from: usize,
+    pub history_to: usize,
+    /// Turns `[0, n)` are represented by the checkpoint summary in use, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted_through: Option<usize>,
+    /// Hex digest of the stable prefix's bytes (system, tools, checkpoint, history).
+    pub prefix_hash: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockTokens {
+    pub name: String,
+    pub tokens: u64,
+}
