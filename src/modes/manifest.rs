@@ -102,13 +102,47 @@ pub struct ContextPolicy {
     pub history_limit: Option<usize>,
     #[serde(default)]
     pub summary_threshold_tokens: Option<u32>,
+    /// Carry the last session's model-written summary into a new session's frozen
+    /// prompt as a marked "last time" block (default on).
+    #[serde(default)]
+    pub carry_over: Option<bool>,
+    /// Tokens of retrieved knowledge snippets put in a request's dynamic tail (default
+    /// [`DEFAULT_RETRIEVAL_TOKENS`]; 0 turns retrieval off).
+    #[serde(default)]
+    pub retrieval_tokens: Option<u32>,
 }
 
+/// Default budget of the knowledge snippets retrieved for one request.
+pub const DEFAULT_RETRIEVAL_TOKENS: u32 = 400;
+/// The most a mode may give its knowledge snippets per request.
+pub const MAX_RETRIEVAL_TOKENS: u32 = 4000;
+
+impl ContextPolicy {
+    pub fn carries_over(&self) -> bool {
+        self.carry_over.unwrap_or(true)
+    }
+    pub fn retrieval_tokens(&self) -> u32 {
+        self.retrieval_tokens.unwrap_or(DEFAULT_RETRIEVAL_TOKENS)
+    }
+}
+
+/// A knowledge folder of a mode: `path` inside the workspace, or inside the mode's own
+/// skill folder when `in` is `"skill"` (knowledge that ships with the skill).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct KnowledgeSource {
     pub name: String,
     pub path: String,
+    #[serde(default, rename = "in")]
+    pub root: KnowledgeRoot,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum KnowledgeRoot {
+    #[default]
+    Workspace,
+    Skill,
 }
 
 impl ModeManifest {
@@ -146,8 +180,19 @@ impl ModeManifest {
                 }
             }
             for k in &ctx.knowledge {
-                knowledge_path_ok(&k.path)
-                    .map_err(|why| format!("context.knowledge {:?}: {why}", k.name))?;
+                let checked = match k.root {
+                    KnowledgeRoot::Workspace => knowledge_path_ok(&k.path),
+                    KnowledgeRoot::Skill => skill_path_ok(&k.path),
+                };
+                checked.map_err(|why| format!("context.knowledge {:?}: {why}", k.name))?;
+            }
+            if ctx
+                .retrieval_tokens
+                .is_some_and(|t| t > MAX_RETRIEVAL_TOKENS)
+            {
+                return Err(format!(
+                    "context.retrieval_tokens must be at most {MAX_RETRIEVAL_TOKENS}"
+                ));
             }
         }
         Ok(m)
@@ -170,6 +215,22 @@ impl ModeManifest {
             context: None,
         }
     }
+}
+
+/// A knowledge folder inside the skill: a relative path that stays inside it.
+fn skill_path_ok(path: &str) -> Result<(), String> {
+    let p = std::path::Path::new(path.trim());
+    let inside = p.components().all(|c| {
+        matches!(c, std::path::Component::Normal(n) if !n.to_string_lossy().starts_with('.'))
+            || matches!(c, std::path::Component::CurDir)
+    });
+    let named = p
+        .components()
+        .any(|c| matches!(c, std::path::Component::Normal(_)));
+    if !named || p.is_absolute() || !inside {
+        return Err("a skill's knowledge path must be a relative folder inside the skill".into());
+    }
+    Ok(())
 }
 
 /// A knowledge folder is a sub-folder of the workspace of its own: not the workspace
@@ -238,6 +299,18 @@ mod tests {
             ))
         };
         assert!(with("cooking/recipes").is_ok());
+        let in_skill = |path: &str| {
+            ModeManifest::parse(&format!(
+                r#"{{"id":"x","display_name":"X","context":{{"knowledge":[{{"name":"k","path":"{path}","in":"skill"}}]}}}}"#
+            ))
+        };
+        assert_eq!(
+            in_skill("knowledge").unwrap().context.unwrap().knowledge[0].root,
+            KnowledgeRoot::Skill
+        );
+        for bad in ["", ".", "../x", "/etc", ".hidden", "a/../../b"] {
+            assert!(in_skill(bad).is_err(), "{bad:?} accepted in the skill");
+        }
         for bad in [
             "",
             ".",

@@ -18,6 +18,30 @@ pub struct RegisteredMode {
     pub plugin: Arc<dyn ModePlugin>,
 }
 
+impl RegisteredMode {
+    /// This mode's knowledge folders by name: workspace ones under `ws_root`, the skill's
+    /// own under its folder (resolved through symlinks when they exist, so the file
+    /// tools' zone checks compare real paths).
+    pub fn knowledge_dirs(&self, ws_root: &std::path::Path) -> Vec<(String, PathBuf)> {
+        use super::manifest::KnowledgeRoot;
+        let Some(ctx) = &self.manifest.context else {
+            return Vec::new();
+        };
+        ctx.knowledge
+            .iter()
+            .map(|k| {
+                let base = match k.root {
+                    KnowledgeRoot::Workspace => ws_root,
+                    KnowledgeRoot::Skill => self.skill_dir.as_path(),
+                };
+                let dir = base.join(k.path.trim());
+                let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+                (k.name.clone(), dir)
+            })
+            .collect()
+    }
+}
+
 impl std::fmt::Debug for RegisteredMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RegisteredMode")

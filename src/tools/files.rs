@@ -7,8 +7,9 @@
 //! - private zones are never read or written: `chats/`, `logs/`, `members/` (other
 //!   people's conversations and profiles), `config.toml` (secrets), `SYSTEM.md`, the
 //!   lock file and control socket, dotfiles;
-//! - a mode's knowledge folders (`mode.json` `context.knowledge`) are its own: while
-//!   another mode is active they are neither read, listed nor written;
+//! - a mode's knowledge folders (`mode.json` `context.knowledge`, in the workspace or
+//!   its skill) are its own: unless that mode is the active one (another mode, or none)
+//!   they are neither read, listed nor written;
 //! - writing is allowed only below the writable folders: `notes/` and what the mode
 //!   plugins declare (e.g. `cooking/recipes/`). The LLM never writes `action.json`,
 //!   session files, skills or plugin indexes;
@@ -228,7 +229,15 @@ mod tests {
     fn writes_only_below_writable_folders() {
         let (_d, fa) = access();
         let r = fa.root.clone();
-        assert!(!write_file(&fa, "cooking/recipes/番茄炒蛋.md", "# 番茄炒蛋").is_error);
+        // the recipes folder is cooking's knowledge: written in cooking mode
+        let in_cooking = write_file_in(
+            &fa,
+            "cooking/recipes/番茄炒蛋.md",
+            "# 番茄炒蛋",
+            Some("cooking"),
+            &ZoneLimits::default(),
+        );
+        assert!(!in_cooking.is_error, "{}", in_cooking.content);
         assert_eq!(
             std::fs::read_to_string(r.join("cooking/recipes/番茄炒蛋.md")).unwrap(),
             "# 番茄炒蛋"
@@ -367,7 +376,7 @@ mod tests {
         let r = fa.root.clone();
         std::fs::create_dir_all(r.join("cooking/recipes")).unwrap();
         std::fs::write(r.join("cooking/history.md"), "# 做饭历史").unwrap();
-        let l = list_files(&fa, "cooking");
+        let l = list_files_in(&fa, "cooking", Some("cooking"));
         assert!(l.content.contains("history.md\n"), "{}", l.content);
         assert!(l.content.contains("recipes/\n"), "{}", l.content);
         assert_eq!(read_file(&fa, "cooking/history.md").content, "# 做饭历史");
@@ -414,7 +423,15 @@ mod tests {
             )
             .is_error
         );
-        // outside every mode it is ordinary workspace content
-        assert!(!read_file_in(&fa, "homework/notes/数学.md", None).is_error);
+        // outside every mode it is closed too: a mode's knowledge is read only in it
+        let outside = read_file_in(&fa, "homework/notes/数学.md", None);
+        assert!(
+            outside.is_error && outside.content.contains("only while that mode is on"),
+            "{}",
+            outside.content
+        );
+        assert!(!list_files_in(&fa, "cooking", None)
+            .content
+            .contains("recipes/"));
     }
 }

@@ -18,8 +18,8 @@ pub struct FileAccess {
     pub writable: Vec<PathBuf>,
     /// Folders outside the workspace the tools may read (the registered skills).
     pub readable_outside: Vec<PathBuf>,
-    /// Knowledge folders of each mode (under the root): off limits while another mode
-    /// is active.
+    /// Knowledge folders of each mode (in the workspace or in its skill): readable only
+    /// while that mode is the active one.
     pub mode_knowledge: Vec<(String, PathBuf)>,
 }
 
@@ -51,11 +51,9 @@ impl FileAccess {
             .modes()
             .iter()
             .flat_map(|m| {
-                m.manifest
-                    .context
-                    .iter()
-                    .flat_map(|c| c.knowledge.iter())
-                    .map(|k| (m.manifest.id.clone(), ws.root().join(&k.path)))
+                m.knowledge_dirs(ws.root())
+                    .into_iter()
+                    .map(|(_, dir)| (m.manifest.id.clone(), dir))
             })
             .collect();
         let readable_outside = readable_outside
@@ -73,20 +71,19 @@ impl FileAccess {
         }
     }
 
-    /// The knowledge folder of another mode than `active` that `p` lies in, if any
-    /// (outside every mode, knowledge is ordinary workspace content).
+    /// The mode whose knowledge folder `p` lies in, when that mode is not `active`
+    /// (outside every mode, all modes' knowledge is closed).
     pub(super) fn other_modes_knowledge(&self, p: &Path, active: Option<&str>) -> Option<&str> {
-        let active = active?;
         let owned_by_active = self
             .mode_knowledge
             .iter()
-            .any(|(m, d)| m == active && p.starts_with(d));
+            .any(|(m, d)| Some(m.as_str()) == active && p.starts_with(d));
         if owned_by_active {
             return None;
         }
         self.mode_knowledge
             .iter()
-            .find(|(m, d)| m != active && p.starts_with(d))
+            .find(|(m, d)| Some(m.as_str()) != active && p.starts_with(d))
             .map(|(m, _)| m.as_str())
     }
 
@@ -98,7 +95,7 @@ impl FileAccess {
     ) -> Result<(), String> {
         match self.other_modes_knowledge(p, active) {
             Some(owner) => Err(format!(
-                "error: {requested} is knowledge of the {owner:?} mode; it is not available in the current mode"
+                "error: {requested} is knowledge of the {owner:?} mode; it is readable only while that mode is on"
             )),
             None => Ok(()),
         }
@@ -138,6 +135,7 @@ impl FileAccess {
         if req.is_absolute() {
             if let Ok(real) = std::fs::canonicalize(req) {
                 if !real.starts_with(&self.root) && self.in_skill_folder(&real) {
+                    self.check_knowledge(&real, requested, mode)?;
                     return Ok(real);
                 }
             }
