@@ -29,6 +29,8 @@ pub struct Agent {
     pub tool_limits: ToolsConfig,
     /// The household's reminders (the `set_reminder` tools).
     pub reminders: crate::cron::CronHandle,
+    /// The modes' knowledge folders, searched for the active mode's snippets.
+    pub knowledge: Arc<crate::knowledge::Knowledge>,
 }
 
 /// What ends a reply cut at `agent.max_reply_chars`.
@@ -112,7 +114,10 @@ impl Agent {
         turn: &crate::turn::Turn,
         modes: &ModesHandle,
     ) -> Prepared {
-        let sections: Vec<prompt::TailSection> = Vec::new();
+        let mut sections: Vec<prompt::TailSection> = Vec::new();
+        if let Some(m) = &ticket.mode {
+            sections.extend(self.knowledge.section_for(&m.mode_id, user_text));
+        }
         let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
         let messages = prompt::build_messages(
             &self.base_prompt,

@@ -58,6 +58,21 @@ impl ModePlugin for CookingMode {
         ]
     }
 
+    fn summary_updated(
+        &self,
+        ctx: &PluginContext<'_>,
+        session_id: &str,
+        summary_text: &str,
+    ) -> std::io::Result<()> {
+        let copy = data_dir(ctx)
+            .join("summaries")
+            .join(format!("{session_id}.md"));
+        if copy.exists() {
+            fsutil::write_atomic(&copy, summary_text.as_bytes())?;
+        }
+        Ok(())
+    }
+
     fn after_exit(&self, ctx: &PluginContext<'_>, s: &ArchivedSession<'_>) -> std::io::Result<()> {
         self.prepare(ctx)?;
         let dir = data_dir(ctx);

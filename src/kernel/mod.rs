@@ -193,13 +193,21 @@ impl Kernel {
         let base = prompt::base_system_prompt(&cfg.household.name, &registry, extra.as_deref());
         let files = Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry));
         let tools = crate::tools::definitions(&registry, &files.writable_names());
-        let core = ModeCore::open(
+        let mut core = ModeCore::open(
             ws.clone(),
             registry.clone(),
             tz,
             clock.now(),
             prompt::frozen_mode_prompt,
         )?;
+        // sessions archived without a model summary get one from the summarizer, a
+        // service of its own (it needs a runtime; without one they keep the excerpt
+        // summary until the next start that has)
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        let (archived_tx, archived_rx) = tokio::sync::mpsc::unbounded_channel();
+        if runtime.is_some() {
+            core.notify_archives(Some(archived_tx));
+        }
         let period = opts
             .expiry_period
             .unwrap_or(Duration::from_secs(cfg.cron.expiry_check_secs));
@@ -225,9 +233,18 @@ impl Kernel {
             max_reply_chars: cfg.agent.max_reply_chars,
             tool_limits: cfg.tools.clone(),
             reminders: cron.clone(),
+            knowledge: Arc::new(crate::knowledge::Knowledge::for_registry(
+                ws.root(),
+                &registry,
+            )),
         };
         let queue_cap = cfg.agent.max_queued_per_chat;
-        Ok(Self {
+        let summarizer = crate::summarizer::Summarizer {
+            ws: ws.clone(),
+            registry: registry.clone(),
+            provider: agent.provider.clone(),
+        };
+        let kernel = Self {
             inner: Arc::new(KernelInner {
                 cfg,
                 ws,
@@ -246,7 +263,12 @@ impl Kernel {
                 doors,
                 _lock: lock,
             }),
-        })
+        };
+        if runtime.is_some() {
+            let cancel = kernel.inner.cancel.clone();
+            kernel.spawn_service(summarizer.run(archived_rx, cancel));
+        }
+        Ok(kernel)
     }
 
     pub fn downgrade(&self) -> Weak<KernelInner> {

@@ -8,7 +8,9 @@ use super::action::ActionDoc;
 use super::core::{io, ModeCore, ModeError};
 use super::plugin::ArchivedSession;
 use super::registry::RegisteredMode;
-use super::session::{self, ExitMarker, Record, INDEX_PENDING_FILE, SUMMARY_FILE};
+use super::session::{
+    self, ExitMarker, Record, SummaryJob, INDEX_PENDING_FILE, SUMMARY_FILE, SUMMARY_PENDING_FILE,
+};
 use crate::fsutil;
 use std::path::Path;
 use tracing::info;
@@ -70,6 +72,30 @@ impl ModeCore {
         let summary_text = match std::fs::read_to_string(&summary_path) {
             Ok(t) => t,
             Err(_) => {
+                let no_model_summary = marker
+                    .summary
+                    .as_deref()
+                    .is_none_or(|t| t.trim().is_empty());
+                if no_model_summary && !records.is_empty() {
+                    // ended by expiry, recovery or without a summary: the model writes one
+                    // later, outside this actor; until then (or if it cannot) the
+                    // mechanical one below stands
+                    let job = SummaryJob {
+                        display_name: display_name.into(),
+                        mode_id: mode_id.into(),
+                        session_id: session_id.into(),
+                        started_at: started_at.into(),
+                        ended_at: marker.requested_at.clone(),
+                        exit_reason: marker.reason.clone(),
+                        attempts: 0,
+                    };
+                    let pending = dir.join(SUMMARY_PENDING_FILE);
+                    let json = serde_json::to_vec_pretty(&job).expect("a summary job serializes");
+                    fsutil::write_atomic(&pending, &json).map_err(io("write", &pending))?;
+                    if let Some(tx) = &self.archived {
+                        let _ = tx.send(dir.to_path_buf());
+                    }
+                }
                 let text = session::render_summary(&session::SummaryInput {
                     display_name,
                     mode_id,

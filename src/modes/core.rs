@@ -37,10 +37,11 @@ use tracing::{info, warn};
 
 pub type TurnId = u64;
 
-/// Lays out a session's frozen system prompt from the mode and its skill's static prompt.
+/// Lays out a session's frozen system prompt from the mode, its skill's static prompt and
+/// the previous session's summary to carry over (if any).
 /// The caller supplies it (homebot's is `prompt::frozen_mode_prompt`, beside the rest of
 /// the prompt layout), so this module never imports the prompt that depends on it.
-pub type FrozenPromptFn = fn(&RegisteredMode, &str) -> String;
+pub type FrozenPromptFn = fn(&RegisteredMode, &str, Option<&super::carry::CarryOver>) -> String;
 
 const MAX_WARNINGS: usize = 50;
 
@@ -163,6 +164,9 @@ pub(super) struct TurnEntry {
 pub struct ModeCore {
     pub(super) ws: Workspace,
     pub(super) frozen_prompt: FrozenPromptFn,
+    /// Told the folder of each session archived without a model summary (the kernel's
+    /// summarizer writes one); `None` until [`ModeCore::notify_archives`].
+    pub(super) archived: Option<tokio::sync::mpsc::UnboundedSender<PathBuf>>,
     pub(super) registry: Arc<ModeRegistry>,
     pub(super) tz: Tz,
     pub(super) action: ActionDoc,
@@ -197,6 +201,7 @@ impl ModeCore {
         ModeCore {
             ws,
             frozen_prompt,
+            archived: None,
             registry,
             tz,
             action: ActionDoc::inactive(None),
@@ -454,6 +459,15 @@ impl ModeCore {
 
     pub fn timezone(&self) -> Tz {
         self.tz
+    }
+
+    /// Send the folder of every session archived without a model summary to `tx`.
+    pub fn notify_archives(&mut self, tx: Option<tokio::sync::mpsc::UnboundedSender<PathBuf>>) {
+        self.archived = tx;
+    }
+
+    pub fn archive_notifier(&self) -> Option<tokio::sync::mpsc::UnboundedSender<PathBuf>> {
+        self.archived.clone()
     }
 
     pub fn frozen_prompt_fn(&self) -> FrozenPromptFn {

@@ -68,6 +68,7 @@ impl ModeManager {
         let tz = self.core.timezone();
         let next = self.core.next_turn_id();
         let frozen = self.core.frozen_prompt_fn();
+        let notifier = self.core.archive_notifier();
         let now = self.clock.now();
         // reopening runs the same recovery as start-up; it must not take the actor down
         let reopened = catch_unwind(AssertUnwindSafe(|| {
@@ -77,6 +78,7 @@ impl ModeManager {
         match reopened {
             Ok(mut fresh) => {
                 fresh.continue_turn_ids(next);
+                fresh.notify_archives(notifier);
                 fresh.warn(format!(
                     "the mode manager failed while handling {what} ({why}) and was restarted from disk"
                 ));

@@ -20,6 +20,7 @@
 
 pub mod action;
 pub mod archive;
+pub mod carry;
 pub mod core;
 pub mod listing;
 pub mod manager;

@@ -51,6 +51,17 @@ pub trait ModePlugin: Send + Sync {
         Ok(strip_front_matter(&text).trim().to_string())
     }
 
+    /// Called when a model-written `summary.md` replaces the mechanical one of a session
+    /// archived earlier (by expiry or recovery): refresh any copy the plugin keeps.
+    fn summary_updated(
+        &self,
+        _ctx: &PluginContext<'_>,
+        _session_id: &str,
+        _summary_text: &str,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+
     /// Called when a session starts: create data folders and the like.
     fn prepare(&self, _ctx: &PluginContext<'_>) -> std::io::Result<()> {
         Ok(())

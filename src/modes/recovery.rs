@@ -438,7 +438,7 @@ fn only_entry_files(dir: &Path) -> bool {
 /// Sub-folders whose names are valid ids; anything else (a stray `backup copy`, a
 /// non-UTF-8 name) is not a mode or session folder and is left alone, and hidden ones
 /// (`.<session>.tmp` being made, `.<session>.empty` set aside) are homebot's own.
-pub(super) fn read_dirs(dir: &Path) -> Vec<PathBuf> {
+pub fn read_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|it| {
             it.filter_map(|e| e.ok())
@@ -453,7 +453,7 @@ pub(super) fn read_dirs(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-pub(super) fn file_name(p: &Path) -> String {
+pub fn file_name(p: &Path) -> String {
     p.file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default()

@@ -10,6 +10,24 @@ pub const SUMMARY_FILE: &str = "summary.md";
 pub const EXIT_MARKER_FILE: &str = "exit.json";
 /// Written when the plugin's index update failed at archive time; retried at start.
 pub const INDEX_PENDING_FILE: &str = "index.pending";
+/// Written (before the mechanical `summary.md`) when a session ended without a summary
+/// from the model: the summarizer replaces the summary with one the model writes, then
+/// removes this file. Holds a [`SummaryJob`].
+pub const SUMMARY_PENDING_FILE: &str = "summary.pending";
+
+/// What the summarizer needs to write a session's `summary.md` again.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SummaryJob {
+    pub display_name: String,
+    pub mode_id: String,
+    pub session_id: String,
+    pub started_at: String,
+    pub ended_at: String,
+    pub exit_reason: String,
+    /// Failed attempts so far (the summarizer gives up after a few).
+    #[serde(default)]
+    pub attempts: u32,
+}
 
 pub use crate::history::{append_record, load_records, HistoryLog, HistoryView, Loaded, Record};
 
@@ -59,7 +77,7 @@ pub fn render_summary(s: &SummaryInput<'_>) -> String {
     );
     match s.llm_summary.map(str::trim).filter(|t| !t.is_empty()) {
         Some(t) => out.push_str(t),
-        None => out.push_str("（没有模型给出的总结；以下为对话摘录。）"),
+        None => out.push_str(super::carry::NO_MODEL_SUMMARY),
     }
     out.push_str("\n\n## 对话摘录\n\n");
     if s.records.is_empty() {

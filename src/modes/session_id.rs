@@ -49,6 +49,11 @@ impl SessionId {
         })
     }
 
+    /// The local wall-clock start time, as written in the name.
+    pub fn started_local(&self) -> NaiveDateTime {
+        self.started
+    }
+
     /// The start time in the household's zone (the earliest reading of an ambiguous one).
     pub fn started_in(&self, tz: Tz) -> Option<DateTime<FixedOffset>> {
         tz.from_local_datetime(&self.started)

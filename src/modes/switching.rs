@@ -177,7 +177,14 @@ impl ModeCore {
             .plugin
             .static_prompt(&ctx)
             .map_err(io("read", &skill_md))?;
-        let system_prompt = (self.frozen_prompt)(mode, &static_prompt);
+        let carry = mode
+            .manifest
+            .context
+            .as_ref()
+            .is_none_or(|c| c.carries_over())
+            .then(|| super::carry::previous(&self.ws, &mode.manifest.id))
+            .flatten();
+        let system_prompt = (self.frozen_prompt)(mode, &static_prompt, carry.as_ref());
         let built = build_session_dir(&tmp, &system_prompt).and_then(|()| {
             crate::failpoint::hit("session.before_rename");
             std::fs::rename(&tmp, &dir)

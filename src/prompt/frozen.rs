@@ -1,12 +1,19 @@
 //! The frozen part of a mode's system prompt, written to the session's `system_prompt.md`
 //! when the mode is entered and never changed while the session lasts.
 
+use crate::modes::carry::CarryOver;
+use crate::modes::manifest::KnowledgeRoot;
 use crate::modes::registry::RegisteredMode;
 use crate::modes::switch::{self, SwitchAction};
 
 /// The frozen part of a mode's system prompt: fixed mode notes, the context policy's
-/// labelled blocks, then the skill's own prompt.
-pub fn frozen_mode_prompt(mode: &RegisteredMode, static_prompt: &str) -> String {
+/// labelled blocks, the skill's own prompt, then — when there is one — the previous
+/// session's summary as a marked "last time" block (never its dialogue).
+pub fn frozen_mode_prompt(
+    mode: &RegisteredMode,
+    static_prompt: &str,
+    carry: Option<&CarryOver>,
+) -> String {
     let m = &mode.manifest;
     let exit_verbs = switch::verbs_for(m, SwitchAction::Exit).join("/");
     let mut out = format!(
@@ -32,9 +39,15 @@ pub fn frozen_mode_prompt(mode: &RegisteredMode, static_prompt: &str) -> String 
             }
         }
         for k in &ctx.knowledge {
+            let place = match k.root {
+                KnowledgeRoot::Workspace => format!("工作区内的 {}", k.path),
+                KnowledgeRoot::Skill => {
+                    format!("技能目录内的 {}", mode.skill_dir.join(&k.path).display())
+                }
+            };
             out.push_str(&format!(
-                "\n[KNOWLEDGE: {}]\n工作区内的 {}（本模式的资料，其他模式读不到；按需用 list_files / read_file 查阅）\n",
-                k.name, k.path
+                "\n[KNOWLEDGE: {}]\n{place}（本模式的资料，只在本模式中可读；与用户的话相关的片段会放在用户消息的 [资料] 块里，需要更多时用 list_files / read_file 查阅）\n",
+                k.name
             ));
         }
     }
@@ -43,5 +56,14 @@ pub fn frozen_mode_prompt(mode: &RegisteredMode, static_prompt: &str) -> String 
         mode.skill_name,
         static_prompt.trim()
     ));
+    if let Some(c) = carry {
+        out.push_str(&format!(
+            "\n[上次: {id}]\n（上一次{name}会话 {id} 的总结，来源 {source}；只是参考，用户说“继续上次”时用得上，不要当成本次说过的话）\n{summary}\n[/上次]\n",
+            id = c.session_id,
+            name = m.display_name,
+            source = c.source,
+            summary = c.summary.trim()
+        ));
+    }
     out
 }

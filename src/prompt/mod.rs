@@ -151,7 +151,7 @@ mod tests {
         let base = base_system_prompt("家", &reg, None);
         assert!(base.contains("“打开作业模式”“关闭作业模式”"), "{base}");
         assert!(!base.contains("做饭"), "{base}");
-        let frozen = frozen_mode_prompt(&reg.modes()[0], "检查作业。");
+        let frozen = frozen_mode_prompt(&reg.modes()[0], "检查作业。", None);
         assert!(frozen.contains("关闭/退出/结束/收工"), "{frozen}");
         assert!(!frozen.contains("做饭"), "{frozen}");
         let tools = serde_json::to_string(&crate::tools::definitions(&reg, &[])).unwrap();

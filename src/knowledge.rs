@@ -1,0 +1,433 @@
+//! Retrieval over a mode's knowledge folders: the few paragraphs that best match the
+//! user's words go into the request's dynamic tail, bounded in tokens. No embedding
+//! model: a small lexical ranking that works for Chinese without a segmenter —
+//! Chinese text is compared by character bigrams, other text by lower-cased words —
+//! weighted by how rare a term is across the mode's paragraphs (IDF), so "红烧肉怎么做"
+//! finds the 红烧肉 paragraph through 红烧 / 烧肉 while 怎么 counts for little.
+//!
+//! Only the active mode's folders are searched (knowledge never crosses modes), and only
+//! what the file tools would also show: regular `.md` / `.txt` files, no dotfiles, no
+//! symlinks leading out, at most [`MAX_FILES`] files of at most [`MAX_FILE_BYTES`] each.
+//! Parsed files are cached by path, length and modification time, so a turn re-reads
+//! only what changed.
+
+use crate::modes::ModeRegistry;
+use crate::prompt::TailSection;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+use tracing::debug;
+
+/// Files looked at per mode; the rest are ignored (and logged once per scan).
+pub const MAX_FILES: usize = 200;
+/// Largest knowledge file read; bigger ones are skipped.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// Folder depth searched below a knowledge folder.
+const MAX_DEPTH: usize = 4;
+/// Longest paragraph kept whole; longer ones are cut into pieces of this many chars.
+const MAX_CHUNK_CHARS: usize = 600;
+/// Query terms considered (a very long message is not a longer search).
+const MAX_QUERY_TERMS: usize = 64;
+/// Snippets put in one tail at most.
+const MAX_SNIPPETS: usize = 3;
+
+/// The tail section's label.
+pub const LABEL: &str = "资料";
+
+/// One retrieved paragraph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snippet {
+    /// `<knowledge name>/<path inside the folder>`.
+    pub source: String,
+    pub text: String,
+    pub score: f64,
+}
+
+/// The knowledge folders of every mode, with a cache of their parsed files.
+pub struct Knowledge {
+    folders: HashMap<String, Vec<(String, PathBuf)>>,
+    /// Each mode's snippet budget per request (`context.retrieval_tokens`).
+    budgets: HashMap<String, usize>,
+    cache: Mutex<HashMap<PathBuf, CachedFile>>,
+}
+
+struct CachedFile {
+    len: u64,
+    modified: Option<SystemTime>,
+    chunks: Vec<String>,
+}
+
+impl Knowledge {
+    pub fn for_registry(ws_root: &Path, registry: &ModeRegistry) -> Self {
+        let folders = registry
+            .modes()
+            .iter()
+            .map(|m| (m.manifest.id.clone(), m.knowledge_dirs(ws_root)))
+            .collect();
+        let budgets = registry
+            .modes()
+            .iter()
+            .map(|m| {
+                let t = m
+                    .manifest
+                    .context
+                    .as_ref()
+                    .map_or(crate::modes::manifest::DEFAULT_RETRIEVAL_TOKENS, |c| {
+                        c.retrieval_tokens()
+                    });
+                (m.manifest.id.clone(), t as usize)
+            })
+            .collect();
+        Self {
+            folders,
+            budgets,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The tail section of `mode_id`'s knowledge for the user's words, within the mode's
+    /// budget; `None` when nothing matches (or the mode has no knowledge).
+    pub fn section_for(&self, mode_id: &str, query: &str) -> Option<TailSection> {
+        let budget = self.budgets.get(mode_id).copied().unwrap_or(0);
+        tail_section(&self.retrieve(mode_id, query, budget))
+    }
+
+    /// The best paragraphs of `mode_id`'s knowledge for `query`, within `max_tokens`
+    /// (counted conservatively: a CJK character is a token, other text four chars one).
+    /// Reads the disk (cached); cheap for the small folders a household keeps.
+    pub fn retrieve(&self, mode_id: &str, query: &str, max_tokens: usize) -> Vec<Snippet> {
+        let Some(folders) = self.folders.get(mode_id) else {
+            return Vec::new();
+        };
+        if max_tokens == 0 {
+            return Vec::new();
+        }
+        let terms = query_terms(query);
+        if terms.is_empty() {
+            return Vec::new();
+        }
+        let chunks = self.chunks(folders);
+        if chunks.is_empty() {
+            return Vec::new();
+        }
+        let chunk_terms: Vec<HashSet<String>> = chunks.iter().map(|(_, t)| terms_of(t)).collect();
+        let n = chunks.len() as f64;
+        let idf: HashMap<&str, f64> = terms
+            .iter()
+            .map(|t| {
+                let df = chunk_terms.iter().filter(|c| c.contains(t)).count() as f64;
+                (t.as_str(), ((n + 1.0) / (df + 0.5)).ln().max(0.0))
+            })
+            .collect();
+        let mut scored: Vec<Snippet> = chunks
+            .iter()
+            .zip(&chunk_terms)
+            .filter_map(|((source, text), ct)| {
+                let matched: Vec<&String> = terms.iter().filter(|t| ct.contains(*t)).collect();
+                // one shared bigram is chance ("怎么", "一下"); two are a topic
+                if matched.len() < 2 {
+                    return None;
+                }
+                let score: f64 = matched.iter().map(|t| idf[t.as_str()]).sum();
+                (score > 0.0).then(|| Snippet {
+                    source: source.clone(),
+                    text: text.clone(),
+                    score,
+                })
+            })
+            .collect();
+        scored.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.source.cmp(&b.source))
+        });
+        let mut out = Vec::new();
+        let mut used = 0;
+        for s in scored.into_iter().take(MAX_SNIPPETS * 4) {
+            let cost = conservative_tokens(&s.text) + conservative_tokens(&s.source) + 2;
+            if used + cost > max_tokens {
+                continue;
+            }
+            used += cost;
+            out.push(s);
+            if out.len() == MAX_SNIPPETS {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Every paragraph of the folders as (source, text), from the cache where unchanged.
+    fn chunks(&self, folders: &[(String, PathBuf)]) -> Vec<(String, String)> {
+        let mut files = Vec::new();
+        for (name, dir) in folders {
+            collect_files(dir, dir, name, 0, &mut files);
+        }
+        if files.len() > MAX_FILES {
+            debug!(
+                files = files.len(),
+                limit = MAX_FILES,
+                "knowledge folder holds more files than are searched"
+            );
+            files.truncate(MAX_FILES);
+        }
+        let mut cache = self
+            .cache
+            .lock()
+            .expect("knowledge cache is never poisoned");
+        let mut out = Vec::new();
+        for (source, path, meta) in files {
+            let modified = meta.modified().ok();
+            let fresh = cache
+                .get(&path)
+                .is_some_and(|c| c.len == meta.len() && c.modified == modified);
+            if !fresh {
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                cache.insert(
+                    path.clone(),
+                    CachedFile {
+                        len: meta.len(),
+                        modified,
+                        chunks: split_chunks(&text),
+                    },
+                );
+            }
+            for c in &cache[&path].chunks {
+                out.push((source.clone(), c.clone()));
+            }
+        }
+        out
+    }
+}
+
+/// Snippets as the tail section the model sees; `None` when there are none.
+pub fn tail_section(snippets: &[Snippet]) -> Option<TailSection> {
+    if snippets.is_empty() {
+        return None;
+    }
+    let mut body =
+        String::from("（从本模式资料中按用户的话检索到的片段，可能不相关；以资料原文为准）\n");
+    for s in snippets {
+        body.push_str(&format!("— {}:\n{}\n", s.source, s.text.trim()));
+    }
+    Some(TailSection {
+        label: LABEL.into(),
+        body,
+    })
+}
+
+/// Regular `.md` / `.txt` files below `dir` (no dotfiles, nothing leading out of `root`).
+fn collect_files(
+    root: &Path,
+    dir: &Path,
+    name: &str,
+    depth: usize,
+    out: &mut Vec<(String, PathBuf, std::fs::Metadata)>,
+) {
+    if depth > MAX_DEPTH || out.len() > MAX_FILES {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let file_name = e.file_name().to_string_lossy().into_owned();
+        if file_name.starts_with('.') {
+            continue;
+        }
+        // symlink_metadata: a link is never followed (it could lead anywhere)
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        if meta.is_dir() {
+            collect_files(root, &e.path(), name, depth + 1, out);
+        } else if meta.is_file() && meta.len() <= MAX_FILE_BYTES {
+            let ext = Path::new(&file_name)
+                .extension()
+                .map(|x| x.to_string_lossy().to_lowercase());
+            if matches!(ext.as_deref(), Some("md" | "txt" | "markdown")) {
+                let rel = e.path().strip_prefix(root).map(Path::to_path_buf);
+                let rel = rel.unwrap_or_else(|_| PathBuf::from(&file_name));
+                out.push((format!("{name}/{}", rel.display()), e.path(), meta));
+            }
+        }
+    }
+}
+
+/// Paragraphs: blank-line separated blocks, a heading kept with the text under it,
+/// long ones cut at [`MAX_CHUNK_CHARS`].
+fn split_chunks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut heading: Option<String> = None;
+    for block in text.split("\n\n") {
+        let block = block.trim();
+        if block.is_empty() {
+            continue;
+        }
+        if block.starts_with('#') && !block.contains('\n') {
+            heading = Some(block.to_string());
+            continue;
+        }
+        let whole = match heading.take() {
+            Some(h) => format!("{h}\n{block}"),
+            None => block.to_string(),
+        };
+        let chars: Vec<char> = whole.chars().collect();
+        for piece in chars.chunks(MAX_CHUNK_CHARS) {
+            out.push(piece.iter().collect());
+        }
+    }
+    if let Some(h) = heading {
+        out.push(h);
+    }
+    out
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
+/// The terms of a text: bigrams of each run of CJK characters (a lone character is a
+/// term of its own), lower-cased alphanumeric words of two characters or more.
+fn terms_of(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut run: Vec<char> = Vec::new();
+    let mut word = String::new();
+    let flush_run = |run: &mut Vec<char>, out: &mut HashSet<String>| {
+        if run.len() == 1 {
+            out.insert(run[0].to_string());
+        }
+        for w in run.windows(2) {
+            out.insert(w.iter().collect());
+        }
+        run.clear();
+    };
+    let flush_word = |word: &mut String, out: &mut HashSet<String>| {
+        if word.chars().count() >= 2 {
+            out.insert(std::mem::take(word));
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if is_cjk(c) {
+            flush_word(&mut word, &mut out);
+            run.push(c);
+        } else if c.is_alphanumeric() {
+            flush_run(&mut run, &mut out);
+            word.extend(c.to_lowercase());
+        } else {
+            flush_run(&mut run, &mut out);
+            flush_word(&mut word, &mut out);
+        }
+    }
+    flush_run(&mut run, &mut out);
+    flush_word(&mut word, &mut out);
+    out
+}
+
+/// The query's terms, in a stable order, at most [`MAX_QUERY_TERMS`].
+fn query_terms(query: &str) -> Vec<String> {
+    let mut t: Vec<String> = terms_of(query).into_iter().collect();
+    t.sort();
+    t.truncate(MAX_QUERY_TERMS);
+    t
+}
+
+/// An upper bound of the tokens of `s` for any tokenizer in use: a CJK character is one
+/// token, other text one per four characters.
+pub fn conservative_tokens(s: &str) -> usize {
+    let (cjk, other) = s.chars().fold((0usize, 0usize), |(c, o), ch| {
+        if is_cjk(ch) {
+            (c + 1, o)
+        } else {
+            (c, o + 1)
+        }
+    });
+    cjk + other.div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knowledge(dir: &Path) -> Knowledge {
+        let mut folders = HashMap::new();
+        folders.insert(
+            "cooking".to_string(),
+            vec![("basics".to_string(), dir.to_path_buf())],
+        );
+        Knowledge {
+            folders,
+            budgets: HashMap::new(),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    #[test]
+    fn finds_the_paragraph_by_the_users_words_and_stays_in_budget() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("红烧肉.md"),
+            "# 红烧肉\n\n五花肉切块，冷水下锅焯水。\n\n炒糖色：小火把冰糖炒到枣红色，下肉翻炒上色。",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("米饭.txt"),
+            "米和水一比一点二，浸泡半小时再煮。",
+        )
+        .unwrap();
+        std::fs::write(d.path().join(".secret.md"), "红烧肉 秘方").unwrap();
+        std::fs::write(d.path().join("pic.png"), "红烧肉 红烧肉").unwrap();
+        let k = knowledge(d.path());
+        let hits = k.retrieve("cooking", "红烧肉怎么做？", 400);
+        assert!(!hits.is_empty());
+        assert_eq!(hits[0].source, "basics/红烧肉.md");
+        assert!(hits[0].text.starts_with("# 红烧肉"), "{:?}", hits[0]);
+        assert!(hits.iter().all(|h| h.source.ends_with(".md")));
+        // the budget holds: nothing fits in 5 tokens
+        assert!(k.retrieve("cooking", "红烧肉怎么做？", 5).is_empty());
+        let total: usize = hits
+            .iter()
+            .map(|h| conservative_tokens(&h.text) + conservative_tokens(&h.source) + 2)
+            .sum();
+        assert!(total <= 400);
+        // another mode, an unrelated question, an empty one: nothing
+        assert!(k.retrieve("homework", "红烧肉怎么做", 400).is_empty());
+        assert!(k.retrieve("cooking", "今天天气怎么样", 400).is_empty());
+        assert!(k.retrieve("cooking", "   ", 400).is_empty());
+        // a changed file is read again
+        std::fs::write(d.path().join("米饭.txt"), "糙米要多泡两小时，水多一点。").unwrap();
+        let rice = k.retrieve("cooking", "糙米要泡多久", 400);
+        assert!(rice[0].text.contains("两小时"), "{rice:?}");
+    }
+
+    #[test]
+    fn a_symlink_or_a_huge_file_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.md"), "红烧肉 秘方 红烧肉").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x.md"), d.path().join("link.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("dir")).unwrap();
+        let big = "红烧肉秘方。".repeat(MAX_FILE_BYTES as usize / 10);
+        std::fs::write(d.path().join("big.md"), big).unwrap();
+        assert!(knowledge(d.path())
+            .retrieve("cooking", "红烧肉秘方", 400)
+            .is_empty());
+    }
+
+    #[test]
+    fn terms_are_bigrams_and_words() {
+        let t = terms_of("番茄炒蛋 with Eggs, 2 个");
+        for want in ["番茄", "茄炒", "炒蛋", "with", "eggs", "个"] {
+            assert!(t.contains(want), "{want} missing from {t:?}");
+        }
+        assert!(!t.contains("2"));
+        assert_eq!(conservative_tokens("番茄abcd"), 3);
+        assert_eq!(split_chunks(&"长".repeat(1300)).len(), 3);
+    }
+}
