@@ -275,3 +275,38 @@ async fn with_the_provider_down_the_excerpt_stays_and_the_job_resumes_at_the_nex
     .await;
     k.shutdown();
 }
+
+#[tokio::test]
+async fn a_session_ended_by_expiry_gets_the_models_summary() {
+    use homebot::clock::ManualClock;
+    let at = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    };
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(summarizing(true)).await;
+    let clock = ManualClock::new(at("2026-10-22T19:55:00+08:00"));
+    let k = Kernel::start(
+        ws,
+        homebot::kernel::KernelOptions {
+            env: Some(fake.env()),
+            clock: Some(std::sync::Arc::new(clock.clone())),
+            expiry_period: Some(Duration::from_millis(20)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(turn(&k, "/mode enter cooking").await.error.is_none());
+    turn(&k, "今天做红烧肉").await;
+    let sdir = session_dir(ws);
+    clock.set(at("2026-10-23T00:10:00+08:00"));
+    wait_for("the expired session's model summary", || {
+        std::fs::read_to_string(sdir.join("summary.md"))
+            .is_ok_and(|md| md.contains("结束原因: expired") && md.contains("收汁前停下了"))
+            && !sdir.join("summary.pending").exists()
+    })
+    .await;
+    k.shutdown();
+}
