@@ -14,7 +14,9 @@
 //! - [`modes`] — run modes: manifests, the registry, switch validation, `action.json`,
 //!   session files, and the supervised `ModeManager` actor that owns all of them;
 //!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
-//! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools.
+//! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools;
+//!   [`knowledge`] — retrieval over the active mode's knowledge folders for the tail;
+//!   [`summarizer`] — model-written summaries of sessions that ended without one.
 //! - [`provider`] — LLM clients (OpenAI-compatible chat completions), retries, usage.
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
