@@ -116,7 +116,7 @@ impl Agent {
     ) -> Prepared {
         let mut sections: Vec<prompt::TailSection> = Vec::new();
         if let Some(m) = &ticket.mode {
-            sections.extend(self.knowledge.section_for(&m.mode_id, user_text));
+            sections.extend(self.knowledge.sections_for(&m.mode_id, user_text));
         }
         let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
         let messages = prompt::build_messages(

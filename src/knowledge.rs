@@ -1,4 +1,5 @@
-//! Retrieval over a mode's knowledge folders: the few paragraphs that best match the
+//! The per-request blocks of a mode's context policy: its `[OBJECTIVE]`, and retrieval
+//! over its knowledge folders: the few paragraphs that best match the
 //! user's words go into the request's dynamic tail, bounded in tokens. No embedding
 //! model: a small lexical ranking that works for Chinese without a segmenter —
 //! Chinese text is compared by character bigrams, other text by lower-cased words —
@@ -49,6 +50,8 @@ pub struct Knowledge {
     folders: HashMap<String, Vec<(String, PathBuf)>>,
     /// Each mode's snippet budget per request (`context.retrieval_tokens`).
     budgets: HashMap<String, usize>,
+    /// Each mode's `context.objective` template.
+    objectives: HashMap<String, String>,
     cache: Mutex<HashMap<PathBuf, CachedFile>>,
 }
 
@@ -79,18 +82,37 @@ impl Knowledge {
                 (m.manifest.id.clone(), t as usize)
             })
             .collect();
+        let objectives = registry
+            .modes()
+            .iter()
+            .filter_map(|m| {
+                let o = m.manifest.context.as_ref()?.objective.as_ref()?;
+                Some((m.manifest.id.clone(), o.trim().to_string()))
+            })
+            .filter(|(_, o)| !o.is_empty())
+            .collect();
         Self {
             folders,
             budgets,
+            objectives,
             cache: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The tail section of `mode_id`'s knowledge for the user's words, within the mode's
-    /// budget; `None` when nothing matches (or the mode has no knowledge).
-    pub fn section_for(&self, mode_id: &str, query: &str) -> Option<TailSection> {
+    /// The per-request blocks of `mode_id`'s context policy for the user's words:
+    /// `[OBJECTIVE]` (its template, `{query}` filled in) and `[资料]` (the snippets of
+    /// its knowledge within its budget), each only when there is something to say.
+    pub fn sections_for(&self, mode_id: &str, query: &str) -> Vec<TailSection> {
+        let mut out = Vec::new();
+        if let Some(o) = self.objectives.get(mode_id) {
+            out.push(TailSection {
+                label: "OBJECTIVE".into(),
+                body: o.replace("{query}", query.trim()),
+            });
+        }
         let budget = self.budgets.get(mode_id).copied().unwrap_or(0);
-        tail_section(&self.retrieve(mode_id, query, budget))
+        out.extend(tail_section(&self.retrieve(mode_id, query, budget)));
+        out
     }
 
     /// The best paragraphs of `mode_id`'s knowledge for `query`, within `max_tokens`
@@ -364,6 +386,7 @@ mod tests {
         Knowledge {
             folders,
             budgets: HashMap::new(),
+            objectives: HashMap::new(),
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -418,6 +441,21 @@ mod tests {
         assert!(knowledge(d.path())
             .retrieve("cooking", "红烧肉秘方", 400)
             .is_empty());
+    }
+
+    #[test]
+    fn the_objective_fills_in_the_users_words() {
+        let d = tempfile::tempdir().unwrap();
+        let mut k = knowledge(d.path());
+        k.objectives
+            .insert("cooking".into(), "把这件事办好：{query}".into());
+        let s = k.sections_for("cooking", " 炖汤 ");
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            (s[0].label.as_str(), s[0].body.as_str()),
+            ("OBJECTIVE", "把这件事办好：炖汤")
+        );
+        assert!(k.sections_for("homework", "炖汤").is_empty());
     }
 
     #[test]

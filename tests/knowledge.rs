@@ -109,8 +109,11 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
     );
     assert!(tail.contains("basics/家常菜.md"), "{tail}");
     assert!(tail.contains("炒糖色"), "{tail}");
-    // the section is before the user's words, after the context block
-    assert!(tail.find("[/上下文]").unwrap() < tail.find("[资料]").unwrap());
+    // the sections come after the context block and before the user's words: the
+    // mode's objective first, then the snippets
+    assert!(tail.find("[/上下文]").unwrap() < tail.find("[OBJECTIVE]").unwrap());
+    assert!(tail.find("[/OBJECTIVE]").unwrap() < tail.find("[资料]").unwrap());
+    assert!(tail.contains("[OBJECTIVE]\n带家里人把这顿饭安全"), "{tail}");
     assert!(tail.ends_with("红烧肉怎么做？炒糖色要注意什么"), "{tail}");
     // homework's knowledge: never in a cooking request, and closed to the tools
     let whole = serde_json::to_string(cooking).unwrap();

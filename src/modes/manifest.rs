@@ -95,6 +95,10 @@ pub struct ContextPolicy {
     pub role: Option<String>,
     #[serde(default)]
     pub rules: Vec<String>,
+    /// What each request in the mode is for, put in the tail as `[OBJECTIVE]`;
+    /// `{query}` is replaced by the user's words.
+    #[serde(default)]
+    pub objective: Option<String>,
     /// Knowledge folders of this mode only (relative to the workspace).
     #[serde(default)]
     pub knowledge: Vec<KnowledgeSource>,
@@ -114,6 +118,8 @@ pub struct ContextPolicy {
 
 /// Default budget of the knowledge snippets retrieved for one request.
 pub const DEFAULT_RETRIEVAL_TOKENS: u32 = 400;
+/// The longest `context.objective` template.
+pub const MAX_OBJECTIVE_CHARS: usize = 1000;
 /// The most a mode may give its knowledge snippets per request.
 pub const MAX_RETRIEVAL_TOKENS: u32 = 4000;
 
@@ -185,6 +191,15 @@ impl ModeManifest {
                     KnowledgeRoot::Skill => skill_path_ok(&k.path),
                 };
                 checked.map_err(|why| format!("context.knowledge {:?}: {why}", k.name))?;
+            }
+            if ctx
+                .objective
+                .as_ref()
+                .is_some_and(|o| o.chars().count() > MAX_OBJECTIVE_CHARS)
+            {
+                return Err(format!(
+                    "context.objective must be at most {MAX_OBJECTIVE_CHARS} characters"
+                ));
             }
             if ctx
                 .retrieval_tokens
@@ -311,6 +326,17 @@ mod tests {
         for bad in ["", ".", "../x", "/etc", ".hidden", "a/../../b"] {
             assert!(in_skill(bad).is_err(), "{bad:?} accepted in the skill");
         }
+        let long = "长".repeat(MAX_OBJECTIVE_CHARS + 1);
+        let e = ModeManifest::parse(&format!(
+            r#"{{"id":"x","display_name":"X","context":{{"objective":"{long}"}}}}"#
+        ))
+        .unwrap_err();
+        assert!(e.contains("context.objective"), "{e}");
+        let e = ModeManifest::parse(
+            r#"{"id":"x","display_name":"X","context":{"retrieval_tokens":999999}}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("retrieval_tokens"), "{e}");
         for bad in [
             "",
             ".",
