@@ -254,6 +254,7 @@ async fn failed_turns_are_recorded_but_not_replayed_and_overflow_is_explained() 
     assert_eq!(msgs.len(), 2, "system + this question only: {msgs:?}");
     assert_eq!(last["max_tokens"], 4096, "an output cap is always sent");
     // the usage log has a line for every call, failed ones with their error
+    k.provider().flush().await; // the usage lines are written off the turn's path
     let usage = jsonl(&dir.path().join("logs/usage.jsonl"));
     assert_eq!(usage.len(), 3);
     assert!(usage[0]["error"].as_str().unwrap().contains("HTTP 500"));
@@ -414,6 +415,7 @@ async fn usage_lines_carry_the_households_offset() {
     };
     let r = p.complete(&req, &Default::default()).await.unwrap();
     assert_eq!(r.content.as_deref(), Some("好的：你好"));
+    p.flush().await;
     let line = jsonl(&log).pop().unwrap();
     let ts = line["timestamp"].as_str().unwrap();
     let parsed = chrono::DateTime::parse_from_rfc3339(ts).unwrap();
@@ -454,6 +456,7 @@ async fn a_refused_key_echoed_back_is_not_recorded() {
         err.contains("HTTP 401") && err.contains("provided: ***."),
         "{err}"
     );
+    k.provider().flush().await;
     for f in ["chats/cli/local.jsonl", "logs/usage.jsonl"] {
         let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
         assert!(!text.contains("sk-echo"), "{f}: {text}");

@@ -5,6 +5,9 @@ use super::*;
 
 pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
 pub const DEEPSEEK_MODEL: &str = "deepseek-chat";
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The model asked for when `ANTHROPIC_API_KEY` alone selects Anthropic.
+pub const ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// Output cap per call unless configured: household answers are short, and an unbounded
 /// runaway reply from a small local model would fill its whole context.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -47,6 +50,32 @@ pub struct ProviderConfig {
     pub max_tokens: Option<u32>,
     /// Largest answer body read, in bytes (default from `max_tokens`).
     pub max_response_bytes: Option<usize>,
+    /// Which protocol the endpoint speaks; inferred from `base_url` when absent.
+    pub kind: Option<ProviderKind>,
+    /// Ask for the answer as server-sent events (default off).
+    pub stream: Option<bool>,
+}
+
+/// The wire protocol of an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, OpenAI).
+    #[default]
+    Openai,
+    /// Anthropic Messages (`POST {base}/v1/messages`).
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// `anthropic` for Anthropic's own endpoint, else OpenAI-compatible.
+    pub fn infer(base_url: &str) -> Self {
+        if is_anthropic(base_url) {
+            ProviderKind::Anthropic
+        } else {
+            ProviderKind::Openai
+        }
+    }
 }
 
 /// The model a request names: a configured name, or none — then the request carries no
@@ -83,6 +112,9 @@ pub struct ResolvedProvider {
     pub max_tokens: Option<u32>,
     /// Largest answer body read; a bigger one is refused, never held.
     pub max_response_bytes: usize,
+    pub kind: ProviderKind,
+    /// Answers as server-sent events (`provider.stream`).
+    pub stream: bool,
 }
 
 impl Config {
@@ -106,6 +138,10 @@ impl Config {
             .deepseek_api_key
             .clone()
             .map(|k| (k, "DEEPSEEK_API_KEY"));
+        let anthropic_key = env
+            .anthropic_api_key
+            .clone()
+            .map(|k| (k, "ANTHROPIC_API_KEY"));
         let base_url = env
             .base_url
             .clone()
@@ -125,24 +161,31 @@ impl Config {
                     .clone()
                     .map(|k| (k, "HOMEBOT_API_KEY"))
                     .or(file_key)
-                    .or(deepseek_key.filter(|_| is_deepseek(&url)));
+                    .or(deepseek_key.filter(|_| is_deepseek(&url)))
+                    .or(anthropic_key.filter(|_| is_anthropic(&url)));
                 (url, key)
             }
             None => {
-                let key = env
+                let own = env
                     .api_key
                     .clone()
                     .map(|k| (k, "HOMEBOT_API_KEY"))
-                    .or(file_key)
-                    .or(deepseek_key);
-                (DEEPSEEK_BASE_URL.to_string(), Some(key?))
+                    .or(file_key);
+                // with no URL anywhere, a vendor's key selects the vendor (DeepSeek first)
+                match (own, deepseek_key, anthropic_key) {
+                    (Some(k), _, _) => (DEEPSEEK_BASE_URL.to_string(), Some(k)),
+                    (None, Some(k), _) => (DEEPSEEK_BASE_URL.to_string(), Some(k)),
+                    (None, None, Some(k)) => (ANTHROPIC_BASE_URL.to_string(), Some(k)),
+                    (None, None, None) => return None,
+                }
             }
         };
         let model = env
             .model
             .clone()
             .or(file.model.clone())
-            .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()));
+            .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()))
+            .or_else(|| is_anthropic(&base_url).then(|| ANTHROPIC_MODEL.to_string()));
         let local = is_loopback(&base_url);
         // the same output cap everywhere: a slow local model is given time instead
         // (`timeout_secs`), and its owner may lower `max_tokens` (README)
@@ -163,6 +206,8 @@ impl Config {
             max_response_bytes: file
                 .max_response_bytes
                 .unwrap_or_else(|| default_max_response_bytes(max_tokens)),
+            kind: file.kind.unwrap_or_else(|| ProviderKind::infer(&base_url)),
+            stream: file.stream.unwrap_or(false),
             base_url,
         })
     }
@@ -221,6 +266,21 @@ pub fn is_deepseek(url: &str) -> bool {
         && u.password().is_none()
         && u.query().is_none()
         && matches!(u.path().trim_end_matches('/'), "" | "/v1")
+}
+
+/// Anthropic's own endpoint, `https://api.anthropic.com` (with or without `/`). Only
+/// there does `ANTHROPIC_API_KEY` go.
+pub fn is_anthropic(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url.trim()) else {
+        return false;
+    };
+    u.scheme() == "https"
+        && u.host_str() == Some("api.anthropic.com")
+        && u.port().is_none()
+        && u.username().is_empty()
+        && u.password().is_none()
+        && u.query().is_none()
+        && u.path().trim_end_matches('/').is_empty()
 }
 
 /// The endpoint is on this machine (127.0.0.0/8, ::1, localhost).

@@ -1,13 +1,28 @@
 //! The Provider: the LLM behind the kernel. Owns the HTTP client(s), a concurrency
-//! limit, retries with backoff, and usage accounting (`logs/usage.jsonl`). The per-turn
-//! agent calls [`Provider::complete`]; no other actor waits on it.
+//! limit, retries with backoff, usage accounting (`logs/usage.jsonl`) and the audit trail.
+//! The per-turn agent calls [`Provider::complete`]; no other actor waits on it.
 //!
-//! - [`openai`] — OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, …);
+//! - [`openai`] — OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, …),
+//!   [`openai_stream`] its streamed answers;
+//! - [`anthropic`] — Anthropic Messages with prompt-cache breakpoints,
+//!   [`anthropic_stream`] its answers and events;
+//! - [`encode`] — request bodies as bytes, old messages' bytes reused; [`sse`] — the
+//!   event-stream reader; [`http`] — what both dialects do the same over HTTP;
+//! - [`audit`] — the per-attempt audit record; [`logwriter`] — the background thread
+//!   that appends (and batches the fsyncs of) the usage and audit lines;
 //! - [`types`] — the provider-neutral request and response; [`error`] — what can go
 //!   wrong, as the user is told it, and bounded body reads.
 
+pub mod anthropic;
+pub mod anthropic_stream;
+pub mod audit;
+pub mod encode;
 pub mod error;
+pub mod http;
+pub mod logwriter;
 pub mod openai;
+pub mod openai_stream;
+pub mod sse;
 pub mod types;
 
 pub use error::*;
@@ -19,6 +34,7 @@ use backon::{BackoffBuilder, ExponentialBuilder};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Semaphore;
 use tracing::{info, warn};
 
@@ -29,6 +45,16 @@ pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 #[async_trait]
 pub trait ChatModel: Send + Sync {
     async fn complete(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError>;
+    /// The same, handing text deltas to `deltas` as they arrive when the model streams
+    /// (a model that does not stream answers whole and sends none).
+    async fn complete_with(
+        &self,
+        req: &ChatRequest<'_>,
+        deltas: Option<&UnboundedSender<String>>,
+    ) -> Result<ChatResponse, ProviderError> {
+        let _ = deltas;
+        self.complete(req).await
+    }
     /// The model asked for, as the usage log and `status` should name it.
     fn model_name(&self) -> &str;
 }
@@ -64,6 +90,12 @@ struct Inner {
     /// Delays between attempts; `max_times` is the retry budget.
     backoff: ExponentialBuilder,
     usage_log: PathBuf,
+    /// `logs/`: the dated audit files go below it.
+    logs_dir: PathBuf,
+    /// Whether answers are streamed (for the audit record).
+    stream: bool,
+    /// Appends the usage and audit lines off the turn's path.
+    writer: logwriter::LogWriter,
 }
 
 impl Provider {
@@ -75,14 +107,14 @@ impl Provider {
         }
     }
 
+    /// The configured endpoint; its dialect from `provider.kind` (or the URL). The audit
+    /// files go beside `usage_log` (`logs/audit/`).
     pub fn from_config(cfg: &ResolvedProvider, usage_log: PathBuf) -> Result<Self, ProviderError> {
-        let model = openai::OpenAiCompatible::new(cfg)?;
-        let mut p = Self::with_model(
-            Arc::new(model),
-            cfg.max_concurrent,
-            cfg.max_retries,
-            usage_log,
-        );
+        let model: Arc<dyn ChatModel> = match cfg.kind {
+            crate::config::ProviderKind::Openai => Arc::new(openai::OpenAiCompatible::new(cfg)?),
+            crate::config::ProviderKind::Anthropic => Arc::new(anthropic::Anthropic::new(cfg)?),
+        };
+        let mut p = Self::with_model(model, cfg.max_concurrent, cfg.max_retries, usage_log);
         let inner = p
             .inner
             .as_mut()
@@ -90,6 +122,7 @@ impl Provider {
             .expect("a provider just built is not shared yet");
         inner.model_label = cfg.model.name().map(str::to_string);
         inner.endpoint = Some(crate::config::display_url(&cfg.base_url));
+        inner.stream = cfg.stream;
         Ok(p)
     }
 
@@ -108,6 +141,10 @@ impl Provider {
             // then retry in lockstep
             .with_jitter_seed(rand::random())
             .with_max_times(max_retries as usize);
+        let logs_dir = usage_log
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
         Self {
             inner: Some(Arc::new(Inner {
                 model_label: Some(model.model_name().to_string()),
@@ -116,6 +153,9 @@ impl Provider {
                 limit: Semaphore::new(max_concurrent.max(1)),
                 backoff,
                 usage_log,
+                logs_dir,
+                stream: false,
+                writer: logwriter::LogWriter::start(),
             })),
             tz: chrono_tz::UTC,
         }
@@ -129,6 +169,22 @@ impl Provider {
 
     pub fn is_configured(&self) -> bool {
         self.inner.is_some()
+    }
+
+    /// Wait until every usage and audit line of the calls made so far is on disk. The
+    /// kernel calls it at shutdown; the writer also drains when the provider is dropped.
+    pub async fn flush(&self) {
+        if let Some(inner) = &self.inner {
+            inner.writer.flush().await;
+        }
+    }
+
+    /// What the log writer has done (lines, batches, syncs, dropped).
+    pub fn log_stats(&self) -> logwriter::WriterStats {
+        self.inner
+            .as_ref()
+            .map(|i| i.writer.stats())
+            .unwrap_or_default()
     }
 
     /// The model configured; `None` when unconfigured or when the endpoint's default is used.
@@ -160,6 +216,17 @@ impl Provider {
         req: &ChatRequest<'_>,
         meta: &CallMeta,
     ) -> Result<ChatResponse, ProviderError> {
+        self.complete_with(req, meta, None).await
+    }
+
+    /// [`Provider::complete`], with text deltas handed to `deltas` as they stream in
+    /// (when `provider.stream` is on; a retried attempt may repeat some text).
+    pub async fn complete_with(
+        &self,
+        req: &ChatRequest<'_>,
+        meta: &CallMeta,
+        deltas: Option<&UnboundedSender<String>>,
+    ) -> Result<ChatResponse, ProviderError> {
         let inner = self.inner.as_ref().ok_or(ProviderError::NotConfigured)?;
         let mut delays = inner.backoff.build();
         let mut attempt = 0;
@@ -171,7 +238,7 @@ impl Provider {
                     .await
                     .expect("the provider semaphore is never closed");
                 let started = Instant::now();
-                let result = inner.model.complete(req).await;
+                let result = inner.model.complete_with(req, deltas).await;
                 (result, started.elapsed())
             };
             match result {
@@ -180,9 +247,11 @@ impl Provider {
                         warn!(completion = resp.usage.completion_tokens, "the model hit its output limit (finish_reason=length); the reply is cut short");
                     }
                     inner.log_usage(self.tz, meta, &resp, latency, attempt);
+                    inner.audit(self.tz, meta, Ok(&resp), latency, attempt);
                     return Ok(resp);
                 }
                 Err(e) => {
+                    inner.audit(self.tz, meta, Err(&e), latency, attempt);
                     let next = e.is_retryable().then(|| delays.next()).flatten();
                     let Some(computed) = next else {
                         warn!(attempts = attempt + 1, error = %e, "provider call failed");
@@ -240,7 +309,7 @@ impl Inner {
             model = model.unwrap_or("(endpoint default)"),
             prompt = usage.prompt_tokens,
             completion = usage.completion_tokens,
-            cached = usage.cached_tokens.or(usage.cache_hit_tokens).unwrap_or(0),
+            cached = usage.cached(),
             latency_ms = latency.as_millis() as u64,
             "provider call"
         );
@@ -269,11 +338,50 @@ impl Inner {
         })
     }
 
-    /// One line per call in `logs/usage.jsonl`.
+    /// One line per call in `logs/usage.jsonl`, through the background writer.
     fn append(&self, mut rec: serde_json::Value, outcome: (&str, serde_json::Value)) {
         rec[outcome.0] = outcome.1;
-        if let Err(err) = crate::fsutil::append_line(&self.usage_log, &rec.to_string()) {
-            warn!(path = %self.usage_log.display(), error = %err, "cannot append to the usage log");
+        self.writer.append(self.usage_log.clone(), rec.to_string());
+    }
+
+    /// One audit record per attempt: in the session's `audit.jsonl` in a mode, else in
+    /// the household day's `logs/audit/YYYY-MM-DD.jsonl`.
+    fn audit(
+        &self,
+        tz: chrono_tz::Tz,
+        meta: &CallMeta,
+        result: Result<&ChatResponse, &ProviderError>,
+        latency: Duration,
+        retries: u32,
+    ) {
+        let now = chrono::Utc::now().with_timezone(&tz);
+        let model = self
+            .model_label
+            .clone()
+            .or_else(|| result.ok().and_then(|r| r.model.clone()));
+        let rec = audit::AuditRecord {
+            timestamp: now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            purpose: if meta.purpose.is_empty() {
+                "turn".into()
+            } else {
+                meta.purpose.into()
+            },
+            model,
+            channel: meta.channel.clone(),
+            chat_id: meta.chat_id.clone(),
+            session_id: meta.session_id.clone(),
+            shape: meta.shape.as_deref().cloned(),
+            usage: result.ok().map(|r| audit::AuditUsage::from(&r.usage)),
+            latency_ms: latency.as_millis() as u64,
+            retries,
+            outcome: if result.is_ok() { "ok" } else { "error" }.into(),
+            error: result.err().map(|e| e.to_string()),
+            stream: self.stream,
+        };
+        let path = audit::audit_path(meta, &self.logs_dir, &now.format("%Y-%m-%d").to_string());
+        match serde_json::to_string(&rec) {
+            Ok(line) => self.writer.append(path, line),
+            Err(e) => warn!(error = %e, "cannot encode an audit record"),
         }
     }
 }
@@ -355,6 +463,8 @@ mod tests {
             temperature: None,
             max_tokens: None,
             max_response_bytes: 1 << 20,
+            kind: crate::config::ProviderKind::Openai,
+            stream: false,
         }
     }
 
