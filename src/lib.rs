@@ -15,7 +15,9 @@
 //!   session files, and the supervised `ModeManager` actor that owns all of them;
 //!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
 //! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools.
-//! - [`provider`] — LLM clients (OpenAI-compatible chat completions), retries, usage.
+//! - [`provider`] — LLM clients (OpenAI-compatible chat completions, Anthropic
+//!   Messages), retries, usage and the audit trail; [`audit`] — `homebot audit` and
+//!   `homebot stats` read that trail back.
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
@@ -33,6 +35,7 @@
 //! `Kernel`, and it reaches them only through their registered [`outbound`] doors.
 
 pub mod agent;
+pub mod audit;
 pub mod chats;
 pub mod clock;
 pub mod commands;

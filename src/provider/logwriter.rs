@@ -59,12 +59,29 @@ pub struct LogWriter {
 
 impl LogWriter {
     pub fn start() -> Self {
+        Self::spawn(None)
+    }
+
+    /// A writer that writes nothing until the returned gate is opened (dropped or sent
+    /// to): for tests that need lines to queue up deterministically.
+    #[doc(hidden)]
+    pub fn start_gated() -> (Self, std::sync::mpsc::Sender<()>) {
+        let (open, gate) = std::sync::mpsc::channel();
+        (Self::spawn(Some(gate)), open)
+    }
+
+    fn spawn(gate: Option<std::sync::mpsc::Receiver<()>>) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
         let counters = Arc::new(Counters::default());
         let c = counters.clone();
         let thread = std::thread::Builder::new()
             .name("homebot-logs".into())
-            .spawn(move || run(rx, &c))
+            .spawn(move || {
+                if let Some(g) = gate {
+                    let _ = g.recv();
+                }
+                run(rx, &c)
+            })
             .expect("a thread can be started at provider start-up");
         Self {
             tx: Some(tx),
@@ -182,26 +199,45 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn many_lines_share_a_sync_and_drop_writes_the_rest() {
+    async fn queued_lines_share_one_sync_per_file_and_drop_writes_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a/usage.jsonl");
         let b = dir.path().join("b.jsonl");
-        let w = LogWriter::start();
+        let (w, gate) = LogWriter::start_gated();
         for i in 0..300 {
             w.append(a.clone(), format!("{{\"n\":{i}}}"));
             w.append(b.clone(), format!("{{\"m\":{i}}}"));
         }
+        drop(gate);
         w.flush().await;
         let s = w.stats();
         assert_eq!(s.lines, 600);
-        assert!(s.batches < 600, "lines share batches: {s:?}");
-        assert!(s.syncs <= 2 * s.batches, "{s:?}");
+        // 600 lines queued: two batches of at most 512, each syncing its two files once
+        assert_eq!(s.batches, 2, "{s:?}");
+        assert_eq!(s.syncs, 4, "{s:?}");
+        assert_eq!(s.dropped, 0);
         assert_eq!(std::fs::read_to_string(&a).unwrap().lines().count(), 300);
+        let first = std::fs::read_to_string(&b).unwrap();
+        assert_eq!(first.lines().next().unwrap(), "{\"m\":0}", "order kept");
         // lines queued just before the drop still land
         w.append(b.clone(), "{\"last\":true}".into());
         drop(w);
         let text = std::fs::read_to_string(&b).unwrap();
         assert_eq!(text.lines().count(), 301);
         assert_eq!(text.lines().last().unwrap(), "{\"last\":true}");
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_drops_and_counts_instead_of_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("x.jsonl");
+        let (w, gate) = LogWriter::start_gated();
+        for i in 0..QUEUE_CAPACITY + 10 {
+            w.append(f.clone(), i.to_string());
+        }
+        assert_eq!(w.stats().dropped, 10);
+        drop(gate);
+        w.flush().await;
+        assert_eq!(w.stats().lines, QUEUE_CAPACITY as u64);
     }
 }
