@@ -554,3 +554,51 @@ async fn mode_commands_answer_while_every_provider_slot_is_held() {
     );
     assert_eq!(fake.calls(), 2, "the commands never called the provider");
 }
+
+/// DeepSeek thinking models: the reasoning of this turn's tool-calling rounds goes back
+/// with them; no earlier turn's reasoning is ever sent.
+#[tokio::test]
+async fn deepseek_reasoning_is_replayed_within_the_tool_loop_only() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|body, n| {
+        let reasoning = format!("思考{n}");
+        match n {
+            0 | 2 => FakeReply::Json(serde_json::json!({
+                "choices": [{"message": {"role": "assistant", "content": null, "reasoning_content": reasoning,
+                    "tool_calls": [{"id": format!("c{n}"), "type": "function",
+                        "function": {"name": "list_files", "arguments": "{\"path\": \"notes/\"}"}}]},
+                    "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5}})),
+            _ => {
+                let _ = body;
+                FakeReply::Json(serde_json::json!({
+                    "choices": [{"message": {"role": "assistant", "content": format!("答{n}"),
+                        "reasoning_content": reasoning}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5}}))
+            }
+        }
+    })
+    .await;
+    let k = start_kernel(dir.path(), &fake);
+    assert_eq!(turn(&k, "第一问").await.text, "答1");
+    assert_eq!(turn(&k, "第二问").await.text, "答3");
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 4);
+    let with_reasoning = |r: &serde_json::Value| -> Vec<String> {
+        r["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["reasoning_content"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert!(with_reasoning(&reqs[0]).is_empty());
+    assert_eq!(with_reasoning(&reqs[1]), ["思考0"], "this turn's tool round");
+    assert!(with_reasoning(&reqs[2]).is_empty(), "no earlier turn's reasoning: {}", reqs[2]);
+    assert_eq!(with_reasoning(&reqs[3]), ["思考2"]);
+    // the tool round's assistant message carries it beside its tool calls
+    let m = reqs[3]["messages"].as_array().unwrap();
+    let a = &m[m.len() - 2];
+    assert_eq!(a["tool_calls"][0]["id"], "c2");
+    assert_eq!(a["reasoning_content"], "思考2");
+}
