@@ -593,8 +593,16 @@ async fn deepseek_reasoning_is_replayed_within_the_tool_loop_only() {
             .collect()
     };
     assert!(with_reasoning(&reqs[0]).is_empty());
-    assert_eq!(with_reasoning(&reqs[1]), ["思考0"], "this turn's tool round");
-    assert!(with_reasoning(&reqs[2]).is_empty(), "no earlier turn's reasoning: {}", reqs[2]);
+    assert_eq!(
+        with_reasoning(&reqs[1]),
+        ["思考0"],
+        "this turn's tool round"
+    );
+    assert!(
+        with_reasoning(&reqs[2]).is_empty(),
+        "no earlier turn's reasoning: {}",
+        reqs[2]
+    );
     assert_eq!(with_reasoning(&reqs[3]), ["思考2"]);
     // the tool round's assistant message carries it beside its tool calls
     let m = reqs[3]["messages"].as_array().unwrap();

@@ -259,7 +259,8 @@ impl Anthropic {
         let (frags, tools) = &mut *guard;
         let (systems, units) = units(req.messages);
         let bp = breakpoints(req.messages, req.tools.len(), systems, &units);
-        let mut out = Vec::with_capacity(4096);
+        // sized like the last body: one allocation, no regrowth copies
+        let mut out = Vec::with_capacity(frags.last_body + 4096);
         out.push(b'{');
         if let Some(m) = self.model.name() {
             out.extend_from_slice(b"\"model\":");
@@ -333,6 +334,7 @@ impl Anthropic {
             write_json(&mut out, &t);
         }
         out.push(b'}');
+        frags.last_body = out.len();
         out
     }
 }

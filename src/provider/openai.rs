@@ -62,7 +62,8 @@ impl OpenAiCompatible {
             .lock()
             .expect("the encoder lock is never poisoned");
         let (frags, tools) = &mut *guard;
-        let mut out = Vec::with_capacity(4096);
+        // sized like the last body: one allocation, no regrowth copies
+        let mut out = Vec::with_capacity(frags.last_body + 4096);
         out.push(b'{');
         if let Some(m) = self.model.name() {
             out.extend_from_slice(b"\"model\":");
@@ -115,6 +116,7 @@ impl OpenAiCompatible {
             write_json(&mut out, &m);
         }
         out.push(b'}');
+        frags.last_body = out.len();
         out
     }
 
