@@ -380,5 +380,4 @@ impl ChatModel for Anthropic {
 }
 
 #[cfg(test)]
-#[path = "anthropic_tests.rs"]
 mod tests;

@@ -415,5 +415,4 @@ pub(crate) fn is_event_stream(resp: &reqwest::Response) -> bool {
 }
 
 #[cfg(test)]
-#[path = "openai_tests.rs"]
 mod tests;
