@@ -2,9 +2,10 @@
 //! also handed to the caller's sink as it comes), tool calls assembled by their `index`
 //! (id and name from the first delta that has them, arguments concatenated across
 //! chunks), the finish reason, and the usage the final chunk carries when
-//! `stream_options.include_usage` was asked for. `[DONE]` ends it.
+//! `stream_options.include_usage` was asked for. `[DONE]` ends it; an `error` object in a
+//! chunk ends it as the HTTP error it names (a 5xx unless it says otherwise, so retried).
 
-use super::http::malformed;
+use super::http::{malformed, short};
 use super::openai::{call_id, WireUsage};
 use super::{ChatResponse, ProviderError, ToolCall, Usage};
 use serde::Deserialize;
@@ -37,6 +38,9 @@ struct Chunk {
     usage: Option<WireUsage>,
     #[serde(default)]
     model: Option<String>,
+    /// Some servers report a failure mid-stream as `data: {"error": {…}}`.
+    #[serde(default)]
+    error: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -90,6 +94,18 @@ impl StreamAssembler {
             return Ok(false);
         }
         let chunk: Chunk = serde_json::from_str(data).map_err(malformed)?;
+        if let Some(e) = chunk.error.filter(|e| !e.is_null()) {
+            // the answer broke off on the server's side: worth another attempt
+            let status = e["code"]
+                .as_u64()
+                .filter(|c| (400..600).contains(c))
+                .unwrap_or(500) as u16;
+            return Err(ProviderError::Http {
+                status,
+                body: short(&e.to_string()),
+                retry_after: None,
+            });
+        }
         self.chunks += 1;
         if chunk.model.is_some() {
             self.model = chunk.model;

@@ -322,3 +322,22 @@ fn a_stream_is_assembled_by_index_with_split_arguments_and_final_usage() {
     assert!(StreamAssembler::default().finish().is_err());
     assert!(StreamAssembler::default().push("{not json", None).is_err());
 }
+
+#[test]
+fn an_error_inside_a_stream_is_an_http_error() {
+    let mut asm = StreamAssembler::default();
+    asm.push(r#"{"choices": [{"delta": {"content": "半"}}]}"#, None)
+        .unwrap();
+    let e = asm
+        .push(
+            r#"{"error": {"message": "upstream overloaded", "code": 503}}"#,
+            None,
+        )
+        .unwrap_err();
+    assert!(matches!(e, ProviderError::Http { status: 503, .. }), "{e}");
+    assert!(e.is_retryable());
+    let e = StreamAssembler::default()
+        .push(r#"{"error": {"message": "x"}}"#, None)
+        .unwrap_err();
+    assert!(matches!(e, ProviderError::Http { status: 500, .. }), "{e}");
+}
