@@ -300,3 +300,51 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
     let loaded = homebot::audit::load(&ws, Some("cook-20261130-200000-abcdef")).unwrap();
     assert_eq!(loaded.records, vec![rec]);
 }
+
+/// Calls never wait for the log disk: with the writer stalled every call still returns,
+/// and the lines they queued are then written in one batch, one sync per file.
+#[tokio::test]
+async fn calls_do_not_wait_for_the_log_writer_and_share_its_syncs() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    let cfg = homebot::config::Config::default()
+        .resolve_provider(&fake.env())
+        .unwrap();
+    let (p, gate) = Provider::from_config(&cfg, dir.path().join("logs/usage.jsonl"))
+        .unwrap()
+        .with_gated_logs();
+    let msgs = [Message::User {
+        content: "你好".into(),
+    }];
+    let req = ChatRequest {
+        messages: &msgs,
+        tools: &[],
+    };
+    let sdir = dir
+        .path()
+        .join("modes/sessions/cooking/cook-20261130-200000-abcdef");
+    for i in 0..10 {
+        let meta = CallMeta {
+            session_dir: (i % 2 == 0).then(|| sdir.clone()),
+            ..Default::default()
+        };
+        p.complete(&req, &meta).await.unwrap();
+    }
+    let s = p.log_stats();
+    assert_eq!(
+        (s.lines, s.syncs),
+        (0, 0),
+        "nothing written yet, no call waited"
+    );
+    drop(gate);
+    p.flush().await;
+    let s = p.log_stats();
+    assert_eq!(s.lines, 20, "a usage line and an audit record per call");
+    assert_eq!(s.batches, 1, "{s:?}");
+    assert_eq!(
+        s.syncs, 3,
+        "usage, the dated audit file, the session's: {s:?}"
+    );
+    assert_eq!(jsonl(&sdir.join("audit.jsonl")).len(), 5);
+    assert_eq!(jsonl(&dir.path().join("logs/usage.jsonl")).len(), 10);
+}

@@ -179,6 +179,17 @@ impl Provider {
         }
     }
 
+    /// The same provider with a log writer that holds every line until the returned gate
+    /// is opened (dropped): for tests that show calls never wait for the disk.
+    #[doc(hidden)]
+    pub fn with_gated_logs(mut self) -> (Self, std::sync::mpsc::Sender<()>) {
+        let (writer, gate) = logwriter::LogWriter::start_gated();
+        if let Some(inner) = self.inner.as_mut().and_then(Arc::get_mut) {
+            inner.writer = writer;
+        }
+        (self, gate)
+    }
+
     /// What the log writer has done (lines, batches, syncs, dropped).
     pub fn log_stats(&self) -> logwriter::WriterStats {
         self.inner
