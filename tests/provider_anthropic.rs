@@ -33,6 +33,18 @@ async fn handle(State(f): State<Arc<Fake>>, headers: HeaderMap, body: String) ->
     (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response()
 }
 
+/// Anthropic's model list, for `homebot doctor`; only with the right headers.
+async fn models(headers: HeaderMap) -> Response {
+    if headers.get("x-api-key").is_none() || headers.get("anthropic-version").is_none() {
+        return (StatusCode::UNAUTHORIZED, "no key").into_response();
+    }
+    axum::Json(
+        json!({"data": [{"type": "model", "id": "claude-test", "display_name": "Test"}],
+        "has_more": false}),
+    )
+    .into_response()
+}
+
 async fn start(
     answer: impl Fn(&Value, usize) -> (u16, Value) + Send + Sync + 'static,
 ) -> (String, Arc<Fake>) {
@@ -42,6 +54,7 @@ async fn start(
     });
     let app = axum::Router::new()
         .route("/v1/messages", axum::routing::post(handle))
+        .route("/v1/models", axum::routing::get(models))
         .with_state(fake.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -258,4 +271,27 @@ fn anthropic_is_inferred_from_its_url_and_its_key_goes_only_there() {
         .unwrap();
     assert!(r.api_key.is_none(), "not to another endpoint");
     assert_eq!(r.kind, homebot::config::ProviderKind::Openai);
+}
+
+#[tokio::test]
+async fn doctor_lists_anthropic_models_with_its_headers() {
+    let (url, _fake) = start(|_, _| (200, text_answer("x"))).await;
+    let env = EnvOverrides {
+        base_url: Some(url),
+        model: Some("claude-test".into()),
+        api_key: Some(Secret::new("sk-ant-test")),
+        ..Default::default()
+    };
+    let cfg = homebot::config::Config::parse(
+        "[provider]\nkind = \"anthropic\"\n",
+        std::path::Path::new("c.toml"),
+    )
+    .unwrap();
+    let r = homebot::doctor::diagnose(cfg.resolve_provider(&env).as_ref(), &env).await;
+    assert!(r.reachable, "{:?}", r.lines);
+    let text = r.lines.join("\n");
+    assert!(text.contains("/v1/models → HTTP 200"), "{text}");
+    assert!(text.contains("claude-test"), "{text}");
+    assert!(!text.contains("sk-ant-test"), "{text}");
+    assert!(!text.contains("hint:"), "the model is listed: {text}");
 }
