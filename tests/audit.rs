@@ -255,6 +255,7 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
     let sdir = dir
         .path()
         .join("modes/sessions/cooking/cook-20261130-200000-abcdef");
+    std::fs::create_dir_all(&sdir).unwrap();
     let meta = CallMeta {
         channel: "cli".into(),
         chat_id: "local".into(),
@@ -275,7 +276,28 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
     )
     .await
     .unwrap();
+    // a session folder gone meanwhile is not made again: the record goes to the day's file
+    let gone = dir
+        .path()
+        .join("modes/sessions/cooking/cook-20261130-210000-abcdef");
+    p.complete(
+        &ChatRequest {
+            messages: &msgs,
+            tools: &[],
+        },
+        &CallMeta {
+            session_dir: Some(gone.clone()),
+            ..meta.clone()
+        },
+    )
+    .await
+    .unwrap();
     drop(p); // dropping the provider drains the writer
+    assert!(!gone.exists());
+    let day = std::fs::read_dir(dir.path().join("logs/audit"))
+        .unwrap()
+        .count();
+    assert_eq!(day, 1);
     let recs = jsonl(&sdir.join("audit.jsonl"));
     assert_eq!(recs.len(), 1);
     let r = &recs[0];
@@ -323,6 +345,7 @@ async fn calls_do_not_wait_for_the_log_writer_and_share_its_syncs() {
     let sdir = dir
         .path()
         .join("modes/sessions/cooking/cook-20261130-200000-abcdef");
+    std::fs::create_dir_all(&sdir).unwrap();
     for i in 0..10 {
         let meta = CallMeta {
             session_dir: (i % 2 == 0).then(|| sdir.clone()),

@@ -66,10 +66,12 @@ impl From<&Usage> for AuditUsage {
 }
 
 /// Where a call's record goes: the session's file in a mode, else the dated file of
-/// `date` (`YYYY-MM-DD`, the household's) below `logs_dir/audit/`.
+/// `date` (`YYYY-MM-DD`, the household's) below `logs_dir/audit/`. A session folder that
+/// no longer exists is not made again for its audit file (recovery would take a folder
+/// holding only that for a broken session): the record goes to the dated file.
 pub fn audit_path(meta: &CallMeta, logs_dir: &Path, date: &str) -> PathBuf {
     match &meta.session_dir {
-        Some(dir) => dir.join(SESSION_AUDIT_FILE),
-        None => logs_dir.join(AUDIT_DIR).join(format!("{date}.jsonl")),
+        Some(dir) if dir.is_dir() => dir.join(SESSION_AUDIT_FILE),
+        _ => logs_dir.join(AUDIT_DIR).join(format!("{date}.jsonl")),
     }
 }
