@@ -371,3 +371,47 @@ async fn calls_do_not_wait_for_the_log_writer_and_share_its_syncs() {
     assert_eq!(jsonl(&sdir.join("audit.jsonl")).len(), 5);
     assert_eq!(jsonl(&dir.path().join("logs/usage.jsonl")).len(), 10);
 }
+
+/// A call whose turn is cancelled mid-flight is recorded as `cancelled`.
+#[tokio::test]
+async fn a_call_cancelled_mid_flight_is_recorded() {
+    let dir = workspace();
+    let fake =
+        FakeLlm::start(|_, _| FakeReply::Delay(Duration::from_secs(60), Box::new(text("太晚了"))))
+            .await;
+    let cfg = homebot::config::Config::default()
+        .resolve_provider(&fake.env())
+        .unwrap();
+    let p = Provider::from_config(&cfg, dir.path().join("logs/usage.jsonl")).unwrap();
+    let call = {
+        let p = p.clone();
+        tokio::spawn(async move {
+            let msgs = [Message::User {
+                content: "你好".into(),
+            }];
+            let req = ChatRequest {
+                messages: &msgs,
+                tools: &[],
+            };
+            let meta = CallMeta {
+                channel: "voice".into(),
+                chat_id: "wake-1".into(),
+                ..Default::default()
+            };
+            p.complete(&req, &meta).await
+        })
+    };
+    until(|| fake.calls() == 1).await;
+    call.abort();
+    assert!(call.await.unwrap_err().is_cancelled());
+    p.flush().await;
+    let recs = jsonl(&dated_file(dir.path()));
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["outcome"], "cancelled");
+    assert_eq!(recs[0]["chat_id"], "wake-1");
+    assert!(recs[0]["usage"].is_null());
+    assert!(recs[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("stopped waiting"));
+}

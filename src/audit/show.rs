@@ -4,8 +4,8 @@
 //! ones left out): the timestamp, `purpose`, `model`, `chat` (channel/chat id),
 //! `session`, `prompt`, `cached`, `completion`, `hit` (cached ÷ prompt), `latency`,
 //! `retries`, `blocks` (name:tokens,…), `history` (from..to), `compacted` (turns before
-//! it are in the checkpoint), `prefix` (the prefix hash, 12 hex digits), then `ok` or
-//! `error: <text>` last.
+//! it are in the checkpoint), `prefix` (the prefix hash, 12 hex digits), then `ok`, `error: <text>` or
+//! `cancelled: <text>` last.
 
 use crate::provider::audit::AuditRecord;
 
@@ -57,7 +57,7 @@ pub fn readable_line(r: &AuditRecord) -> String {
         }
     }
     match &r.error {
-        Some(e) => f.push(format!("error: {e}")),
+        Some(e) => f.push(format!("{}: {e}", r.outcome)),
         None => f.push(r.outcome.clone()),
     }
     f.join("  ")

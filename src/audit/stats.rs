@@ -1,6 +1,7 @@
 //! `homebot stats`: what the provider calls cost — the prefix-cache hit ratio (cached ÷
 //! prompt tokens) and the token totals, per household day and per mode session. Only
-//! attempts that got an answer carry usage; failed ones are counted as errors.
+//! attempts that got an answer carry usage; the others (failed, or cancelled mid-call)
+//! are counted under `errors`.
 
 use super::show::percent;
 use crate::provider::audit::AuditRecord;

@@ -40,7 +40,7 @@ pub struct AuditRecord {
     /// Attempts before this one within the same call.
     #[serde(default)]
     pub retries: u32,
-    /// `ok` or `error`.
+    /// `ok`, `error`, or `cancelled` (the turn stopped waiting mid-call).
     pub outcome: String,
     #[serde(default)]
     pub error: Option<String>,

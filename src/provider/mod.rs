@@ -248,9 +248,18 @@ impl Provider {
                     .acquire()
                     .await
                     .expect("the provider semaphore is never closed");
-                let started = Instant::now();
+                // a turn cancelled mid-call drops this future: the guard records that
+                let mut pending = Pending {
+                    inner,
+                    tz: self.tz,
+                    meta,
+                    started: Instant::now(),
+                    attempt,
+                    armed: true,
+                };
                 let result = inner.model.complete_with(req, deltas).await;
-                (result, started.elapsed())
+                pending.armed = false;
+                (result, pending.started.elapsed())
             };
             match result {
                 Ok(resp) => {
@@ -258,11 +267,11 @@ impl Provider {
                         warn!(completion = resp.usage.completion_tokens, "the model hit its output limit (finish_reason=length); the reply is cut short");
                     }
                     inner.log_usage(self.tz, meta, &resp, latency, attempt);
-                    inner.audit(self.tz, meta, Ok(&resp), latency, attempt);
+                    inner.audit(self.tz, meta, Outcome::Ok(&resp), latency, attempt);
                     return Ok(resp);
                 }
                 Err(e) => {
-                    inner.audit(self.tz, meta, Err(&e), latency, attempt);
+                    inner.audit(self.tz, meta, Outcome::Err(&e), latency, attempt);
                     let next = e.is_retryable().then(|| delays.next()).flatten();
                     let Some(computed) = next else {
                         warn!(attempts = attempt + 1, error = %e, "provider call failed");
@@ -275,6 +284,39 @@ impl Provider {
                     attempt += 1;
                 }
             }
+        }
+    }
+}
+
+/// How an attempt ended, for its audit record.
+enum Outcome<'a> {
+    Ok(&'a ChatResponse),
+    Err(&'a ProviderError),
+    /// The caller stopped waiting (the turn was cancelled) before the answer came.
+    Cancelled,
+}
+
+/// Records an attempt that never ended because its future was dropped.
+struct Pending<'a> {
+    inner: &'a Inner,
+    tz: chrono_tz::Tz,
+    meta: &'a CallMeta,
+    started: Instant,
+    attempt: u32,
+    armed: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let latency = self.started.elapsed();
+            self.inner.audit(
+                self.tz,
+                self.meta,
+                Outcome::Cancelled,
+                latency,
+                self.attempt,
+            );
         }
     }
 }
@@ -361,15 +403,27 @@ impl Inner {
         &self,
         tz: chrono_tz::Tz,
         meta: &CallMeta,
-        result: Result<&ChatResponse, &ProviderError>,
+        outcome: Outcome<'_>,
         latency: Duration,
         retries: u32,
     ) {
         let now = chrono::Utc::now().with_timezone(&tz);
+        let answer = match &outcome {
+            Outcome::Ok(r) => Some(*r),
+            _ => None,
+        };
         let model = self
             .model_label
             .clone()
-            .or_else(|| result.ok().and_then(|r| r.model.clone()));
+            .or_else(|| answer.and_then(|r| r.model.clone()));
+        let (word, error) = match &outcome {
+            Outcome::Ok(_) => ("ok", None),
+            Outcome::Err(e) => ("error", Some(e.to_string())),
+            Outcome::Cancelled => (
+                "cancelled",
+                Some("the turn stopped waiting before the answer came".to_string()),
+            ),
+        };
         let rec = audit::AuditRecord {
             timestamp: now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             purpose: if meta.purpose.is_empty() {
@@ -382,11 +436,11 @@ impl Inner {
             chat_id: meta.chat_id.clone(),
             session_id: meta.session_id.clone(),
             shape: meta.shape.as_deref().cloned(),
-            usage: result.ok().map(|r| audit::AuditUsage::from(&r.usage)),
+            usage: answer.map(|r| audit::AuditUsage::from(&r.usage)),
             latency_ms: latency.as_millis() as u64,
             retries,
-            outcome: if result.is_ok() { "ok" } else { "error" }.into(),
-            error: result.err().map(|e| e.to_string()),
+            outcome: word.into(),
+            error,
             stream: self.stream,
         };
         let path = audit::audit_path(meta, &self.logs_dir, &now.format("%Y-%m-%d").to_string());
