@@ -102,7 +102,11 @@ pub async fn diagnose(provider: Option<&ResolvedProvider>, env: &EnvOverrides) -
     };
     let probe = Probe { client, p };
 
-    let models_url = format!("{base}/models");
+    let models_url = match p.kind {
+        crate::config::ProviderKind::Openai => format!("{base}/models"),
+        // Anthropic lists its models beside `/v1/messages`, in the same `data[].id` shape
+        crate::config::ProviderKind::Anthropic => format!("{base}/v1/models"),
+    };
     let models = match probe.get(&models_url).await {
         Err(e) => {
             lines.push(format!("reachable: no — {e}"));
@@ -162,7 +166,12 @@ impl Probe<'_> {
     async fn get(&self, url: &str) -> Result<(u16, Body), ProbeError> {
         let mut req = self.client.get(url);
         if let Some(k) = &self.p.api_key {
-            req = req.bearer_auth(k.expose());
+            req = match self.p.kind {
+                crate::config::ProviderKind::Openai => req.bearer_auth(k.expose()),
+                crate::config::ProviderKind::Anthropic => req
+                    .header("x-api-key", k.expose())
+                    .header("anthropic-version", crate::provider::anthropic::API_VERSION),
+            };
         }
         let shown = display_url(url);
         let resp = req.send().await.map_err(|e| {

@@ -17,7 +17,9 @@
 //! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools;
 //!   [`knowledge`] — retrieval over the active mode's knowledge folders for the tail;
 //!   [`summarizer`] — model-written summaries of sessions that ended without one.
-//! - [`provider`] — LLM clients (OpenAI-compatible chat completions), retries, usage.
+//! - [`provider`] — LLM clients (OpenAI-compatible chat completions, Anthropic
+//!   Messages), retries, usage and the audit trail; [`audit`] — `homebot audit` and
+//!   `homebot stats` read that trail back.
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
@@ -35,6 +37,7 @@
 //! `Kernel`, and it reaches them only through their registered [`outbound`] doors.
 
 pub mod agent;
+pub mod audit;
 pub mod chats;
 pub mod clock;
 pub mod commands;

@@ -63,6 +63,20 @@ enum Command {
         to: String,
         text: String,
     },
+    /// The provider calls' audit trail: one line per call (blocks, history range, usage, latency, outcome).
+    Audit {
+        /// Only this mode session's calls (an id such as cook-20261022-195500-a1b2c3).
+        #[arg(long)]
+        session: Option<String>,
+        /// At most N records, newest last.
+        #[arg(long)]
+        last: Option<usize>,
+        /// Print the JSON records, one per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prefix-cache hit ratio and tokens per day and per mode session.
+    Stats,
     /// Probe the configured LLM endpoint: reachable, models, context size; exit 1 if not reachable.
     Doctor,
     /// Configuration commands.
@@ -217,6 +231,35 @@ async fn main() -> anyhow::Result<()> {
                     chrono::Utc::now()
                 ))
             );
+        }
+        Command::Audit {
+            session,
+            last,
+            json,
+        } => {
+            init_logging("warn");
+            let ws = Workspace::open(&root)?;
+            let loaded = homebot::audit::load(&ws, session.as_deref())?;
+            for note in loaded.notes() {
+                eprintln!("{note}");
+            }
+            for r in homebot::audit::show::tail(&loaded.records, last) {
+                if json {
+                    println!("{}", homebot::audit::show::json_line(r));
+                } else {
+                    println!("{}", homebot::audit::show::readable_line(r));
+                }
+            }
+        }
+        Command::Stats => {
+            init_logging("warn");
+            let ws = Workspace::open(&root)?;
+            let loaded = homebot::audit::load(&ws, None)?;
+            for note in loaded.notes() {
+                eprintln!("{note}");
+            }
+            let stats = homebot::audit::stats::compute(&loaded.records);
+            print!("{}", homebot::audit::stats::render(&stats));
         }
         Command::Doctor => {
             init_logging("warn");

@@ -200,6 +200,7 @@ async fn cooking_session_across_speakers_and_chats() {
     assert!(last_of(2).contains("说话人: mom") && last_of(2).contains("频道: cli · 会话: local"));
 
     // usage was recorded with cache fields
+    kernel.provider().flush().await; // usage lines are written off the turn's path
     let usage = jsonl(&ws.join("logs/usage.jsonl"));
     assert_eq!(
         usage.len(),

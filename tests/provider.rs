@@ -254,6 +254,7 @@ async fn failed_turns_are_recorded_but_not_replayed_and_overflow_is_explained() 
     assert_eq!(msgs.len(), 2, "system + this question only: {msgs:?}");
     assert_eq!(last["max_tokens"], 4096, "an output cap is always sent");
     // the usage log has a line for every call, failed ones with their error
+    k.provider().flush().await; // the usage lines are written off the turn's path
     let usage = jsonl(&dir.path().join("logs/usage.jsonl"));
     assert_eq!(usage.len(), 3);
     assert!(usage[0]["error"].as_str().unwrap().contains("HTTP 500"));
@@ -414,6 +415,7 @@ async fn usage_lines_carry_the_households_offset() {
     };
     let r = p.complete(&req, &Default::default()).await.unwrap();
     assert_eq!(r.content.as_deref(), Some("好的：你好"));
+    p.flush().await;
     let line = jsonl(&log).pop().unwrap();
     let ts = line["timestamp"].as_str().unwrap();
     let parsed = chrono::DateTime::parse_from_rfc3339(ts).unwrap();
@@ -454,6 +456,7 @@ async fn a_refused_key_echoed_back_is_not_recorded() {
         err.contains("HTTP 401") && err.contains("provided: ***."),
         "{err}"
     );
+    k.provider().flush().await;
     for f in ["chats/cli/local.jsonl", "logs/usage.jsonl"] {
         let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
         assert!(!text.contains("sk-echo"), "{f}: {text}");
@@ -550,4 +553,60 @@ async fn mode_commands_answer_while_every_provider_slot_is_held() {
         "the commands answered while the slow calls still held every slot"
     );
     assert_eq!(fake.calls(), 2, "the commands never called the provider");
+}
+
+/// DeepSeek thinking models: the reasoning of this turn's tool-calling rounds goes back
+/// with them; no earlier turn's reasoning is ever sent.
+#[tokio::test]
+async fn deepseek_reasoning_is_replayed_within_the_tool_loop_only() {
+    let dir = workspace();
+    let fake = FakeLlm::start(|body, n| {
+        let reasoning = format!("思考{n}");
+        match n {
+            0 | 2 => FakeReply::Json(serde_json::json!({
+                "choices": [{"message": {"role": "assistant", "content": null, "reasoning_content": reasoning,
+                    "tool_calls": [{"id": format!("c{n}"), "type": "function",
+                        "function": {"name": "list_files", "arguments": "{\"path\": \"notes/\"}"}}]},
+                    "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5}})),
+            _ => {
+                let _ = body;
+                FakeReply::Json(serde_json::json!({
+                    "choices": [{"message": {"role": "assistant", "content": format!("答{n}"),
+                        "reasoning_content": reasoning}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5}}))
+            }
+        }
+    })
+    .await;
+    let k = start_kernel(dir.path(), &fake);
+    assert_eq!(turn(&k, "第一问").await.text, "答1");
+    assert_eq!(turn(&k, "第二问").await.text, "答3");
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 4);
+    let with_reasoning = |r: &serde_json::Value| -> Vec<String> {
+        r["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["reasoning_content"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert!(with_reasoning(&reqs[0]).is_empty());
+    assert_eq!(
+        with_reasoning(&reqs[1]),
+        ["思考0"],
+        "this turn's tool round"
+    );
+    assert!(
+        with_reasoning(&reqs[2]).is_empty(),
+        "no earlier turn's reasoning: {}",
+        reqs[2]
+    );
+    assert_eq!(with_reasoning(&reqs[3]), ["思考2"]);
+    // the tool round's assistant message carries it beside its tool calls
+    let m = reqs[3]["messages"].as_array().unwrap();
+    let a = &m[m.len() - 2];
+    assert_eq!(a["tool_calls"][0]["id"], "c2");
+    assert_eq!(a["reasoning_content"], "思考2");
 }

@@ -5,6 +5,9 @@ use super::*;
 
 pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
 pub const DEEPSEEK_MODEL: &str = "deepseek-chat";
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The model asked for when `ANTHROPIC_API_KEY` alone selects Anthropic.
+pub const ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// Output cap per call unless configured: household answers are short, and an unbounded
 /// runaway reply from a small local model would fill its whole context.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -47,6 +50,32 @@ pub struct ProviderConfig {
     pub max_tokens: Option<u32>,
     /// Largest answer body read, in bytes (default from `max_tokens`).
     pub max_response_bytes: Option<usize>,
+    /// Which protocol the endpoint speaks; inferred from `base_url` when absent.
+    pub kind: Option<ProviderKind>,
+    /// Ask for the answer as server-sent events (default off).
+    pub stream: Option<bool>,
+}
+
+/// The wire protocol of an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, OpenAI).
+    #[default]
+    Openai,
+    /// Anthropic Messages (`POST {base}/v1/messages`).
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// `anthropic` for Anthropic's own endpoint, else OpenAI-compatible.
+    pub fn infer(base_url: &str) -> Self {
+        if is_anthropic(base_url) {
+            ProviderKind::Anthropic
+        } else {
+            ProviderKind::Openai
+        }
+    }
 }
 
 /// The model a request names: a configured name, or none — then the request carries no
@@ -83,6 +112,9 @@ pub struct ResolvedProvider {
     pub max_tokens: Option<u32>,
     /// Largest answer body read; a bigger one is refused, never held.
     pub max_response_bytes: usize,
+    pub kind: ProviderKind,
+    /// Answers as server-sent events (`provider.stream`).
+    pub stream: bool,
 }
 
 impl Config {
@@ -106,6 +138,10 @@ impl Config {
             .deepseek_api_key
             .clone()
             .map(|k| (k, "DEEPSEEK_API_KEY"));
+        let anthropic_key = env
+            .anthropic_api_key
+            .clone()
+            .map(|k| (k, "ANTHROPIC_API_KEY"));
         let base_url = env
             .base_url
             .clone()
@@ -125,24 +161,31 @@ impl Config {
                     .clone()
                     .map(|k| (k, "HOMEBOT_API_KEY"))
                     .or(file_key)
-                    .or(deepseek_key.filter(|_| is_deepseek(&url)));
+                    .or(deepseek_key.filter(|_| is_deepseek(&url)))
+                    .or(anthropic_key.filter(|_| is_anthropic(&url)));
                 (url, key)
             }
             None => {
-                let key = env
+                let own = env
                     .api_key
                     .clone()
                     .map(|k| (k, "HOMEBOT_API_KEY"))
-                    .or(file_key)
-                    .or(deepseek_key);
-                (DEEPSEEK_BASE_URL.to_string(), Some(key?))
+                    .or(file_key);
+                // with no URL anywhere, a vendor's key selects the vendor (DeepSeek first)
+                match (own, deepseek_key, anthropic_key) {
+                    (Some(k), _, _) => (DEEPSEEK_BASE_URL.to_string(), Some(k)),
+                    (None, Some(k), _) => (DEEPSEEK_BASE_URL.to_string(), Some(k)),
+                    (None, None, Some(k)) => (ANTHROPIC_BASE_URL.to_string(), Some(k)),
+                    (None, None, None) => return None,
+                }
             }
         };
         let model = env
             .model
             .clone()
             .or(file.model.clone())
-            .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()));
+            .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()))
+            .or_else(|| is_anthropic(&base_url).then(|| ANTHROPIC_MODEL.to_string()));
         let local = is_loopback(&base_url);
         // the same output cap everywhere: a slow local model is given time instead
         // (`timeout_secs`), and its owner may lower `max_tokens` (README)
@@ -163,6 +206,8 @@ impl Config {
             max_response_bytes: file
                 .max_response_bytes
                 .unwrap_or_else(|| default_max_response_bytes(max_tokens)),
+            kind: file.kind.unwrap_or_else(|| ProviderKind::infer(&base_url)),
+            stream: file.stream.unwrap_or(false),
             base_url,
         })
     }
@@ -223,6 +268,21 @@ pub fn is_deepseek(url: &str) -> bool {
         && matches!(u.path().trim_end_matches('/'), "" | "/v1")
 }
 
+/// Anthropic's own endpoint, `https://api.anthropic.com` (with or without `/`). Only
+/// there does `ANTHROPIC_API_KEY` go.
+pub fn is_anthropic(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url.trim()) else {
+        return false;
+    };
+    u.scheme() == "https"
+        && u.host_str() == Some("api.anthropic.com")
+        && u.port().is_none()
+        && u.username().is_empty()
+        && u.password().is_none()
+        && u.query().is_none()
+        && u.path().trim_end_matches('/').is_empty()
+}
+
 /// The endpoint is on this machine (127.0.0.0/8, ::1, localhost).
 pub fn is_loopback(url: &str) -> bool {
     let Some(u) = endpoint_url(url) else {
@@ -237,252 +297,5 @@ pub fn is_loopback(url: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p() -> PathBuf {
-        PathBuf::from("/ws/config.toml")
-    }
-
-    #[test]
-    fn provider_resolution_order() {
-        let c = Config::default();
-        assert!(c.resolve_provider(&EnvOverrides::default()).is_none());
-        let ds = EnvOverrides {
-            deepseek_api_key: Some(Secret::new("k")),
-            ..Default::default()
-        };
-        let r = c.resolve_provider(&ds).unwrap();
-        assert_eq!(r.base_url, DEEPSEEK_BASE_URL);
-        assert_eq!(r.model.name(), Some(DEEPSEEK_MODEL));
-        assert_eq!((r.timeout_secs, r.max_tokens), (60, Some(4096)));
-        let local = EnvOverrides {
-            base_url: Some("http://127.0.0.1:8080/v1/".into()),
-            model: Some("smol".into()),
-            ..Default::default()
-        };
-        let r = c.resolve_provider(&local).unwrap();
-        assert_eq!(r.base_url, "http://127.0.0.1:8080/v1");
-        assert_eq!(r.model.name(), Some("smol"));
-        assert!(r.api_key.is_none());
-    }
-
-    fn key_of(r: &ResolvedProvider) -> Option<&str> {
-        r.api_key.as_ref().map(Secret::expose)
-    }
-
-    #[test]
-    fn keys_go_only_to_their_endpoint() {
-        let c = Config::default();
-        let ds = |url: &str| EnvOverrides {
-            base_url: Some(url.into()),
-            deepseek_api_key: Some(Secret::new("sk-deepseek")),
-            ..Default::default()
-        };
-        // DeepSeek's key to DeepSeek, however the URL is spelled
-        for url in [
-            "https://api.deepseek.com",
-            "https://api.deepseek.com/",
-            "https://api.deepseek.com/v1",
-            "https://api.deepseek.com/v1/",
-        ] {
-            let r = c.resolve_provider(&ds(url)).unwrap();
-            assert_eq!(key_of(&r), Some("sk-deepseek"), "{url}");
-            assert_eq!(r.api_key_source, Some("DEEPSEEK_API_KEY"));
-            assert_eq!(r.model.name(), Some(DEEPSEEK_MODEL), "{url}");
-        }
-        // …and to nothing else, look-alikes included
-        for url in [
-            "http://127.0.0.1:8080/v1",
-            "https://example.com/v1",
-            "http://api.deepseek.com",
-            "https://api.deepseek.com.evil.example",
-            "https://api.deepseek.com:8443",
-            "https://api.deepseek.com/proxy",
-        ] {
-            let r = c.resolve_provider(&ds(url)).unwrap();
-            assert_eq!(key_of(&r), None, "{url}");
-            assert_eq!(r.api_key_source, None, "{url}");
-        }
-        // a key given for the custom endpoint goes there
-        let mut own = ds("http://127.0.0.1:8080/v1");
-        own.api_key = Some(Secret::new("sk-local"));
-        let r = c.resolve_provider(&own).unwrap();
-        assert_eq!(key_of(&r), Some("sk-local"));
-        assert_eq!(r.api_key_source, Some("HOMEBOT_API_KEY"));
-        // the file's key belongs to the file's URL, not to one the environment swapped in
-        let file = Config::parse(
-            "[provider]\nbase_url = \"https://llm.example/v1\"\napi_key = \"sk-file\"\n",
-            &p(),
-        )
-        .unwrap();
-        let r = file.resolve_provider(&EnvOverrides::default()).unwrap();
-        assert_eq!(key_of(&r), Some("sk-file"));
-        let r = file
-            .resolve_provider(&EnvOverrides {
-                base_url: Some("https://llm.example/v1/".into()),
-                ..Default::default()
-            })
-            .unwrap();
-        assert_eq!(
-            key_of(&r),
-            Some("sk-file"),
-            "same endpoint, spelled with a /"
-        );
-        let r = file
-            .resolve_provider(&EnvOverrides {
-                base_url: Some("http://10.0.0.9:8080/v1".into()),
-                ..Default::default()
-            })
-            .unwrap();
-        assert_eq!(key_of(&r), None);
-        // a file key with no file URL follows the endpoint in effect; none means DeepSeek
-        let keyonly = Config::parse("[provider]\napi_key = \"sk-file\"\n", &p()).unwrap();
-        let r = keyonly.resolve_provider(&EnvOverrides::default()).unwrap();
-        assert_eq!(
-            (r.base_url.as_str(), key_of(&r)),
-            (DEEPSEEK_BASE_URL, Some("sk-file"))
-        );
-        // DEEPSEEK_API_KEY alone still selects DeepSeek
-        let r = c
-            .resolve_provider(&EnvOverrides {
-                deepseek_api_key: Some(Secret::new("sk-deepseek")),
-                ..Default::default()
-            })
-            .unwrap();
-        assert_eq!(
-            (r.base_url.as_str(), key_of(&r)),
-            (DEEPSEEK_BASE_URL, Some("sk-deepseek"))
-        );
-    }
-
-    #[test]
-    fn custom_endpoints_have_no_default_model_and_local_ones_more_time() {
-        let c = Config::default();
-        let env = |url: &str| EnvOverrides {
-            base_url: Some(url.into()),
-            ..Default::default()
-        };
-        for url in [
-            "http://127.0.0.1:8080/v1",
-            "http://localhost:11434/v1",
-            "http://[::1]:8080/v1",
-            "http://127.0.0.2:8080",
-        ] {
-            let r = c.resolve_provider(&env(url)).unwrap();
-            assert_eq!(r.model, ModelChoice(None), "{url}");
-            assert_eq!(r.model.to_string(), "(endpoint default)");
-            assert_eq!(
-                (r.timeout_secs, r.max_tokens),
-                (LOCAL_TIMEOUT_SECS, Some(DEFAULT_MAX_TOKENS)),
-                "{url}"
-            );
-        }
-        for url in ["https://llm.example/v1", "http://192.168.1.5:8080/v1"] {
-            let r = c.resolve_provider(&env(url)).unwrap();
-            assert_eq!(r.model, ModelChoice(None), "{url}");
-            assert_eq!((r.timeout_secs, r.max_tokens), (60, Some(4096)), "{url}");
-        }
-        // configured values win over the local defaults
-        let cfg = Config::parse("[provider]\ntimeout_secs = 20\nmax_tokens = 300\n", &p()).unwrap();
-        let r = cfg
-            .resolve_provider(&env("http://127.0.0.1:8080/v1"))
-            .unwrap();
-        assert_eq!((r.timeout_secs, r.max_tokens), (20, Some(300)));
-    }
-
-    #[test]
-    fn provider_numbers_are_bounded_and_name_their_key() {
-        for (toml, key, msg) in [
-            (
-                "max_retries = 11",
-                "provider.max_retries",
-                "must be between 0 and 10, got 11",
-            ),
-            (
-                "timeout_secs = 0",
-                "provider.timeout_secs",
-                "must be between 1 and 3600, got 0",
-            ),
-            ("timeout_secs = 3601", "provider.timeout_secs", "got 3601"),
-            (
-                "max_concurrent = 0",
-                "provider.max_concurrent",
-                "must be between 1 and 64, got 0",
-            ),
-            ("max_concurrent = 65", "provider.max_concurrent", "got 65"),
-            (
-                "max_tokens = 0",
-                "provider.max_tokens",
-                "must be between 1 and 1000000, got 0",
-            ),
-            ("max_tokens = 1000001", "provider.max_tokens", "got 1000001"),
-            (
-                "base_url = \"ftp://x\"",
-                "provider.base_url",
-                "must be an http",
-            ),
-            ("base_url = \"http://\"", "provider.base_url", "with a host"),
-        ] {
-            let err = Config::parse(&format!("[provider]\n{toml}\n"), &p()).unwrap_err();
-            let s = err.to_string();
-            assert!(
-                s.starts_with(&format!("/ws/config.toml: key `{key}`: ")),
-                "{s}"
-            );
-            assert!(s.contains(msg), "{s}");
-        }
-        Config::parse(
-            "[provider]\nmax_retries = 10\ntimeout_secs = 3600\nmax_concurrent = 64\nmax_tokens = 1000000\n",
-            &p(),
-        )
-        .unwrap();
-        Config::parse(
-            "[provider]\nmax_retries = 0\ntimeout_secs = 1\nmax_concurrent = 1\nmax_tokens = 1\n",
-            &p(),
-        )
-        .unwrap();
-    }
-
-    #[test]
-    fn household_defaults_for_slots_and_the_answer_cap() {
-        let c = Config::default();
-        let env = |url: &str| EnvOverrides {
-            base_url: Some(url.into()),
-            ..Default::default()
-        };
-        let remote = c.resolve_provider(&env("https://llm.example/v1")).unwrap();
-        assert_eq!(remote.max_concurrent, 8);
-        // 4096 tokens × 64 bytes
-        assert_eq!(remote.max_response_bytes, 256 * 1024);
-        let cfg = Config::parse("[provider]\nmax_tokens = 100000\n", &p()).unwrap();
-        let r = cfg
-            .resolve_provider(&env("https://llm.example/v1"))
-            .unwrap();
-        assert_eq!(r.max_response_bytes, 6_400_000);
-        let cfg = Config::parse(
-            "[provider]\nmax_tokens = 100000\nmax_response_bytes = 70000\n",
-            &p(),
-        )
-        .unwrap();
-        let r = cfg
-            .resolve_provider(&env("https://llm.example/v1"))
-            .unwrap();
-        assert_eq!(r.max_response_bytes, 70_000, "configured wins");
-        assert_eq!(default_max_response_bytes(1), MIN_RESPONSE_BYTES);
-        assert_eq!(default_max_response_bytes(u32::MAX), u32::MAX as usize * 64);
-    }
-
-    #[test]
-    fn printed_urls_carry_no_credentials() {
-        assert_eq!(
-            display_url("https://user:sk-secret@llm.example/v1/?key=sk-secret#x"),
-            "https://llm.example/v1"
-        );
-        assert_eq!(
-            display_url("https://api.deepseek.com/"),
-            "https://api.deepseek.com"
-        );
-        assert!(!display_url("not a url?key=sk-secret").contains("secret"));
-    }
-}
+#[path = "provider_tests.rs"]
+mod tests;

@@ -451,6 +451,8 @@ impl Kernel {
                 "channel servers did not stop in time"
             );
         }
+        // the usage and audit lines of the last calls reach the disk before the exit
+        inner.agent.provider.flush().await;
         self.shutdown();
         clean
     }

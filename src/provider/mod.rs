@@ -1,13 +1,28 @@
 //! The Provider: the LLM behind the kernel. Owns the HTTP client(s), a concurrency
-//! limit, retries with backoff, and usage accounting (`logs/usage.jsonl`). The per-turn
-//! agent calls [`Provider::complete`]; no other actor waits on it.
+//! limit, retries with backoff, usage accounting (`logs/usage.jsonl`) and the audit trail.
+//! The per-turn agent calls [`Provider::complete`]; no other actor waits on it.
 //!
-//! - [`openai`] — OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, …);
+//! - [`openai`] — OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, …),
+//!   [`openai_stream`] its streamed answers;
+//! - [`anthropic`] — Anthropic Messages with prompt-cache breakpoints,
+//!   [`anthropic_stream`] its answers and events;
+//! - [`encode`] — request bodies as bytes, old messages' bytes reused; [`sse`] — the
+//!   event-stream reader; [`http`] — what both dialects do the same over HTTP;
+//! - [`audit`] — the per-attempt audit record; [`logwriter`] — the background thread
+//!   that appends (and batches the fsyncs of) the usage and audit lines;
 //! - [`types`] — the provider-neutral request and response; [`error`] — what can go
 //!   wrong, as the user is told it, and bounded body reads.
 
+pub mod anthropic;
+pub mod anthropic_stream;
+pub mod audit;
+pub mod encode;
 pub mod error;
+pub mod http;
+pub mod logwriter;
 pub mod openai;
+pub mod openai_stream;
+pub mod sse;
 pub mod types;
 
 pub use error::*;
@@ -19,6 +34,7 @@ use backon::{BackoffBuilder, ExponentialBuilder};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Semaphore;
 use tracing::{info, warn};
 
@@ -29,6 +45,16 @@ pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 #[async_trait]
 pub trait ChatModel: Send + Sync {
     async fn complete(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError>;
+    /// The same, handing text deltas to `deltas` as they arrive when the model streams
+    /// (a model that does not stream answers whole and sends none).
+    async fn complete_with(
+        &self,
+        req: &ChatRequest<'_>,
+        deltas: Option<&UnboundedSender<String>>,
+    ) -> Result<ChatResponse, ProviderError> {
+        let _ = deltas;
+        self.complete(req).await
+    }
     /// The model asked for, as the usage log and `status` should name it.
     fn model_name(&self) -> &str;
 }
@@ -64,6 +90,12 @@ struct Inner {
     /// Delays between attempts; `max_times` is the retry budget.
     backoff: ExponentialBuilder,
     usage_log: PathBuf,
+    /// `logs/`: the dated audit files go below it.
+    logs_dir: PathBuf,
+    /// Whether answers are streamed (for the audit record).
+    stream: bool,
+    /// Appends the usage and audit lines off the turn's path.
+    writer: logwriter::LogWriter,
 }
 
 impl Provider {
@@ -75,14 +107,14 @@ impl Provider {
         }
     }
 
+    /// The configured endpoint; its dialect from `provider.kind` (or the URL). The audit
+    /// files go beside `usage_log` (`logs/audit/`).
     pub fn from_config(cfg: &ResolvedProvider, usage_log: PathBuf) -> Result<Self, ProviderError> {
-        let model = openai::OpenAiCompatible::new(cfg)?;
-        let mut p = Self::with_model(
-            Arc::new(model),
-            cfg.max_concurrent,
-            cfg.max_retries,
-            usage_log,
-        );
+        let model: Arc<dyn ChatModel> = match cfg.kind {
+            crate::config::ProviderKind::Openai => Arc::new(openai::OpenAiCompatible::new(cfg)?),
+            crate::config::ProviderKind::Anthropic => Arc::new(anthropic::Anthropic::new(cfg)?),
+        };
+        let mut p = Self::with_model(model, cfg.max_concurrent, cfg.max_retries, usage_log);
         let inner = p
             .inner
             .as_mut()
@@ -90,6 +122,7 @@ impl Provider {
             .expect("a provider just built is not shared yet");
         inner.model_label = cfg.model.name().map(str::to_string);
         inner.endpoint = Some(crate::config::display_url(&cfg.base_url));
+        inner.stream = cfg.stream;
         Ok(p)
     }
 
@@ -108,6 +141,10 @@ impl Provider {
             // then retry in lockstep
             .with_jitter_seed(rand::random())
             .with_max_times(max_retries as usize);
+        let logs_dir = usage_log
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
         Self {
             inner: Some(Arc::new(Inner {
                 model_label: Some(model.model_name().to_string()),
@@ -116,6 +153,9 @@ impl Provider {
                 limit: Semaphore::new(max_concurrent.max(1)),
                 backoff,
                 usage_log,
+                logs_dir,
+                stream: false,
+                writer: logwriter::LogWriter::start(),
             })),
             tz: chrono_tz::UTC,
         }
@@ -129,6 +169,33 @@ impl Provider {
 
     pub fn is_configured(&self) -> bool {
         self.inner.is_some()
+    }
+
+    /// Wait until every usage and audit line of the calls made so far is on disk. The
+    /// kernel calls it at shutdown; the writer also drains when the provider is dropped.
+    pub async fn flush(&self) {
+        if let Some(inner) = &self.inner {
+            inner.writer.flush().await;
+        }
+    }
+
+    /// The same provider with a log writer that holds every line until the returned gate
+    /// is opened (dropped): for tests that show calls never wait for the disk.
+    #[doc(hidden)]
+    pub fn with_gated_logs(mut self) -> (Self, std::sync::mpsc::Sender<()>) {
+        let (writer, gate) = logwriter::LogWriter::start_gated();
+        if let Some(inner) = self.inner.as_mut().and_then(Arc::get_mut) {
+            inner.writer = writer;
+        }
+        (self, gate)
+    }
+
+    /// What the log writer has done (lines, batches, syncs, dropped).
+    pub fn log_stats(&self) -> logwriter::WriterStats {
+        self.inner
+            .as_ref()
+            .map(|i| i.writer.stats())
+            .unwrap_or_default()
     }
 
     /// The model configured; `None` when unconfigured or when the endpoint's default is used.
@@ -160,6 +227,17 @@ impl Provider {
         req: &ChatRequest<'_>,
         meta: &CallMeta,
     ) -> Result<ChatResponse, ProviderError> {
+        self.complete_with(req, meta, None).await
+    }
+
+    /// [`Provider::complete`], with text deltas handed to `deltas` as they stream in
+    /// (when `provider.stream` is on; a retried attempt may repeat some text).
+    pub async fn complete_with(
+        &self,
+        req: &ChatRequest<'_>,
+        meta: &CallMeta,
+        deltas: Option<&UnboundedSender<String>>,
+    ) -> Result<ChatResponse, ProviderError> {
         let inner = self.inner.as_ref().ok_or(ProviderError::NotConfigured)?;
         let mut delays = inner.backoff.build();
         let mut attempt = 0;
@@ -170,9 +248,18 @@ impl Provider {
                     .acquire()
                     .await
                     .expect("the provider semaphore is never closed");
-                let started = Instant::now();
-                let result = inner.model.complete(req).await;
-                (result, started.elapsed())
+                // a turn cancelled mid-call drops this future: the guard records that
+                let mut pending = Pending {
+                    inner,
+                    tz: self.tz,
+                    meta,
+                    started: Instant::now(),
+                    attempt,
+                    armed: true,
+                };
+                let result = inner.model.complete_with(req, deltas).await;
+                pending.armed = false;
+                (result, pending.started.elapsed())
             };
             match result {
                 Ok(resp) => {
@@ -180,9 +267,11 @@ impl Provider {
                         warn!(completion = resp.usage.completion_tokens, "the model hit its output limit (finish_reason=length); the reply is cut short");
                     }
                     inner.log_usage(self.tz, meta, &resp, latency, attempt);
+                    inner.audit(self.tz, meta, Outcome::Ok(&resp), latency, attempt);
                     return Ok(resp);
                 }
                 Err(e) => {
+                    inner.audit(self.tz, meta, Outcome::Err(&e), latency, attempt);
                     let next = e.is_retryable().then(|| delays.next()).flatten();
                     let Some(computed) = next else {
                         warn!(attempts = attempt + 1, error = %e, "provider call failed");
@@ -195,6 +284,39 @@ impl Provider {
                     attempt += 1;
                 }
             }
+        }
+    }
+}
+
+/// How an attempt ended, for its audit record.
+enum Outcome<'a> {
+    Ok(&'a ChatResponse),
+    Err(&'a ProviderError),
+    /// The caller stopped waiting (the turn was cancelled) before the answer came.
+    Cancelled,
+}
+
+/// Records an attempt that never ended because its future was dropped.
+struct Pending<'a> {
+    inner: &'a Inner,
+    tz: chrono_tz::Tz,
+    meta: &'a CallMeta,
+    started: Instant,
+    attempt: u32,
+    armed: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let latency = self.started.elapsed();
+            self.inner.audit(
+                self.tz,
+                self.meta,
+                Outcome::Cancelled,
+                latency,
+                self.attempt,
+            );
         }
     }
 }
@@ -240,7 +362,7 @@ impl Inner {
             model = model.unwrap_or("(endpoint default)"),
             prompt = usage.prompt_tokens,
             completion = usage.completion_tokens,
-            cached = usage.cached_tokens.or(usage.cache_hit_tokens).unwrap_or(0),
+            cached = usage.cached(),
             latency_ms = latency.as_millis() as u64,
             "provider call"
         );
@@ -269,114 +391,65 @@ impl Inner {
         })
     }
 
-    /// One line per call in `logs/usage.jsonl`.
+    /// One line per call in `logs/usage.jsonl`, through the background writer.
     fn append(&self, mut rec: serde_json::Value, outcome: (&str, serde_json::Value)) {
         rec[outcome.0] = outcome.1;
-        if let Err(err) = crate::fsutil::append_line(&self.usage_log, &rec.to_string()) {
-            warn!(path = %self.usage_log.display(), error = %err, "cannot append to the usage log");
+        self.writer.append(self.usage_log.clone(), rec.to_string());
+    }
+
+    /// One audit record per attempt: in the session's `audit.jsonl` in a mode, else in
+    /// the household day's `logs/audit/YYYY-MM-DD.jsonl`.
+    fn audit(
+        &self,
+        tz: chrono_tz::Tz,
+        meta: &CallMeta,
+        outcome: Outcome<'_>,
+        latency: Duration,
+        retries: u32,
+    ) {
+        let now = chrono::Utc::now().with_timezone(&tz);
+        let answer = match &outcome {
+            Outcome::Ok(r) => Some(*r),
+            _ => None,
+        };
+        let model = self
+            .model_label
+            .clone()
+            .or_else(|| answer.and_then(|r| r.model.clone()));
+        let (word, error) = match &outcome {
+            Outcome::Ok(_) => ("ok", None),
+            Outcome::Err(e) => ("error", Some(e.to_string())),
+            Outcome::Cancelled => (
+                "cancelled",
+                Some("the turn stopped waiting before the answer came".to_string()),
+            ),
+        };
+        let rec = audit::AuditRecord {
+            timestamp: now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            purpose: if meta.purpose.is_empty() {
+                "turn".into()
+            } else {
+                meta.purpose.into()
+            },
+            model,
+            channel: meta.channel.clone(),
+            chat_id: meta.chat_id.clone(),
+            session_id: meta.session_id.clone(),
+            shape: meta.shape.as_deref().cloned(),
+            usage: answer.map(|r| audit::AuditUsage::from(&r.usage)),
+            latency_ms: latency.as_millis() as u64,
+            retries,
+            outcome: word.into(),
+            error,
+            stream: self.stream,
+        };
+        let path = audit::audit_path(meta, &self.logs_dir, &now.format("%Y-%m-%d").to_string());
+        match serde_json::to_string(&rec) {
+            Ok(line) => self.writer.append(path, line),
+            Err(e) => warn!(error = %e, "cannot encode an audit record"),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn http(status: u16, retry_after: Option<u64>) -> ProviderError {
-        ProviderError::Http {
-            status,
-            body: String::new(),
-            retry_after: retry_after.map(Duration::from_secs),
-        }
-    }
-
-    #[test]
-    fn retry_after_is_honoured_but_capped() {
-        let backoff = Duration::from_millis(700);
-        assert_eq!(
-            retry_wait(&http(429, Some(1)), backoff),
-            Duration::from_secs(1)
-        );
-        assert_eq!(retry_wait(&http(429, Some(3600)), backoff), MAX_RETRY_WAIT);
-        assert_eq!(retry_wait(&http(503, None), backoff), backoff);
-        assert_eq!(
-            retry_wait(&http(503, None), Duration::from_secs(99)),
-            MAX_RETRY_WAIT
-        );
-    }
-
-    #[test]
-    fn backoff_grows_with_jitter_within_bounds_and_counts_the_retries() {
-        for retries in [0u32, 1, 2, 10] {
-            let p = Provider::with_model(
-                Arc::new(openai::OpenAiCompatible::new(&test_cfg()).unwrap()),
-                1,
-                retries,
-                PathBuf::from("/nonexistent/usage.jsonl"),
-            );
-            let inner = p.inner.as_ref().unwrap();
-            let delays: Vec<Duration> = inner.backoff.build().collect();
-            assert_eq!(delays.len(), retries as usize);
-            for (i, d) in delays.iter().enumerate() {
-                let base =
-                    Duration::from_millis(500 * 2u64.pow(i as u32)).min(Duration::from_secs(8));
-                assert!(
-                    *d >= base && *d <= base * 2,
-                    "retry {i}: {d:?} (base {base:?})"
-                );
-            }
-        }
-        // two providers do not retry in lockstep
-        let a: Vec<_> = ExponentialBuilder::new()
-            .with_jitter()
-            .with_jitter_seed(rand::random())
-            .with_max_times(8)
-            .build()
-            .collect();
-        let b: Vec<_> = ExponentialBuilder::new()
-            .with_jitter()
-            .with_jitter_seed(rand::random())
-            .with_max_times(8)
-            .build()
-            .collect();
-        assert_ne!(a, b);
-    }
-
-    /// A provider configuration for unit tests: an unreachable loopback endpoint.
-    pub(crate) fn test_cfg() -> ResolvedProvider {
-        ResolvedProvider {
-            base_url: "http://127.0.0.1:9/v1".into(),
-            model: crate::config::ModelChoice(None),
-            api_key: None,
-            api_key_source: None,
-            timeout_secs: 5,
-            max_retries: 0,
-            max_concurrent: 1,
-            temperature: None,
-            max_tokens: None,
-            max_response_bytes: 1 << 20,
-        }
-    }
-
-    #[test]
-    fn summary_names_model_and_endpoint_never_the_key() {
-        assert_eq!(
-            Provider::unconfigured().summary(),
-            "未配置 (not configured)"
-        );
-        let mut cfg = test_cfg();
-        cfg.base_url = "https://user:pw@llm.example/v1?key=sk-secret".into();
-        cfg.api_key = Some(crate::config::Secret::new("sk-secret"));
-        let p = Provider::from_config(&cfg, PathBuf::from("/nonexistent")).unwrap();
-        assert_eq!(
-            p.summary(),
-            "（端点默认模型）@ https://llm.example/v1 — set HOMEBOT_MODEL to choose one"
-        );
-        assert_eq!(p.model_name(), None);
-        cfg.model = crate::config::ModelChoice(Some("deepseek-chat".into()));
-        cfg.base_url = crate::config::DEEPSEEK_BASE_URL.into();
-        let p = Provider::from_config(&cfg, PathBuf::from("/nonexistent")).unwrap();
-        assert_eq!(p.summary(), "deepseek-chat @ https://api.deepseek.com");
-        assert_eq!(p.model_name(), Some("deepseek-chat"));
-    }
-}
+mod tests;

@@ -61,6 +61,24 @@ pub struct Usage {
     /// DeepSeek `prompt_cache_miss_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_miss_tokens: Option<u64>,
+    /// Anthropic `cache_read_input_tokens` (also counted in `prompt_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<u64>,
+    /// Anthropic `cache_creation_input_tokens` (also counted in `prompt_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Prompt tokens served from the provider's prefix cache, whatever the dialect calls
+    /// them: OpenAI / llama.cpp `cached_tokens`, DeepSeek `prompt_cache_hit_tokens`,
+    /// Anthropic `cache_read_input_tokens`.
+    pub fn cached(&self) -> u64 {
+        self.cached_tokens
+            .or(self.cache_hit_tokens)
+            .or(self.cache_read_tokens)
+            .unwrap_or(0)
+    }
 }
 
 #[derive(Debug, Clone, Default)]

@@ -1,0 +1,72 @@
+//! `homebot audit`: the last N records, one line each — readable, or the JSON record.
+//!
+//! A readable line is `key=value` fields separated by two spaces, in this order (absent
+//! ones left out): the timestamp, `purpose`, `model`, `chat` (channel/chat id),
+//! `session`, `prompt`, `cached`, `completion`, `hit` (cached ÷ prompt), `latency`,
+//! `retries`, `blocks` (name:tokens,…), `history` (from..to), `compacted` (turns before
+//! it are in the checkpoint), `prefix` (the prefix hash, 12 hex digits), then `ok`, `error: <text>` or
+//! `cancelled: <text>` last.
+
+use crate::provider::audit::AuditRecord;
+
+/// At most `last` records (all when `None`), newest last.
+pub fn tail(records: &[AuditRecord], last: Option<usize>) -> &[AuditRecord] {
+    let n = last.unwrap_or(records.len()).min(records.len());
+    &records[records.len() - n..]
+}
+
+pub fn json_line(r: &AuditRecord) -> String {
+    serde_json::to_string(r).expect("an audit record always encodes")
+}
+
+pub fn readable_line(r: &AuditRecord) -> String {
+    let mut f: Vec<String> = vec![r.timestamp.clone(), format!("purpose={}", r.purpose)];
+    if let Some(m) = &r.model {
+        f.push(format!("model={m}"));
+    }
+    f.push(format!("chat={}/{}", r.channel, r.chat_id));
+    if let Some(s) = &r.session_id {
+        f.push(format!("session={s}"));
+    }
+    if let Some(u) = &r.usage {
+        f.push(format!("prompt={}", u.prompt));
+        f.push(format!("cached={}", u.cached));
+        f.push(format!("completion={}", u.completion));
+        f.push(format!("hit={}", percent(u.cached, u.prompt)));
+    }
+    f.push(format!("latency={}ms", r.latency_ms));
+    f.push(format!("retries={}", r.retries));
+    if let Some(s) = &r.shape {
+        if !s.blocks.is_empty() {
+            let blocks: Vec<String> = s
+                .blocks
+                .iter()
+                .map(|b| format!("{}:{}", b.name, b.tokens))
+                .collect();
+            f.push(format!("blocks={}", blocks.join(",")));
+        }
+        f.push(format!("history={}..{}", s.history_from, s.history_to));
+        if let Some(c) = s.compacted_through {
+            f.push(format!("compacted={c}"));
+        }
+        if !s.prefix_hash.is_empty() {
+            f.push(format!(
+                "prefix={}",
+                s.prefix_hash.chars().take(12).collect::<String>()
+            ));
+        }
+    }
+    match &r.error {
+        Some(e) => f.push(format!("{}: {e}", r.outcome)),
+        None => f.push(r.outcome.clone()),
+    }
+    f.join("  ")
+}
+
+/// `cached ÷ prompt` as a percentage with one decimal, `-` when nothing was prompted.
+pub fn percent(cached: u64, prompt: u64) -> String {
+    if prompt == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", cached as f64 * 100.0 / prompt as f64)
+}

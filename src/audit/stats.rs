@@ -1,0 +1,98 @@
+//! `homebot stats`: what the provider calls cost — the prefix-cache hit ratio (cached ÷
+//! prompt tokens) and the token totals, per household day and per mode session. Only
+//! attempts that got an answer carry usage; the others (failed, or cancelled mid-call)
+//! are counted under `errors`.
+
+use super::show::percent;
+use crate::provider::audit::AuditRecord;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub calls: u64,
+    pub errors: u64,
+    pub prompt: u64,
+    pub cached: u64,
+    pub completion: u64,
+}
+
+impl Totals {
+    fn add(&mut self, r: &AuditRecord) {
+        self.calls += 1;
+        match &r.usage {
+            Some(u) => {
+                self.prompt += u.prompt;
+                self.cached += u.cached;
+                self.completion += u.completion;
+            }
+            None => self.errors += 1,
+        }
+    }
+}
+
+#[derive(Debug, Default, PartialEq)]
+pub struct Stats {
+    /// By the household date (the timestamp's own date: records are in its zone).
+    pub days: BTreeMap<String, Totals>,
+    pub sessions: BTreeMap<String, Totals>,
+    pub total: Totals,
+}
+
+pub fn compute(records: &[AuditRecord]) -> Stats {
+    let mut s = Stats::default();
+    for r in records {
+        let day = r.timestamp.get(..10).unwrap_or("?").to_string();
+        s.days.entry(day).or_default().add(r);
+        if let Some(id) = &r.session_id {
+            s.sessions.entry(id.clone()).or_default().add(r);
+        }
+        s.total.add(r);
+    }
+    s
+}
+
+fn row(out: &mut String, name: &str, t: &Totals) {
+    let _ = writeln!(
+        out,
+        "{name:<30} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7}",
+        t.calls,
+        t.errors,
+        t.prompt,
+        t.cached,
+        t.completion,
+        percent(t.cached, t.prompt)
+    );
+}
+
+fn header(out: &mut String, first: &str) {
+    let _ = writeln!(
+        out,
+        "{first:<30} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7}",
+        "calls", "errors", "prompt", "cached", "completion", "hit"
+    );
+}
+
+/// The tables: per day, per mode session, and the total. `hit` is cached ÷ prompt.
+pub fn render(s: &Stats) -> String {
+    let mut out = String::new();
+    if s.total.calls == 0 {
+        out.push_str("no provider calls recorded yet\n");
+        return out;
+    }
+    header(&mut out, "day");
+    for (d, t) in &s.days {
+        row(&mut out, d, t);
+    }
+    out.push('\n');
+    header(&mut out, "mode session");
+    for (id, t) in &s.sessions {
+        row(&mut out, id, t);
+    }
+    if s.sessions.is_empty() {
+        out.push_str("(none)\n");
+    }
+    out.push('\n');
+    row(&mut out, "total", &s.total);
+    out
+}

@@ -1,0 +1,284 @@
+//! Tests of the provider resolution: order, keys per endpoint, defaults, bounds, kinds.
+
+use super::*;
+
+fn p() -> PathBuf {
+    PathBuf::from("/ws/config.toml")
+}
+
+#[test]
+fn provider_resolution_order() {
+    let c = Config::default();
+    assert!(c.resolve_provider(&EnvOverrides::default()).is_none());
+    let ds = EnvOverrides {
+        deepseek_api_key: Some(Secret::new("k")),
+        ..Default::default()
+    };
+    let r = c.resolve_provider(&ds).unwrap();
+    assert_eq!(r.base_url, DEEPSEEK_BASE_URL);
+    assert_eq!(r.model.name(), Some(DEEPSEEK_MODEL));
+    assert_eq!((r.timeout_secs, r.max_tokens), (60, Some(4096)));
+    let local = EnvOverrides {
+        base_url: Some("http://127.0.0.1:8080/v1/".into()),
+        model: Some("smol".into()),
+        ..Default::default()
+    };
+    let r = c.resolve_provider(&local).unwrap();
+    assert_eq!(r.base_url, "http://127.0.0.1:8080/v1");
+    assert_eq!(r.model.name(), Some("smol"));
+    assert!(r.api_key.is_none());
+}
+
+fn key_of(r: &ResolvedProvider) -> Option<&str> {
+    r.api_key.as_ref().map(Secret::expose)
+}
+
+#[test]
+fn keys_go_only_to_their_endpoint() {
+    let c = Config::default();
+    let ds = |url: &str| EnvOverrides {
+        base_url: Some(url.into()),
+        deepseek_api_key: Some(Secret::new("sk-deepseek")),
+        ..Default::default()
+    };
+    // DeepSeek's key to DeepSeek, however the URL is spelled
+    for url in [
+        "https://api.deepseek.com",
+        "https://api.deepseek.com/",
+        "https://api.deepseek.com/v1",
+        "https://api.deepseek.com/v1/",
+    ] {
+        let r = c.resolve_provider(&ds(url)).unwrap();
+        assert_eq!(key_of(&r), Some("sk-deepseek"), "{url}");
+        assert_eq!(r.api_key_source, Some("DEEPSEEK_API_KEY"));
+        assert_eq!(r.model.name(), Some(DEEPSEEK_MODEL), "{url}");
+    }
+    // …and to nothing else, look-alikes included
+    for url in [
+        "http://127.0.0.1:8080/v1",
+        "https://example.com/v1",
+        "http://api.deepseek.com",
+        "https://api.deepseek.com.evil.example",
+        "https://api.deepseek.com:8443",
+        "https://api.deepseek.com/proxy",
+    ] {
+        let r = c.resolve_provider(&ds(url)).unwrap();
+        assert_eq!(key_of(&r), None, "{url}");
+        assert_eq!(r.api_key_source, None, "{url}");
+    }
+    // a key given for the custom endpoint goes there
+    let mut own = ds("http://127.0.0.1:8080/v1");
+    own.api_key = Some(Secret::new("sk-local"));
+    let r = c.resolve_provider(&own).unwrap();
+    assert_eq!(key_of(&r), Some("sk-local"));
+    assert_eq!(r.api_key_source, Some("HOMEBOT_API_KEY"));
+    // the file's key belongs to the file's URL, not to one the environment swapped in
+    let file = Config::parse(
+        "[provider]\nbase_url = \"https://llm.example/v1\"\napi_key = \"sk-file\"\n",
+        &p(),
+    )
+    .unwrap();
+    let r = file.resolve_provider(&EnvOverrides::default()).unwrap();
+    assert_eq!(key_of(&r), Some("sk-file"));
+    let r = file
+        .resolve_provider(&EnvOverrides {
+            base_url: Some("https://llm.example/v1/".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        key_of(&r),
+        Some("sk-file"),
+        "same endpoint, spelled with a /"
+    );
+    let r = file
+        .resolve_provider(&EnvOverrides {
+            base_url: Some("http://10.0.0.9:8080/v1".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(key_of(&r), None);
+    // a file key with no file URL follows the endpoint in effect; none means DeepSeek
+    let keyonly = Config::parse("[provider]\napi_key = \"sk-file\"\n", &p()).unwrap();
+    let r = keyonly.resolve_provider(&EnvOverrides::default()).unwrap();
+    assert_eq!(
+        (r.base_url.as_str(), key_of(&r)),
+        (DEEPSEEK_BASE_URL, Some("sk-file"))
+    );
+    // DEEPSEEK_API_KEY alone still selects DeepSeek
+    let r = c
+        .resolve_provider(&EnvOverrides {
+            deepseek_api_key: Some(Secret::new("sk-deepseek")),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        (r.base_url.as_str(), key_of(&r)),
+        (DEEPSEEK_BASE_URL, Some("sk-deepseek"))
+    );
+}
+
+#[test]
+fn custom_endpoints_have_no_default_model_and_local_ones_more_time() {
+    let c = Config::default();
+    let env = |url: &str| EnvOverrides {
+        base_url: Some(url.into()),
+        ..Default::default()
+    };
+    for url in [
+        "http://127.0.0.1:8080/v1",
+        "http://localhost:11434/v1",
+        "http://[::1]:8080/v1",
+        "http://127.0.0.2:8080",
+    ] {
+        let r = c.resolve_provider(&env(url)).unwrap();
+        assert_eq!(r.model, ModelChoice(None), "{url}");
+        assert_eq!(r.model.to_string(), "(endpoint default)");
+        assert_eq!(
+            (r.timeout_secs, r.max_tokens),
+            (LOCAL_TIMEOUT_SECS, Some(DEFAULT_MAX_TOKENS)),
+            "{url}"
+        );
+    }
+    for url in ["https://llm.example/v1", "http://192.168.1.5:8080/v1"] {
+        let r = c.resolve_provider(&env(url)).unwrap();
+        assert_eq!(r.model, ModelChoice(None), "{url}");
+        assert_eq!((r.timeout_secs, r.max_tokens), (60, Some(4096)), "{url}");
+    }
+    // configured values win over the local defaults
+    let cfg = Config::parse("[provider]\ntimeout_secs = 20\nmax_tokens = 300\n", &p()).unwrap();
+    let r = cfg
+        .resolve_provider(&env("http://127.0.0.1:8080/v1"))
+        .unwrap();
+    assert_eq!((r.timeout_secs, r.max_tokens), (20, Some(300)));
+}
+
+#[test]
+fn provider_numbers_are_bounded_and_name_their_key() {
+    for (toml, key, msg) in [
+        (
+            "max_retries = 11",
+            "provider.max_retries",
+            "must be between 0 and 10, got 11",
+        ),
+        (
+            "timeout_secs = 0",
+            "provider.timeout_secs",
+            "must be between 1 and 3600, got 0",
+        ),
+        ("timeout_secs = 3601", "provider.timeout_secs", "got 3601"),
+        (
+            "max_concurrent = 0",
+            "provider.max_concurrent",
+            "must be between 1 and 64, got 0",
+        ),
+        ("max_concurrent = 65", "provider.max_concurrent", "got 65"),
+        (
+            "max_tokens = 0",
+            "provider.max_tokens",
+            "must be between 1 and 1000000, got 0",
+        ),
+        ("max_tokens = 1000001", "provider.max_tokens", "got 1000001"),
+        (
+            "base_url = \"ftp://x\"",
+            "provider.base_url",
+            "must be an http",
+        ),
+        ("base_url = \"http://\"", "provider.base_url", "with a host"),
+    ] {
+        let err = Config::parse(&format!("[provider]\n{toml}\n"), &p()).unwrap_err();
+        let s = err.to_string();
+        assert!(
+            s.starts_with(&format!("/ws/config.toml: key `{key}`: ")),
+            "{s}"
+        );
+        assert!(s.contains(msg), "{s}");
+    }
+    Config::parse(
+        "[provider]\nmax_retries = 10\ntimeout_secs = 3600\nmax_concurrent = 64\nmax_tokens = 1000000\n",
+        &p(),
+    )
+    .unwrap();
+    Config::parse(
+        "[provider]\nmax_retries = 0\ntimeout_secs = 1\nmax_concurrent = 1\nmax_tokens = 1\n",
+        &p(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn household_defaults_for_slots_and_the_answer_cap() {
+    let c = Config::default();
+    let env = |url: &str| EnvOverrides {
+        base_url: Some(url.into()),
+        ..Default::default()
+    };
+    let remote = c.resolve_provider(&env("https://llm.example/v1")).unwrap();
+    assert_eq!(remote.max_concurrent, 8);
+    // 4096 tokens × 64 bytes
+    assert_eq!(remote.max_response_bytes, 256 * 1024);
+    let cfg = Config::parse("[provider]\nmax_tokens = 100000\n", &p()).unwrap();
+    let r = cfg
+        .resolve_provider(&env("https://llm.example/v1"))
+        .unwrap();
+    assert_eq!(r.max_response_bytes, 6_400_000);
+    let cfg = Config::parse(
+        "[provider]\nmax_tokens = 100000\nmax_response_bytes = 70000\n",
+        &p(),
+    )
+    .unwrap();
+    let r = cfg
+        .resolve_provider(&env("https://llm.example/v1"))
+        .unwrap();
+    assert_eq!(r.max_response_bytes, 70_000, "configured wins");
+    assert_eq!(default_max_response_bytes(1), MIN_RESPONSE_BYTES);
+    assert_eq!(default_max_response_bytes(u32::MAX), u32::MAX as usize * 64);
+}
+
+#[test]
+fn printed_urls_carry_no_credentials() {
+    assert_eq!(
+        display_url("https://user:sk-secret@llm.example/v1/?key=sk-secret#x"),
+        "https://llm.example/v1"
+    );
+    assert_eq!(
+        display_url("https://api.deepseek.com/"),
+        "https://api.deepseek.com"
+    );
+    assert!(!display_url("not a url?key=sk-secret").contains("secret"));
+}
+
+#[test]
+fn the_kind_is_configured_or_inferred_and_streaming_is_off_by_default() {
+    let env = |url: &str| EnvOverrides {
+        base_url: Some(url.into()),
+        ..Default::default()
+    };
+    let c = Config::default();
+    let r = c
+        .resolve_provider(&env("https://api.anthropic.com"))
+        .unwrap();
+    assert_eq!((r.kind, r.stream), (ProviderKind::Anthropic, false));
+    assert_eq!(r.model.name(), Some(ANTHROPIC_MODEL));
+    let r = c
+        .resolve_provider(&env("http://127.0.0.1:8080/v1"))
+        .unwrap();
+    assert_eq!(r.kind, ProviderKind::Openai);
+    let cfg = Config::parse("[provider]\nkind = \"anthropic\"\nstream = true\n", &p()).unwrap();
+    let r = cfg.resolve_provider(&env("http://127.0.0.1:9000")).unwrap();
+    assert_eq!((r.kind, r.stream), (ProviderKind::Anthropic, true));
+    let err = Config::parse("[provider]\nkind = \"gemini\"\n", &p()).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("/ws/config.toml") && msg.contains("gemini"),
+        "{msg}"
+    );
+    assert!(msg.contains("anthropic"), "says what is allowed: {msg}");
+    for url in [
+        "https://api.anthropic.com.evil.example",
+        "http://api.anthropic.com",
+        "https://api.anthropic.com/proxy",
+    ] {
+        assert!(!is_anthropic(url), "{url}");
+    }
+}
