@@ -144,13 +144,25 @@ pub fn tool_call_raw(name: &str, arguments: &str) -> FakeReply {
     }))
 }
 
-/// The user's own words in the last user message (after the [上下文] block).
+/// The user's own words in the last user message (after the [上下文] block and the
+/// labelled per-request sections that follow it: `[label]\n…\n[/label]\n\n`).
 pub fn user_words(msg: &Value) -> String {
     let c = msg["content"].as_str().unwrap_or_default();
-    match c.split_once("[/上下文]\n\n") {
-        Some((_, words)) => words.to_string(),
-        None => c.to_string(),
+    let Some((_, mut rest)) = c.split_once("[/上下文]\n\n") else {
+        return c.to_string();
+    };
+    while let Some(label) = rest
+        .strip_prefix('[')
+        .and_then(|r| r.split_once("]\n"))
+        .map(|(l, _)| l)
+    {
+        let close = format!("\n[/{label}]\n\n");
+        match rest.find(&close) {
+            Some(i) => rest = &rest[i + close.len()..],
+            None => break,
+        }
     }
+    rest.to_string()
 }
 
 /// A stand-in model: asks for `switch_mode` when the user mentions 做饭模式 with a
