@@ -29,6 +29,8 @@ pub struct Agent {
     pub tool_limits: ToolsConfig,
     /// The household's reminders (the `set_reminder` tools).
     pub reminders: crate::cron::CronHandle,
+    /// Scene memory: recall into the tail, the memory tools, the post-turn observation.
+    pub memory: crate::memory::Memory,
 }
 
 /// What ends a reply cut at `agent.max_reply_chars`.
@@ -60,6 +62,19 @@ pub struct AgentOutcome {
     pub reply: String,
     /// Why the turn failed, if it did (the reply then explains it to the user).
     pub error: Option<String>,
+}
+
+/// The names of the tools this turn's assistant messages called, in order.
+fn tools_called(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .flat_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|c| c.name.clone()).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 impl Agent {
@@ -98,7 +113,14 @@ impl Agent {
         modes: &ModesHandle,
     ) -> AgentOutcome {
         let mut prepared = self.prepare(ticket, tail, profile, user_text, turn, modes);
-        self.tool_loop(&mut prepared).await
+        let outcome = self.tool_loop(&mut prepared).await;
+        if outcome.error.is_none() {
+            // handed to the memory thread: the reply never waits for it, nor fails with it
+            let m = &prepared.env.memory;
+            m.memory
+                .observe(m.scene.clone(), tools_called(&prepared.messages), m.now);
+        }
+        outcome
     }
 
     /// Everything a turn's requests are made of: the first request's messages, the tool
@@ -112,7 +134,8 @@ impl Agent {
         turn: &crate::turn::Turn,
         modes: &ModesHandle,
     ) -> Prepared {
-        let sections: Vec<prompt::TailSection> = Vec::new();
+        let mut sections: Vec<prompt::TailSection> = Vec::new();
+        sections.extend(self.memory.recall_section(turn, tail.now));
         let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
         let messages = prompt::build_messages(
             &self.base_prompt,
@@ -137,6 +160,7 @@ impl Agent {
             mode: std::sync::Mutex::new(ticket.mode.as_ref().map(|m| m.mode_id.clone())),
             limits: self.tool_limits.clone(),
             written: Default::default(),
+            memory: tools::memory::MemoryEnv::new(&self.memory, turn, tail.now),
         };
         let meta = CallMeta {
             channel: tail.channel.to_string(),

@@ -16,6 +16,8 @@
 //!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
 //! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools.
 //! - [`provider`] — LLM clients (OpenAI-compatible chat completions), retries, usage.
+//! - [`memory`] — scene memory: fingerprints, emergent scenes, recall by situation
+//!   (SQLite, one memory thread).
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
@@ -45,6 +47,7 @@ pub mod fsutil;
 pub mod history;
 pub mod kernel;
 pub mod lock;
+pub mod memory;
 pub mod modes;
 pub mod netutil;
 pub mod outbound;

@@ -215,6 +215,12 @@ impl Kernel {
                 retry: opts.reminder_retry.unwrap_or_default(),
             },
         )?;
+        let memory =
+            crate::memory::Memory::open(&ws.memory_db(), cfg.memory.clone(), clock.clone())
+                .unwrap_or_else(|e| {
+                    error!(error = %e, "scene memory is unavailable; running without it");
+                    crate::memory::Memory::disabled(cfg.memory.clone(), clock.clone())
+                });
         let agent = Agent {
             provider,
             base_prompt: base.into(),
@@ -225,6 +231,7 @@ impl Kernel {
             max_reply_chars: cfg.agent.max_reply_chars,
             tool_limits: cfg.tools.clone(),
             reminders: cron.clone(),
+            memory,
         };
         let queue_cap = cfg.agent.max_queued_per_chat;
         Ok(Self {
@@ -305,6 +312,10 @@ impl Kernel {
     }
     pub fn provider(&self) -> &Provider {
         &self.inner.agent.provider
+    }
+    /// Scene memory.
+    pub fn memory(&self) -> &crate::memory::Memory {
+        &self.inner.agent.memory
     }
     pub fn timezone(&self) -> chrono_tz::Tz {
         self.inner.tz
