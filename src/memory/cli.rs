@@ -92,6 +92,12 @@ pub fn render(
             }
         }
     }
+    let st = store.stats()?;
+    let _ = writeln!(
+        out,
+        "{} memories, {} scenes, {} situations seen once (evidence)",
+        st.memories, st.scenes, st.evidence
+    );
     if idx.unreadable > 0 {
         let _ = writeln!(
             out,

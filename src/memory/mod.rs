@@ -33,7 +33,7 @@ pub use index::{estimate_tokens, Index, Recalled, SceneEntry};
 pub use key::{KeyError, SceneKey};
 pub use maintain::Maintained;
 pub use scenes::{Observation, Observed};
-pub use store::{MemoryError, Store};
+pub use store::{MemoryError, Stats, Store};
 
 use crate::config::MemoryConfig;
 use std::path::Path;

@@ -94,6 +94,14 @@ pub enum MemoryError {
     Unavailable(String),
 }
 
+/// Counts for `homebot memory` and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    pub memories: i64,
+    pub scenes: i64,
+    pub evidence: i64,
+}
+
 pub struct Store {
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
@@ -250,6 +258,20 @@ impl Store {
         }
         tx.commit().map_err(db)?;
         Ok(id)
+    }
+
+    /// How many memories, scenes and pieces of evidence are kept.
+    pub fn stats(&self) -> Result<Stats, MemoryError> {
+        let n = |t: &str| -> Result<i64, MemoryError> {
+            self.conn
+                .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))
+                .map_err(|e| self.err(e))
+        };
+        Ok(Stats {
+            memories: n("memories")?,
+            scenes: n("scenes")?,
+            evidence: n("evidence")?,
+        })
     }
 
     /// Remove one memory (and its links). Whether it existed.
