@@ -287,3 +287,76 @@ async fn oversized_memory_and_query_are_refused_with_the_limit() {
     assert!(results[2].1.contains("weak feature"), "{results:?}");
     k.shutdown();
 }
+
+#[tokio::test]
+async fn a_broken_memory_database_never_fails_a_turn_and_is_left_as_it_was() {
+    let dir = workspace();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    let garbage = b"this is not an SQLite database, but someone's file".repeat(100);
+    std::fs::write(ws.join("memory/memory.db"), &garbage).unwrap();
+    let fake = fake().await;
+    let clock = ManualClock::new(at("2026-03-02T19:30:00+08:00"));
+    let k = kernel(ws, &fake, &clock);
+    assert!(!k.memory().is_running());
+    let r = k.handle_turn(qq("group:1027", "记住：三个人吃饭")).await;
+    assert!(r.error.is_none(), "{r:?}");
+    let results = tool_results(fake.requests().last().unwrap());
+    assert!(results[0].1.contains("not kept"), "{results:?}");
+    let r = k.handle_turn(qq("group:1027", "晚饭吃什么")).await;
+    assert_eq!(r.text, "好的。");
+    assert_eq!(std::fs::read(ws.join("memory/memory.db")).unwrap(), garbage);
+    k.shutdown();
+}
+
+/// Through the QQ channel itself (a OneBot simulator on the real reverse WebSocket of
+/// `homebot gateway`): the group's id becomes the scene's peer, so a memory kept in one
+/// family group is recalled there — and not in the other group, nor in a private chat.
+#[tokio::test]
+async fn over_qq_the_group_is_the_scene() {
+    use common::qq::{at_bot, gateway, sim, text as seg, GROUP, GROUP2, MOM};
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = fake().await;
+    let gw = gateway(ws, &fake).await;
+    let mut s = sim(&gw).await;
+    s.group_msg(
+        GROUP,
+        MOM,
+        1,
+        json!([at_bot(), seg("记住：这个群里说话要简短")]),
+    )
+    .await;
+    s.expect_send().await;
+    let results = tool_results(fake.requests().last().unwrap());
+    assert!(
+        results[0]
+            .1
+            .contains(&format!("chan:qq/peer:group_{GROUP}")),
+        "{results:?}"
+    );
+    s.group_msg(GROUP, MOM, 2, json!([at_bot(), seg("明天几点出发？")]))
+        .await;
+    s.expect_send().await;
+    assert!(
+        last_tail(&fake).contains("这个群里说话要简短"),
+        "{}",
+        last_tail(&fake)
+    );
+    s.group_msg(GROUP2, MOM, 3, json!([at_bot(), seg("明天几点出发？")]))
+        .await;
+    s.expect_send().await;
+    assert!(
+        !last_tail(&fake).contains("场景记忆"),
+        "{}",
+        last_tail(&fake)
+    );
+    s.private_msg(MOM, 4, json!([seg("明天几点出发？")])).await;
+    s.expect_send().await;
+    assert!(
+        !last_tail(&fake).contains("场景记忆"),
+        "{}",
+        last_tail(&fake)
+    );
+    s.close().await;
+}

@@ -120,7 +120,11 @@ impl Memory {
         let thread_clock = clock.clone();
         std::thread::Builder::new()
             .name("memory".into())
-            .spawn(move || run(store, rx, published, thread_clock, now))
+            .spawn(move || {
+                // load the segmentation dictionary here, not in the first turn
+                topic::topic_words("预热 warm", 1);
+                run(store, rx, published, thread_clock, now)
+            })
             .map_err(|e| {
                 MemoryError::Unavailable(format!("cannot start the memory thread: {e}"))
             })?;
