@@ -111,8 +111,6 @@ pub struct TurnScene {
     pub keys: Vec<SceneKey>,
     /// `part` and `topic` features (the `tool` ones are known after the tool loop).
     pub weak: Vec<String>,
-    /// Where the turn came from (`qq`, `cli`, …): the owner's terminal may name any scene.
-    pub channel: String,
 }
 
 /// Explicit keys one turn may carry.
@@ -158,11 +156,7 @@ impl TurnScene {
                 .into_iter()
                 .map(|w| format!("topic:{w}")),
         );
-        Self {
-            keys,
-            weak,
-            channel: turn.channel.clone(),
-        }
+        Self { keys, weak }
     }
 
     pub fn is_none(&self) -> bool {

@@ -184,7 +184,13 @@ impl Index {
             if !turn.keys.iter().any(|k| s.key.covers(k)) {
                 continue;
             }
-            let sim = similarity(&turn.features_for(&s.key, &[]), &s.profile);
+            // a scene anchored by a commit and not seen since has no situation to compare:
+            // its key is all there is, and the key covers the turn
+            let sim = if s.occurrences == 0 {
+                1.0
+            } else {
+                similarity(&turn.features_for(&s.key, &[]), &s.profile)
+            };
             if sim < cfg.recall_threshold {
                 continue;
             }
@@ -229,16 +235,36 @@ impl Index {
         out
     }
 
-    /// Memories by wording: shared content words (and the query as a phrase), best first.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<(i64, String, f64)> {
+    /// Memories by wording: shared content words (and the query as a phrase), best
+    /// first — among those `visible` allows (given a memory's id, its origin and the keys
+    /// of the scenes it is linked to).
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        visible: impl Fn(i64, &str, &[&SceneKey]) -> bool,
+    ) -> Vec<(i64, String, f64)> {
         let q = query.trim().to_lowercase();
         if q.is_empty() {
             return Vec::new();
+        }
+        let mut keys: BTreeMap<i64, Vec<&SceneKey>> = BTreeMap::new();
+        for s in &self.scenes {
+            for l in &s.links {
+                keys.entry(l.memory).or_default().push(&s.key);
+            }
         }
         let words = topic_words(&q, 16);
         let mut hits: Vec<(i64, String, f64)> = self
             .memories
             .iter()
+            .filter(|(id, m)| {
+                visible(
+                    **id,
+                    &m.origin,
+                    keys.get(id).map(Vec::as_slice).unwrap_or_default(),
+                )
+            })
             .filter_map(|(id, m)| {
                 let shared = words.iter().filter(|w| m.words.contains(w)).count();
                 let mut score = if words.is_empty() {

@@ -90,6 +90,8 @@ pub enum MemoryError {
     Key(#[from] KeyError),
     #[error("the household already keeps {0} memories, the limit; forget some first (homebot memory forget ID)")]
     Full(usize),
+    #[error("the household already has {0} scenes, the limit; name no new scene (leave `scene` empty) or forget old ones")]
+    ScenesFull(usize),
     #[error("scene memory is not available: {0}")]
     Unavailable(String),
 }
@@ -209,6 +211,7 @@ impl Store {
             });
         }
         let max = self.cfg.max_memories;
+        let max_scenes = self.cfg.max_scenes;
         let path = self.path.clone();
         let db = |source| MemoryError::Db {
             path: path.clone(),
@@ -241,6 +244,16 @@ impl Store {
             }
         };
         for key in keys.iter().take(LINKS_PER_MEMORY) {
+            let (exists, scenes): (bool, i64) = tx
+                .query_row(
+                    "SELECT EXISTS(SELECT 1 FROM scenes WHERE key = ?1), (SELECT COUNT(*) FROM scenes)",
+                    [key.as_str()],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(db)?;
+            if !exists && scenes as usize >= max_scenes {
+                return Err(MemoryError::ScenesFull(max_scenes));
+            }
             tx.execute(
                 "INSERT INTO scenes (key, occurrences, origin, created_at, last_seen)
                  VALUES (?1, 0, 'commit', ?2, ?2) ON CONFLICT(key) DO NOTHING",

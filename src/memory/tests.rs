@@ -247,6 +247,7 @@ fn commits_are_bounded_and_the_same_content_is_one_memory() {
     let d = tempfile::tempdir().unwrap();
     let cfg = MemoryConfig {
         max_memories: 2,
+        max_scenes: 1,
         ..Default::default()
     };
     let mut s = Store::open(&d.path().join("m.db"), cfg).unwrap();

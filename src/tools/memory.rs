@@ -86,7 +86,11 @@ struct SearchArgs {
 }
 
 /// The scene keys a commit goes to, or why not.
-fn commit_keys(scene: &TurnScene, asked: Option<&str>) -> Result<Vec<SceneKey>, String> {
+fn commit_keys(
+    scene: &TurnScene,
+    asked: Option<&str>,
+    owner: bool,
+) -> Result<Vec<SceneKey>, String> {
     match asked.map(str::trim).filter(|s| !s.is_empty()) {
         None if scene.is_none() => Err("error: this conversation does not take part in scene memory (its scene policy is `none`); the memory was not kept".into()),
         None => Ok(scene.keys.clone()),
@@ -96,7 +100,7 @@ fn commit_keys(scene: &TurnScene, asked: Option<&str>) -> Result<Vec<SceneKey>, 
                 .keys
                 .iter()
                 .any(|k| k.covers(&key) || key.covers(k));
-            if scene.channel == "cli" || on_branch {
+            if owner || on_branch {
                 Ok(vec![key])
             } else {
                 Err(format!(
@@ -113,10 +117,24 @@ fn commit_keys(scene: &TurnScene, asked: Option<&str>) -> Result<Vec<SceneKey>, 
     }
 }
 
+/// Whether a memory may be shown to this turn by `memory_search`: anyone who can talk to
+/// the bot can ask, so a group sees what belongs to its own branch of scenes (and what
+/// was kept from this very chat), never another chat's memories; the owner's terminal
+/// sees everything.
+fn visible(scene: &TurnScene, owner: bool, origin: &str, from: &str, keys: &[&SceneKey]) -> bool {
+    owner
+        || from == origin
+        || keys
+            .iter()
+            .any(|k| scene.keys.iter().any(|t| k.covers(t) || t.covers(k)))
+}
+
 /// Run a memory tool; `None` when `call` is not one.
 pub async fn execute(env: &ToolEnv, call: &ToolCall) -> Option<ToolResult> {
     let m = &env.memory;
     let cfg = m.memory.config();
+    // the terminal is the owner's, whatever its scene policy
+    let owner = env.origin.channel == "cli";
     Some(match call.name.as_str() {
         "memory_commit" => {
             let a: CommitArgs = match parse_args(call) {
@@ -130,7 +148,7 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> Option<ToolResult> {
                     cfg.max_content_chars
                 )));
             }
-            let keys = match commit_keys(&m.scene, a.scene.as_deref()) {
+            let keys = match commit_keys(&m.scene, a.scene.as_deref(), owner) {
                 Ok(k) => k,
                 Err(e) => return Some(ToolResult::err(e)),
             };
@@ -161,7 +179,14 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> Option<ToolResult> {
                     cfg.max_query_chars
                 )));
             }
-            let hits = m.memory.index().search(&a.query, SEARCH_RESULTS);
+            let origin = format!("{}:{}", env.origin.channel, env.origin.chat_id);
+            let scene = &m.scene;
+            let hits = m
+                .memory
+                .index()
+                .search(&a.query, SEARCH_RESULTS, |_, from, keys| {
+                    visible(scene, owner, &origin, from, keys)
+                });
             if hits.is_empty() {
                 ToolResult::ok("no memory matches")
             } else {
@@ -181,37 +206,74 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> Option<ToolResult> {
 mod tests {
     use super::*;
 
-    fn scene(channel: &str, key: &str) -> TurnScene {
+    fn scene(key: &str) -> TurnScene {
         TurnScene {
             keys: vec![SceneKey::parse(key).unwrap()],
             weak: vec![],
-            channel: channel.into(),
         }
     }
 
     #[test]
     fn a_named_scene_must_be_on_the_turns_branch() {
-        let g = scene("qq", "chan:qq/peer:group_1027");
-        assert_eq!(commit_keys(&g, None).unwrap(), g.keys);
-        assert_eq!(commit_keys(&g, Some("  ")).unwrap(), g.keys);
-        assert!(commit_keys(&g, Some("chan:QQ/peer:group_1027")).is_ok());
-        assert!(commit_keys(&g, Some("chan:qq")).is_ok());
-        assert!(commit_keys(&g, Some("chan:qq/peer:group_1027/place:kitchen")).is_ok());
-        let e = commit_keys(&g, Some("chan:qq/peer:group_999")).unwrap_err();
+        let g = scene("chan:qq/peer:group_1027");
+        assert_eq!(commit_keys(&g, None, false).unwrap(), g.keys);
+        assert_eq!(commit_keys(&g, Some("  "), false).unwrap(), g.keys);
+        assert!(commit_keys(&g, Some("chan:QQ/peer:group_1027"), false).is_ok());
+        assert!(commit_keys(&g, Some("chan:qq"), false).is_ok());
+        assert!(commit_keys(&g, Some("chan:qq/peer:group_1027/place:kitchen"), false).is_ok());
+        let e = commit_keys(&g, Some("chan:qq/peer:group_999"), false).unwrap_err();
         assert!(e.contains("not this conversation"), "{e}");
-        assert!(commit_keys(&g, Some("chan:qq2")).is_err());
-        assert!(commit_keys(&g, Some("chan:qq/part:evening"))
+        assert!(commit_keys(&g, Some("chan:qq2"), false).is_err());
+        assert!(commit_keys(&g, Some("chan:qq/part:evening"), false)
             .unwrap_err()
             .contains("weak"));
         // the owner's terminal may name any scene
         assert!(commit_keys(
-            &scene("cli", "chan:cli/peer:local"),
-            Some("chan:qq/peer:group_9")
+            &scene("chan:cli/peer:local"),
+            Some("chan:qq/peer:group_9"),
+            true
         )
         .is_ok());
         // `none`: nothing to attach to
-        assert!(commit_keys(&TurnScene::default(), None)
+        assert!(commit_keys(&TurnScene::default(), None, false)
             .unwrap_err()
             .contains("none"));
+    }
+
+    #[test]
+    fn search_shows_a_chat_only_its_own_branch() {
+        let g = scene("chan:qq/peer:group_1027");
+        let k = |s: &str| SceneKey::parse(s).unwrap();
+        let (mine, all, other) = (
+            k("chan:qq/peer:group_1027"),
+            k("chan:qq"),
+            k("chan:qq/peer:private_42"),
+        );
+        assert!(visible(&g, false, "qq:group:1027", "x", &[&mine]));
+        assert!(visible(&g, false, "qq:group:1027", "x", &[&all]));
+        assert!(!visible(
+            &g,
+            false,
+            "qq:group:1027",
+            "qq:private:42",
+            &[&other]
+        ));
+        // kept here without a scene (policy none): still this chat's own
+        let none = TurnScene::default();
+        assert!(visible(&none, false, "qq:group:1027", "qq:group:1027", &[]));
+        assert!(!visible(
+            &none,
+            false,
+            "qq:group:1027",
+            "qq:private:42",
+            &[]
+        ));
+        assert!(visible(
+            &none,
+            true,
+            "cli:local",
+            "qq:private:42",
+            &[&other]
+        ));
     }
 }
