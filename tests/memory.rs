@@ -156,6 +156,20 @@ async fn a_memory_kept_in_a_group_is_recalled_there_a_week_later_and_nowhere_els
     assert!(listing.contains("在这个群里回答要简短"), "{listing}");
     assert!(!listing.contains("香菜"), "{listing}");
     let out = homebot(ws, None)
+        .args(["memory", "--scene", "CHAN:QQ"])
+        .output()
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("chan:qq/peer:group_1027"));
+    let out = homebot(ws, None)
+        .args(["memory", "--scene", "chan:qq2"])
+        .output()
+        .await
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(listing.contains("no scene under that key"), "{listing}");
+    assert!(!listing.contains("在这个群里回答要简短"), "{listing}");
+    let out = homebot(ws, None)
         .args(["memory", "forget", "1"])
         .output()
         .await
@@ -359,4 +373,36 @@ async fn over_qq_the_group_is_the_scene() {
         last_tail(&fake)
     );
     s.close().await;
+}
+
+/// Every wake is a new voice session: the trusted speaker, not the session, is the peer.
+#[tokio::test]
+async fn on_voice_the_trusted_speaker_is_the_peer() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = fake().await;
+    let clock = ManualClock::new(at("2026-03-02T18:30:00+08:00"));
+    let k = kernel(ws, &fake, &clock);
+    k.handle_turn(Turn::new(
+        "voice",
+        "wake-1",
+        "mom",
+        "记住：我做饭按三个人的量",
+    ))
+    .await;
+    k.memory().flush().await;
+    clock.set(at("2026-03-05T18:30:00+08:00"));
+    k.handle_turn(Turn::new("voice", "wake-2", "mom", "今晚煮多少米？"))
+        .await;
+    assert!(
+        last_tail(&fake).contains("三个人的量"),
+        "{}",
+        last_tail(&fake)
+    );
+    for (session, speaker) in [("wake-3", "guest"), ("wake-4", "dad")] {
+        k.handle_turn(Turn::new("voice", session, speaker, "今晚煮多少米？"))
+            .await;
+        assert!(!last_tail(&fake).contains("场景记忆"), "{speaker}");
+    }
+    k.shutdown();
 }
