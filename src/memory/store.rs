@@ -119,6 +119,20 @@ impl Store {
                 source,
             })?;
         }
+        // created 0600 before SQLite sees it: its -wal and -shm files copy this mode
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(|source| MemoryError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+        }
         let conn = Connection::open(path).map_err(|source| MemoryError::Db {
             path: path.to_path_buf(),
             source,
@@ -130,11 +144,6 @@ impl Store {
         };
         store.setup().map_err(|e| store.err(e))?;
         store.migrate()?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-        }
         Ok(store)
     }
 

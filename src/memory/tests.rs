@@ -373,6 +373,26 @@ fn twin_scenes_are_merged_once() {
     assert_eq!(s.snapshot().unwrap().scenes[0].occurrences, 5);
 }
 
+#[cfg(unix)]
+#[test]
+fn the_database_and_its_wal_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let mut s = open(&d);
+    s.commit("甲", &[], "t", 0).unwrap();
+    for f in ["memory.db", "memory.db-wal", "memory.db-shm"] {
+        let p = d.path().join("memory").join(f);
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{f} is {mode:o}");
+    }
+    let dir = std::fs::metadata(d.path().join("memory"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(dir, 0o700);
+}
+
 #[test]
 fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     let d = tempfile::tempdir().unwrap();
