@@ -264,7 +264,7 @@ async fn a_turn_under_the_none_policy_leaves_no_trace() {
 }
 
 #[tokio::test]
-async fn oversized_memory_and_query_are_refused_with_the_limit() {
+async fn oversized_memory_and_query_are_refused_with_the_limit_and_the_database_is_private() {
     let dir = workspace();
     let ws = dir.path();
     let long = "长".repeat(501);
@@ -283,6 +283,8 @@ async fn oversized_memory_and_query_are_refused_with_the_limit() {
                 "memory_commit",
                 json!({"content": "短的", "scene": "chan:qq/part:evening"}),
             ),
+            ("read_file", json!({"path": "memory/memory.db"})),
+            ("list_files", json!({"path": "memory"})),
         ])
     })
     .await;
@@ -299,6 +301,9 @@ async fn oversized_memory_and_query_are_refused_with_the_limit() {
         "{results:?}"
     );
     assert!(results[2].1.contains("weak feature"), "{results:?}");
+    // the database is the memory thread's: the file tools never open it
+    assert!(results[3].1.contains("is private"), "{results:?}");
+    assert!(results[4].1.contains("is private"), "{results:?}");
     k.shutdown();
 }
 
