@@ -429,6 +429,8 @@ impl Kernel {
                 warn!(tasks = inner.turns.len(), "turns did not stop in time");
             }
         }
+        // the last turns' observations reach the database before the process ends
+        let _ = tokio::time::timeout(SERVICE_STOP, inner.agent.memory.flush()).await;
         inner.cancel.cancel();
         inner.services.close();
         if tokio::time::timeout(SERVICE_STOP, inner.services.wait())

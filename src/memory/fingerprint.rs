@@ -3,7 +3,7 @@
 //! | feature | from | weight |
 //! |---|---|---|
 //! | `chan` | the turn's channel | 1.0 |
-//! | `peer` | the chat: `group_<id>` / `private_<id>` on QQ (the seed's `peer_group` is the group form, so a group and a private chat never share it); on voice the member the trusted speaker mapping named (a `guest` has none); elsewhere the chat id | 1.0 |
+//! | `peer` | the chat: `group_<id>` / `private_<id>` on QQ (the seed's `peer_group` is the group form, so a group and a private chat never share it); on voice the member the trusted speaker mapping named, else `guest` (all unknown voices are one peer, never the whole channel); elsewhere the chat id | 1.0 |
 //! | `tool` | tools the turn called | 0.8 |
 //! | `topic` | content words ([`super::topic`]) | 0.4 |
 //! | `part` | night / morning / afternoon / evening | 0.2 |
@@ -28,6 +28,17 @@ use std::collections::BTreeMap;
 
 /// The speaker id of voice users the household did not vouch for.
 const GUEST: &str = "guest";
+
+/// A stable stand-in for an id no key can hold (too long): FNV-1a, 64 bits. Stable across
+/// builds (keys are stored), unlike `std`'s hasher.
+fn stand_in(id: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("id_{h:016x}")
+}
 
 /// The weight of a feature `kind:value` by its kind (identity kinds of explicit keys,
 /// such as `place`, weigh like `peer`).
@@ -99,7 +110,8 @@ pub fn peer_of(channel: &str, chat_id: &str, speaker_id: &str) -> Option<String>
             }
         }
         // every wake is a new session: the trusted speaker is the identity, not the chat
-        "voice" => (speaker_id != GUEST && !speaker_id.is_empty()).then(|| speaker_id.to_string()),
+        "voice" if speaker_id.is_empty() => Some(GUEST.to_string()),
+        "voice" => Some(speaker_id.to_string()),
         _ => (!chat_id.is_empty()).then(|| chat_id.to_string()),
     }
 }
@@ -137,14 +149,19 @@ impl TurnScene {
             }
         }
         if keys.is_empty() {
-            let mut segs = vec![format!("chan:{}", turn.channel)];
-            if let Some(p) = peer_of(&turn.channel, &turn.chat_id, &turn.speaker_id) {
-                segs.push(format!("peer:{p}"));
-            }
-            match SceneKey::from_segments(&segs) {
+            let chan = format!("chan:{}", turn.channel);
+            let key = match peer_of(&turn.channel, &turn.chat_id, &turn.speaker_id) {
+                // an id no key can hold (too long, nothing but punctuation) keeps a peer of
+                // its own: falling back to the bare channel would make it cover every chat
+                Some(p) => SceneKey::parse(&format!("{chan}/peer:{p}"))
+                    .or_else(|_| SceneKey::parse(&format!("{chan}/peer:{}", stand_in(&p)))),
+                None => SceneKey::parse(&chan),
+            };
+            match key {
                 Ok(k) => keys.push(k),
-                // an id no key can hold (too long): the channel alone still is a place
-                Err(_) => keys.extend(SceneKey::parse(&segs[0]).ok()),
+                Err(e) => {
+                    tracing::warn!(channel = %turn.channel, error = %e, "no scene key for this turn")
+                }
             }
         }
         if keys.is_empty() {
@@ -223,7 +240,10 @@ mod tests {
             Some("private_42")
         );
         assert_eq!(peer_of("voice", "sess-1", "mom").as_deref(), Some("mom"));
-        assert_eq!(peer_of("voice", "sess-1", "guest"), None);
+        assert_eq!(
+            peer_of("voice", "sess-1", "guest").as_deref(),
+            Some("guest")
+        );
         assert_eq!(peer_of("cli", "local", "owner").as_deref(), Some("local"));
         let cfg = MemoryConfig::default();
         let t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
@@ -250,6 +270,12 @@ mod tests {
         let s = TurnScene::of(&t, at(19), &cfg);
         assert_eq!(s.keys.len(), 1);
         assert_eq!(s.keys[0].as_str(), "chan:qq/peer:group_1027");
+        // an id no key can hold still gets a peer of its own, never the bare channel
+        let long = Turn::new("qq", format!("group:{}", "9".repeat(300)), "x", "晚饭");
+        let k = &TurnScene::of(&long, at(19), &cfg).keys[0];
+        assert!(k.as_str().starts_with("chan:qq/peer:id_"), "{k}");
+        let other = Turn::new("qq", format!("group:{}", "8".repeat(300)), "x", "晚饭");
+        assert_ne!(&TurnScene::of(&other, at(19), &cfg).keys[0], k);
         // too many tools are bounded
         let names: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
         assert_eq!(tool_features(&names, 3).len(), 3);

@@ -2,9 +2,9 @@
 //!
 //! `scene` is best left empty: the memory then attaches to the scene(s) of the turn —
 //! the kernel knows where it is; a guessed scene pins a memory to the wrong place (seed
-//! 001). A scene the model does name must lie on the turn's own branch (the turn's key,
-//! an ancestor or a descendant of it), so a message in one chat cannot plant memories in
-//! another; only the owner's terminal (`cli`) may name any scene. Content, query and key
+//! 001). A scene the model does name must be the turn's key or lie below it, so a message
+//! in one chat cannot plant memories in another — nor in a wider scene such as `chan:qq`,
+//! which every QQ chat would recall; only the owner's terminal (`cli`) may name any scene. Content, query and key
 //! lengths and the commits per turn are bounded (`[memory]`).
 
 use super::{parse_args, ToolEnv, ToolResult};
@@ -96,11 +96,8 @@ fn commit_keys(
         None => Ok(scene.keys.clone()),
         Some(raw) => {
             let key = SceneKey::parse(raw).map_err(|e| format!("error: invalid scene: {e}. Leave `scene` empty to use the current one."))?;
-            let on_branch = scene
-                .keys
-                .iter()
-                .any(|k| k.covers(&key) || key.covers(k));
-            if owner || on_branch {
+            let within = scene.keys.iter().any(|k| k.covers(&key));
+            if owner || within {
                 Ok(vec![key])
             } else {
                 Err(format!(
@@ -219,7 +216,9 @@ mod tests {
         assert_eq!(commit_keys(&g, None, false).unwrap(), g.keys);
         assert_eq!(commit_keys(&g, Some("  "), false).unwrap(), g.keys);
         assert!(commit_keys(&g, Some("chan:QQ/peer:group_1027"), false).is_ok());
-        assert!(commit_keys(&g, Some("chan:qq"), false).is_ok());
+        // a wider scene would be recalled in every QQ chat: only the owner may name it
+        assert!(commit_keys(&g, Some("chan:qq"), false).is_err());
+        assert!(commit_keys(&scene("chan:cli/peer:local"), Some("chan:qq"), true).is_ok());
         assert!(commit_keys(&g, Some("chan:qq/peer:group_1027/place:kitchen"), false).is_ok());
         let e = commit_keys(&g, Some("chan:qq/peer:group_999"), false).unwrap_err();
         assert!(e.contains("not this conversation"), "{e}");
