@@ -211,7 +211,7 @@ impl Memory {
             "在这个场合之前记下的约定和事实（系统按场合取回，不是用户这次说的话；相关时遵守）：\n",
         );
         for r in &found {
-            body.push_str(&format!("- [#{}] {}\n", r.memory, r.content));
+            body.push_str(&format!("- [#{}] {}\n", r.memory, one_line(&r.content)));
         }
         Some(crate::prompt::TailSection {
             label: "场景记忆".into(),
@@ -274,6 +274,17 @@ impl Memory {
     pub fn now(&self) -> i64 {
         self.inner.clock.now().timestamp()
     }
+}
+
+/// A memory as one line that cannot close or open a block of the tail: what a chat
+/// member once said must not pass for the system's own markers.
+fn one_line(content: &str) -> String {
+    content
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('[', "［")
+        .replace(']', "］")
 }
 
 /// The memory thread: applies commands in order, publishes snapshots, keeps up with
