@@ -31,6 +31,8 @@ pub struct Agent {
     pub reminders: crate::cron::CronHandle,
     /// The modes' knowledge folders, searched for the active mode's snippets.
     pub knowledge: Arc<crate::knowledge::Knowledge>,
+    /// Scene memory: recall into the tail, the memory tools, the post-turn observation.
+    pub memory: crate::memory::Memory,
 }
 
 /// What ends a reply cut at `agent.max_reply_chars`.
@@ -62,6 +64,19 @@ pub struct AgentOutcome {
     pub reply: String,
     /// Why the turn failed, if it did (the reply then explains it to the user).
     pub error: Option<String>,
+}
+
+/// The names of the tools this turn's assistant messages called, in order.
+fn tools_called(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .flat_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|c| c.name.clone()).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 impl Agent {
@@ -100,7 +115,14 @@ impl Agent {
         modes: &ModesHandle,
     ) -> AgentOutcome {
         let mut prepared = self.prepare(ticket, tail, profile, user_text, turn, modes);
-        self.tool_loop(&mut prepared).await
+        let outcome = self.tool_loop(&mut prepared).await;
+        if outcome.error.is_none() {
+            // handed to the memory thread: the reply never waits for it, nor fails with it
+            let m = &prepared.env.memory;
+            m.memory
+                .observe(m.scene.clone(), tools_called(&prepared.messages), m.now);
+        }
+        outcome
     }
 
     /// Everything a turn's requests are made of: the first request's messages, the tool
@@ -118,6 +140,7 @@ impl Agent {
         if let Some(m) = &ticket.mode {
             sections.extend(self.knowledge.sections_for(&m.mode_id, user_text));
         }
+        sections.extend(self.memory.recall_section(turn, tail.now));
         let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
         let messages = prompt::build_messages(
             &self.base_prompt,
@@ -142,6 +165,7 @@ impl Agent {
             mode: std::sync::Mutex::new(ticket.mode.as_ref().map(|m| m.mode_id.clone())),
             limits: self.tool_limits.clone(),
             written: Default::default(),
+            memory: tools::memory::MemoryEnv::new(&self.memory, turn, tail.now),
         };
         let meta = CallMeta {
             channel: tail.channel.to_string(),

@@ -20,6 +20,8 @@
 //! - [`provider`] — LLM clients (OpenAI-compatible chat completions, Anthropic
 //!   Messages), retries, usage and the audit trail; [`audit`] — `homebot audit` and
 //!   `homebot stats` read that trail back.
+//! - [`memory`] — scene memory: fingerprints, emergent scenes, recall by situation
+//!   (SQLite, one memory thread).
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
@@ -29,7 +31,7 @@
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins.
 //!
 //! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
-//! → `control` → `kernel` → `commands`, `agent` → `tools` / `prompt` → `modes` → `chats`
+//! → `control` → `kernel` → `commands`, `agent` → `tools` → `memory` → `prompt` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
 //! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`
@@ -51,6 +53,7 @@ pub mod history;
 pub mod kernel;
 pub mod knowledge;
 pub mod lock;
+pub mod memory;
 pub mod modes;
 pub mod netutil;
 pub mod outbound;

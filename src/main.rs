@@ -53,6 +53,15 @@ enum Command {
         #[command(subcommand)]
         action: Option<ReminderCommand>,
     },
+    /// Scene memory: list scenes with their keys, features and memories; or forget one.
+    /// Works whether or not a gateway runs.
+    Memory {
+        /// Only scenes under this key (e.g. `chan:qq`; matched at `/` boundaries).
+        #[arg(long)]
+        scene: Option<String>,
+        #[command(subcommand)]
+        action: Option<MemoryCommand>,
+    },
     /// Send a proactive message through a running gateway's channel.
     Announce {
         /// Channel name (e.g. `voice`).
@@ -90,6 +99,12 @@ enum Command {
 enum ReminderCommand {
     /// Cancel a pending reminder by its id.
     Cancel { id: u32 },
+}
+
+#[derive(Subcommand)]
+enum MemoryCommand {
+    /// Remove one memory (and its links to scenes) by its id.
+    Forget { id: i64 },
 }
 
 #[derive(Subcommand)]
@@ -217,6 +232,36 @@ async fn main() -> anyhow::Result<()> {
             match r.error {
                 None => print!("{}", r.text.trim_end().to_string() + "\n"),
                 Some(e) => anyhow::bail!("{}: {e}", r.text),
+            }
+        }
+        Command::Memory { scene, action } => {
+            init_logging("warn");
+            let ws = Workspace::open(&root)?;
+            let cfg = Config::load_or_init(ws.root())?;
+            let mut store = homebot::memory::Store::open(&ws.memory_db(), cfg.memory.clone())?;
+            match action {
+                Some(MemoryCommand::Forget { id }) => {
+                    if store.forget(id)? {
+                        println!("memory {id} forgotten");
+                    } else {
+                        anyhow::bail!("there is no memory {id} (see `homebot memory`)");
+                    }
+                }
+                None => {
+                    let filter = scene
+                        .map(|s| homebot::memory::SceneKey::parse(&s))
+                        .transpose()
+                        .context("--scene")?;
+                    print!(
+                        "{}",
+                        homebot::memory::cli::render(
+                            &store,
+                            filter.as_ref(),
+                            cfg.timezone(),
+                            chrono::Utc::now().timestamp()
+                        )?
+                    );
+                }
             }
         }
         Command::Sessions => {

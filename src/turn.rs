@@ -22,6 +22,14 @@ pub struct Turn {
     /// door (a satellite id, `group:<id>`, …). `None`: the chat id itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
+    /// Scene memory for this turn only (`auto` / `none`); `None`: the channel's policy
+    /// (`[memory.channels]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scene_policy: Option<crate::config::ScenePolicy>,
+    /// Explicit scene keys (`chan:qq/peer:group_1027`) given by a channel or a single
+    /// injection; empty: derived from the channel and chat. At most four are used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenes: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -43,6 +51,8 @@ impl Turn {
             may_switch_modes: true,
             reply_hint: None,
             reply_to: None,
+            scene_policy: None,
+            scenes: Vec::new(),
         }
     }
 

@@ -10,6 +10,7 @@
 //! <workspace>/modes/sessions/<mode>/<session>/   system_prompt.md, conversation.jsonl, summary.md
 //! <workspace>/chats/<channel>/<chat>.jsonl       normal-operation history per chat
 //! <workspace>/logs/usage.jsonl       provider usage per call
+//! <workspace>/memory/memory.db       scene memory (SQLite, WAL: also -wal and -shm)
 //! <workspace>/<plugin data>/         e.g. cooking/ (kept by the mode's plugin)
 //! ```
 
@@ -24,6 +25,8 @@ pub const LOGS_DIR: &str = "logs";
 pub const MEMBERS_DIR: &str = "members";
 /// The household's reminders (the Cron actor's).
 pub const REMINDERS_FILE: &str = "reminders.json";
+/// Scene memory: the SQLite database and its WAL files (the memory thread's alone).
+pub const MEMORY_DIR: &str = "memory";
 /// Sub-folders made when a workspace is opened.
 const SUB_DIRS: &[&str] = &["modes/sessions", CHATS_DIR, LOGS_DIR, MEMBERS_DIR, "skills"];
 
@@ -39,6 +42,7 @@ pub const PRIVATE_ZONES: &[&str] = &[
     LOCK_FILE,
     SOCKET_FILE,
     REMINDERS_FILE,
+    MEMORY_DIR,
 ];
 
 /// A workspace (or its `config.toml`) owned by another user: whoever owns it can replace
@@ -182,6 +186,10 @@ impl Workspace {
     }
     pub fn reminders_file(&self) -> PathBuf {
         self.root.join(REMINDERS_FILE)
+    }
+    /// `memory/memory.db`: scenes, memories, links, evidence.
+    pub fn memory_db(&self) -> PathBuf {
+        self.root.join(MEMORY_DIR).join("memory.db")
     }
     pub fn lock_file(&self) -> PathBuf {
         self.root.join(LOCK_FILE)

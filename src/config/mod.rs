@@ -9,10 +9,12 @@
 //! - `default.toml` — the commented file written on first use.
 
 mod channels;
+mod memory;
 mod provider;
 mod validate;
 
 pub use channels::*;
+pub use memory::{MemoryConfig, ScenePolicy, INTERNAL_CHANNELS};
 pub use provider::*;
 
 use serde::Deserialize;
@@ -69,6 +71,7 @@ pub struct Config {
     pub skills: SkillsConfig,
     pub qq: QqConfig,
     pub voice: VoiceConfig,
+    pub memory: MemoryConfig,
     pub members: Vec<Member>,
 }
 

@@ -223,6 +223,12 @@ impl Kernel {
                 retry: opts.reminder_retry.unwrap_or_default(),
             },
         )?;
+        let memory =
+            crate::memory::Memory::open(&ws.memory_db(), cfg.memory.clone(), clock.clone())
+                .unwrap_or_else(|e| {
+                    error!(error = %e, "scene memory is unavailable; running without it");
+                    crate::memory::Memory::disabled(cfg.memory.clone(), clock.clone())
+                });
         let agent = Agent {
             provider,
             base_prompt: base.into(),
@@ -237,6 +243,7 @@ impl Kernel {
                 ws.root(),
                 &registry,
             )),
+            memory,
         };
         let queue_cap = cfg.agent.max_queued_per_chat;
         let summarizer = crate::summarizer::Summarizer {
@@ -327,6 +334,10 @@ impl Kernel {
     }
     pub fn provider(&self) -> &Provider {
         &self.inner.agent.provider
+    }
+    /// Scene memory.
+    pub fn memory(&self) -> &crate::memory::Memory {
+        &self.inner.agent.memory
     }
     pub fn timezone(&self) -> chrono_tz::Tz {
         self.inner.tz
@@ -440,6 +451,8 @@ impl Kernel {
                 warn!(tasks = inner.turns.len(), "turns did not stop in time");
             }
         }
+        // the last turns' observations reach the database before the process ends
+        let _ = tokio::time::timeout(SERVICE_STOP, inner.agent.memory.flush()).await;
         inner.cancel.cancel();
         inner.services.close();
         if tokio::time::timeout(SERVICE_STOP, inner.services.wait())

@@ -1,7 +1,8 @@
 //! The tools the agent offers the model, in a fixed order (part of the stable prompt
 //! prefix): `switch_mode`, then the workspace file tools of [`files`] — `read_file`,
 //! `list_files`, `write_file` — then the reminder tools of [`reminders`] —
-//! `set_reminder`, `list_reminders`, `cancel_reminder`.
+//! `set_reminder`, `list_reminders`, `cancel_reminder` — then the scene-memory tools of
+//! [`memory`]: `memory_commit`, `memory_search`.
 //!
 //! [`execute`] runs one call within the turn's budget ([`ToolEnv::limits`]): arguments
 //! longer than `tools.max_argument_bytes` are refused, `write_file` may write at most
@@ -12,6 +13,7 @@
 
 pub mod files;
 mod guard;
+pub mod memory;
 pub mod reminders;
 mod zones;
 
@@ -46,6 +48,8 @@ pub struct ToolEnv {
     /// The household's reminders, and where this turn's would ring.
     pub reminders: crate::cron::CronHandle,
     pub origin: crate::reminders::Origin,
+    /// Scene memory, and where this turn stands in it.
+    pub memory: memory::MemoryEnv,
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical. The
@@ -123,6 +127,7 @@ pub fn definitions(registry: &ModeRegistry, writable: &[String]) -> Vec<ToolDef>
     ]
     .into_iter()
     .chain(reminders::definitions())
+    .chain(memory::definitions())
     .collect()
 }
 
@@ -255,10 +260,13 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
             Ok(a) => write_within_budget(env, a, files, mode).await,
             Err(e) => e,
         },
+        "memory_commit" | "memory_search" => memory::execute(env, call)
+            .await
+            .expect("the memory tools run their own names"),
         other => match reminders::execute(env, call).await {
             Some(r) => r,
             None => ToolResult::err(format!(
-                "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder"
+                "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder, memory_commit, memory_search"
             )),
         },
     }
@@ -312,7 +320,9 @@ mod tests {
                 "write_file",
                 "set_reminder",
                 "list_reminders",
-                "cancel_reminder"
+                "cancel_reminder",
+                "memory_commit",
+                "memory_search"
             ]
         );
     }

@@ -1,0 +1,283 @@
+//! A turn's situation as weighted features, and how alike two situations are.
+//!
+//! | feature | from | weight |
+//! |---|---|---|
+//! | `chan` | the turn's channel | 1.0 |
+//! | `peer` | the chat: `group_<id>` / `private_<id>` on QQ (the seed's `peer_group` is the group form, so a group and a private chat never share it); on voice the member the trusted speaker mapping named, else `guest` (all unknown voices are one peer, never the whole channel); elsewhere the chat id | 1.0 |
+//! | `tool` | tools the turn called | 0.8 |
+//! | `topic` | content words ([`super::topic`]) | 0.4 |
+//! | `part` | night / morning / afternoon / evening | 0.2 |
+//!
+//! `chan` and `peer` are the identity of a situation and make its key; the others are
+//! weak. Similarity is weighted Jaccard (Ruzicka: Σ min ÷ Σ max; for features present or
+//! absent that is Σ shared weights ÷ Σ union weights). A scene's profile weighs each
+//! weak feature by how often it occurred, so its topic mass stays bounded however many
+//! turns joined it.
+//!
+//! Weak features never merge places: a turn is compared only with evidence of its own
+//! key and with scenes whose key covers its own (see `store`), and the weak features of
+//! a key's turns never enter the key. Unweighted, or ungated, one chance overlap of words
+//! at the same hour would fold two family groups into one scene (seed 001).
+
+use super::key::SceneKey;
+use super::topic::topic_words;
+use crate::config::{MemoryConfig, ScenePolicy};
+use crate::turn::Turn;
+use chrono::{DateTime, FixedOffset, Timelike};
+use std::collections::BTreeMap;
+
+/// The speaker id of voice users the household did not vouch for.
+const GUEST: &str = "guest";
+
+/// A stable stand-in for an id no key can hold (too long): FNV-1a, 64 bits. Stable across
+/// builds (keys are stored), unlike `std`'s hasher.
+fn stand_in(id: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("id_{h:016x}")
+}
+
+/// The weight of a feature `kind:value` by its kind (identity kinds of explicit keys,
+/// such as `place`, weigh like `peer`).
+pub fn weight(feature: &str) -> f64 {
+    match feature.split_once(':').map(|(k, _)| k).unwrap_or("") {
+        "tool" => 0.8,
+        "topic" => 0.4,
+        "part" => 0.2,
+        _ => 1.0,
+    }
+}
+
+pub fn is_weak(feature: &str) -> bool {
+    weight(feature) < 1.0
+}
+
+/// Features with weights.
+pub type Weighted = BTreeMap<String, f64>;
+
+/// Weighted Jaccard (Ruzicka) similarity: Σ min ÷ Σ max over the union; 0 for two
+/// empty sets.
+pub fn similarity(a: &Weighted, b: &Weighted) -> f64 {
+    let (mut min, mut max) = (0.0, 0.0);
+    for (f, &wa) in a {
+        let wb = b.get(f).copied().unwrap_or(0.0);
+        min += wa.min(wb);
+        max += wa.max(wb);
+    }
+    for (f, &wb) in b {
+        if !a.contains_key(f) {
+            max += wb;
+        }
+    }
+    if max <= 0.0 {
+        0.0
+    } else {
+        min / max
+    }
+}
+
+/// Features present once each, at their kind's weight.
+pub fn weighted<'a>(features: impl IntoIterator<Item = &'a str>) -> Weighted {
+    features
+        .into_iter()
+        .map(|f| (f.to_string(), weight(f)))
+        .collect()
+}
+
+/// The part of the day of `t` (in the household's zone).
+pub fn part_of_day(t: DateTime<FixedOffset>) -> &'static str {
+    match t.hour() {
+        0..=5 => "night",
+        6..=11 => "morning",
+        12..=17 => "afternoon",
+        _ => "evening",
+    }
+}
+
+/// The peer of a turn, or `None` when the channel gives no identity worth a scene.
+pub fn peer_of(channel: &str, chat_id: &str, speaker_id: &str) -> Option<String> {
+    match channel {
+        "qq" => {
+            if let Some(g) = chat_id.strip_prefix("group:") {
+                Some(format!("group_{g}"))
+            } else {
+                chat_id
+                    .strip_prefix("private:")
+                    .map(|u| format!("private_{u}"))
+            }
+        }
+        // every wake is a new session: the trusted speaker is the identity, not the chat
+        "voice" if speaker_id.is_empty() => Some(GUEST.to_string()),
+        "voice" => Some(speaker_id.to_string()),
+        _ => (!chat_id.is_empty()).then(|| chat_id.to_string()),
+    }
+}
+
+/// Where a turn stands in the scene index: its keys and its weak features. Empty for a
+/// turn under `ScenePolicy::None`: no features, no keys.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnScene {
+    pub keys: Vec<SceneKey>,
+    /// `part` and `topic` features (the `tool` ones are known after the tool loop).
+    pub weak: Vec<String>,
+}
+
+/// Explicit keys one turn may carry.
+pub const MAX_TURN_KEYS: usize = 4;
+
+impl TurnScene {
+    /// Derive a turn's scene: policy (the turn's own, else its channel's), keys (the
+    /// turn's explicit ones, else `chan:<channel>/peer:<peer>`), weak features.
+    pub fn of(turn: &Turn, now: DateTime<FixedOffset>, cfg: &MemoryConfig) -> Self {
+        let policy = turn
+            .scene_policy
+            .unwrap_or_else(|| cfg.policy_for(&turn.channel));
+        if policy == ScenePolicy::None || !cfg.enabled {
+            return Self::default();
+        }
+        let mut keys: Vec<SceneKey> = Vec::new();
+        for raw in turn.scenes.iter().take(MAX_TURN_KEYS) {
+            match SceneKey::parse(raw) {
+                Ok(k) if !keys.contains(&k) => keys.push(k),
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(channel = %turn.channel, error = %e, "explicit scene key ignored")
+                }
+            }
+        }
+        if keys.is_empty() {
+            let chan = format!("chan:{}", turn.channel);
+            let key = match peer_of(&turn.channel, &turn.chat_id, &turn.speaker_id) {
+                // an id no key can hold (too long, nothing but punctuation) keeps a peer of
+                // its own: falling back to the bare channel would make it cover every chat
+                Some(p) => SceneKey::parse(&format!("{chan}/peer:{p}"))
+                    .or_else(|_| SceneKey::parse(&format!("{chan}/peer:{}", stand_in(&p)))),
+                None => SceneKey::parse(&chan),
+            };
+            match key {
+                Ok(k) => keys.push(k),
+                Err(e) => {
+                    tracing::warn!(channel = %turn.channel, error = %e, "no scene key for this turn")
+                }
+            }
+        }
+        if keys.is_empty() {
+            return Self::default();
+        }
+        let mut weak = vec![format!("part:{}", part_of_day(now))];
+        weak.extend(
+            topic_words(&turn.text, cfg.max_topic_words)
+                .into_iter()
+                .map(|w| format!("topic:{w}")),
+        );
+        Self { keys, weak }
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The turn as seen from a scene of key `key`: the key's identity features plus the
+    /// turn's weak ones (and `tools`). Identity features of the turn below `key` are not
+    /// counted against an ancestor scene: they are what it generalizes over.
+    pub fn features_for(&self, key: &SceneKey, tools: &[String]) -> Weighted {
+        weighted(
+            key.segments()
+                .chain(self.weak.iter().map(String::as_str))
+                .chain(tools.iter().map(String::as_str)),
+        )
+    }
+}
+
+/// `tool:<name>` features for the distinct tools called, at most `max`.
+pub fn tool_features(names: &[String], max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let f = format!("tool:{}", n.chars().take(64).collect::<String>());
+        if !out.contains(&f) {
+            out.push(f);
+        }
+        if out.len() >= max {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(h: u32) -> DateTime<FixedOffset> {
+        chrono::DateTime::parse_from_rfc3339(&format!("2026-03-02T{h:02}:00:00+08:00")).unwrap()
+    }
+
+    #[test]
+    fn weighted_jaccard_is_shared_over_union() {
+        let a = weighted(["chan:qq", "peer:group_1", "part:evening"]);
+        let b = weighted(["chan:qq", "peer:group_1", "part:morning"]);
+        // shared 2.0, union 2.4
+        assert!((similarity(&a, &b) - 2.0 / 2.4).abs() < 1e-9);
+        assert_eq!(similarity(&a, &a), 1.0);
+        assert_eq!(similarity(&Weighted::new(), &Weighted::new()), 0.0);
+        // the peer outweighs everything weak shared: another group, same hour, same topic
+        let c = weighted(["chan:qq", "peer:group_2", "part:evening", "topic:晚饭"]);
+        let d = weighted(["chan:qq", "peer:group_1", "part:evening", "topic:晚饭"]);
+        assert!(similarity(&c, &d) < similarity(&a, &b));
+    }
+
+    #[test]
+    fn peers_keep_groups_private_chats_and_guests_apart() {
+        assert_eq!(
+            peer_of("qq", "group:1027", "mom").as_deref(),
+            Some("group_1027")
+        );
+        assert_eq!(
+            peer_of("qq", "private:42", "mom").as_deref(),
+            Some("private_42")
+        );
+        assert_eq!(peer_of("voice", "sess-1", "mom").as_deref(), Some("mom"));
+        assert_eq!(
+            peer_of("voice", "sess-1", "guest").as_deref(),
+            Some("guest")
+        );
+        assert_eq!(peer_of("cli", "local", "owner").as_deref(), Some("local"));
+        let cfg = MemoryConfig::default();
+        let t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
+        let s = TurnScene::of(&t, at(19), &cfg);
+        assert_eq!(s.keys[0].as_str(), "chan:qq/peer:group_1027");
+        assert!(s.weak.contains(&"part:evening".to_string()), "{s:?}");
+        assert!(s.weak.contains(&"topic:晚饭".to_string()), "{s:?}");
+        assert_eq!(part_of_day(at(7)), "morning");
+        assert_eq!(part_of_day(at(3)), "night");
+        assert_eq!(part_of_day(at(13)), "afternoon");
+    }
+
+    #[test]
+    fn none_policy_and_explicit_keys() {
+        let cfg = MemoryConfig::default();
+        let mut t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
+        t.scene_policy = Some(ScenePolicy::None);
+        assert!(TurnScene::of(&t, at(19), &cfg).is_none());
+        assert_eq!(TurnScene::of(&t, at(19), &cfg), TurnScene::default());
+        let cron = Turn::new("cron", "x", "system", "提醒");
+        assert!(TurnScene::of(&cron, at(19), &cfg).is_none());
+        let mut t = Turn::new("qq", "group:1027", "qq:5", "晚饭");
+        t.scenes = vec!["Chan:QQ / Peer:Group_1027 ".into(), "chan:qq/part:x".into()];
+        let s = TurnScene::of(&t, at(19), &cfg);
+        assert_eq!(s.keys.len(), 1);
+        assert_eq!(s.keys[0].as_str(), "chan:qq/peer:group_1027");
+        // an id no key can hold still gets a peer of its own, never the bare channel
+        let long = Turn::new("qq", format!("group:{}", "9".repeat(300)), "x", "晚饭");
+        let k = &TurnScene::of(&long, at(19), &cfg).keys[0];
+        assert!(k.as_str().starts_with("chan:qq/peer:id_"), "{k}");
+        let other = Turn::new("qq", format!("group:{}", "8".repeat(300)), "x", "晚饭");
+        assert_ne!(&TurnScene::of(&other, at(19), &cfg).keys[0], k);
+        // too many tools are bounded
+        let names: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
+        assert_eq!(tool_features(&names, 3).len(), 3);
+    }
+}

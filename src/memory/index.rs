@@ -1,0 +1,285 @@
+//! The recall index: a read-only snapshot of scenes, links and memories, rebuilt by the
+//! memory thread after each write (and when another process changed the database).
+//! Recall and search read it without I/O, so building a prompt never waits for the
+//! disk. Its size is bounded by `memory.max_memories` and `memory.max_scenes`.
+
+use super::fingerprint::{similarity, Weighted};
+use super::key::SceneKey;
+use super::maintain::decayed;
+use super::scenes::profile;
+use super::store::{MemoryError, Store};
+use super::topic::topic_words;
+use super::TurnScene;
+use crate::config::MemoryConfig;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone)]
+pub struct LinkEntry {
+    pub memory: i64,
+    pub strength: f64,
+    pub decayed_at: i64,
+    pub last_used: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SceneEntry {
+    pub id: i64,
+    pub key: SceneKey,
+    pub occurrences: i64,
+    pub origin: String,
+    pub last_seen: i64,
+    /// Weak features with their counts, most frequent first.
+    pub features: Vec<(String, i64)>,
+    pub profile: Weighted,
+    pub links: Vec<LinkEntry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MemoryEntry {
+    pub content: String,
+    pub created_at: i64,
+    pub origin: String,
+    words: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    pub scenes: Vec<SceneEntry>,
+    pub memories: BTreeMap<i64, MemoryEntry>,
+    /// Scenes whose key could not be read (left for `dedupe` to report).
+    pub unreadable: usize,
+}
+
+/// One memory recalled for a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recalled {
+    pub memory: i64,
+    pub scene: i64,
+    pub key: SceneKey,
+    pub content: String,
+    pub score: f64,
+}
+
+/// Tokens a text will cost, roughly: a CJK character is about one, other text about
+/// four characters each (never zero for a non-empty text).
+pub fn estimate_tokens(s: &str) -> usize {
+    let (mut cjk, mut other) = (0usize, 0usize);
+    for c in s.chars() {
+        if (c as u32) >= 0x2E80 {
+            cjk += 1;
+        } else {
+            other += 1;
+        }
+    }
+    cjk + other.div_ceil(4)
+}
+
+impl Store {
+    /// Read everything recall and listing need.
+    pub fn snapshot(&self) -> Result<Index, MemoryError> {
+        self.snapshot_after(None)
+    }
+
+    /// [`Store::snapshot`], reusing the segmentation of memories `prev` already holds.
+    pub fn snapshot_after(&self, prev: Option<&Index>) -> Result<Index, MemoryError> {
+        let read = || -> rusqlite::Result<Index> {
+            let mut idx = Index::default();
+            let mut st = self
+                .conn
+                .prepare("SELECT id, content, created_at, origin FROM memories")?;
+            for row in st.query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                ))
+            })? {
+                let (id, content, created_at, origin) = row?;
+                let words = match prev.and_then(|p| p.memories.get(&id)) {
+                    Some(m) if m.content == content => m.words.clone(),
+                    _ => topic_words(&content, 64),
+                };
+                idx.memories.insert(
+                    id,
+                    MemoryEntry {
+                        content,
+                        created_at,
+                        origin,
+                        words,
+                    },
+                );
+            }
+            let mut features: BTreeMap<i64, Vec<(String, i64)>> = BTreeMap::new();
+            let mut st = self.conn.prepare(
+                "SELECT scene_id, feature, count FROM scene_features ORDER BY count DESC, feature",
+            )?;
+            for row in st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))? {
+                let (s, f, c) = row?;
+                features.entry(s).or_default().push((f, c));
+            }
+            let mut links: BTreeMap<i64, Vec<LinkEntry>> = BTreeMap::new();
+            let mut st = self.conn.prepare(
+                "SELECT scene_id, memory_id, strength, decayed_at, last_used FROM scene_memories",
+            )?;
+            for row in st.query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    LinkEntry {
+                        memory: r.get(1)?,
+                        strength: r.get(2)?,
+                        decayed_at: r.get(3)?,
+                        last_used: r.get(4)?,
+                    },
+                ))
+            })? {
+                let (s, l) = row?;
+                links.entry(s).or_default().push(l);
+            }
+            let mut st = self.conn.prepare(
+                "SELECT id, key, occurrences, origin, last_seen FROM scenes ORDER BY key",
+            )?;
+            for row in st.query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                ))
+            })? {
+                let (id, raw, occurrences, origin, last_seen) = row?;
+                let Ok(key) = SceneKey::parse(&raw) else {
+                    idx.unreadable += 1;
+                    continue;
+                };
+                let features = features.remove(&id).unwrap_or_default();
+                idx.scenes.push(SceneEntry {
+                    id,
+                    profile: profile(&key, occurrences, &features),
+                    key,
+                    occurrences,
+                    origin,
+                    last_seen,
+                    features,
+                    links: links.remove(&id).unwrap_or_default(),
+                });
+            }
+            Ok(idx)
+        };
+        read().map_err(|e| self.err(e))
+    }
+}
+
+impl Index {
+    /// The memories of the scenes that cover the turn's keys and are like the turn,
+    /// best first: score = scene similarity × link strength (decayed to `now`). At most
+    /// `recall_max_memories`, and within `recall_max_tokens`.
+    pub fn recall(&self, turn: &TurnScene, cfg: &MemoryConfig, now: i64) -> Vec<Recalled> {
+        if turn.is_none() || cfg.recall_max_memories == 0 {
+            return Vec::new();
+        }
+        let mut best: BTreeMap<i64, Recalled> = BTreeMap::new();
+        for s in &self.scenes {
+            if !turn.keys.iter().any(|k| s.key.covers(k)) {
+                continue;
+            }
+            // a scene anchored by a commit and not seen since has no situation to compare:
+            // its key is all there is, and the key covers the turn
+            let sim = if s.occurrences == 0 {
+                1.0
+            } else {
+                similarity(&turn.features_for(&s.key, &[]), &s.profile)
+            };
+            if sim < cfg.recall_threshold {
+                continue;
+            }
+            for l in &s.links {
+                let strength = decayed(l.strength, l.decayed_at, now, cfg.link_half_life_days);
+                let Some(m) = self.memories.get(&l.memory) else {
+                    continue;
+                };
+                if strength < cfg.link_floor {
+                    continue;
+                }
+                let score = sim * strength;
+                if best.get(&l.memory).is_none_or(|b| score > b.score) {
+                    best.insert(
+                        l.memory,
+                        Recalled {
+                            memory: l.memory,
+                            scene: s.id,
+                            key: s.key.clone(),
+                            content: m.content.clone(),
+                            score,
+                        },
+                    );
+                }
+            }
+        }
+        let mut all: Vec<Recalled> = best.into_values().collect();
+        all.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.memory.cmp(&a.memory)));
+        let mut out = Vec::new();
+        let mut tokens = 0;
+        for r in all {
+            if out.len() >= cfg.recall_max_memories {
+                break;
+            }
+            let t = estimate_tokens(&r.content) + 4;
+            if tokens + t > cfg.recall_max_tokens {
+                continue;
+            }
+            tokens += t;
+            out.push(r);
+        }
+        out
+    }
+
+    /// Memories by wording: shared content words (and the query as a phrase), best
+    /// first — among those `visible` allows (given a memory's id, its origin and the keys
+    /// of the scenes it is linked to).
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        visible: impl Fn(i64, &str, &[&SceneKey]) -> bool,
+    ) -> Vec<(i64, String, f64)> {
+        let q = query.trim().to_lowercase();
+        if q.is_empty() {
+            return Vec::new();
+        }
+        let mut keys: BTreeMap<i64, Vec<&SceneKey>> = BTreeMap::new();
+        for s in &self.scenes {
+            for l in &s.links {
+                keys.entry(l.memory).or_default().push(&s.key);
+            }
+        }
+        let words = topic_words(&q, 16);
+        let mut hits: Vec<(i64, String, f64)> = self
+            .memories
+            .iter()
+            .filter(|(id, m)| {
+                visible(
+                    **id,
+                    &m.origin,
+                    keys.get(id).map(Vec::as_slice).unwrap_or_default(),
+                )
+            })
+            .filter_map(|(id, m)| {
+                let shared = words.iter().filter(|w| m.words.contains(w)).count();
+                let mut score = if words.is_empty() {
+                    0.0
+                } else {
+                    shared as f64 / words.len() as f64
+                };
+                if m.content.to_lowercase().contains(&q) {
+                    score = score.max(1.0);
+                }
+                (score > 0.0).then(|| (*id, m.content.clone(), score))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.0.cmp(&a.0)));
+        hits.truncate(limit);
+        hits
+    }
+}
