@@ -74,6 +74,11 @@ impl Summarizer {
             return; // kept: summarized once a provider is configured
         }
         let job_path = dir.join(SUMMARY_PENDING_FILE);
+        if !dir.join(SUMMARY_FILE).exists() {
+            // the archive has not finished (it resumes at the next start, and the job
+            // is found then): replacing a summary that is not there yet would race it
+            return;
+        }
         let Some(mut job) = read_job(&job_path) else {
             return;
         };

@@ -64,13 +64,13 @@ impl ModePlugin for CookingMode {
         session_id: &str,
         summary_text: &str,
     ) -> std::io::Result<()> {
+        // written whether or not the archive's copy is there yet: `after_exit` never
+        // replaces an existing copy, so the model's summary wins either way
+        self.prepare(ctx)?;
         let copy = data_dir(ctx)
             .join("summaries")
             .join(format!("{session_id}.md"));
-        if copy.exists() {
-            fsutil::write_atomic(&copy, summary_text.as_bytes())?;
-        }
-        Ok(())
+        fsutil::write_atomic(&copy, summary_text.as_bytes())
     }
 
     fn after_exit(&self, ctx: &PluginContext<'_>, s: &ArchivedSession<'_>) -> std::io::Result<()> {

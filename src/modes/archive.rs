@@ -92,9 +92,6 @@ impl ModeCore {
                     let pending = dir.join(SUMMARY_PENDING_FILE);
                     let json = serde_json::to_vec_pretty(&job).expect("a summary job serializes");
                     fsutil::write_atomic(&pending, &json).map_err(io("write", &pending))?;
-                    if let Some(tx) = &self.archived {
-                        let _ = tx.send(dir.to_path_buf());
-                    }
                 }
                 let text = session::render_summary(&session::SummaryInput {
                     display_name,
@@ -134,6 +131,13 @@ impl ModeCore {
             None => self.mark_index_pending(dir, &format!("mode {mode_id:?} is not loaded")),
         }
         crate::failpoint::hit("archive.after_index");
+        // the summarizer goes to work only once the archive's own files are written:
+        // it replaces summary.md, and the archive must not write over its result
+        if dir.join(SUMMARY_PENDING_FILE).exists() {
+            if let Some(tx) = &self.archived {
+                let _ = tx.send(dir.to_path_buf());
+            }
+        }
         let is_current =
             self.action.active && self.action.session_id.as_deref() == Some(session_id);
         if is_current {
