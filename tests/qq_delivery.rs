@@ -105,7 +105,11 @@ async fn a_long_reply_goes_out_whole_before_the_next_one() {
     s.group_msg(GROUP, DAD, 1102, json!([at_bot(), text("/status")]))
         .await;
     let mut texts = Vec::new();
-    while let Some(a) = s.next_action(Duration::from_millis(1500)).await {
+    // the first part may take a while on a loaded machine; after it the parts and the
+    // status reply follow each other closely
+    let mut wait = Duration::from_secs(10);
+    while let Some(a) = s.next_action(wait).await {
+        wait = Duration::from_millis(1500);
         s.send(json!({"status": "ok", "retcode": 0, "data": {"message_id": 1}, "echo": a["echo"]}))
             .await;
         texts.push(text_of(&a));
