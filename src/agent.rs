@@ -137,6 +137,7 @@ impl Agent {
             mode: std::sync::Mutex::new(ticket.mode.as_ref().map(|m| m.mode_id.clone())),
             limits: self.tool_limits.clone(),
             written: Default::default(),
+            choice: Default::default(),
         };
         let meta = CallMeta {
             channel: tail.channel.to_string(),
@@ -157,6 +158,13 @@ impl Agent {
     /// model answers in words or `max_tool_rounds` is reached. `prepared.messages` grows
     /// with every assistant message and tool result of the turn.
     pub async fn tool_loop(&self, prepared: &mut Prepared) -> AgentOutcome {
+        self.tool_loop_capped(prepared, self.max_tool_rounds).await
+    }
+
+    /// [`Agent::tool_loop`] with another round cap (a strategy preset's). It also stops
+    /// after a response whose calls asked the user a question (`ask_user_choice`): the
+    /// reply is then empty and `prepared.env.choice` holds the question.
+    pub async fn tool_loop_capped(&self, prepared: &mut Prepared, max_rounds: u32) -> AgentOutcome {
         let Prepared {
             messages,
             env,
@@ -193,7 +201,7 @@ impl Agent {
                     error: None,
                 };
             }
-            if round >= self.max_tool_rounds {
+            if round >= max_rounds {
                 warn!(rounds = round, "tool round limit reached");
                 let partial = resp.content.unwrap_or_default();
                 let mut reply = String::new();
@@ -203,14 +211,11 @@ impl Agent {
                 }
                 reply.push_str(&format!(
                     "（抱歉，这件事我调用工具超过了 {} 次还没办完，先停下来了。可以换个说法再试。）",
-                    self.max_tool_rounds
+                    max_rounds
                 ));
                 return AgentOutcome {
                     reply,
-                    error: Some(format!(
-                        "tool round limit ({}) reached",
-                        self.max_tool_rounds
-                    )),
+                    error: Some(format!("tool round limit ({}) reached", max_rounds)),
                 };
             }
             round += 1;
@@ -264,6 +269,12 @@ impl Agent {
                     tool_call_id: call.id.clone(),
                     content: result.content,
                 });
+            }
+            if env.choice.is_set() {
+                return AgentOutcome {
+                    reply: String::new(),
+                    error: None,
+                };
             }
         }
     }

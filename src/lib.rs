@@ -15,6 +15,8 @@
 //!   session files, and the supervised `ModeManager` actor that owns all of them;
 //!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
 //! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools.
+//! - [`strategy`] — how the agent works (Build / Plan / Spec / Reflect / Assist /
+//!   Custom), run by the kernel around the agent's tool loop; `ask_user_choice` answers.
 //! - [`provider`] — LLM clients (OpenAI-compatible chat completions), retries, usage.
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
@@ -25,7 +27,7 @@
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins.
 //!
 //! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
-//! → `control` → `kernel` → `commands`, `agent` → `tools` / `prompt` → `modes` → `chats`
+//! → `control` → `kernel` → `commands` → `strategy` → `agent` → `tools` / `prompt` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
 //! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`
@@ -52,6 +54,7 @@ pub mod prompt;
 pub mod provider;
 pub mod reminders;
 pub mod scheduler;
+pub mod strategy;
 pub mod tools;
 pub mod turn;
 pub mod workspace;

@@ -10,10 +10,12 @@
 
 mod channels;
 mod provider;
+mod strategy;
 mod validate;
 
 pub use channels::*;
 pub use provider::*;
+pub use strategy::{StrategyConfig, StrategyKind};
 
 use serde::Deserialize;
 use std::fmt;
@@ -69,6 +71,7 @@ pub struct Config {
     pub skills: SkillsConfig,
     pub qq: QqConfig,
     pub voice: VoiceConfig,
+    pub strategy: StrategyConfig,
     pub members: Vec<Member>,
 }
 

@@ -1,7 +1,8 @@
 //! The tools the agent offers the model, in a fixed order (part of the stable prompt
 //! prefix): `switch_mode`, then the workspace file tools of [`files`] — `read_file`,
 //! `list_files`, `write_file` — then the reminder tools of [`reminders`] —
-//! `set_reminder`, `list_reminders`, `cancel_reminder`.
+//! `set_reminder`, `list_reminders`, `cancel_reminder` — then `ask_user_choice` of
+//! [`choice`] (offered in every strategy, so switching strategy never changes the tools).
 //!
 //! [`execute`] runs one call within the turn's budget ([`ToolEnv::limits`]): arguments
 //! longer than `tools.max_argument_bytes` are refused, `write_file` may write at most
@@ -10,6 +11,7 @@
 //! the calls of a response together). File I/O runs on the blocking pool, never on an
 //! async worker: a slow disk or a file that would block must not stall other chats.
 
+pub mod choice;
 pub mod files;
 mod guard;
 pub mod reminders;
@@ -46,6 +48,8 @@ pub struct ToolEnv {
     /// The household's reminders, and where this turn's would ring.
     pub reminders: crate::cron::CronHandle,
     pub origin: crate::reminders::Origin,
+    /// A question `ask_user_choice` asked in this turn (it ends the turn).
+    pub choice: choice::ChoiceSlot,
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical. The
@@ -123,6 +127,7 @@ pub fn definitions(registry: &ModeRegistry, writable: &[String]) -> Vec<ToolDef>
     ]
     .into_iter()
     .chain(reminders::definitions())
+    .chain([choice::definition()])
     .collect()
 }
 
@@ -255,10 +260,11 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
             Ok(a) => write_within_budget(env, a, files, mode).await,
             Err(e) => e,
         },
+        choice::NAME => choice::execute(env, call),
         other => match reminders::execute(env, call).await {
             Some(r) => r,
             None => ToolResult::err(format!(
-                "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder"
+                "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder, ask_user_choice"
             )),
         },
     }
@@ -312,7 +318,8 @@ mod tests {
                 "write_file",
                 "set_reminder",
                 "list_reminders",
-                "cancel_reminder"
+                "cancel_reminder",
+                "ask_user_choice"
             ]
         );
     }

@@ -1,0 +1,58 @@
+//! The strategy journal, `<workspace>/logs/strategy.jsonl`: one line per step of a
+//! Plan, Spec or Reflect flow and per question asked or answered — what was planned,
+//! confirmed, run, drafted, reviewed and revised, by whom, in which chat and mode session
+//! — so a household can see what the bot planned and why. The mode's
+//! `conversation.jsonl` keeps only what the user said and was told; the provider calls
+//! of each step are also in the audit trail with their `purpose` (`plan`, `plan-step`,
+//! `reflect-review`, …). Appended with one write per line (never torn); a failed append
+//! is logged and does not fail the turn.
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub const FILE: &str = "strategy.jsonl";
+/// Longest text kept per entry (a draft, a step result), in characters.
+pub const MAX_TEXT: usize = 4000;
+
+#[derive(Debug, Serialize)]
+pub struct Entry<'a> {
+    pub timestamp: String,
+    /// `plan`, `spec`, `reflect`, `choice`.
+    pub flow: &'a str,
+    /// `proposed`, `invalid`, `confirmed`, `cancelled`, `step`, `summary`, `draft`,
+    /// `review`, `revision`, `asked`, `answered`, …
+    pub stage: &'a str,
+    pub channel: &'a str,
+    pub chat_id: &'a str,
+    pub speaker_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<&'a str>,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<serde_json::Value>,
+}
+
+pub fn path(workspace: &Path) -> PathBuf {
+    workspace.join(crate::workspace::LOGS_DIR).join(FILE)
+}
+
+pub fn clip(text: &str) -> String {
+    if text.chars().count() <= MAX_TEXT {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(MAX_TEXT).collect();
+    s.push('…');
+    s
+}
+
+/// Append `entry` on the blocking pool.
+pub async fn append(workspace: &Path, entry: &Entry<'_>) {
+    let line = serde_json::to_string(entry).expect("a journal entry always serializes");
+    let p = path(workspace);
+    let done = tokio::task::spawn_blocking(move || crate::fsutil::append_line(&p, &line)).await;
+    match done {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "strategy journal: append failed"),
+        Err(e) => tracing::warn!(error = %e, "strategy journal: append task failed"),
+    }
+}
