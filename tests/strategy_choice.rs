@@ -274,8 +274,7 @@ async fn voice_speaks_the_options_keeps_listening_and_takes_the_spoken_answer() 
     let say = |t: &str| {
         tokio_tungstenite::tungstenite::Message::Text(
             json!({"type": "transcript", "session_id": "wake-1", "satellite_id": "kitchen", "text": t})
-                .to_string()
-                .into(),
+                .to_string(),
         )
     };
     s.send(say("今晚做什么菜")).await.unwrap();
