@@ -547,3 +547,60 @@ async fn switching_strategy_mid_session_keeps_history_prompt_and_prefix() {
         );
     }
 }
+
+#[tokio::test]
+async fn two_chats_confirming_at_once_run_the_plan_once() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(planner).await;
+    let kernel = start_kernel(ws, &fake);
+    kernel.command("/strategy plan").await;
+    kernel
+        .handle_turn(Turn::new("qq", "group:5550001", "dad", "计划晚饭"))
+        .await;
+    let a = kernel.submit(Turn::new("voice", "wake-1", "mom", "确认"));
+    let b = kernel.submit(Turn::new("qq", "private:10001", "mom", "确认"));
+    let (ra, rb) = tokio::join!(a.reply(), b.reply());
+    let summaries = [&ra, &rb]
+        .iter()
+        .filter(|r| r.text == "总结：菜买好了，也做好了。")
+        .count();
+    assert_eq!(summaries, 1, "{ra:?} {rb:?}");
+    assert_eq!(
+        stages(ws, "plan")
+            .iter()
+            .filter(|s| *s == "confirmed")
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn switching_needs_the_mode_switch_permission_and_custom_text_is_bounded() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(|_, _| text("好的")).await;
+    let kernel = start_kernel(ws, &fake);
+    let mut t = Turn::new("qq", "group:5550001", "qq:999", "/strategy plan");
+    t.may_switch_modes = false;
+    let r = kernel.handle_turn(t.clone()).await;
+    assert!(
+        r.error.is_some() && r.text.contains("没有切换策略的权限"),
+        "{r:?}"
+    );
+    t.text = "/strategy".into();
+    let r = kernel.handle_turn(t).await;
+    assert!(r.text.contains("当前策略: build（配置默认）"), "{r:?}");
+    let long = format!("/strategy custom {}", "很".repeat(1001));
+    let r = kernel.command(&long).await;
+    assert!(
+        r.error.is_some() && r.text.contains("上限 1000 字"),
+        "{r:?}"
+    );
+    assert!(
+        !ws.join("strategy/state.json").exists(),
+        "nothing was changed"
+    );
+    let r = kernel.command("/strategy custom").await;
+    assert!(r.text.starts_with("用法: /strategy custom"), "{r:?}");
+}
