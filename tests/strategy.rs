@@ -604,3 +604,28 @@ async fn switching_needs_the_mode_switch_permission_and_custom_text_is_bounded()
     let r = kernel.command("/strategy custom").await;
     assert!(r.text.starts_with("用法: /strategy custom"), "{r:?}");
 }
+
+#[tokio::test]
+async fn a_weak_ok_elsewhere_does_not_run_the_plan_and_switching_away_drops_it() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(planner).await;
+    let kernel = start_kernel(ws, &fake);
+    kernel.command("/strategy plan").await;
+    kernel
+        .handle_turn(Turn::new("qq", "group:5550001", "dad", "计划晚饭"))
+        .await;
+    // "好的" in another chat most likely answers something else: it becomes feedback
+    kernel
+        .handle_turn(Turn::new("qq", "private:10001", "mom", "好的"))
+        .await;
+    assert!(!stages(ws, "plan").contains(&"confirmed".to_string()));
+    assert!(!state(ws)["pending_work"].is_null());
+    let r = kernel.command("/strategy build").await;
+    assert!(r.text.contains("待确认的计划已作废"), "{}", r.text);
+    assert!(state(ws)["pending_work"].is_null());
+    let r = kernel
+        .handle_turn(Turn::new("qq", "group:5550001", "dad", "确认"))
+        .await;
+    assert_eq!(r.text, "好的", "nothing to confirm: an ordinary turn");
+}

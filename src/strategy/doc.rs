@@ -221,49 +221,52 @@ pub fn render(kind: WorkKind, w: &Work) -> String {
 }
 
 /// Whether a reply confirms or cancels a pending plan; anything else is neither.
+/// `strong`: the words name the plan or the act ("确认", "开始执行", "取消计划"); a weak
+/// "好的" or "算了" counts only in the chat where the plan was shown, since elsewhere it
+/// likely answers something else.
 #[derive(Debug, PartialEq)]
 pub enum Verdict {
-    Confirm,
-    Cancel,
+    Confirm { strong: bool },
+    Cancel { strong: bool },
     Other,
 }
 
-const CONFIRM: &[&str] = &[
+const CONFIRM_STRONG: &[&str] = &[
     "确认",
     "确定",
     "确认执行",
     "确认计划",
-    "好",
-    "好的",
-    "好啊",
-    "好吧",
-    "可以",
-    "行",
-    "没问题",
     "开始",
-    "开始吧",
     "开始执行",
     "执行",
-    "执行吧",
-    "就这样",
     "就这么办",
     "照做",
     "按计划来",
     "按这个来",
-    "好的开始吧",
     "确认开始",
+    "执行计划",
+    "开始做",
+    "confirm",
+    "go",
+];
+const CONFIRM_WEAK: &[&str] = &[
+    "好",
+    "好的",
+    "好啊",
+    "可以",
+    "行",
+    "没问题",
+    "就这样",
     "ok",
     "okay",
     "yes",
-    "go",
-    "confirm",
 ];
-const CANCEL: &[&str] = &[
+const CANCEL_STRONG: &[&str] = &["取消计划", "放弃计划", "取消这个计划", "不要这个计划"];
+const CANCEL_WEAK: &[&str] = &[
     "取消",
     "算了",
     "不要了",
     "不用了",
-    "取消计划",
     "放弃",
     "不做了",
     "cancel",
@@ -271,28 +274,33 @@ const CANCEL: &[&str] = &[
 ];
 
 pub fn verdict(text: &str) -> Verdict {
-    let norm: String = text
+    let full: String = text
         .chars()
         .filter(|c| {
             !c.is_whitespace() && !c.is_ascii_punctuation() && !"，。！？、；：“”…～".contains(*c)
         })
         .collect::<String>()
         .to_lowercase();
-    let full = norm.clone();
-    let norm = norm.trim_end_matches(['吧', '啊', '呀']).to_string();
-    let is_confirm = |t: &str| CONFIRM.contains(&t);
-    // "好的，开始吧" = two confirmations in a row
-    let doubled = ["好的", "好", "行", "可以", "ok"].iter().any(|p| {
-        norm.strip_prefix(p)
-            .is_some_and(|rest| !rest.is_empty() && is_confirm(rest))
-    });
-    if is_confirm(&norm) || doubled {
-        Verdict::Confirm
-    } else if CANCEL.iter().any(|w| norm == *w || full == *w) {
-        Verdict::Cancel
-    } else {
-        Verdict::Other
+    let norm = full.trim_end_matches(['吧', '啊', '呀']);
+    let is = |list: &[&str], t: &str| list.contains(&t);
+    // "好的，开始吧": a weak word before a confirmation
+    let rest = ["好的", "好", "行", "可以", "ok"]
+        .iter()
+        .find_map(|p| norm.strip_prefix(p).filter(|r| !r.is_empty()));
+    let strong_confirm = is(CONFIRM_STRONG, norm) || rest.is_some_and(|r| is(CONFIRM_STRONG, r));
+    if strong_confirm {
+        return Verdict::Confirm { strong: true };
     }
+    if is(CONFIRM_WEAK, norm) || rest.is_some_and(|r| is(CONFIRM_WEAK, r)) {
+        return Verdict::Confirm { strong: false };
+    }
+    if is(CANCEL_STRONG, norm) || is(CANCEL_STRONG, &full) {
+        return Verdict::Cancel { strong: true };
+    }
+    if is(CANCEL_WEAK, norm) || is(CANCEL_WEAK, &full) {
+        return Verdict::Cancel { strong: false };
+    }
+    Verdict::Other
 }
 
 #[cfg(test)]
@@ -347,11 +355,15 @@ mod tests {
 
     #[test]
     fn confirmations() {
-        for t in ["确认", "好的，开始吧。", "OK", "执行吧", "可以"] {
-            assert_eq!(verdict(t), Verdict::Confirm, "{t}");
+        for t in ["确认", "好的，开始吧。", "执行吧", "按计划来！"] {
+            assert_eq!(verdict(t), Verdict::Confirm { strong: true }, "{t}");
         }
+        for t in ["好的", "OK", "可以", "行吧"] {
+            assert_eq!(verdict(t), Verdict::Confirm { strong: false }, "{t}");
+        }
+        assert_eq!(verdict("取消计划"), Verdict::Cancel { strong: true });
         for t in ["取消", "算了吧"] {
-            assert_eq!(verdict(t), Verdict::Cancel, "{t}");
+            assert_eq!(verdict(t), Verdict::Cancel { strong: false }, "{t}");
         }
         for t in ["第二步换成红烧肉", "好的菜谱在哪", "今天几号"] {
             assert_eq!(verdict(t), Verdict::Other, "{t}");

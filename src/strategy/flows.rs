@@ -394,6 +394,7 @@ async fn pending_work(c: &Ctx<'_>) -> Option<StrategyOutcome> {
     let ttl = chrono::Duration::hours(c.st.config().pending_hours as i64);
     let now = c.now();
     let verdict = doc::verdict(c.text);
+    let (channel, chat) = (c.turn.channel.clone(), c.turn.chat_id.clone());
     let taken =
         c.st.update(|st| {
             let w = st.pending_work.as_ref()?;
@@ -401,10 +402,15 @@ async fn pending_work(c: &Ctx<'_>) -> Option<StrategyOutcome> {
                 st.pending_work = None;
                 return None;
             }
-            match verdict {
-                Verdict::Other => None,
-                _ => st.pending_work.take().map(|w| (w, verdict)),
+            let here = w.channel == channel && w.chat_id == chat;
+            let counts = match verdict {
+                Verdict::Other => false,
+                Verdict::Confirm { strong } | Verdict::Cancel { strong } => strong || here,
+            };
+            if !counts {
+                return None;
             }
+            st.pending_work.take().map(|w| (w, verdict))
         })
         .await;
     let (work, verdict) = match taken {
@@ -418,7 +424,7 @@ async fn pending_work(c: &Ctx<'_>) -> Option<StrategyOutcome> {
         }
     };
     let (flow, cn) = kind_name(work.kind);
-    if verdict == Verdict::Cancel {
+    if let Verdict::Cancel { .. } = verdict {
         c.log(flow, "cancelled", &work.goal, None).await;
         return Some(StrategyOutcome::say(format!("好，已取消这个{cn}。"), false));
     }

@@ -225,7 +225,17 @@ impl Strategies {
         } else if !rest.is_empty() {
             return Err(format!("用法: /strategy {word}（只有 custom 后面跟指令）"));
         }
-        let has_custom = self.snapshot().await.custom_instruction.is_some();
+        let before = self.snapshot().await;
+        let has_custom = before.custom_instruction.is_some();
+        let work_kind = match kind {
+            StrategyKind::Plan => Some(WorkKind::Plan),
+            StrategyKind::Spec => Some(WorkKind::Spec),
+            _ => None,
+        };
+        let dropped = before
+            .pending_work
+            .as_ref()
+            .is_some_and(|w| Some(w.kind) != work_kind);
         if kind == StrategyKind::Custom && rest.is_empty() && !has_custom {
             return Err(
                 "用法: /strategy custom <指令>，例如 /strategy custom 回答前先说一句“收到”".into(),
@@ -238,10 +248,19 @@ impl Strategies {
             if kind == StrategyKind::Custom && !rest.is_empty() {
                 st.custom_instruction = Some(rest.to_string());
             }
+            if dropped {
+                // a plan waiting under another strategy would run on a stray "确认"
+                st.pending_work = None;
+            }
         })
         .await
         .map_err(|e| format!("策略没能保存：{e}"))?;
-        Ok(format!("已切换策略。{}", self.describe(mode).await))
+        let note = if dropped {
+            "（待确认的计划已作废。）"
+        } else {
+            ""
+        };
+        Ok(format!("已切换策略。{note}{}", self.describe(mode).await))
     }
 
     /// The `/strategy` text.
