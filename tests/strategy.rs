@@ -629,3 +629,29 @@ async fn a_weak_ok_elsewhere_does_not_run_the_plan_and_switching_away_drops_it()
         .await;
     assert_eq!(r.text, "好的", "nothing to confirm: an ordinary turn");
 }
+
+#[tokio::test]
+async fn a_corrupt_state_file_is_set_aside_and_the_defaults_apply() {
+    let dir = workspace();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("strategy")).unwrap();
+    std::fs::write(ws.join("strategy/state.json"), "{\"strategy\":\"pl").unwrap();
+    let fake = FakeLlm::start(|_, _| text("好的")).await;
+    let kernel = start_kernel(ws, &fake);
+    assert!(kernel
+        .command("/strategy")
+        .await
+        .text
+        .contains("当前策略: build（配置默认）"));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("strategy/state.json.corrupt")).unwrap(),
+        "{\"strategy\":\"pl",
+        "kept for a human"
+    );
+    let r = kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
+        .await;
+    assert_eq!(r.text, "好的");
+    kernel.command("/strategy reflect").await;
+    assert_eq!(state(ws)["strategy"], "reflect");
+}

@@ -316,3 +316,52 @@ async fn qq_group_shows_a_numbered_list_and_takes_the_askers_answer() {
     let out = text_of(&sim.expect_send().await);
     assert!(out.contains("收到：User selected: 番茄炒蛋"), "{out}");
 }
+
+#[tokio::test]
+async fn an_unanswered_question_and_an_unconfirmed_plan_lapse() {
+    use homebot::clock::ManualClock;
+    use homebot::kernel::{Kernel, KernelOptions};
+    let t0 = chrono::DateTime::parse_from_rfc3339("2026-10-22T18:00:00+08:00")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let clock = std::sync::Arc::new(ManualClock::new(t0));
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(|body, n| {
+        if last_user(body).contains("You are in planning mode") {
+            return text(r#"{"goal":"晚饭","steps":["买菜"]}"#);
+        }
+        chooser(body, n)
+    })
+    .await;
+    let kernel = Kernel::start(
+        ws,
+        KernelOptions {
+            env: Some(fake.env()),
+            clock: Some(clock.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let turn = |t: &str| Turn::new("cli", "local", "mom", t);
+    kernel.handle_turn(turn("今晚做什么菜")).await;
+    clock.advance(chrono::Duration::minutes(31));
+    let r = kernel.handle_turn(turn("2")).await;
+    assert_eq!(
+        r.text, "好的",
+        "a question older than strategy.choice_minutes is gone"
+    );
+
+    kernel.command("/strategy plan").await;
+    let r = kernel.handle_turn(turn("计划晚饭")).await;
+    assert!(r.awaits_answer, "{r:?}");
+    clock.advance(chrono::Duration::hours(25));
+    let calls = fake.calls();
+    let r = kernel.handle_turn(turn("确认")).await;
+    assert!(
+        r.text.starts_with("计划：晚饭"),
+        "a new plan, not the old one run: {}",
+        r.text
+    );
+    assert_eq!(fake.calls(), calls + 1);
+}
