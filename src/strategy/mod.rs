@@ -18,7 +18,7 @@
 //! running session stays byte-identical (see README, "Strategies").
 //!
 //! Layout: this file — the state handle, `/strategy`, the effective strategy;
-//! [`flows`] — one turn through the strategy; [`choice`] — `ask_user_choice` rendered per
+//! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect`; [`choice`] — `ask_user_choice` rendered per
 //! channel and answers parsed; [`doc`] — plan / spec JSON; [`state`] — the file;
 //! [`journal`] — the visible record of every step.
 
@@ -26,7 +26,9 @@ pub mod choice;
 pub mod doc;
 mod flows;
 pub mod journal;
+mod reflect;
 pub mod state;
+mod work;
 
 pub use flows::{run, StrategyOutcome};
 pub use state::{PendingChoice, PendingWork, Preset, State, Thinking, WorkKind};
