@@ -365,3 +365,33 @@ async fn an_unanswered_question_and_an_unconfirmed_plan_lapse() {
     );
     assert_eq!(fake.calls(), calls + 1);
 }
+
+#[tokio::test]
+async fn home_assistant_through_wyoming_keeps_the_conversation_open_for_the_answer() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(chooser).await;
+    let gw = Gateway::start(
+        ws,
+        &fake,
+        &[("HOMEBOT_WYOMING_LISTEN", "127.0.0.1:0")],
+        &["wyoming"],
+    )
+    .await;
+    let (h, p) = gw.addr("wyoming").rsplit_once(':').unwrap();
+    let (h, p) = (h.to_string(), p.to_string());
+    let wy = |text: &'static str| {
+        let (h, p) = (h.clone(), p.clone());
+        async move { run_peer("wyoming_client.py", &[&h, &p, "transcript", text, "conv-9"]).await }
+    };
+    let r = wy("今晚做什么菜").await;
+    assert_eq!(r["type"], "handled");
+    assert_eq!(
+        r["text"],
+        "今晚做哪个？ 一，番茄炒蛋；二，青椒肉丝；三，红烧肉。请说序号或名字。"
+    );
+    assert_eq!(r["context"]["dialogue_state"], "continue");
+    let r = wy("红烧肉").await;
+    assert_eq!(r["text"], "收到：User selected: 红烧肉");
+    assert_eq!(r["context"]["dialogue_state"], "end");
+}
