@@ -12,6 +12,7 @@ const REVISE: &str = "Now rewrite the answer, fixing what the review found. Outp
 /// is the reply. Draft and reviews go to the journal, not to the conversation record.
 pub(super) async fn reflect(c: &Ctx<'_>, extra: Vec<TailSection>) -> StrategyOutcome {
     let mut p = c.prepare(&c.sections(extra));
+    p.meta.purpose = "reflect-draft";
     let o = c.agent.tool_loop_capped(&mut p, c.rounds).await;
     if p.env.choice.is_set() || o.error.is_some() {
         return finish(c, &mut p, o).await;
