@@ -105,6 +105,19 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
                 Err(e) => Reply::failed(format!("没能取消：{e}"), e.to_string()),
             }
         }
+        Command::Strategy(arg) if arg == "log" => {
+            // the terminal sees the household's journal; any other chat only its own
+            let chat = match &ctx.scope {
+                crate::cron::Scope::Household => None,
+                crate::cron::Scope::Chat { channel, chat_id } => {
+                    Some((channel.clone(), chat_id.clone()))
+                }
+            };
+            return match ctx.strategies.log(chat).await {
+                Ok(t) => Reply::ok(t),
+                Err(e) => Reply::failed(format!("策略记录暂时看不了：{e}"), e.to_string()),
+            };
+        }
         Command::Strategy(arg) => {
             let st = modes.status().await.ok();
             let active = st.as_ref().and_then(|s| {
@@ -132,7 +145,7 @@ pub fn help_text(registry: &ModeRegistry) -> String {
         .map(|m| format!("{}（{}）", m.manifest.id, m.manifest.display_name))
         .collect();
     format!(
-        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /strategy [名称]        查看或切换策略（build/plan/spec/reflect/assist/custom，预设 quick/standard/careful）\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
+        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /strategy [名称]        查看或切换策略（build/plan/spec/reflect/assist/custom，预设 quick/standard/careful）\n  /strategy log          最近的计划、评审和选择记录\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
         if ids.is_empty() { "—".to_string() } else { ids.join(", ") }
     )
 }

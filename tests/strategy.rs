@@ -69,6 +69,21 @@ async fn a_plan_made_in_qq_is_confirmed_from_a_voice_wake() {
     assert_eq!(confirmed["speaker_id"], "mom");
     // planning + two steps + summary
     assert_eq!(fake.calls(), 4);
+    // the household's terminal sees every step; the group only its own
+    let all = kernel.command("/strategy log").await.text;
+    assert!(
+        all.contains("plan/proposed qq:group:5550001 dad: 今晚三道菜"),
+        "{all}"
+    );
+    assert!(all.contains("plan/summary voice:wake-7 mom: 总结"), "{all}");
+    let group = kernel
+        .handle_turn(Turn::new("qq", "group:5550001", "dad", "/strategy log"))
+        .await
+        .text;
+    assert!(
+        group.contains("plan/proposed") && !group.contains("voice:wake-7"),
+        "{group}"
+    );
     // a second "确认" has nothing to confirm
     let r = kernel
         .handle_turn(Turn::new("voice", "wake-8", "mom", "确认"))

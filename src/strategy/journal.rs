@@ -56,3 +56,59 @@ pub async fn append(workspace: &Path, entry: &Entry<'_>) {
         Err(e) => tracing::warn!(error = %e, "strategy journal: append task failed"),
     }
 }
+
+/// How much of the end of the journal `/strategy log` reads.
+const TAIL_BYTES: u64 = 256 * 1024;
+
+/// The last `n` entries, of one chat (`channel`, `chat_id`) or of all when `None`. Reads
+/// only the end of the file; a line that does not parse is skipped.
+pub fn recent(
+    workspace: &Path,
+    n: usize,
+    chat: Option<(&str, &str)>,
+) -> std::io::Result<Vec<serde_json::Value>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match std::fs::File::open(path(workspace)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(e),
+    };
+    let len = f.metadata()?.len();
+    let start = len.saturating_sub(TAIL_BYTES);
+    f.seek(SeekFrom::Start(start))?;
+    let mut buf = Vec::new();
+    f.take(TAIL_BYTES).read_to_end(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    let mut lines: Vec<&str> = text.lines().collect();
+    if start > 0 && !lines.is_empty() {
+        lines.remove(0); // probably cut in the middle
+    }
+    let mut out: Vec<serde_json::Value> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| match chat {
+            None => true,
+            Some((ch, id)) => e["channel"] == ch && e["chat_id"] == id,
+        })
+        .collect();
+    let skip = out.len().saturating_sub(n);
+    out.drain(..skip);
+    Ok(out)
+}
+
+/// One entry as a line for a chat: `time flow/stage chat: text` (text cut at 80 characters).
+pub fn render(e: &serde_json::Value) -> String {
+    let s = |k: &str| e[k].as_str().unwrap_or("").to_string();
+    let text: String = s("text").replace('\n', " ");
+    let short: String = text.chars().take(80).collect();
+    let more = if text.chars().count() > 80 { "…" } else { "" };
+    format!(
+        "{} {}/{} {}:{} {}: {short}{more}",
+        s("timestamp"),
+        s("flow"),
+        s("stage"),
+        s("channel"),
+        s("chat_id"),
+        s("speaker_id")
+    )
+}

@@ -265,6 +265,26 @@ impl Strategies {
         Ok(format!("已切换策略。{note}{}", self.describe(mode).await))
     }
 
+    /// `/strategy log`: the last entries of the journal, of one chat or of all.
+    pub async fn log(&self, chat: Option<(String, String)>) -> std::io::Result<String> {
+        let ws = self.inner.workspace.clone();
+        let entries = tokio::task::spawn_blocking(move || {
+            let chat = chat.as_ref().map(|(c, i)| (c.as_str(), i.as_str()));
+            journal::recent(&ws, 10, chat)
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        if entries.is_empty() {
+            return Ok("还没有计划、评审或选择的记录。".into());
+        }
+        let lines: Vec<String> = entries.iter().map(journal::render).collect();
+        Ok(format!(
+            "最近的策略记录（{}）：\n{}",
+            journal::FILE,
+            lines.join("\n")
+        ))
+    }
+
     /// The `/strategy` text.
     pub async fn describe(&self, mode: ActiveMode<'_>) -> String {
         let st = self.snapshot().await;
