@@ -309,3 +309,46 @@ async fn a_weak_ok_elsewhere_does_not_run_the_plan_and_switching_away_drops_it()
         .await;
     assert_eq!(r.text, "好的", "nothing to confirm: an ordinary turn");
 }
+
+#[tokio::test]
+async fn a_step_that_fails_keeps_the_plan_for_another_confirmation() {
+    let dir = workspace();
+    let ws = dir.path();
+    let failed_once = std::sync::atomic::AtomicBool::new(false);
+    let fake = FakeLlm::start(move |body, n| {
+        if last_user(body).contains("[第 1/2 步]")
+            && !failed_once.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return FakeReply::Status(400, vec![], "{\"error\":\"bad request\"}".into());
+        }
+        planner(body, n)
+    })
+    .await;
+    let kernel = start_kernel(ws, &fake);
+    kernel.command("/strategy plan").await;
+    kernel
+        .handle_turn(Turn::new("cli", "local", "dad", "计划晚饭"))
+        .await;
+    let r = kernel
+        .handle_turn(Turn::new("cli", "local", "dad", "确认"))
+        .await;
+    assert!(r.error.is_some(), "{r:?}");
+    assert!(
+        r.text
+            .starts_with("执行到第 1 步（买菜 — 番茄、鸡蛋、青椒）时出错了"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .ends_with("这个计划还保留着，回复“确认”可以重新执行。"),
+        "{}",
+        r.text
+    );
+    assert_eq!(state(ws)["pending_work"]["goal"], "今晚三道菜");
+    let r = kernel
+        .handle_turn(Turn::new("cli", "local", "dad", "确认"))
+        .await;
+    assert_eq!(r.text, "总结：菜买好了，也做好了。");
+    assert!(stages(ws, "plan").contains(&"step-failed".to_string()));
+}
