@@ -189,6 +189,13 @@ pub async fn status_text(ctx: &Context<'_>) -> String {
         }
     ));
     out.push_str(&format!("模型: {}\n", ctx.provider));
+    let mode = (a.active)
+        .then(|| Some((a.mode_id.as_deref()?, a.session_id.as_deref()?)))
+        .flatten();
+    out.push_str(&format!(
+        "策略: {}（/strategy 查看详情）\n",
+        ctx.strategies.effective(mode).await.kind
+    ));
     if !ctx.doors.is_empty() {
         out.push_str(&format!("主动消息频道: {}\n", ctx.doors.join(", ")));
     }
