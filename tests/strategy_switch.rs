@@ -149,6 +149,8 @@ async fn a_mode_names_its_default_strategy_and_strategy_wins_in_that_session() {
         shown.contains("当前策略: assist（当前模式 cooking 的默认）"),
         "{shown}"
     );
+    let status = kernel.command("/status").await.text;
+    assert!(status.contains("策略: assist"), "{status}");
     kernel.command("/strategy reflect").await;
     assert!(kernel
         .command("/strategy")
