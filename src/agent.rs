@@ -67,7 +67,7 @@ pub struct AgentOutcome {
 }
 
 /// The names of the tools this turn's assistant messages called, in order.
-fn tools_called(messages: &[Message]) -> Vec<String> {
+pub fn tools_called(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
         .flat_map(|m| match m {
@@ -117,12 +117,22 @@ impl Agent {
         let mut prepared = self.prepare(ticket, tail, profile, user_text, turn, modes);
         let outcome = self.tool_loop(&mut prepared).await;
         if outcome.error.is_none() {
-            // handed to the memory thread: the reply never waits for it, nor fails with it
-            let m = &prepared.env.memory;
-            m.memory
-                .observe(m.scene.clone(), tools_called(&prepared.messages), m.now);
+            self.observe_turn(turn, tail.now, tools_called(&prepared.messages));
         }
         outcome
+    }
+
+    /// Tell scene memory that this turn's situation occurred, with the tools it called
+    /// (once per turn, whatever the strategy). Handed to the memory thread: the reply
+    /// never waits for it, nor fails with it.
+    pub fn observe_turn(
+        &self,
+        turn: &crate::turn::Turn,
+        now: chrono::DateTime<chrono::FixedOffset>,
+        tools: Vec<String>,
+    ) {
+        self.memory
+            .observe(self.memory.scene_of(turn, now), tools, now.timestamp());
     }
 
     /// Everything a turn's requests are made of: the first request's messages, the tool
@@ -166,6 +176,7 @@ impl Agent {
             limits: self.tool_limits.clone(),
             written: Default::default(),
             memory: tools::memory::MemoryEnv::new(&self.memory, turn, tail.now),
+            choice: Default::default(),
         };
         let meta = CallMeta {
             channel: tail.channel.to_string(),
@@ -186,6 +197,13 @@ impl Agent {
     /// model answers in words or `max_tool_rounds` is reached. `prepared.messages` grows
     /// with every assistant message and tool result of the turn.
     pub async fn tool_loop(&self, prepared: &mut Prepared) -> AgentOutcome {
+        self.tool_loop_capped(prepared, self.max_tool_rounds).await
+    }
+
+    /// [`Agent::tool_loop`] with another round cap (a strategy preset's). It also stops
+    /// after a response whose calls asked the user a question (`ask_user_choice`): the
+    /// reply is then empty and `prepared.env.choice` holds the question.
+    pub async fn tool_loop_capped(&self, prepared: &mut Prepared, max_rounds: u32) -> AgentOutcome {
         let Prepared {
             messages,
             env,
@@ -222,7 +240,7 @@ impl Agent {
                     error: None,
                 };
             }
-            if round >= self.max_tool_rounds {
+            if round >= max_rounds {
                 warn!(rounds = round, "tool round limit reached");
                 let partial = resp.content.unwrap_or_default();
                 let mut reply = String::new();
@@ -232,14 +250,11 @@ impl Agent {
                 }
                 reply.push_str(&format!(
                     "（抱歉，这件事我调用工具超过了 {} 次还没办完，先停下来了。可以换个说法再试。）",
-                    self.max_tool_rounds
+                    max_rounds
                 ));
                 return AgentOutcome {
                     reply,
-                    error: Some(format!(
-                        "tool round limit ({}) reached",
-                        self.max_tool_rounds
-                    )),
+                    error: Some(format!("tool round limit ({}) reached", max_rounds)),
                 };
             }
             round += 1;
@@ -293,6 +308,12 @@ impl Agent {
                     tool_call_id: call.id.clone(),
                     content: result.content,
                 });
+            }
+            if env.choice.is_set() {
+                return AgentOutcome {
+                    reply: String::new(),
+                    error: None,
+                };
             }
         }
     }

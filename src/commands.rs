@@ -23,6 +23,8 @@ pub struct Context<'a> {
     pub provider: String,
     /// Channels with an outbound door.
     pub doors: Vec<String>,
+    /// The household's agent strategy (`/strategy`).
+    pub strategies: &'a crate::strategy::Strategies,
 }
 
 /// A parsed slash command.
@@ -36,6 +38,8 @@ pub enum Command {
         all: bool,
     },
     CancelReminder(Option<u32>),
+    /// `/strategy` (show) or `/strategy NAME | PRESET | custom TEXT`; the rest of the line.
+    Strategy(String),
     Help,
 }
 
@@ -43,6 +47,10 @@ impl Command {
     /// Parse `text` (which starts with `/`). Anything unknown is `Help`.
     pub fn parse(text: &str) -> Self {
         let words: Vec<&str> = text.split_whitespace().collect();
+        if words.first() == Some(&"/strategy") {
+            let rest = text.trim_start().trim_start_matches("/strategy");
+            return Command::Strategy(rest.trim().to_string());
+        }
         match words.as_slice() {
             ["/mode", "enter"] => Command::Enter(None),
             ["/mode", "enter", id] => Command::Enter(Some(id.to_string())),
@@ -97,6 +105,30 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
                 Err(e) => Reply::failed(format!("没能取消：{e}"), e.to_string()),
             }
         }
+        Command::Strategy(arg) if arg == "log" => {
+            // the terminal sees the household's journal; any other chat only its own
+            let chat = match &ctx.scope {
+                crate::cron::Scope::Household => None,
+                crate::cron::Scope::Chat { channel, chat_id } => {
+                    Some((channel.clone(), chat_id.clone()))
+                }
+            };
+            return match ctx.strategies.log(chat).await {
+                Ok(t) => Reply::ok(t),
+                Err(e) => Reply::failed(format!("策略记录暂时看不了：{e}"), e.to_string()),
+            };
+        }
+        Command::Strategy(arg) => {
+            let st = modes.status().await.ok();
+            let active = st.as_ref().and_then(|s| {
+                let a = &s.action;
+                Some((a.mode_id.as_deref()?, a.session_id.as_deref()?)).filter(|_| a.active)
+            });
+            return match ctx.strategies.command(&arg, may_switch, active).await {
+                Ok(t) => Reply::ok(t),
+                Err(e) => Reply::failed(e.clone(), e),
+            };
+        }
         Command::Help => return Reply::ok(help_text(ctx.registry)),
     };
     match result {
@@ -113,7 +145,7 @@ pub fn help_text(registry: &ModeRegistry) -> String {
         .map(|m| format!("{}（{}）", m.manifest.id, m.manifest.display_name))
         .collect();
     format!(
-        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
+        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /strategy [名称]        查看或切换策略（build/plan/spec/reflect/assist/custom，预设 quick/standard/careful）\n  /strategy log          最近的计划、评审和选择记录\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
         if ids.is_empty() { "—".to_string() } else { ids.join(", ") }
     )
 }
@@ -157,6 +189,13 @@ pub async fn status_text(ctx: &Context<'_>) -> String {
         }
     ));
     out.push_str(&format!("模型: {}\n", ctx.provider));
+    let mode = (a.active)
+        .then(|| Some((a.mode_id.as_deref()?, a.session_id.as_deref()?)))
+        .flatten();
+    out.push_str(&format!(
+        "策略: {}（/strategy 查看详情）\n",
+        ctx.strategies.effective(mode).await.kind
+    ));
     if !ctx.doors.is_empty() {
         out.push_str(&format!("主动消息频道: {}\n", ctx.doors.join(", ")));
     }
@@ -206,6 +245,14 @@ mod tests {
         assert_eq!(
             Command::parse("/reminders cancel x"),
             Command::CancelReminder(None)
+        );
+        assert_eq!(
+            Command::parse("/strategy"),
+            Command::Strategy(String::new())
+        );
+        assert_eq!(
+            Command::parse("/strategy custom 先说 收到"),
+            Command::Strategy("custom 先说 收到".into())
         );
     }
 }

@@ -22,6 +22,8 @@
 //!   `homebot stats` read that trail back.
 //! - [`memory`] — scene memory: fingerprints, emergent scenes, recall by situation
 //!   (SQLite, one memory thread).
+//! - [`strategy`] — how the agent works (Build / Plan / Spec / Reflect / Assist /
+//!   Custom), run by the kernel around the agent's tool loop; `ask_user_choice` answers.
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
@@ -31,7 +33,7 @@
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins.
 //!
 //! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
-//! → `control` → `kernel` → `commands`, `agent` → `tools` → `memory` → `prompt` → `modes` → `chats`
+//! → `control` → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
 //! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`
@@ -61,6 +63,7 @@ pub mod prompt;
 pub mod provider;
 pub mod reminders;
 pub mod scheduler;
+pub mod strategy;
 pub mod summarizer;
 pub mod tools;
 pub mod turn;

@@ -74,6 +74,10 @@ pub struct Reply {
     /// Set when the turn failed (provider down, timeout …); `text` then explains it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The reply asks something the chat's next message answers (an `ask_user_choice`
+    /// question, a plan waiting for confirmation): voice keeps listening.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub awaits_answer: bool,
 }
 
 impl Reply {
@@ -81,12 +85,14 @@ impl Reply {
         Self {
             text: text.into(),
             error: None,
+            awaits_answer: false,
         }
     }
     pub fn failed(text: impl Into<String>, error: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             error: Some(error.into()),
+            awaits_answer: false,
         }
     }
 }

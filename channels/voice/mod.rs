@@ -241,7 +241,11 @@ impl Voice {
     /// this front end (a reminder that rang while it could not be spoken to) comes first.
     pub async fn finish(&self, pending: PendingReply, front: &str) -> VoiceReply {
         let reply = pending.reply().await;
-        let (text, state) = shape_reply(&reply.text);
+        let (text, mut state) = shape_reply(&reply.text);
+        if reply.awaits_answer {
+            // a question with options or a plan to confirm: keep listening for the answer
+            state = DialogueState::Continue;
+        }
         let held = self
             .shared
             .held

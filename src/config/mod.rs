@@ -11,11 +11,13 @@
 mod channels;
 mod memory;
 mod provider;
+mod strategy;
 mod validate;
 
 pub use channels::*;
 pub use memory::{MemoryConfig, ScenePolicy, INTERNAL_CHANNELS};
 pub use provider::*;
+pub use strategy::{StrategyConfig, StrategyKind};
 
 use serde::Deserialize;
 use std::fmt;
@@ -72,6 +74,7 @@ pub struct Config {
     pub qq: QqConfig,
     pub voice: VoiceConfig,
     pub memory: MemoryConfig,
+    pub strategy: StrategyConfig,
     pub members: Vec<Member>,
 }
 

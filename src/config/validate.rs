@@ -18,6 +18,7 @@ impl Config {
         }
         self.validate_limits(path)?;
         self.memory.validate(path)?;
+        self.strategy.validate(path)?;
         if let Some(p) = &self.provider {
             if let Some(url) = &p.base_url {
                 if !(url.starts_with("http://") || url.starts_with("https://"))

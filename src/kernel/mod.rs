@@ -103,6 +103,8 @@ pub struct KernelInner {
     cron: CronHandle,
     registry: Arc<ModeRegistry>,
     agent: Agent,
+    /// The household's agent strategy, pending plans and questions.
+    strategies: crate::strategy::Strategies,
     clock: SharedClock,
     tz: chrono_tz::Tz,
     system: actix::System,
@@ -245,6 +247,15 @@ impl Kernel {
             )),
             memory,
         };
+        let strategies = crate::strategy::Strategies::open(
+            ws.root(),
+            cfg.strategy.clone(),
+            registry
+                .modes()
+                .iter()
+                .filter_map(|m| Some((m.manifest.id.clone(), m.manifest.strategy?)))
+                .collect(),
+        );
         let queue_cap = cfg.agent.max_queued_per_chat;
         let summarizer = crate::summarizer::Summarizer {
             ws: ws.clone(),
@@ -259,6 +270,7 @@ impl Kernel {
                 cron,
                 registry,
                 agent,
+                strategies,
                 clock,
                 tz,
                 system,
@@ -513,6 +525,7 @@ impl Kernel {
             tz: inner.tz,
             provider: inner.agent.provider.summary(),
             doors: inner.doors.names(),
+            strategies: &inner.strategies,
         }
     }
 

@@ -128,7 +128,9 @@ impl Kernel {
         let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
         let agent = tokio::time::timeout(
             limit,
-            inner.agent.run(
+            crate::strategy::run(
+                &inner.agent,
+                &inner.strategies,
                 &ticket,
                 &tail,
                 profile.as_deref(),
@@ -137,6 +139,7 @@ impl Kernel {
                 &inner.modes,
             ),
         );
+        let mut awaits_answer = false;
         let outcome = tokio::select! {
             biased;
             _ = inner.stragglers.cancelled() => {
@@ -154,7 +157,10 @@ impl Kernel {
                 }
             }
             done = agent => match done {
-                Ok(o) => o,
+                Ok(o) => {
+                    awaits_answer = o.awaits_answer;
+                    o.outcome
+                }
                 Err(_) => {
                     warn!(channel = %turn.channel, chat = %turn.chat_id, secs = limit.as_secs(), "turn watchdog fired");
                     AgentOutcome {
@@ -174,6 +180,7 @@ impl Kernel {
         let mut reply = Reply {
             text: outcome.reply,
             error: outcome.error,
+            awaits_answer,
         };
         match inner.modes.end_turn(ticket.turn_id, record, began_in).await {
             Ok(o) => {

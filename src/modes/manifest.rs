@@ -26,6 +26,10 @@ pub struct ModeManifest {
     pub expiry: Option<ExpiryPolicy>,
     #[serde(default)]
     pub context: Option<ContextPolicy>,
+    /// The agent strategy while this mode is active (`build`, `plan`, …), unless someone
+    /// runs `/strategy` during the session.
+    #[serde(default)]
+    pub strategy: Option<crate::config::StrategyKind>,
 }
 
 /// When a session ends by itself: at `at` (local time), `days_after_start` days after
@@ -228,6 +232,7 @@ impl ModeManifest {
             exit_verbs: vec![],
             expiry: None,
             context: None,
+            strategy: None,
         }
     }
 }

@@ -2,7 +2,8 @@
 //! prefix): `switch_mode`, then the workspace file tools of [`files`] — `read_file`,
 //! `list_files`, `write_file` — then the reminder tools of [`reminders`] —
 //! `set_reminder`, `list_reminders`, `cancel_reminder` — then the scene-memory tools of
-//! [`memory`]: `memory_commit`, `memory_search`.
+//! [`memory`]: `memory_commit`, `memory_search` — then `ask_user_choice` of [`choice`]
+//! (offered in every strategy, so switching strategy never changes the tools).
 //!
 //! [`execute`] runs one call within the turn's budget ([`ToolEnv::limits`]): arguments
 //! longer than `tools.max_argument_bytes` are refused, `write_file` may write at most
@@ -11,6 +12,7 @@
 //! the calls of a response together). File I/O runs on the blocking pool, never on an
 //! async worker: a slow disk or a file that would block must not stall other chats.
 
+pub mod choice;
 pub mod files;
 mod guard;
 pub mod memory;
@@ -50,6 +52,8 @@ pub struct ToolEnv {
     pub origin: crate::reminders::Origin,
     /// Scene memory, and where this turn stands in it.
     pub memory: memory::MemoryEnv,
+    /// A question `ask_user_choice` asked in this turn (it ends the turn).
+    pub choice: choice::ChoiceSlot,
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical. The
@@ -128,6 +132,7 @@ pub fn definitions(registry: &ModeRegistry, writable: &[String]) -> Vec<ToolDef>
     .into_iter()
     .chain(reminders::definitions())
     .chain(memory::definitions())
+    .chain([choice::definition()])
     .collect()
 }
 
@@ -260,13 +265,14 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
             Ok(a) => write_within_budget(env, a, files, mode).await,
             Err(e) => e,
         },
+        choice::NAME => choice::execute(env, call),
         "memory_commit" | "memory_search" => memory::execute(env, call)
             .await
             .expect("the memory tools run their own names"),
         other => match reminders::execute(env, call).await {
             Some(r) => r,
             None => ToolResult::err(format!(
-                "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder, memory_commit, memory_search"
+                "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder, memory_commit, memory_search, ask_user_choice"
             )),
         },
     }
@@ -322,7 +328,8 @@ mod tests {
                 "list_reminders",
                 "cancel_reminder",
                 "memory_commit",
-                "memory_search"
+                "memory_search",
+                "ask_user_choice"
             ]
         );
     }

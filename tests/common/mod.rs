@@ -5,6 +5,7 @@
 pub mod gateway;
 pub mod onebot;
 pub mod qq;
+pub mod strategy;
 pub mod wyoming;
 
 use axum::extract::State;

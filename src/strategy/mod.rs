@@ -1,0 +1,322 @@
+//! Agent strategies (SPEC §7, seed 004): *how* the agent works, orthogonal to run modes.
+//!
+//! - Build (default) — the plain tool loop ([`crate::agent::Agent::tool_loop`]);
+//! - Plan / Spec — the model writes a JSON plan or spec (validated, re-asked once), the
+//!   household confirms it from any chat or channel, then it runs step by step and is
+//!   summarized ([`flows`], [`doc`]);
+//! - Reflect — draft → critical review → revision, only the revision is the reply;
+//! - Assist — the model must ask with `ask_user_choice` before a material choice;
+//! - Custom — a persisted extra instruction.
+//!
+//! The strategy is **household-wide** ([`Strategies`], persisted in
+//! `<workspace>/strategy/state.json`): a plan made in the QQ group must be confirmable
+//! from the kitchen speaker, whose every wake is a new chat. Inside a run mode whose
+//! `mode.json` names a `strategy`, that one applies, unless someone used `/strategy`
+//! during the session. Switching is a hot patch of this state: it never touches the
+//! conversation, the frozen `system_prompt.md` or the tool list; the strategy's
+//! instruction goes in the dynamic tail as a [`TailSection`], so the cached prefix of a
+//! running session stays byte-identical (see README, "Strategies").
+//!
+//! Layout: this file — the state handle, `/strategy`, the effective strategy;
+//! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect`; [`choice`] — `ask_user_choice` rendered per
+//! channel and answers parsed; [`doc`] — plan / spec JSON; [`state`] — the file;
+//! [`journal`] — the visible record of every step.
+
+pub mod choice;
+pub mod doc;
+mod flows;
+pub mod journal;
+mod reflect;
+pub mod state;
+mod work;
+
+pub use flows::{run, StrategyOutcome};
+pub use state::{PendingChoice, PendingWork, Preset, State, Thinking, WorkKind};
+
+use crate::config::{StrategyConfig, StrategyKind};
+use crate::prompt::TailSection;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Longest custom instruction, in characters.
+pub const MAX_CUSTOM_CHARS: usize = 1000;
+/// The label of the strategy's block in the dynamic tail.
+pub const SECTION_LABEL: &str = "策略";
+
+/// The household's strategy state (cloneable handle). Every change is written to the
+/// workspace before it counts; concurrent turns see one order of changes.
+#[derive(Clone)]
+pub struct Strategies {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    workspace: PathBuf,
+    cfg: StrategyConfig,
+    /// mode id → the strategy its `mode.json` names.
+    mode_defaults: BTreeMap<String, StrategyKind>,
+    state: tokio::sync::Mutex<State>,
+}
+
+/// Where the strategy in force comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Config,
+    Command,
+    Mode,
+}
+
+/// The strategy in force for one turn.
+#[derive(Debug, Clone)]
+pub struct Effective {
+    pub kind: StrategyKind,
+    pub source: Source,
+    pub preset: Option<Preset>,
+    pub custom: Option<String>,
+}
+
+impl Effective {
+    pub fn thinking(&self) -> Thinking {
+        self.preset
+            .map(Preset::thinking)
+            .unwrap_or(Thinking::Standard)
+    }
+
+    /// The strategy's block of the dynamic tail, if it has anything to say.
+    pub fn section(&self) -> Option<TailSection> {
+        let mut lines: Vec<String> = Vec::new();
+        match self.kind {
+            StrategyKind::Build | StrategyKind::Plan | StrategyKind::Spec => {}
+            StrategyKind::Reflect => lines.push(
+                "Quality matters more than speed: after drafting an answer, you will be asked to review it critically, then revise it into the final output.".into(),
+            ),
+            StrategyKind::Assist => lines.push(
+                "When the request leaves a choice open that materially changes the result (which dish, how many people, what time, which room), you MUST call ask_user_choice BEFORE proceeding. NEVER guess when the choice materially changes the result. Keep questions short and provide 2-6 clear options.".into(),
+            ),
+            StrategyKind::Custom => {
+                if let Some(c) = &self.custom {
+                    lines.push(format!(
+                        "Custom instructions take priority over generic behavior guidance:\n{c}"
+                    ));
+                }
+            }
+        }
+        match self.thinking() {
+            Thinking::None => lines.push("思考深度：快速——直接给出答案，少解释。".into()),
+            Thinking::Deep => {
+                lines.push("思考深度：深入——先想清楚条件、风险和边界情况，再动手。".into())
+            }
+            Thinking::Standard => {}
+        }
+        (!lines.is_empty()).then(|| TailSection {
+            label: SECTION_LABEL.into(),
+            body: lines.join("\n"),
+        })
+    }
+}
+
+/// The mode session a turn or command runs in: (mode id, session id).
+pub type ActiveMode<'a> = Option<(&'a str, &'a str)>;
+
+impl Strategies {
+    /// Load the state from `workspace` (see [`state::load`]).
+    pub fn open(
+        workspace: &Path,
+        cfg: StrategyConfig,
+        mode_defaults: BTreeMap<String, StrategyKind>,
+    ) -> Self {
+        let st = state::load(workspace);
+        Self {
+            inner: Arc::new(Inner {
+                workspace: workspace.to_path_buf(),
+                cfg,
+                mode_defaults,
+                state: tokio::sync::Mutex::new(st),
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &StrategyConfig {
+        &self.inner.cfg
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.inner.workspace
+    }
+
+    /// A copy of the state.
+    pub async fn snapshot(&self) -> State {
+        self.inner.state.lock().await.clone()
+    }
+
+    /// Change the state and write it; the change counts only if the write succeeded.
+    pub async fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> std::io::Result<R> {
+        let mut guard = self.inner.state.lock().await;
+        let mut next = guard.clone();
+        let r = f(&mut next);
+        if next != *guard {
+            let ws = self.inner.workspace.clone();
+            let copy = next.clone();
+            tokio::task::spawn_blocking(move || state::save(&ws, &copy))
+                .await
+                .map_err(std::io::Error::other)??;
+            *guard = next;
+        }
+        Ok(r)
+    }
+
+    /// The strategy in force in `mode` (or outside a mode).
+    pub async fn effective(&self, mode: ActiveMode<'_>) -> Effective {
+        let st = self.inner.state.lock().await;
+        self.effective_in(&st, mode)
+    }
+
+    fn effective_in(&self, st: &State, mode: ActiveMode<'_>) -> Effective {
+        let from_mode = mode.and_then(|(id, sid)| {
+            let d = self.inner.mode_defaults.get(id)?;
+            (st.set_in_session.as_deref() != Some(sid)).then_some(*d)
+        });
+        let (kind, source) = match (from_mode, st.strategy) {
+            (Some(k), _) => (k, Source::Mode),
+            (None, Some(k)) => (k, Source::Command),
+            (None, None) => (self.inner.cfg.default, Source::Config),
+        };
+        Effective {
+            kind,
+            source,
+            preset: st.preset,
+            custom: st.custom_instruction.clone(),
+        }
+    }
+
+    /// `/strategy [NAME | PRESET | custom TEXT]`: show, or switch (when `may_switch`).
+    pub async fn command(
+        &self,
+        arg: &str,
+        may_switch: bool,
+        mode: ActiveMode<'_>,
+    ) -> Result<String, String> {
+        let arg = arg.trim();
+        if arg.is_empty() {
+            return Ok(self.describe(mode).await);
+        }
+        if !may_switch {
+            return Err(
+                "你在这里没有切换策略的权限。(not allowed to switch the strategy here)".into(),
+            );
+        }
+        let (word, rest) = match arg.split_once(char::is_whitespace) {
+            Some((w, r)) => (w, r.trim()),
+            None => (arg, ""),
+        };
+        let session = mode.map(|(_, s)| s.to_string());
+        let preset = Preset::parse(word);
+        let kind = preset
+            .map(Preset::strategy)
+            .or_else(|| StrategyKind::parse(word));
+        let Some(kind) = kind else {
+            return Err(format!(
+                "没有叫 {word:?} 的策略。可选: build, plan, spec, reflect, assist, custom；预设: quick, standard, careful"
+            ));
+        };
+        if kind == StrategyKind::Custom {
+            if rest.chars().count() > MAX_CUSTOM_CHARS {
+                return Err(format!("自定义指令太长了（上限 {MAX_CUSTOM_CHARS} 字）。"));
+            }
+        } else if !rest.is_empty() {
+            return Err(format!("用法: /strategy {word}（只有 custom 后面跟指令）"));
+        }
+        let before = self.snapshot().await;
+        let has_custom = before.custom_instruction.is_some();
+        let work_kind = match kind {
+            StrategyKind::Plan => Some(WorkKind::Plan),
+            StrategyKind::Spec => Some(WorkKind::Spec),
+            _ => None,
+        };
+        let dropped = before
+            .pending_work
+            .as_ref()
+            .is_some_and(|w| Some(w.kind) != work_kind);
+        if kind == StrategyKind::Custom && rest.is_empty() && !has_custom {
+            return Err(
+                "用法: /strategy custom <指令>，例如 /strategy custom 回答前先说一句“收到”".into(),
+            );
+        }
+        self.update(|st| {
+            st.strategy = Some(kind);
+            st.set_in_session = session;
+            st.preset = preset;
+            if kind == StrategyKind::Custom && !rest.is_empty() {
+                st.custom_instruction = Some(rest.to_string());
+            }
+            if dropped {
+                // a plan waiting under another strategy would run on a stray "确认"
+                st.pending_work = None;
+            }
+        })
+        .await
+        .map_err(|e| format!("策略没能保存：{e}"))?;
+        let note = if dropped {
+            "（待确认的计划已作废。）"
+        } else {
+            ""
+        };
+        Ok(format!("已切换策略。{note}{}", self.describe(mode).await))
+    }
+
+    /// `/strategy log`: the last entries of the journal, of one chat or of all.
+    pub async fn log(&self, chat: Option<(String, String)>) -> std::io::Result<String> {
+        let ws = self.inner.workspace.clone();
+        let entries = tokio::task::spawn_blocking(move || {
+            let chat = chat.as_ref().map(|(c, i)| (c.as_str(), i.as_str()));
+            journal::recent(&ws, 10, chat)
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        if entries.is_empty() {
+            return Ok("还没有计划、评审或选择的记录。".into());
+        }
+        let lines: Vec<String> = entries.iter().map(journal::render).collect();
+        Ok(format!(
+            "最近的策略记录（{}）：\n{}",
+            journal::FILE,
+            lines.join("\n")
+        ))
+    }
+
+    /// The `/strategy` text.
+    pub async fn describe(&self, mode: ActiveMode<'_>) -> String {
+        let st = self.snapshot().await;
+        let e = self.effective_in(&st, mode);
+        let from = match e.source {
+            Source::Config => "配置默认".to_string(),
+            Source::Command => "由 /strategy 设置".to_string(),
+            Source::Mode => format!("当前模式 {} 的默认", mode.map(|m| m.0).unwrap_or("?")),
+        };
+        let mut s = format!("当前策略: {}（{from}）", e.kind);
+        if let Some(p) = e.preset {
+            s.push_str(&format!(" · 预设: {}", p.name()));
+        }
+        if let Some(c) = &st.custom_instruction {
+            s.push_str(&format!("\n自定义指令: {c}"));
+        }
+        if let Some(w) = &st.pending_work {
+            s.push_str(&format!(
+                "\n待确认的{}: {}（{} 步，{} 在 {}:{} 提出）",
+                if w.kind == WorkKind::Plan {
+                    "计划"
+                } else {
+                    "规格"
+                },
+                w.goal,
+                w.steps.len(),
+                w.speaker_id,
+                w.channel,
+                w.chat_id
+            ));
+        }
+        s.push_str("\n可选: build, plan, spec, reflect, assist, custom <指令>；预设: quick, standard, careful");
+        s
+    }
+}
