@@ -222,8 +222,8 @@ async fn recall_goes_into_the_tail_while_the_modes_system_prompt_stays_byte_iden
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(
-        &names[names.len() - 2..],
-        ["memory_commit", "memory_search"]
+        &names[names.len() - 3..],
+        ["memory_commit", "memory_search", "ask_user_choice"]
     );
     k.shutdown();
 }
