@@ -43,7 +43,12 @@ pub const PRIVATE_ZONES: &[&str] = &[
     SOCKET_FILE,
     REMINDERS_FILE,
     MEMORY_DIR,
+    STRATEGY_DIR,
 ];
+
+/// The strategy state: the household's strategy, pending plans, open questions of each
+/// chat (a private chat's among them).
+pub const STRATEGY_DIR: &str = "strategy";
 
 /// A workspace (or its `config.toml`) owned by another user: whoever owns it can replace
 /// the configuration — the endpoint the family's conversations go to — so it is refused,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub const STATE_DIR: &str = "strategy";
+pub const STATE_DIR: &str = crate::workspace::STRATEGY_DIR;
 pub const STATE_FILE: &str = "state.json";
 /// Pending questions kept at once (one per chat); the oldest goes first.
 pub const MAX_PENDING_CHOICES: usize = 64;

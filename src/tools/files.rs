@@ -5,8 +5,9 @@
 //! - every path is resolved inside the workspace (`..`, absolute paths and symlinks that
 //!   lead out are refused); the registered skill folders are readable too;
 //! - private zones are never read or written: `chats/`, `logs/`, `members/` (other
-//!   people's conversations and profiles), `config.toml` (secrets), `SYSTEM.md`, the
-//!   lock file and control socket, dotfiles;
+//!   people's conversations and profiles), `memory/`, `strategy/` and `reminders.json`
+//!   (what each chat keeps and plans), `config.toml` (secrets), `SYSTEM.md`, the lock
+//!   file and control socket, dotfiles;
 //! - a mode's knowledge folders (`mode.json` `context.knowledge`, in the workspace or
 //!   its skill) are its own: unless that mode is the active one (another mode, or none)
 //!   they are neither read, listed nor written;
@@ -357,6 +358,8 @@ mod tests {
             ("config.toml", "api_key"),
             ("config.toml.bak", "api_key"),
             ("Members/mom/USER.md", "档案"),
+            ("strategy/state.json", "{\"pending\": \"私聊里的计划\"}"),
+            ("reminders.json", "[]"),
         ] {
             std::fs::create_dir_all(r.join(p).parent().unwrap()).unwrap();
             std::fs::write(r.join(p), body).unwrap();
