@@ -9,9 +9,13 @@
 //! cut with a visible mark.
 
 use crate::config::ToolsConfig;
+use crate::context::budget::Source;
+use crate::context::{compaction, Context, Plan, PlanError};
 use crate::modes::{ModesHandle, TurnTicket};
 use crate::prompt::{self, TailInfo};
-use crate::provider::{CallMeta, ChatRequest, Message, Provider, ToolDef};
+use crate::provider::{
+    BlockTokens, CallMeta, ChatRequest, Message, PromptShape, Provider, ToolDef,
+};
 use crate::tools::{self, ToolEnv};
 use std::sync::Arc;
 use tracing::{debug, warn};
@@ -29,6 +33,8 @@ pub struct Agent {
     pub tool_limits: ToolsConfig,
     /// The household's reminders (the `set_reminder` tools).
     pub reminders: crate::cron::CronHandle,
+    /// The context window, the history budget and compaction.
+    pub context: Arc<Context>,
 }
 
 /// What ends a reply cut at `agent.max_reply_chars`.
@@ -52,6 +58,11 @@ pub struct Prepared {
     pub messages: Vec<Message>,
     pub env: ToolEnv,
     pub meta: CallMeta,
+    /// Set when the turn cannot be sent at all (the system prompt, the tools and the
+    /// message alone pass the window): the tool loop answers this instead.
+    pub refused: Option<AgentOutcome>,
+    /// The first request by the bare tokenizer, to calibrate against reported usage.
+    pub counted: u64,
 }
 
 /// How a turn ended.
@@ -114,13 +125,45 @@ impl Agent {
     ) -> Prepared {
         let sections: Vec<prompt::TailSection> = Vec::new();
         let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
-        let messages = prompt::build_messages(
-            &self.base_prompt,
-            ticket,
-            profile,
-            self.normal_history_turns,
-            tail_text,
-        );
+        let system = prompt::system_message(&self.base_prompt, ticket, profile);
+        let source = match &ticket.mode {
+            Some(m) => Source::Mode {
+                session_dir: &m.session_dir,
+                policy: self.context.policy(&m.mode_id),
+            },
+            None => Source::Normal {
+                turns: self.normal_history_turns,
+            },
+        };
+        let planned = self
+            .context
+            .plan(&system, &tail_text, &ticket.history, source);
+        let (messages, refused, shape, counted) = match planned {
+            Ok(plan) => {
+                if plan.wants_compaction {
+                    // the safety net: this prompt had to be cut; compact in the background
+                    self.compact_later(ticket, tail.channel, tail.chat_id);
+                }
+                self.context
+                    .remember_sent(ticket.turn_id, tail_text.clone());
+                let messages = prompt::build_messages(system, ticket, &plan, tail_text);
+                let shape = self.shape(&plan, &messages);
+                (messages, None, Some(Arc::new(shape)), plan.tokenizer_total)
+            }
+            Err(e @ PlanError::TooBig { .. }) => {
+                warn!(error = %e, "turn refused: it does not fit the context window");
+                let reply = "抱歉，这条消息加上系统设定已经超出了模型的上下文窗口，没法发送。请说得短一些，或者分几次说。".to_string();
+                (
+                    Vec::new(),
+                    Some(AgentOutcome {
+                        reply,
+                        error: Some(e.to_string()),
+                    }),
+                    None,
+                    0,
+                )
+            }
+        };
         let env = ToolEnv {
             files: self.files.clone(),
             modes: modes.clone(),
@@ -144,23 +187,94 @@ impl Agent {
             session_id: ticket.mode.as_ref().map(|m| m.session_id.clone()),
             session_dir: ticket.mode.as_ref().map(|m| m.session_dir.clone()),
             purpose: "turn",
-            shape: None,
+            shape,
         };
         Prepared {
             messages,
             env,
             meta,
+            refused,
+            counted,
         }
+    }
+
+    /// The audit shape of a first request: its blocks with their token counts, the
+    /// history range replayed, and a digest of the stable prefix (tools, system,
+    /// checkpoint, history: everything before the current user message).
+    fn shape(&self, plan: &Plan, messages: &[Message]) -> PromptShape {
+        let mut blocks = vec![("system", plan.system_tokens), ("tools", plan.tools_tokens)];
+        if plan.checkpoint.is_some() {
+            blocks.push(("checkpoint", plan.checkpoint_tokens));
+        }
+        blocks.push(("history", plan.history_tokens));
+        blocks.push(("tail", plan.tail_tokens));
+        let mut h = self.context.tools_hash();
+        for m in &messages[..messages.len().saturating_sub(1)] {
+            let (role, text) = match m {
+                Message::System { content } => ("system", content.as_str()),
+                Message::User { content } => ("user", content.as_str()),
+                Message::Assistant { content, .. } => {
+                    ("assistant", content.as_deref().unwrap_or_default())
+                }
+                Message::Tool { content, .. } => ("tool", content.as_str()),
+            };
+            h = crate::context::fnv1a(h, role.as_bytes());
+            h = crate::context::fnv1a(h, text.as_bytes());
+        }
+        PromptShape {
+            blocks: blocks
+                .into_iter()
+                .map(|(name, tokens)| BlockTokens {
+                    name: name.into(),
+                    tokens: u64::from(tokens),
+                })
+                .collect(),
+            history_from: plan.from,
+            history_to: plan.to,
+            compacted_through: plan.checkpoint.as_ref().map(|c| c.through),
+            prefix_hash: format!("{h:016x}"),
+        }
+    }
+
+    /// After a turn of a mode session was recorded (the kernel calls this, off every
+    /// actor): compact the session in the background if its history passed the threshold.
+    pub fn after_turn(&self, ticket: &TurnTicket, channel: &str, chat_id: &str) {
+        self.compact_later(ticket, channel, chat_id);
+    }
+
+    fn compact_later(&self, ticket: &TurnTicket, channel: &str, chat_id: &str) {
+        let Some(m) = &ticket.mode else { return };
+        let system = prompt::system_message(&self.base_prompt, ticket, None);
+        self.context.after_turn(
+            &self.provider,
+            compaction::Job {
+                session_dir: m.session_dir.clone(),
+                session_id: m.session_id.clone(),
+                history: ticket.history.clone(),
+                system: system.into(),
+                policy: self.context.policy(&m.mode_id),
+                channel: channel.to_string(),
+                chat_id: chat_id.to_string(),
+                now: ticket
+                    .began_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+            },
+        );
     }
 
     /// The tool loop: request, run the tool calls asked for, request again — until the
     /// model answers in words or `max_tool_rounds` is reached. `prepared.messages` grows
     /// with every assistant message and tool result of the turn.
     pub async fn tool_loop(&self, prepared: &mut Prepared) -> AgentOutcome {
+        if let Some(refused) = prepared.refused.take() {
+            return refused;
+        }
         let Prepared {
             messages,
             env,
             meta,
+            counted,
+            ..
         } = prepared;
         let per_response = self.tool_limits.max_calls_per_response;
         let per_turn = self.tool_limits.max_calls_per_turn;
@@ -172,7 +286,14 @@ impl Agent {
                 tools: &self.tools,
             };
             let resp = match self.provider.complete(&req, meta).await {
-                Ok(r) => r,
+                Ok(r) => {
+                    if round == 0 {
+                        self.context
+                            .calibration
+                            .observe(*counted, r.usage.prompt_tokens);
+                    }
+                    r
+                }
                 Err(e) => {
                     return AgentOutcome {
                         reply: e.user_message(),

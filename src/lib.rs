@@ -14,7 +14,8 @@
 //! - [`modes`] — run modes: manifests, the registry, switch validation, `action.json`,
 //!   session files, and the supervised `ModeManager` actor that owns all of them;
 //!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
-//! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools.
+//! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools;
+//!   [`context`] — the token budget, chunked trimming and compaction of the history.
 //! - [`provider`] — LLM clients (OpenAI-compatible chat completions), retries, usage.
 //! - [`cron`] — the Cron actor: mode expiry (and later user timers).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
@@ -37,6 +38,7 @@ pub mod chats;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod context;
 pub mod control;
 pub mod cron;
 pub mod doctor;

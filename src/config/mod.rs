@@ -9,10 +9,12 @@
 //! - `default.toml` — the commented file written on first use.
 
 mod channels;
+mod context;
 mod provider;
 mod validate;
 
 pub use channels::*;
+pub use context::*;
 pub use provider::*;
 
 use serde::Deserialize;
@@ -70,6 +72,7 @@ pub struct Config {
     pub qq: QqConfig,
     pub voice: VoiceConfig,
     pub members: Vec<Member>,
+    pub context: ContextConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -203,6 +206,8 @@ pub struct EnvOverrides {
     pub wyoming_listen: Option<String>,
     pub voice_ws_listen: Option<String>,
     pub voice_token: Option<Secret>,
+    /// `HOMEBOT_CONTEXT_WINDOW`: the whole context window in tokens (checked at start).
+    pub context_window: Option<String>,
 }
 
 impl EnvOverrides {
@@ -220,6 +225,7 @@ impl EnvOverrides {
             wyoming_listen: get("HOMEBOT_WYOMING_LISTEN"),
             voice_ws_listen: get("HOMEBOT_VOICE_WS_LISTEN"),
             voice_token: get("HOMEBOT_VOICE_TOKEN").map(Secret),
+            context_window: get("HOMEBOT_CONTEXT_WINDOW"),
         }
     }
 }

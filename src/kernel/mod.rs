@@ -215,7 +215,9 @@ impl Kernel {
                 retry: opts.reminder_retry.unwrap_or_default(),
             },
         )?;
+        let context = crate::context::Context::from_config(&cfg, &env, &tools, &registry)?;
         let agent = Agent {
+            context: Arc::new(context),
             provider,
             base_prompt: base.into(),
             tools,

@@ -1,0 +1,273 @@
+//! Compaction: when a mode session's replayed history passes its threshold (or its
+//! `history_limit`), the older rounds are summarized by the provider into a new
+//! `checkpoint.json` — the previous summary plus the newly covered records — and later
+//! prompts replay the checkpoint, then the records after it.
+//!
+//! - Checked after each recorded turn of a mode session (the kernel calls
+//!   [`Context::after_turn`]), and again while a prompt is built when that prompt had to
+//!   be cut; it runs in its own task, so no turn and no actor waits for it, and at most
+//!   one runs per session.
+//! - In batches: one compaction brings the replayed history down to about half the
+//!   threshold, so most turns pass without one. The last two rounds always stay verbatim.
+//! - The summary is at most 60 % of the history budget (asked for, then enforced).
+//! - If the provider fails, nothing is written: a warning is logged and prompts keep
+//!   fitting the window by the budget's safe truncation; the next turn tries again.
+
+use super::budget::{checkpoint_messages, record_counts};
+use super::checkpoint::{self, Checkpoint};
+use super::tokens::Counts;
+use super::{Context, ModePolicy};
+use crate::history::HistoryView;
+use crate::provider::{BlockTokens, CallMeta, ChatRequest, Message, PromptShape, Provider};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tracing::{info, warn};
+
+/// What the summarizer is told; the marker also lets a test (or an audit reader) tell a
+/// compaction request from a turn.
+pub const INSTRUCTIONS: &str = "[压缩历史] 你是对话摘要器。把下面一段家庭助手的对话（以及之前的摘要，如果有）压缩成一份简洁的中文摘要，供助手之后继续对话时参考：\
+保留谁（说话人）说了什么要求、已经做出的决定和结论、数量、时间、菜名和步骤进度、还没完成的事；删去寒暄和重复。\
+只输出摘要正文，不要加标题或解释。";
+
+/// Tokens kept free in a compaction request beyond its text (instructions, overhead).
+const REQUEST_SLACK: u32 = 256;
+
+/// One session to check after a turn.
+pub struct Job {
+    pub session_dir: PathBuf,
+    pub session_id: String,
+    /// The session's log (any view of it: the latest length is used).
+    pub history: HistoryView,
+    /// The frozen system message the session's requests start with.
+    pub system: Arc<str>,
+    pub policy: ModePolicy,
+    pub channel: String,
+    pub chat_id: String,
+    /// Household time for the checkpoint's `created_at`.
+    pub now: String,
+}
+
+/// Why a compaction did not write a checkpoint.
+#[derive(Debug, PartialEq)]
+pub enum Skipped {
+    Disabled,
+    Busy,
+    BelowThreshold,
+    NothingToCompact,
+    Failed(String),
+}
+
+impl Context {
+    /// After a turn of a mode session was recorded: compact it in a task of its own if
+    /// its history passed the threshold. Returns at once.
+    pub fn after_turn(self: &Arc<Self>, provider: &Provider, job: Job) {
+        if !self.compaction || !provider.is_configured() {
+            return;
+        }
+        let (ctx, provider) = (self.clone(), provider.clone());
+        tokio::spawn(async move {
+            let _ = ctx.compact(&provider, job, false).await;
+        });
+    }
+
+    /// Check the session and compact it when due (`force`: whatever the threshold, as
+    /// long as there is something before the last two rounds). Returns the checkpoint
+    /// written.
+    pub async fn compact(
+        self: &Arc<Self>,
+        provider: &Provider,
+        job: Job,
+        force: bool,
+    ) -> Result<Checkpoint, Skipped> {
+        if !self.compaction {
+            return Err(Skipped::Disabled);
+        }
+        let Some(_slot) = self.begin_compaction(&job.session_dir) else {
+            return Err(Skipped::Busy);
+        };
+        let history = job.history.latest();
+        let len = history.len();
+        let prev = self.checkpoint(&job.session_dir, &history);
+        let lo = prev.as_ref().map_or(0, |c| c.through.min(len));
+        let cal = &self.calibration;
+        let count = |c: Counts| cal.combine(c.tokenizer, c.conservative);
+        // the history budget of a request with an empty current message
+        let fixed = count(Counts::message(&job.system)) + self.tools_tokens();
+        let budget = self.request_limit().saturating_sub(fixed);
+        let threshold = self.threshold(budget, job.policy);
+        let costs: Vec<u32> = history.with_range(lo, |records, caches| {
+            records
+                .iter()
+                .zip(caches)
+                .map(|(r, c)| {
+                    let [t, k] = record_counts(r, c);
+                    cal.combine(t, k)
+                })
+                .collect()
+        });
+        let total: u64 = costs.iter().map(|&c| u64::from(c)).sum();
+        let over_limit = job.policy.history_limit.is_some_and(|l| costs.len() > l);
+        if !force && !over_limit && total <= u64::from(threshold) {
+            return Err(Skipped::BelowThreshold);
+        }
+        // keep the newest records while they fit half the threshold (and half the
+        // limit), never fewer than the last two rounds
+        let keep_cap = job
+            .policy
+            .history_limit
+            .map_or(usize::MAX, |l| (l / 2).max(1));
+        let min_keep = 2.min(keep_cap).min(costs.len());
+        let mut keep = 0usize;
+        let mut kept: u64 = 0;
+        for &c in costs.iter().rev() {
+            let next = kept + u64::from(c);
+            if keep >= min_keep && (next > u64::from(threshold / 2) || keep >= keep_cap) {
+                break;
+            }
+            kept = next;
+            keep += 1;
+        }
+        let mut through = len - keep;
+        if through <= lo {
+            return Err(Skipped::NothingToCompact);
+        }
+        // the summary may take 60 % of the history budget
+        let summary_cap = (u64::from(budget) * 6 / 10) as u32;
+        // the compaction request itself must fit: instructions + previous summary +
+        // the records it covers (a batch: the oldest ones that fit, the rest next time)
+        let prev_text = prev.as_ref().map(|c| checkpoint_messages(c).0);
+        let mut room = self
+            .request_limit()
+            .saturating_sub(count(Counts::message(INSTRUCTIONS)) + REQUEST_SLACK)
+            .saturating_sub(
+                prev_text
+                    .as_deref()
+                    .map_or(0, |t| count(Counts::message(t))),
+            );
+        let mut batch_end = lo;
+        for &c in &costs[..through - lo] {
+            if c > room {
+                break;
+            }
+            room -= c;
+            batch_end += 1;
+        }
+        through = batch_end;
+        if through <= lo {
+            warn!(session = %job.session_id, "compaction skipped: the oldest record alone does not fit a request");
+            return Err(Skipped::NothingToCompact);
+        }
+        let mut dialogue = String::new();
+        if let Some(p) = &prev_text {
+            dialogue.push_str(p);
+            dialogue.push_str("\n\n");
+        }
+        dialogue.push_str(&format!("[对话：第 {} 到 {} 轮]\n", lo + 1, through));
+        history.with_range(lo, |records, _| {
+            for r in records[..through - lo].iter().filter(|r| r.error.is_none()) {
+                dialogue.push_str(&format!(
+                    "- {} {}@{}：{}\n  助手：{}\n",
+                    r.timestamp, r.speaker_id, r.channel, r.user, r.assistant
+                ));
+            }
+        });
+        let chars = (summary_cap as usize).max(50);
+        let instructions = format!("{INSTRUCTIONS}\n摘要不超过 {chars} 个字。");
+        let messages = vec![
+            Message::System {
+                content: instructions.clone(),
+            },
+            Message::User {
+                content: dialogue.clone(),
+            },
+        ];
+        let shape = PromptShape {
+            blocks: vec![
+                BlockTokens {
+                    name: "system".into(),
+                    tokens: u64::from(count(Counts::message(&instructions))),
+                },
+                BlockTokens {
+                    name: "compacted".into(),
+                    tokens: u64::from(count(Counts::message(&dialogue))),
+                },
+            ],
+            history_from: lo,
+            history_to: through,
+            compacted_through: prev.as_ref().map(|c| c.through),
+            prefix_hash: String::new(),
+        };
+        let meta = CallMeta {
+            channel: job.channel.clone(),
+            chat_id: job.chat_id.clone(),
+            session_id: Some(job.session_id.clone()),
+            session_dir: Some(job.session_dir.clone()),
+            purpose: "compaction",
+            shape: Some(Arc::new(shape)),
+        };
+        let req = ChatRequest {
+            messages: &messages,
+            tools: &[],
+        };
+        let summary = match provider.complete(&req, &meta).await {
+            Ok(r) => r.content.unwrap_or_default().trim().to_string(),
+            Err(e) => {
+                warn!(session = %job.session_id, error = %e, "compaction failed; older turns are trimmed to fit the window until the next try");
+                return Err(Skipped::Failed(e.to_string()));
+            }
+        };
+        if summary.is_empty() {
+            warn!(session = %job.session_id, "compaction returned an empty summary; not written");
+            return Err(Skipped::Failed("empty summary".into()));
+        }
+        let summary = cap_summary(self, summary, summary_cap);
+        let c = Checkpoint {
+            through,
+            summary,
+            created_at: job.now.clone(),
+        };
+        if let Err(e) = checkpoint::save(&job.session_dir, &c) {
+            warn!(session = %job.session_id, error = %e, "cannot write the checkpoint; older turns are trimmed to fit the window");
+            return Err(Skipped::Failed(e.to_string()));
+        }
+        info!(session = %job.session_id, through, previous = lo, "history compacted");
+        self.set_checkpoint(&job.session_dir, c.clone());
+        Ok(c)
+    }
+}
+
+/// `summary` cut (at a character boundary, with a mark) until it counts at most `cap`.
+fn cap_summary(ctx: &Context, summary: String, cap: u32) -> String {
+    if ctx.calibration.count(&summary) <= cap {
+        return summary;
+    }
+    let chars: Vec<char> = summary.chars().collect();
+    let (mut lo, mut hi) = (0usize, chars.len());
+    // the longest prefix that fits, by bisection
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let s: String = chars[..mid].iter().collect();
+        if ctx.calibration.count(&s) + 2 <= cap {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut s: String = chars[..lo].iter().collect();
+    s.push('…');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_summary_is_cut_to_its_cap() {
+        let ctx = Context::new(8192, 7168, &[]);
+        let s = cap_summary(&ctx, "番茄".repeat(500), 100);
+        assert!(ctx.calibration.count(&s) <= 100, "{s}");
+        assert!(s.ends_with('…'));
+        assert_eq!(cap_summary(&ctx, "短".into(), 100), "短");
+    }
+}
