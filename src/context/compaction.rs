@@ -92,7 +92,7 @@ impl Context {
         let cal = &self.calibration;
         let count = |c: Counts| cal.combine(c.tokenizer, c.conservative);
         // the history budget of a request with an empty current message
-        let fixed = count(Counts::message(&job.system)) + self.tools_tokens();
+        let fixed = count(self.system_counts(&job.system)) + self.tools_tokens();
         let budget = self.request_limit().saturating_sub(fixed);
         let threshold = self.threshold(budget, job.policy);
         let costs: Vec<u32> = history.with_range(lo, |records, caches| {
