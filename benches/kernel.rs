@@ -4,9 +4,12 @@
 //! scheduling, the ModeManager round trips, prompt assembly, and the fsync'd append of
 //! every record. Prints tables; compare runs as ratios, these machines are noisy.
 //!
-//! The real path too: the same mode session answered through the OpenAI-compatible client
-//! by a loopback HTTP server that reads and parses every request body, so the cost that
-//! grows with the history (serializing it, sending it, the server reading it) is measured.
+//! The real path too: mode sessions answered through the OpenAI-compatible client by a
+//! loopback HTTP server that reads and parses every request body — the kernel cost per
+//! turn near turn 10 and near the last turn of one long session with compaction on, and
+//! the prefix-cache hit ratio the server computes from the byte-identical prefix of
+//! consecutive request bodies (a mode session of three speakers on two channels, and a
+//! normal chat past its trim point).
 //!
 //! Under `cargo test` (no `--bench` argument) it runs a tiny smoke version instead.
 
@@ -311,7 +314,7 @@ async fn main() {
         );
     }
 
-    let (long, window) = if full { (10_000, 16_384) } else { (30, 4_096) };
+    let (long, window) = if full { (10_000, 16_384) } else { (60, 16_384) };
     println!("\none mode session over loopback HTTP, compaction on (window {window} tokens)");
     println!(
         "{:>8} {:>16} {:>16} {:>12} {:>12}",
