@@ -63,6 +63,9 @@ pub struct Prepared {
     pub refused: Option<AgentOutcome>,
     /// The first request by the bare tokenizer, to calibrate against reported usage.
     pub counted: u64,
+    /// The first request's budgeted size; the tool loop adds what each round adds and
+    /// stops before a request would pass the input budget.
+    pub tokens: u32,
 }
 
 /// How a turn ended.
@@ -138,7 +141,7 @@ impl Agent {
         let planned = self
             .context
             .plan(&system, &tail_text, &ticket.history, source);
-        let (messages, refused, shape, counted) = match planned {
+        let (messages, refused, shape, counted, tokens) = match planned {
             Ok(plan) => {
                 if plan.wants_compaction {
                     // the safety net: this prompt had to be cut; compact in the background
@@ -148,7 +151,14 @@ impl Agent {
                     .remember_sent(ticket.turn_id, tail_text.clone());
                 let messages = prompt::build_messages(system, ticket, &plan, tail_text);
                 let shape = self.shape(&plan, &messages);
-                (messages, None, Some(Arc::new(shape)), plan.tokenizer_total)
+                let tokens = plan.total();
+                (
+                    messages,
+                    None,
+                    Some(Arc::new(shape)),
+                    plan.tokenizer_total,
+                    tokens,
+                )
             }
             Err(e @ PlanError::TooBig { .. }) => {
                 warn!(error = %e, "turn refused: it does not fit the context window");
@@ -160,6 +170,7 @@ impl Agent {
                         error: Some(e.to_string()),
                     }),
                     None,
+                    0,
                     0,
                 )
             }
@@ -195,6 +206,7 @@ impl Agent {
             meta,
             refused,
             counted,
+            tokens,
         }
     }
 
@@ -274,13 +286,53 @@ impl Agent {
             env,
             meta,
             counted,
+            tokens,
             ..
         } = prepared;
+        let mut sent_upto = messages.len();
         let per_response = self.tool_limits.max_calls_per_response;
         let per_turn = self.tool_limits.max_calls_per_turn;
         let mut calls_run = 0usize;
         let mut round = 0;
         loop {
+            // what this turn's rounds added counts against the window too
+            for m in &messages[sent_upto..] {
+                let text = match m {
+                    Message::Assistant {
+                        content,
+                        tool_calls,
+                        ..
+                    } => {
+                        let mut t = content.clone().unwrap_or_default();
+                        for c in tool_calls {
+                            t.push_str(&c.name);
+                            t.push_str(&c.arguments);
+                        }
+                        t
+                    }
+                    Message::Tool { content, .. }
+                    | Message::User { content }
+                    | Message::System { content } => content.clone(),
+                };
+                *tokens = tokens.saturating_add(
+                    self.context.calibration.count(&text) + crate::context::tokens::PER_MESSAGE,
+                );
+            }
+            sent_upto = messages.len();
+            if *tokens > self.context.input {
+                warn!(
+                    tokens = *tokens,
+                    input = self.context.input,
+                    "tool results would pass the context window; turn stopped"
+                );
+                return AgentOutcome {
+                    reply: "抱歉，这一轮工具返回的内容太多，超出了模型的上下文窗口，先停下来了。可以问得更具体一些再试。".into(),
+                    error: Some(format!(
+                        "the tool rounds grew the request to {} tokens, over the input budget of {}",
+                        *tokens, self.context.input
+                    )),
+                };
+            }
             let req = ChatRequest {
                 messages,
                 tools: &self.tools,

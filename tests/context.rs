@@ -386,3 +386,26 @@ fn turns(f: &FakeLlm) -> Vec<Value> {
         .filter(|r| !is_compaction(r))
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_results_that_would_pass_the_window_stop_the_turn_before_sending() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.path().join("notes")).unwrap();
+    std::fs::write(ws.path().join("notes/big.md"), "番茄".repeat(30_000)).unwrap();
+    let f = FakeLlm::start(|body, _| {
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        if last["role"] == "tool" {
+            text("读完了。")
+        } else {
+            tool_call("read_file", serde_json::json!({"path": "notes/big.md"}))
+        }
+    })
+    .await;
+    let k = kernel(ws.path(), &f, Some(8192 + MAX_TOKENS), "", None);
+    let r = k
+        .handle_turn(Turn::new("cli", "local", "mom", "读一下 notes/big.md"))
+        .await;
+    assert!(r.text.contains("超出了模型的上下文窗口"), "{}", r.text);
+    assert!(r.error.is_some());
+    assert_eq!(f.calls(), 1, "the over-window request was never sent");
+}
