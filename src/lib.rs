@@ -26,7 +26,7 @@
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins.
 //!
 //! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
-//! → `control` → `kernel` → `commands`, `agent` → `tools` / `prompt` → `modes` → `chats`
+//! → `control` → `kernel` → `commands`, `agent` → `tools` / `prompt` → `context` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
 //! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`

@@ -182,10 +182,13 @@ impl Kernel {
             Ok(o) => {
                 if let Some(sid) = o.recorded_in {
                     tracing::debug!(session = %sid, "turn recorded in mode session");
-                    // compaction check, in a task of its own: nobody waits for it
-                    inner
-                        .agent
-                        .after_turn(&ticket, &turn.channel, &turn.chat_id);
+                    // compaction check, in a task of its own: nobody waits for it (a
+                    // session this turn ended is not compacted any more)
+                    if o.archived.as_deref() != Some(sid.as_str()) {
+                        inner
+                            .agent
+                            .after_turn(&ticket, &turn.channel, &turn.chat_id);
+                    }
                 }
             }
             Err(e) => {
