@@ -261,6 +261,152 @@ fn cap_summary(ctx: &Context, summary: String, cap: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::{HistoryLog, Record};
+    use crate::provider::{ChatModel, ChatResponse, ProviderError};
+    use std::sync::Mutex;
+
+    /// Answers every call with `summary`, keeping what it was asked.
+    struct Summarizer {
+        summary: String,
+        asked: Mutex<Vec<String>>,
+        fail: bool,
+    }
+
+    #[async_trait::async_trait]
+    impl ChatModel for Summarizer {
+        async fn complete(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
+            if let Some(Message::User { content }) = req.messages.last() {
+                self.asked.lock().unwrap().push(content.clone());
+            }
+            if self.fail {
+                return Err(ProviderError::NotConfigured);
+            }
+            Ok(ChatResponse {
+                content: Some(self.summary.clone()),
+                ..Default::default()
+            })
+        }
+        fn model_name(&self) -> &str {
+            "summarizer"
+        }
+    }
+
+    fn record(i: usize) -> Record {
+        Record {
+            timestamp: "2026-10-22T20:05:00+08:00".into(),
+            channel: "qq".into(),
+            chat_id: "group:1".into(),
+            speaker_id: if i % 2 == 0 { "mom" } else { "dad" }.into(),
+            user: format!("第{i}步怎么做？"),
+            assistant: "把番茄切块，鸡蛋打散，先炒蛋再下番茄，中火翻炒两分钟。".repeat(3),
+            error: None,
+            prompt: None,
+        }
+    }
+
+    fn setup(
+        summary: &str,
+        fail: bool,
+    ) -> (Arc<Context>, Provider, Arc<Summarizer>, tempfile::TempDir) {
+        let model = Arc::new(Summarizer {
+            summary: summary.into(),
+            asked: Mutex::new(Vec::new()),
+            fail,
+        });
+        let d = tempfile::tempdir().unwrap();
+        let provider = Provider::with_model(model.clone(), 1, 0, d.path().join("usage.jsonl"));
+        (Arc::new(Context::new(8192, 7168, &[])), provider, model, d)
+    }
+
+    fn job(dir: &std::path::Path, log: &HistoryLog, threshold: u32) -> Job {
+        Job {
+            session_dir: dir.to_path_buf(),
+            session_id: "cook-1".into(),
+            history: log.view(),
+            system: "系统".into(),
+            policy: ModePolicy {
+                history_limit: None,
+                summary_threshold_tokens: Some(threshold),
+            },
+            channel: "qq".into(),
+            chat_id: "group:1".into(),
+            now: "2026-10-22T21:00:00+08:00".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn compaction_works_in_batches_and_folds_in_the_previous_summary() {
+        let (ctx, provider, model, d) = setup("第一份摘要：妈妈和爸爸在做番茄炒蛋。", false);
+        let log = HistoryLog::from_records((0..30).map(record).collect());
+        let costs: Vec<u32> = log.view().with_range(0, |r, c| {
+            r.iter()
+                .zip(c)
+                .map(|(r, c)| {
+                    let [t, k] = record_counts(r, c);
+                    ctx.calibration.combine(t, k)
+                })
+                .collect()
+        });
+        let threshold = 1000;
+        assert!(costs.iter().sum::<u32>() > threshold);
+        // below the threshold: nothing
+        let small = HistoryLog::from_records((0..3).map(record).collect());
+        assert_eq!(
+            ctx.compact(&provider, job(d.path(), &small, threshold), false)
+                .await,
+            Err(Skipped::BelowThreshold)
+        );
+        let c = ctx
+            .compact(&provider, job(d.path(), &log, threshold), false)
+            .await
+            .unwrap();
+        // the records kept verbatim fit half the threshold, and are at least two
+        let kept: u32 = costs[c.through..].iter().sum();
+        assert!(30 - c.through >= 2, "{}", c.through);
+        assert!(kept <= threshold / 2, "{kept}");
+        assert_eq!(checkpoint::load(d.path(), 30), Some(c.clone()));
+        // the prompt from now on: checkpoint + records after it, far below the threshold
+        // until enough new turns come
+        for i in 30..60 {
+            log.push(record(i));
+        }
+        let c2 = ctx
+            .compact(&provider, job(d.path(), &log, threshold), false)
+            .await
+            .unwrap();
+        assert!(c2.through > c.through);
+        let asked = model.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 2);
+        assert!(
+            asked[1].contains("第一份摘要"),
+            "the previous summary is folded in"
+        );
+        assert!(asked[1].contains(&format!("第{}步", c.through)));
+        assert!(
+            !asked[1].contains("第0步怎么做"),
+            "already covered records are not resent"
+        );
+        assert!(asked[1].contains("mom@qq"), "who said it");
+    }
+
+    #[tokio::test]
+    async fn a_failing_summarizer_writes_nothing_and_the_summary_is_capped() {
+        let (ctx, provider, _, d) = setup("x", true);
+        let log = HistoryLog::from_records((0..30).map(record).collect());
+        let r = ctx
+            .compact(&provider, job(d.path(), &log, 500), false)
+            .await;
+        assert!(matches!(r, Err(Skipped::Failed(_))), "{r:?}");
+        assert!(!checkpoint::path_in(d.path()).exists());
+        // a summary far longer than 60 % of the history budget is cut to it
+        let (ctx, provider, _, d) = setup(&"很长的摘要".repeat(5000), false);
+        let c = ctx
+            .compact(&provider, job(d.path(), &log, 500), false)
+            .await
+            .unwrap();
+        let budget = ctx.request_limit() - ctx.system_counts("系统").conservative;
+        assert!(ctx.calibration.count(&c.summary) <= budget * 6 / 10);
+    }
 
     #[test]
     fn a_long_summary_is_cut_to_its_cap() {
