@@ -296,7 +296,7 @@ mod tests {
             timestamp: "2026-10-22T20:05:00+08:00".into(),
             channel: "qq".into(),
             chat_id: "group:1".into(),
-            speaker_id: if i % 2 == 0 { "mom" } else { "dad" }.into(),
+            speaker_id: if i.is_multiple_of(2) { "mom" } else { "dad" }.into(),
             user: format!("第{i}步怎么做？"),
             assistant: "把番茄切块，鸡蛋打散，先炒蛋再下番茄，中火翻炒两分钟。".repeat(3),
             error: None,
