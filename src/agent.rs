@@ -214,38 +214,7 @@ impl Agent {
     /// history range replayed, and a digest of the stable prefix (tools, system,
     /// checkpoint, history: everything before the current user message).
     fn shape(&self, plan: &Plan, messages: &[Message]) -> PromptShape {
-        let mut blocks = vec![("system", plan.system_tokens), ("tools", plan.tools_tokens)];
-        if plan.checkpoint.is_some() {
-            blocks.push(("checkpoint", plan.checkpoint_tokens));
-        }
-        blocks.push(("history", plan.history_tokens));
-        blocks.push(("tail", plan.tail_tokens));
-        let mut h = self.context.tools_hash();
-        for m in &messages[..messages.len().saturating_sub(1)] {
-            let (role, text) = match m {
-                Message::System { content } => ("system", content.as_str()),
-                Message::User { content } => ("user", content.as_str()),
-                Message::Assistant { content, .. } => {
-                    ("assistant", content.as_deref().unwrap_or_default())
-                }
-                Message::Tool { content, .. } => ("tool", content.as_str()),
-            };
-            h = crate::context::fnv1a(h, role.as_bytes());
-            h = crate::context::fnv1a(h, text.as_bytes());
-        }
-        PromptShape {
-            blocks: blocks
-                .into_iter()
-                .map(|(name, tokens)| BlockTokens {
-                    name: name.into(),
-                    tokens: u64::from(tokens),
-                })
-                .collect(),
-            history_from: plan.from,
-            history_to: plan.to,
-            compacted_through: plan.checkpoint.as_ref().map(|c| c.through),
-            prefix_hash: format!("{h:016x}"),
-        }
+        prompt_shape(&self.context, plan, messages)
     }
 
     /// After a turn of a mode session was recorded (the kernel calls this, off every
@@ -439,5 +408,82 @@ impl Agent {
                 });
             }
         }
+    }
+}
+
+/// The audit shape of a first request: its blocks with their token counts, the history
+/// range replayed, and a digest of the stable prefix (tools, then every message before
+/// the current user message).
+pub fn prompt_shape(ctx: &Context, plan: &Plan, messages: &[Message]) -> PromptShape {
+    let mut blocks = vec![("system", plan.system_tokens), ("tools", plan.tools_tokens)];
+    if plan.checkpoint.is_some() {
+        blocks.push(("checkpoint", plan.checkpoint_tokens));
+    }
+    blocks.push(("history", plan.history_tokens));
+    blocks.push(("tail", plan.tail_tokens));
+    let mut h = ctx.tools_hash();
+    for m in &messages[..messages.len().saturating_sub(1)] {
+        let (role, text) = match m {
+            Message::System { content } => ("system", content.as_str()),
+            Message::User { content } => ("user", content.as_str()),
+            Message::Assistant { content, .. } => {
+                ("assistant", content.as_deref().unwrap_or_default())
+            }
+            Message::Tool { content, .. } => ("tool", content.as_str()),
+        };
+        h = crate::context::fnv1a(h, role.as_bytes());
+        h = crate::context::fnv1a(h, text.as_bytes());
+    }
+    PromptShape {
+        blocks: blocks
+            .into_iter()
+            .map(|(name, tokens)| BlockTokens {
+                name: name.into(),
+                tokens: u64::from(tokens),
+            })
+            .collect(),
+        history_from: plan.from,
+        history_to: plan.to,
+        compacted_through: plan.checkpoint.as_ref().map(|c| c.through),
+        prefix_hash: format!("{h:016x}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shape_names_blocks_in_order_and_hashes_only_the_stable_prefix() {
+        let ctx = Context::new(8192, 7168, &[]);
+        let plan = Plan {
+            from: 3,
+            to: 9,
+            system_tokens: 100,
+            tools_tokens: 50,
+            history_tokens: 300,
+            tail_tokens: 20,
+            ..Plan::default()
+        };
+        let user = |c: &str| Message::User { content: c.into() };
+        let sys = Message::System {
+            content: "系统".into(),
+        };
+        let a = prompt_shape(&ctx, &plan, &[sys.clone(), user("早"), user("现在 1")]);
+        let b = prompt_shape(&ctx, &plan, &[sys.clone(), user("早"), user("现在 2")]);
+        let names: Vec<&str> = a.blocks.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["system", "tools", "history", "tail"]);
+        assert_eq!(a.blocks[2].tokens, 300);
+        assert_eq!(
+            (a.history_from, a.history_to, a.compacted_through),
+            (3, 9, None)
+        );
+        assert_eq!(
+            a.prefix_hash, b.prefix_hash,
+            "the current message is not in the prefix"
+        );
+        assert_eq!(a.prefix_hash.len(), 16);
+        let c = prompt_shape(&ctx, &plan, &[sys, user("晚"), user("现在 1")]);
+        assert_ne!(a.prefix_hash, c.prefix_hash);
     }
 }

@@ -409,3 +409,24 @@ async fn tool_results_that_would_pass_the_window_stop_the_turn_before_sending() 
     assert!(r.error.is_some());
     assert_eq!(f.calls(), 1, "the over-window request was never sent");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_torn_checkpoint_is_set_aside_and_the_session_goes_on() {
+    let ws = workspace();
+    let f = fake(false).await;
+    let k = kernel(ws.path(), &f, None, "", None);
+    k.command("/mode enter cooking").await;
+    let sdir = session_dir(ws.path());
+    std::fs::write(sdir.join("checkpoint.json"), b"{\"through\": 3, \"summ").unwrap();
+    let r = k
+        .handle_turn(Turn::new("qq", "group:5550001", "mom", "鸡蛋要几个？"))
+        .await;
+    assert!(r.error.is_none(), "{r:?}");
+    assert!(!sdir.join("checkpoint.json").exists());
+    assert_eq!(
+        std::fs::read(sdir.join("checkpoint.json.corrupt")).unwrap(),
+        b"{\"through\": 3, \"summ"
+    );
+    assert!(has_checkpoint(&turns(&f)[0]).is_none());
+    assert_eq!(jsonl(&sdir.join("conversation.jsonl")).len(), 1);
+}
