@@ -5,7 +5,7 @@
 //! - this file — the file's sections, loading, environment overrides, members;
 //! - `validate` — every value checked and bounded before anything runs;
 //! - `provider` — the LLM endpoint after overrides, and which key goes where;
-//! - `channels` — the QQ and voice sections;
+//! - `channels` — the QQ and voice sections; `context` — the context window (`[context]`);
 //! - `default.toml` — the commented file written on first use.
 
 mod channels;
