@@ -4,17 +4,17 @@
 //! scheduling, the ModeManager round trips, prompt assembly, and the fsync'd append of
 //! every record. Prints tables; compare runs as ratios, these machines are noisy.
 //!
-//! The real path too: the same mode session answered through the OpenAI-compatible client
-//! by a loopback HTTP server that reads and parses every request body, so the cost that
-//! grows with the history (serializing it, sending it, the server reading it) is measured.
+//! The real path too: mode sessions answered through the OpenAI-compatible client by a
+//! loopback HTTP server that reads and parses every request body — the kernel cost per
+//! turn near turn 10 and near the last turn of one long session with compaction on, and
+//! the prefix-cache hit ratio the server computes from the byte-identical prefix of
+//! consecutive request bodies (a mode session of three speakers on two channels, and a
+//! normal chat past its trim point).
 //!
 //! Under `cargo test` (no `--bench` argument) it runs a tiny smoke version instead.
 
 use async_trait::async_trait;
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::modes::core::TurnMeta;
-use homebot::modes::Record;
-use homebot::prompt;
 use homebot::provider::{ChatModel, ChatRequest, ChatResponse, Provider, ProviderError};
 use homebot::turn::Turn;
 use std::sync::Arc;
@@ -101,36 +101,138 @@ async fn concurrency(chats: usize, turns_per_chat: usize) -> (f64, Duration, Dur
     (tps, pct(&all, 0.5), pct(&all, 0.99))
 }
 
+/// What the loopback server saw: per turn request, the body's bytes and the bytes of its
+/// longest byte-identical prefix with the previous turn request's body (what a prefix
+/// cache such as DeepSeek's could reuse); and how many compaction requests came.
+#[derive(Default)]
+struct Seen {
+    prev: Vec<u8>,
+    prompt_bytes: u64,
+    cached_bytes: u64,
+    turns: u64,
+    compactions: u64,
+}
+
+impl Seen {
+    fn ratio(&self) -> f64 {
+        if self.prompt_bytes == 0 {
+            0.0
+        } else {
+            self.cached_bytes as f64 / self.prompt_bytes as f64
+        }
+    }
+}
+
 /// A loopback OpenAI-compatible server that parses each request body (as a real one
-/// must) and answers at once; returns its base URL.
-async fn loopback_llm() -> String {
+/// must) and answers at once; it reports as usage the prefix it shares with the previous
+/// turn request (cached) — in bytes / 4, a token stand-in. Returns its base URL.
+async fn loopback_llm() -> (String, Arc<std::sync::Mutex<Seen>>) {
+    use axum::extract::State;
     use axum::routing::post;
-    async fn answer(body: axum::body::Bytes) -> axum::Json<serde_json::Value> {
+    type Shared = Arc<std::sync::Mutex<Seen>>;
+    async fn answer(
+        State(seen): State<Shared>,
+        body: axum::body::Bytes,
+    ) -> axum::Json<serde_json::Value> {
         let v: serde_json::Value = serde_json::from_slice(&body).expect("a JSON request");
         let n = v["messages"].as_array().map_or(0, Vec::len);
+        let compaction = v["messages"][0]["content"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("[压缩历史]"));
+        let mut s = seen.lock().unwrap();
+        let (prompt, cached) = if compaction {
+            s.compactions += 1;
+            (body.len() as u64, 0)
+        } else {
+            let common = s
+                .prev
+                .iter()
+                .zip(body.iter())
+                .take_while(|(a, b)| a == b)
+                .count() as u64;
+            s.prompt_bytes += body.len() as u64;
+            s.cached_bytes += common;
+            s.turns += 1;
+            s.prev = body.to_vec();
+            (body.len() as u64, common)
+        };
+        drop(s);
+        let content = if compaction {
+            "前面几轮：一家三口做番茄炒蛋，鸡蛋六个、番茄三个，蛋已炒好盛出。".to_string()
+        } else {
+            format!("好的，两个人放两个番茄，约一百五十克。（{n}）")
+        };
         axum::Json(serde_json::json!({
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
-                "content": format!("好的，两个人放两个番茄，约一百五十克。（{n}）")}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10}
+                "content": content}}],
+            "usage": {"prompt_tokens": prompt / 4, "completion_tokens": 10,
+                      "prompt_cache_hit_tokens": cached / 4}
         }))
     }
+    let seen: Shared = Default::default();
     let app = axum::Router::new()
         .route("/v1/chat/completions", post(answer))
-        .layer(axum::extract::DefaultBodyLimit::disable());
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .with_state(seen.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/v1")
+    (format!("http://{addr}/v1"), seen)
 }
 
-/// A mode session that already holds `n` turns: start-up load time, the snapshot
-/// (begin-turn) time, prompt assembly time, and whole-turn latency — with the
-/// zero-latency provider, and over loopback HTTP through the real client.
-async fn history(n: usize, samples: usize) -> [Duration; 5] {
+/// A kernel on `ws` whose provider is the loopback server at `url` (the real client:
+/// every request is serialized and sent), with a context window of `window` tokens.
+fn http_kernel(ws: &std::path::Path, url: &str, window: u32, extra: &str) -> Kernel {
+    std::fs::write(
+        ws.join("config.toml"),
+        format!("[agent]\nmax_queued_per_chat = 100000\n{extra}\n[provider]\nmax_retries = 0\nmax_tokens = 1024\n"),
+    )
+    .unwrap();
+    Kernel::start(
+        ws,
+        KernelOptions {
+            env: Some(homebot::config::EnvOverrides {
+                base_url: Some(url.to_string()),
+                model: Some("bench".into()),
+                context_window: Some(window.to_string()),
+                ..Default::default()
+            }),
+            lock_wait: Some(Duration::from_secs(5)),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// One mode session of `turns` turns over loopback HTTP with compaction on: the median
+/// kernel cost of the turns around turn 10 and around the last turn.
+async fn long_session(turns: usize, window: u32) -> (Duration, Duration, u64, usize) {
     let dir = tempfile::tempdir().unwrap();
-    let k = kernel(dir.path());
+    let (url, seen) = loopback_llm().await;
+    let k = http_kernel(dir.path(), &url, window, "");
     k.command("/mode enter cooking").await;
-    let conv = std::path::PathBuf::from(
+    let mut lat = Vec::with_capacity(turns);
+    for i in 0..turns {
+        let t0 = Instant::now();
+        let r = k
+            .handle_turn(Turn::new(
+                "voice",
+                "kitchen",
+                "guest",
+                format!("第{i}步之后要做什么？番茄要切成多大的块？"),
+            ))
+            .await;
+        assert!(r.error.is_none(), "{r:?}");
+        lat.push(t0.elapsed());
+    }
+    let median = |xs: &[Duration]| {
+        let mut v = xs.to_vec();
+        v.sort();
+        v[v.len() / 2]
+    };
+    let early = median(&lat[5.min(turns - 1)..15.min(turns)]);
+    let late = median(&lat[turns.saturating_sub(10)..]);
+    let sdir = std::path::PathBuf::from(
         homebot::modes::action::ActionDoc::read(
             &dir.path().canonicalize().unwrap().join("modes/action.json"),
         )
@@ -138,104 +240,49 @@ async fn history(n: usize, samples: usize) -> [Duration; 5] {
         .unwrap()
         .session_dir
         .unwrap(),
-    )
-    .join("conversation.jsonl");
-    drop(k);
-    let mut body = String::new();
-    for i in 0..n {
-        let r = Record {
-            timestamp: "2026-10-22T20:05:00+08:00".into(),
-            channel: "voice".into(),
-            chat_id: format!("wake-{i}"),
-            speaker_id: "guest".into(),
-            user: format!("第{i}步之后要做什么？番茄要切成多大的块？"),
-            assistant: "切成一厘米见方的小块，下锅前先把蛋液炒到七分熟盛出备用。".into(),
-            error: None,
-        };
-        body.push_str(&serde_json::to_string(&r).unwrap());
-        body.push('\n');
-    }
-    std::fs::write(&conv, body).unwrap();
+    );
+    let through = std::fs::read_to_string(sdir.join("checkpoint.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["through"].as_u64())
+        .unwrap_or(0) as usize;
+    let compactions = seen.lock().unwrap().compactions;
+    (early, late, compactions, through)
+}
 
-    let t0 = Instant::now();
-    let k = kernel(dir.path());
-    k.command("/status").await; // the ModeManager has loaded the session
-    let load = t0.elapsed();
-
-    let base = "base system prompt";
-    let mut snap = Vec::new();
-    let mut build = Vec::new();
-    for i in 0..samples {
-        let meta = TurnMeta {
-            channel: "bench".into(),
-            chat_id: "b".into(),
-            speaker_id: "guest".into(),
-        };
-        let t0 = Instant::now();
-        let ticket = k.modes().begin_turn(meta).await.unwrap();
-        snap.push(t0.elapsed());
-        let t1 = Instant::now();
-        let msgs = prompt::build_messages(base, &ticket, None, 20, format!("tail {i}"));
-        build.push(t1.elapsed());
-        assert_eq!(msgs.len(), 2 * (n + i) + 2);
-        let r = Record {
-            timestamp: "2026-10-22T20:05:00+08:00".into(),
-            channel: "bench".into(),
-            chat_id: "b".into(),
-            speaker_id: "guest".into(),
-            user: format!("q{i}"),
-            assistant: "a".into(),
-            error: None,
-        };
-        let began_in = ticket.mode.as_ref().map(|m| m.session_id.clone());
-        k.modes()
-            .end_turn(ticket.turn_id, r, began_in)
-            .await
-            .unwrap();
+/// The prefix-cache hit ratio (cached ÷ prompt bytes of the turn requests, as the
+/// loopback server computes it) of a scripted session: a mode session of `turns` turns
+/// by three speakers on two channels, or one normal chat of `turns` turns.
+async fn cache_ratio(mode: bool, turns: usize) -> (f64, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = loopback_llm().await;
+    let k = http_kernel(dir.path(), &url, 65_536, "normal_history_turns = 20");
+    if mode {
+        k.command("/mode enter cooking").await;
     }
-    let mut turn = Vec::new();
-    for i in 0..samples {
-        let t0 = Instant::now();
-        k.handle_turn(Turn::new("bench", "c", "guest", format!("问{i}")))
-            .await;
-        turn.push(t0.elapsed());
-    }
-    drop(k);
-    // the real path: same workspace, the configured OpenAI-compatible client
-    let url = loopback_llm().await;
-    let k = Kernel::start(
-        dir.path(),
-        KernelOptions {
-            env: Some(homebot::config::EnvOverrides {
-                base_url: Some(url),
-                model: Some("bench".into()),
-                ..Default::default()
-            }),
-            lock_wait: Some(Duration::from_secs(5)),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let mut http = Vec::new();
-    for i in 0..samples {
-        let t0 = Instant::now();
+    let speakers = [
+        ("qq", "group:5550001", "mom"),
+        ("voice", "kitchen", "dad"),
+        ("qq", "group:5550001", "kid"),
+    ];
+    for i in 0..turns {
+        let (ch, chat, who) = if mode {
+            speakers[i % 3]
+        } else {
+            ("qq", "private:10001", "mom")
+        };
         let r = k
-            .handle_turn(Turn::new("bench", "c", "guest", format!("问{i}")))
+            .handle_turn(Turn::new(
+                ch,
+                chat,
+                who,
+                format!("第{i}个问题：番茄炒蛋先放什么？"),
+            ))
             .await;
         assert!(r.error.is_none(), "{r:?}");
-        http.push(t0.elapsed());
     }
-    snap.sort();
-    build.sort();
-    turn.sort();
-    http.sort();
-    [
-        load,
-        pct(&snap, 0.5),
-        pct(&build, 0.5),
-        pct(&turn, 0.5),
-        pct(&http, 0.5),
-    ]
+    let s = seen.lock().unwrap();
+    (s.ratio(), s.turns)
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -247,11 +294,7 @@ fn peak_rss_kib() -> Option<u64> {
 #[tokio::main]
 async fn main() {
     let full = std::env::args().any(|a| a == "--bench");
-    let (total, sizes, samples): (usize, &[usize], usize) = if full {
-        (2000, &[0, 1_000, 10_000], 50)
-    } else {
-        (20, &[0, 100], 3)
-    };
+    let total = if full { 2000 } else { 20 };
 
     println!("\nkernel overhead per turn (zero-latency provider, mode active, fsync per record)");
     println!(
@@ -271,23 +314,34 @@ async fn main() {
         );
     }
 
-    println!("\nmode session with N recorded turns (medians)");
+    let (long, window) = if full { (10_000, 16_384) } else { (60, 16_384) };
+    println!("\none mode session over loopback HTTP, compaction on (window {window} tokens)");
     println!(
-        "{:>8} {:>12} {:>14} {:>14} {:>12} {:>14}",
-        "N", "load ms", "snapshot ms", "assemble ms", "turn ms", "http turn ms"
+        "{:>8} {:>16} {:>16} {:>12} {:>12}",
+        "turns", "turn ~10 ms", "last turns ms", "compactions", "checkpoint"
     );
-    for &n in sizes {
-        let [load, snap, build, turn, http] = history(n, samples).await;
-        println!(
-            "{:>8} {:>12} {:>14} {:>14} {:>12} {:>14}",
-            n,
-            ms(load),
-            ms(snap),
-            ms(build),
-            ms(turn),
-            ms(http)
-        );
-    }
+    let (early, late, compactions, through) = long_session(long, window).await;
+    println!(
+        "{:>8} {:>16} {:>16} {:>12} {:>12}",
+        long,
+        ms(early),
+        ms(late),
+        compactions,
+        through
+    );
+
+    println!("\nprefix-cache hit ratio (cached ÷ prompt bytes of consecutive turn requests)");
+    let (mode_ratio, mode_turns) = cache_ratio(true, 30).await;
+    println!(
+        "  mode session, 3 speakers, 2 channels: {:>5.1} % over {mode_turns} requests",
+        mode_ratio * 100.0
+    );
+    let normal_turns = if full { 60 } else { 25 };
+    let (normal_ratio, n) = cache_ratio(false, normal_turns).await;
+    println!(
+        "  normal chat (trim at 20 turns):        {:>5.1} % over {n} requests",
+        normal_ratio * 100.0
+    );
     match peak_rss_kib() {
         Some(k) => println!("\npeak RSS: {:.1} MiB", k as f64 / 1024.0),
         None => println!("\npeak RSS: unavailable"),

@@ -9,9 +9,13 @@
 //! cut with a visible mark.
 
 use crate::config::ToolsConfig;
+use crate::context::budget::Source;
+use crate::context::{compaction, Context, Plan, PlanError};
 use crate::modes::{ModesHandle, TurnTicket};
 use crate::prompt::{self, TailInfo};
-use crate::provider::{CallMeta, ChatRequest, Message, Provider, ToolDef};
+use crate::provider::{
+    BlockTokens, CallMeta, ChatRequest, Message, PromptShape, Provider, ToolDef,
+};
 use crate::tools::{self, ToolEnv};
 use std::sync::Arc;
 use tracing::{debug, warn};
@@ -33,6 +37,8 @@ pub struct Agent {
     pub knowledge: Arc<crate::knowledge::Knowledge>,
     /// Scene memory: recall into the tail, the memory tools, the post-turn observation.
     pub memory: crate::memory::Memory,
+    /// The context window, the history budget and compaction.
+    pub context: Arc<Context>,
 }
 
 /// What ends a reply cut at `agent.max_reply_chars`.
@@ -56,6 +62,14 @@ pub struct Prepared {
     pub messages: Vec<Message>,
     pub env: ToolEnv,
     pub meta: CallMeta,
+    /// Set when the turn cannot be sent at all (the system prompt, the tools and the
+    /// message alone pass the window): the tool loop answers this instead.
+    pub refused: Option<AgentOutcome>,
+    /// The first request by the bare tokenizer, to calibrate against reported usage.
+    pub counted: u64,
+    /// The first request's budgeted size; the tool loop adds what each round adds and
+    /// stops before a request would pass the input budget.
+    pub tokens: u32,
 }
 
 /// How a turn ended.
@@ -146,19 +160,76 @@ impl Agent {
         turn: &crate::turn::Turn,
         modes: &ModesHandle,
     ) -> Prepared {
+        self.prepare_with(ticket, tail, profile, user_text, turn, modes, &[])
+    }
+
+    /// [`Agent::prepare`] with `extra` sections (a strategy's) at the end of the dynamic
+    /// tail, before the user's words: counted in the budget and recorded as sent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare_with(
+        &self,
+        ticket: &TurnTicket,
+        tail: &TailInfo<'_>,
+        profile: Option<&str>,
+        user_text: &str,
+        turn: &crate::turn::Turn,
+        modes: &ModesHandle,
+        extra: &[prompt::TailSection],
+    ) -> Prepared {
         let mut sections: Vec<prompt::TailSection> = Vec::new();
         if let Some(m) = &ticket.mode {
             sections.extend(self.knowledge.sections_for(&m.mode_id, user_text));
         }
         sections.extend(self.memory.recall_section(turn, tail.now));
+        sections.extend(extra.iter().cloned());
         let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
-        let messages = prompt::build_messages(
-            &self.base_prompt,
-            ticket,
-            profile,
-            self.normal_history_turns,
-            tail_text,
-        );
+        let system = prompt::system_message(&self.base_prompt, ticket, profile);
+        let source = match &ticket.mode {
+            Some(m) => Source::Mode {
+                session_dir: &m.session_dir,
+                policy: self.context.policy(&m.mode_id),
+            },
+            None => Source::Normal {
+                turns: self.normal_history_turns,
+            },
+        };
+        let planned = self
+            .context
+            .plan(&system, &tail_text, &ticket.history, source);
+        let (messages, refused, shape, counted, tokens) = match planned {
+            Ok(plan) => {
+                if plan.wants_compaction {
+                    // the safety net: this prompt had to be cut; compact in the background
+                    self.compact_later(ticket, tail.channel, tail.chat_id);
+                }
+                self.context
+                    .remember_sent(ticket.turn_id, tail_text.clone());
+                let messages = prompt::build_messages(system, ticket, &plan, tail_text);
+                let shape = self.shape(&plan, &messages);
+                let tokens = plan.total();
+                (
+                    messages,
+                    None,
+                    Some(Arc::new(shape)),
+                    plan.tokenizer_total,
+                    tokens,
+                )
+            }
+            Err(e @ PlanError::TooBig { .. }) => {
+                warn!(error = %e, "turn refused: it does not fit the context window");
+                let reply = "抱歉，这条消息加上系统设定已经超出了模型的上下文窗口，没法发送。请说得短一些，或者分几次说。".to_string();
+                (
+                    Vec::new(),
+                    Some(AgentOutcome {
+                        reply,
+                        error: Some(e.to_string()),
+                    }),
+                    None,
+                    0,
+                    0,
+                )
+            }
+        };
         let env = ToolEnv {
             files: self.files.clone(),
             modes: modes.clone(),
@@ -184,13 +255,49 @@ impl Agent {
             session_id: ticket.mode.as_ref().map(|m| m.session_id.clone()),
             session_dir: ticket.mode.as_ref().map(|m| m.session_dir.clone()),
             purpose: "turn",
-            shape: None,
+            shape,
         };
         Prepared {
             messages,
             env,
             meta,
+            refused,
+            counted,
+            tokens,
         }
+    }
+
+    /// The audit shape of a first request: its blocks with their token counts, the
+    /// history range replayed, and a digest of the stable prefix (tools, system,
+    /// checkpoint, history: everything before the current user message).
+    fn shape(&self, plan: &Plan, messages: &[Message]) -> PromptShape {
+        prompt_shape(&self.context, plan, messages)
+    }
+
+    /// After a turn of a mode session was recorded (the kernel calls this, off every
+    /// actor): compact the session in the background if its history passed the threshold.
+    pub fn after_turn(&self, ticket: &TurnTicket, channel: &str, chat_id: &str) {
+        self.compact_later(ticket, channel, chat_id);
+    }
+
+    fn compact_later(&self, ticket: &TurnTicket, channel: &str, chat_id: &str) {
+        let Some(m) = &ticket.mode else { return };
+        let system = prompt::system_message(&self.base_prompt, ticket, None);
+        self.context.after_turn(
+            &self.provider,
+            compaction::Job {
+                session_dir: m.session_dir.clone(),
+                session_id: m.session_id.clone(),
+                history: ticket.history.clone(),
+                system: system.into(),
+                policy: self.context.policy(&m.mode_id),
+                channel: channel.to_string(),
+                chat_id: chat_id.to_string(),
+                now: ticket
+                    .began_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+            },
+        );
     }
 
     /// The tool loop: request, run the tool calls asked for, request again — until the
@@ -204,22 +311,74 @@ impl Agent {
     /// after a response whose calls asked the user a question (`ask_user_choice`): the
     /// reply is then empty and `prepared.env.choice` holds the question.
     pub async fn tool_loop_capped(&self, prepared: &mut Prepared, max_rounds: u32) -> AgentOutcome {
+        if let Some(refused) = prepared.refused.take() {
+            return refused;
+        }
         let Prepared {
             messages,
             env,
             meta,
+            counted,
+            tokens,
+            ..
         } = prepared;
+        let mut sent_upto = messages.len();
         let per_response = self.tool_limits.max_calls_per_response;
         let per_turn = self.tool_limits.max_calls_per_turn;
         let mut calls_run = 0usize;
         let mut round = 0;
         loop {
+            // what this turn's rounds added counts against the window too
+            for m in &messages[sent_upto..] {
+                let text = match m {
+                    Message::Assistant {
+                        content,
+                        tool_calls,
+                        ..
+                    } => {
+                        let mut t = content.clone().unwrap_or_default();
+                        for c in tool_calls {
+                            t.push_str(&c.name);
+                            t.push_str(&c.arguments);
+                        }
+                        t
+                    }
+                    Message::Tool { content, .. }
+                    | Message::User { content }
+                    | Message::System { content } => content.clone(),
+                };
+                *tokens = tokens.saturating_add(
+                    self.context.calibration.count(&text) + crate::context::tokens::PER_MESSAGE,
+                );
+            }
+            sent_upto = messages.len();
+            if *tokens > self.context.input {
+                warn!(
+                    tokens = *tokens,
+                    input = self.context.input,
+                    "tool results would pass the context window; turn stopped"
+                );
+                return AgentOutcome {
+                    reply: "抱歉，这一轮工具返回的内容太多，超出了模型的上下文窗口，先停下来了。可以问得更具体一些再试。".into(),
+                    error: Some(format!(
+                        "the tool rounds grew the request to {} tokens, over the input budget of {}",
+                        *tokens, self.context.input
+                    )),
+                };
+            }
             let req = ChatRequest {
                 messages,
                 tools: &self.tools,
             };
             let resp = match self.provider.complete(&req, meta).await {
-                Ok(r) => r,
+                Ok(r) => {
+                    if round == 0 {
+                        self.context
+                            .calibration
+                            .observe(*counted, r.usage.prompt_tokens);
+                    }
+                    r
+                }
                 Err(e) => {
                     return AgentOutcome {
                         reply: e.user_message(),
@@ -316,5 +475,82 @@ impl Agent {
                 };
             }
         }
+    }
+}
+
+/// The audit shape of a first request: its blocks with their token counts, the history
+/// range replayed, and a digest of the stable prefix (tools, then every message before
+/// the current user message).
+pub fn prompt_shape(ctx: &Context, plan: &Plan, messages: &[Message]) -> PromptShape {
+    let mut blocks = vec![("system", plan.system_tokens), ("tools", plan.tools_tokens)];
+    if plan.checkpoint.is_some() {
+        blocks.push(("checkpoint", plan.checkpoint_tokens));
+    }
+    blocks.push(("history", plan.history_tokens));
+    blocks.push(("tail", plan.tail_tokens));
+    let mut h = ctx.tools_hash();
+    for m in &messages[..messages.len().saturating_sub(1)] {
+        let (role, text) = match m {
+            Message::System { content } => ("system", content.as_str()),
+            Message::User { content } => ("user", content.as_str()),
+            Message::Assistant { content, .. } => {
+                ("assistant", content.as_deref().unwrap_or_default())
+            }
+            Message::Tool { content, .. } => ("tool", content.as_str()),
+        };
+        h = crate::context::fnv1a(h, role.as_bytes());
+        h = crate::context::fnv1a(h, text.as_bytes());
+    }
+    PromptShape {
+        blocks: blocks
+            .into_iter()
+            .map(|(name, tokens)| BlockTokens {
+                name: name.into(),
+                tokens: u64::from(tokens),
+            })
+            .collect(),
+        history_from: plan.from,
+        history_to: plan.to,
+        compacted_through: plan.checkpoint.as_ref().map(|c| c.through),
+        prefix_hash: format!("{h:016x}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shape_names_blocks_in_order_and_hashes_only_the_stable_prefix() {
+        let ctx = Context::new(8192, 7168, &[]);
+        let plan = Plan {
+            from: 3,
+            to: 9,
+            system_tokens: 100,
+            tools_tokens: 50,
+            history_tokens: 300,
+            tail_tokens: 20,
+            ..Plan::default()
+        };
+        let user = |c: &str| Message::User { content: c.into() };
+        let sys = Message::System {
+            content: "系统".into(),
+        };
+        let a = prompt_shape(&ctx, &plan, &[sys.clone(), user("早"), user("现在 1")]);
+        let b = prompt_shape(&ctx, &plan, &[sys.clone(), user("早"), user("现在 2")]);
+        let names: Vec<&str> = a.blocks.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["system", "tools", "history", "tail"]);
+        assert_eq!(a.blocks[2].tokens, 300);
+        assert_eq!(
+            (a.history_from, a.history_to, a.compacted_through),
+            (3, 9, None)
+        );
+        assert_eq!(
+            a.prefix_hash, b.prefix_hash,
+            "the current message is not in the prefix"
+        );
+        assert_eq!(a.prefix_hash.len(), 16);
+        let c = prompt_shape(&ctx, &plan, &[sys, user("晚"), user("现在 1")]);
+        assert_ne!(a.prefix_hash, c.prefix_hash);
     }
 }

@@ -136,6 +136,7 @@ mod tests {
             user: "u".into(),
             assistant: "a".into(),
             error: None,
+            prompt: None,
         };
         chats.append(r).0.unwrap();
         let mut fresh = ChatHistories::new(d.path());

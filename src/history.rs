@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// One recorded turn.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -25,12 +25,45 @@ pub struct Record {
     /// Present only when the turn failed (provider down, timeout, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The user message exactly as it was sent to the model (the `[上下文]` block, any
+    /// per-request sections, then `user`), replayed byte for byte in later requests so
+    /// each request extends the previous one. Records written before it existed lack it
+    /// and are replayed by [`Record::replayed_user`]'s deterministic rendering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
+impl Record {
+    /// The user message this record replays as: the stored `prompt`, or — for a record
+    /// without one — a `[上下文]` block rendered from the record's own fields (time,
+    /// channel, chat, speaker), so it is the same bytes in every request and still says
+    /// who spoke where.
+    pub fn replayed_user(&self) -> std::borrow::Cow<'_, str> {
+        match &self.prompt {
+            Some(p) => std::borrow::Cow::Borrowed(p),
+            None => std::borrow::Cow::Owned(format!(
+                "[上下文]\n时间: {}\n频道: {} · 会话: {}\n说话人: {}\n[/上下文]\n\n{}",
+                self.timestamp, self.channel, self.chat_id, self.speaker_id, self.user
+            )),
+        }
+    }
+}
+
+/// A record's token counts as replayed (user + assistant message), computed once by the
+/// context budget: `[tokenizer, conservative]`.
+pub type CountCache = OnceLock<[u32; 2]>;
+
 /// An append-only, shared history. Snapshots ([`HistoryView`]) are O(1): they remember
-/// a length, and earlier entries are never changed.
+/// a length, and earlier entries are never changed. Beside each record, a cache of its
+/// token counts, so a turn counts only what it has not counted before.
 #[derive(Debug, Clone, Default)]
-pub struct HistoryLog(Arc<RwLock<Vec<Record>>>);
+pub struct HistoryLog(Arc<RwLock<Entries>>);
+
+#[derive(Debug, Default)]
+struct Entries {
+    records: Vec<Record>,
+    counts: Vec<CountCache>,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct HistoryView {
@@ -40,16 +73,23 @@ pub struct HistoryView {
 
 impl HistoryLog {
     pub fn from_records(records: Vec<Record>) -> Self {
-        Self(Arc::new(RwLock::new(records)))
+        let counts = records.iter().map(|_| CountCache::new()).collect();
+        Self(Arc::new(RwLock::new(Entries { records, counts })))
     }
     pub fn push(&self, r: Record) {
-        self.0
+        let mut g = self
+            .0
             .write()
-            .expect("history lock is never poisoned: no panics while held")
-            .push(r);
+            .expect("history lock is never poisoned: no panics while held");
+        g.records.push(r);
+        g.counts.push(CountCache::new());
     }
     pub fn len(&self) -> usize {
-        self.0.read().expect("history lock is never poisoned").len()
+        self.0
+            .read()
+            .expect("history lock is never poisoned")
+            .records
+            .len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -72,7 +112,25 @@ impl HistoryView {
     /// Run `f` over the records this view saw (the log may have grown since).
     pub fn with<R>(&self, f: impl FnOnce(&[Record]) -> R) -> R {
         let g = self.log.0.read().expect("history lock is never poisoned");
-        f(&g[..self.len])
+        f(&g.records[..self.len])
+    }
+
+    /// Run `f` over the records `[from, len)` this view saw and their count caches; only
+    /// that range is touched, however long the history is.
+    pub fn with_range<R>(&self, from: usize, f: impl FnOnce(&[Record], &[CountCache]) -> R) -> R {
+        let g = self.log.0.read().expect("history lock is never poisoned");
+        let from = from.min(self.len);
+        f(&g.records[from..self.len], &g.counts[from..self.len])
+    }
+
+    /// A view of the same log as it is now (including records appended since).
+    pub fn latest(&self) -> HistoryView {
+        self.log.view()
+    }
+
+    /// Whether two views are of the same log.
+    pub fn same_log(&self, other: &HistoryView) -> bool {
+        Arc::ptr_eq(&self.log.0, &other.log.0)
     }
 }
 
@@ -191,6 +249,7 @@ mod tests {
             user: format!("q{n}"),
             assistant: format!("a{n}"),
             error: None,
+            prompt: None,
         }
     }
 
@@ -257,5 +316,29 @@ mod tests {
         log.push(rec(2));
         assert_eq!(v.with(|r| r.len()), 1);
         assert_eq!(log.view().with(|r| r.len()), 2);
+        assert_eq!(v.latest().len(), 2);
+        assert_eq!(log.view().with_range(1, |r, c| (r.len(), c.len())), (1, 1));
+        assert_eq!(v.with_range(5, |r, _| r.len()), 0);
+    }
+
+    #[test]
+    fn old_records_replay_deterministically_and_new_ones_as_sent() {
+        let r = rec(1);
+        let once = r.replayed_user().into_owned();
+        assert_eq!(once, r.clone().replayed_user());
+        assert_eq!(
+            once,
+            "[上下文]\n时间: 2026-10-22T20:05:00+08:00\n频道: cli · 会话: local\n说话人: mom\n[/上下文]\n\nq1"
+        );
+        // a line without `prompt` parses (the format of earlier versions)
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(!line.contains("prompt"));
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, r);
+        let sent = Record {
+            prompt: Some("[上下文]\n…\n[/上下文]\n\nq1".into()),
+            ..r
+        };
+        assert_eq!(sent.replayed_user(), "[上下文]\n…\n[/上下文]\n\nq1");
     }
 }

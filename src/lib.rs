@@ -16,7 +16,8 @@
 //!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
 //! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools;
 //!   [`knowledge`] — retrieval over the active mode's knowledge folders for the tail;
-//!   [`summarizer`] — model-written summaries of sessions that ended without one.
+//!   [`summarizer`] — model-written summaries of sessions that ended without one;
+//!   [`context`] — the token budget, chunked trimming and compaction of the history.
 //! - [`provider`] — LLM clients (OpenAI-compatible chat completions, Anthropic
 //!   Messages), retries, usage and the audit trail; [`audit`] — `homebot audit` and
 //!   `homebot stats` read that trail back.
@@ -33,7 +34,7 @@
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins.
 //!
 //! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
-//! → `control` → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `modes` → `chats`
+//! → `control` → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `context` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
 //! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`
@@ -46,6 +47,7 @@ pub mod chats;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod context;
 pub mod control;
 pub mod cron;
 pub mod doctor;

@@ -134,7 +134,7 @@ async fn interactive_chat_reads_lines_until_eof() {
     assert_eq!(chat.len(), 2);
     // the second turn carried the first as history
     let last = fake.requests().last().unwrap().clone();
-    assert_eq!(last["messages"][1]["content"], "第一句");
+    assert_eq!(user_words(&last["messages"][1]), "第一句");
 }
 
 #[tokio::test]

@@ -119,7 +119,13 @@ async fn cooking_session_across_speakers_and_chats() {
         assert_eq!(line["speaker_id"], sp);
         assert_eq!(line["user"], user);
         assert!(is_rfc3339_shanghai(&line["timestamp"]));
-        assert_eq!(line.as_object().unwrap().len(), 6, "{line}");
+        // the seed's six keys, plus the user message as it was sent (replayed verbatim)
+        assert_eq!(line.as_object().unwrap().len(), 7, "{line}");
+        let sent = line["prompt"].as_str().unwrap();
+        assert!(
+            sent.starts_with("[上下文]\n") && sent.ends_with(user),
+            "{sent}"
+        );
     }
     assert_eq!(lines[1]["assistant"], "好的：番茄要放几个？");
 
@@ -174,12 +180,14 @@ async fn cooking_session_across_speakers_and_chats() {
             !sys.contains(&date.to_string()),
             "no date in the system prompt"
         );
-        for m in &msgs[1..msgs.len() - 1] {
+        // history user messages are replayed exactly as they were sent ([上下文] and
+        // all), so each request extends the previous one (issue 11, item 10)
+        for m in msgs[1..msgs.len() - 1]
+            .iter()
+            .filter(|m| m["role"] == "user")
+        {
             let c = m["content"].as_str().unwrap();
-            assert!(
-                !c.contains("[上下文]") && !c.contains("说话人"),
-                "history is plain: {c}"
-            );
+            assert!(c.starts_with("[上下文]\n"), "replayed as sent: {c}");
         }
         let last = msgs.last().unwrap()["content"].as_str().unwrap();
         assert!(last.starts_with("[上下文]\n时间: "), "{last}");

@@ -115,7 +115,10 @@ async fn a_turn_runs_at_most_its_cap_of_calls_over_all_rounds() {
 async fn bytes_written_per_turn_are_capped() {
     let dir = workspace();
     // room in the answer for 8 × 200 KiB of arguments
-    with_config(dir.path(), "[provider]\nmax_tokens = 100000\n");
+    with_config(
+        dir.path(),
+        "[provider]\nmax_tokens = 100000\n[context]\nwindow_tokens = 10000000\n",
+    );
     let big = "字".repeat(200 * 1024 / 3);
     let fake = FakeLlm::start(move |body, n| match n {
         0 => {
@@ -213,7 +216,10 @@ async fn a_writable_folder_has_a_quota_of_files_and_bytes() {
 #[tokio::test]
 async fn an_oversized_argument_string_is_refused_unrun() {
     let dir = workspace();
-    with_config(dir.path(), "[provider]\nmax_tokens = 100000\n");
+    with_config(
+        dir.path(),
+        "[provider]\nmax_tokens = 100000\n[context]\nwindow_tokens = 10000000\n",
+    );
     let fake = FakeLlm::start(|body, n| match n {
         0 => tool_call(
             "read_file",

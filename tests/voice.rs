@@ -103,7 +103,7 @@ async fn a_cooking_session_continues_across_wakes_and_normal_wakes_start_fresh()
     let req = fake.requests().last().unwrap().clone();
     let msgs = req["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 4, "system + the entering turn + this one");
-    assert_eq!(msgs[1]["content"], "打开做饭模式");
+    assert_eq!(user_words(&msgs[1]), "打开做饭模式");
     let lines = jsonl(&session_dir(ws).join("conversation.jsonl"));
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["chat_id"], "wake-1");

@@ -5,16 +5,18 @@
 //! - this file — the file's sections, loading, environment overrides, members;
 //! - `validate` — every value checked and bounded before anything runs;
 //! - `provider` — the LLM endpoint after overrides, and which key goes where;
-//! - `channels` — the QQ and voice sections;
+//! - `channels` — the QQ and voice sections; `context` — the context window (`[context]`);
 //! - `default.toml` — the commented file written on first use.
 
 mod channels;
+mod context;
 mod memory;
 mod provider;
 mod strategy;
 mod validate;
 
 pub use channels::*;
+pub use context::*;
 pub use memory::{MemoryConfig, ScenePolicy, INTERNAL_CHANNELS};
 pub use provider::*;
 pub use strategy::{StrategyConfig, StrategyKind};
@@ -76,6 +78,7 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub strategy: StrategyConfig,
     pub members: Vec<Member>,
+    pub context: ContextConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -210,6 +213,8 @@ pub struct EnvOverrides {
     pub wyoming_listen: Option<String>,
     pub voice_ws_listen: Option<String>,
     pub voice_token: Option<Secret>,
+    /// `HOMEBOT_CONTEXT_WINDOW`: the whole context window in tokens (checked at start).
+    pub context_window: Option<String>,
 }
 
 impl EnvOverrides {
@@ -228,6 +233,7 @@ impl EnvOverrides {
             wyoming_listen: get("HOMEBOT_WYOMING_LISTEN"),
             voice_ws_listen: get("HOMEBOT_VOICE_WS_LISTEN"),
             voice_token: get("HOMEBOT_VOICE_TOKEN").map(Secret),
+            context_window: get("HOMEBOT_CONTEXT_WINDOW"),
         }
     }
 }

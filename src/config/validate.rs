@@ -19,6 +19,9 @@ impl Config {
         self.validate_limits(path)?;
         self.memory.validate(path)?;
         self.strategy.validate(path)?;
+        if let Err((key, message)) = self.context.check() {
+            return Err(invalid(&key, message));
+        }
         if let Some(p) = &self.provider {
             if let Some(url) = &p.base_url {
                 if !(url.starts_with("http://") || url.starts_with("https://"))

@@ -231,7 +231,9 @@ impl Kernel {
                     error!(error = %e, "scene memory is unavailable; running without it");
                     crate::memory::Memory::disabled(cfg.memory.clone(), clock.clone())
                 });
+        let context = crate::context::Context::from_config(&cfg, &env, &tools, &registry)?;
         let agent = Agent {
+            context: Arc::new(context),
             provider,
             base_prompt: base.into(),
             tools,

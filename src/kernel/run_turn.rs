@@ -109,6 +109,7 @@ impl Kernel {
                 user: text.to_string(),
                 assistant: String::new(),
                 error: None,
+                prompt: None,
             }),
         };
         let member = inner.cfg.member_for(&turn.speaker_id);
@@ -176,6 +177,8 @@ impl Kernel {
             .expect("the guard holds the record until here");
         record.assistant = outcome.reply.clone();
         record.error = outcome.error.clone();
+        // the user message exactly as sent, so later requests replay it byte for byte
+        record.prompt = inner.agent.context.take_sent(ticket.turn_id);
         let began_in = guard.began_in.take();
         let mut reply = Reply {
             text: outcome.reply,
@@ -186,6 +189,13 @@ impl Kernel {
             Ok(o) => {
                 if let Some(sid) = o.recorded_in {
                     tracing::debug!(session = %sid, "turn recorded in mode session");
+                    // compaction check, in a task of its own: nobody waits for it (a
+                    // session this turn ended is not compacted any more)
+                    if o.archived.as_deref() != Some(sid.as_str()) {
+                        inner
+                            .agent
+                            .after_turn(&ticket, &turn.channel, &turn.chat_id);
+                    }
                 }
             }
             Err(e) => {

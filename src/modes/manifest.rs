@@ -106,8 +106,12 @@ pub struct ContextPolicy {
     /// Knowledge folders of this mode only (relative to the workspace).
     #[serde(default)]
     pub knowledge: Vec<KnowledgeSource>,
+    /// At most this many records are replayed after the checkpoint; past it the
+    /// session is compacted (and trimmed in chunks until it is).
     #[serde(default)]
     pub history_limit: Option<usize>,
+    /// Replayed history (tokens) above which the session is compacted; default: the
+    /// `[context] compact_at_percent` of the history budget.
     #[serde(default)]
     pub summary_threshold_tokens: Option<u32>,
     /// Carry the last session's model-written summary into a new session's frozen
@@ -174,20 +178,18 @@ impl ModeManifest {
             return Err("expiry.days_after_start must be at least 1".into());
         }
         if let Some(ctx) = &m.context {
-            // accepted by the schema but not acted on yet: say so instead of
-            // silently ignoring a limit the author relies on
-            for (key, set) in [
-                ("context.history_limit", ctx.history_limit.is_some()),
-                (
-                    "context.summary_threshold_tokens",
-                    ctx.summary_threshold_tokens.is_some(),
-                ),
-            ] {
-                if set {
-                    return Err(format!(
-                        "{key} is not supported yet (context budgets and compaction are not built); remove it"
-                    ));
-                }
+            if let Some(l) = ctx.history_limit.filter(|l| !(1..=100_000).contains(l)) {
+                return Err(format!(
+                    "context.history_limit must be 1..=100000 records, got {l}"
+                ));
+            }
+            if let Some(t) = ctx
+                .summary_threshold_tokens
+                .filter(|t| !(100..=10_000_000).contains(t))
+            {
+                return Err(format!(
+                    "context.summary_threshold_tokens must be 100..=10000000, got {t}"
+                ));
             }
             for k in &ctx.knowledge {
                 let checked = match k.root {
@@ -301,13 +303,27 @@ mod tests {
     }
 
     #[test]
-    fn unimplemented_context_limits_are_refused_not_ignored() {
-        for key in ["history_limit", "summary_threshold_tokens"] {
+    fn context_limits_are_read_and_bounded() {
+        let m = ModeManifest::parse(
+            r#"{"id":"x","display_name":"X","context":{"history_limit":12,"summary_threshold_tokens":1800}}"#,
+        )
+        .unwrap();
+        let c = m.context.unwrap();
+        assert_eq!(
+            (c.history_limit, c.summary_threshold_tokens),
+            (Some(12), Some(1800))
+        );
+        for (key, bad) in [
+            ("history_limit", "0"),
+            ("history_limit", "100001"),
+            ("summary_threshold_tokens", "99"),
+            ("summary_threshold_tokens", "-1"),
+        ] {
             let e = ModeManifest::parse(&format!(
-                r#"{{"id":"x","display_name":"X","context":{{"{key}":10}}}}"#
+                r#"{{"id":"x","display_name":"X","context":{{"{key}":{bad}}}}}"#
             ))
             .unwrap_err();
-            assert!(e.contains(key) && e.contains("not supported yet"), "{e}");
+            assert!(e.contains(key) || e.contains("invalid value"), "{e}");
         }
     }
 

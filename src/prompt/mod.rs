@@ -4,8 +4,11 @@
 //! 1. stable prefix: the base system prompt (built once at start) → in a mode, the
 //!    frozen `system_prompt.md`; outside a mode, the current member's `USER.md` →
 //!    tool definitions in a fixed order (sent beside the messages);
-//! 2. history: the mode's `conversation.jsonl` (or the chat's recent turns) as plain
-//!    user / assistant messages — no times, no speakers, no failed turns;
+//! 2. history: in a mode, the checkpoint summary (a marked user/assistant pair) and the
+//!    records of `conversation.jsonl` after it; outside, the chat's recent turns, trimmed
+//!    in chunks (see [`crate::context::budget`]). Each user message is replayed exactly
+//!    as it was sent, `[上下文]` block included, so a request extends the previous one
+//!    byte for byte and the model sees who said each line; failed turns are left out;
 //! 3. dynamic tail, inside the current user message: time, channel, speaker, session
 //!    and data paths, then the user's words.
 //!
@@ -13,6 +16,7 @@
 //! `system_prompt.md` at entry) is laid out here too. Nothing here names a particular
 //! mode: names and verbs come from the registry and the manifests.
 
+use crate::context::Plan;
 use crate::modes::switch::{self, SwitchAction};
 use crate::modes::{ModeRegistry, TurnTicket};
 use crate::provider::Message;
@@ -82,14 +86,9 @@ fn switch_example(registry: &ModeRegistry) -> String {
     )
 }
 
-/// The messages of the first request of a turn.
-pub fn build_messages(
-    base: &str,
-    ticket: &TurnTicket,
-    profile: Option<&str>,
-    normal_history_turns: usize,
-    tail: String,
-) -> Vec<Message> {
+/// The system message of a turn: the base prompt, then in a mode the frozen
+/// `system_prompt.md`, outside a mode the current member's `USER.md`.
+pub fn system_message(base: &str, ticket: &TurnTicket, profile: Option<&str>) -> String {
     let mut system = base.to_string();
     match &ticket.mode {
         Some(m) => {
@@ -104,18 +103,37 @@ pub fn build_messages(
             }
         }
     }
-    let mut msgs = vec![Message::System { content: system }];
-    ticket.history.with(|records| {
+    system
+}
+
+/// The messages of the first request of a turn: the system message, the checkpoint
+/// pair and the records the [`Plan`] replays (each user message exactly as it was sent,
+/// see [`crate::history::Record::replayed_user`]), then the current user message. Only
+/// the planned range of the history is read.
+pub fn build_messages(
+    system: String,
+    ticket: &TurnTicket,
+    plan: &Plan,
+    tail: String,
+) -> Vec<Message> {
+    let mut msgs = Vec::with_capacity(2 * (plan.to - plan.from) + 4);
+    msgs.push(Message::System { content: system });
+    if let Some(c) = &plan.checkpoint {
+        let (user, assistant) = crate::context::budget::checkpoint_messages(c);
+        msgs.push(Message::User { content: user });
+        msgs.push(Message::Assistant {
+            content: Some(assistant),
+            tool_calls: vec![],
+            reasoning_content: None,
+        });
+    }
+    ticket.history.with_range(plan.from, |records, _| {
+        let records = &records[..plan.to.saturating_sub(plan.from).min(records.len())];
         // Failed turns stay in the record but are not replayed: the model should not
         // learn from apologies for outages.
-        let ok: Vec<&crate::modes::Record> = records.iter().filter(|r| r.error.is_none()).collect();
-        let start = match ticket.mode {
-            Some(_) => 0,
-            None => ok.len().saturating_sub(normal_history_turns),
-        };
-        for r in &ok[start..] {
+        for r in records.iter().filter(|r| r.error.is_none()) {
             msgs.push(Message::User {
-                content: r.user.clone(),
+                content: r.replayed_user().into_owned(),
             });
             msgs.push(Message::Assistant {
                 content: Some(r.assistant.clone()),

@@ -92,16 +92,15 @@ impl Ctx<'_> {
     }
     /// The turn's first request, with `sections` put in the dynamic tail.
     pub(super) fn prepare(&self, sections: &[TailSection]) -> Prepared {
-        let mut p = self.agent.prepare(
+        self.agent.prepare_with(
             self.ticket,
             self.tail,
             self.profile,
             self.text,
             self.turn,
             self.modes,
-        );
-        insert_sections(&mut p.messages, self.text, sections);
-        p
+            sections,
+        )
     }
     /// The agent's tool loop at this turn's round cap, remembering the tools it called.
     pub(super) async fn tool_loop(&self, p: &mut Prepared) -> AgentOutcome {
@@ -121,29 +120,6 @@ impl Ctx<'_> {
     pub(super) fn group_asker_only(&self, anyone: bool) -> bool {
         self.turn.channel == "qq" && self.turn.chat_id.starts_with("group:") && !anyone
     }
-}
-
-/// Render `sections` like the dynamic tail does and put them just before the user's words.
-pub(super) fn insert_sections(messages: &mut [Message], user_text: &str, sections: &[TailSection]) {
-    if sections.is_empty() {
-        return;
-    }
-    let Some(Message::User { content }) = messages.last_mut() else {
-        return;
-    };
-    let mut rendered = String::new();
-    for s in sections {
-        rendered.push_str(&format!(
-            "[{}]\n{}\n[/{}]\n\n",
-            s.label,
-            s.body.trim(),
-            s.label
-        ));
-    }
-    *content = match content.strip_suffix(user_text) {
-        Some(head) => format!("{head}{rendered}{user_text}"),
-        None => format!("{content}\n\n{rendered}"),
-    };
 }
 
 /// Add a user message, or extend the last one if it is already the user's.

@@ -1,0 +1,337 @@
+//! The budget of one request, and which recorded turns it replays.
+//!
+//! A request may hold `request_limit` = 90 % of the input budget (window − output
+//! reserve). The system message, the tool definitions and the current user message are
+//! never trimmed: if they alone pass the limit the turn is refused with a clear reply.
+//! What is left is the history budget: the checkpoint summary (mode sessions) and the
+//! records replayed after it.
+//!
+//! Which records: a mode session replays everything after its checkpoint; a normal chat
+//! its last `normal_history_turns` records. Both are cut **in chunks**: when a cap is
+//! passed, the start jumps forward by half the cap at once, aligned to a fixed grid, so
+//! the start (and with it the request's prefix) stays put between jumps instead of
+//! sliding one turn per request. The same grid serves the token budget when the history
+//! does not fit (a mode session whose compaction failed: the safe truncation).
+//!
+//! Cost: only the records after the checkpoint (or the chat's last cap records) are
+//! touched, and each record's counts are computed once (cached beside it in the log).
+
+use super::checkpoint::Checkpoint;
+use super::tokens::Counts;
+use super::{Context, ModePolicy};
+use crate::history::{CountCache, HistoryView, Record};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Grid step of the safe truncation when no cap gives one.
+const FALLBACK_STEP: usize = 8;
+
+/// What the request replays and what each block costs.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// The checkpoint replayed first (mode sessions), if any.
+    pub checkpoint: Option<Arc<Checkpoint>>,
+    /// Records `[from, to)` are replayed (failed turns among them are skipped).
+    pub from: usize,
+    pub to: usize,
+    pub system_tokens: u32,
+    pub tools_tokens: u32,
+    pub checkpoint_tokens: u32,
+    pub history_tokens: u32,
+    pub tail_tokens: u32,
+    /// The history budget of this request.
+    pub history_budget: u32,
+    /// Older records had to be cut to fit (or passed a cap): a compaction is due.
+    pub wants_compaction: bool,
+    /// The whole request by the bare tokenizer (for calibration against usage).
+    pub tokenizer_total: u64,
+}
+
+impl Plan {
+    pub fn total(&self) -> u32 {
+        self.system_tokens
+            .saturating_add(self.tools_tokens)
+            .saturating_add(self.checkpoint_tokens)
+            .saturating_add(self.history_tokens)
+            .saturating_add(self.tail_tokens)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the system prompt, the tools and this message need {needed} tokens, more than the {limit} a request may hold (context window {window})")]
+    TooBig {
+        needed: u32,
+        limit: u32,
+        window: u32,
+    },
+}
+
+/// Where the history comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    Mode {
+        session_dir: &'a Path,
+        policy: ModePolicy,
+    },
+    Normal {
+        turns: usize,
+    },
+}
+
+/// The marked first user/assistant pair a checkpoint is replayed as (after the system
+/// message, never inside it).
+pub fn checkpoint_messages(c: &Checkpoint) -> (String, String) {
+    (
+        format!(
+            "[之前的对话摘要]\n（本次会话前 {} 轮的摘要，由系统在压缩历史时写成，不是用户说的话。）\n{}\n[/之前的对话摘要]",
+            c.through,
+            c.summary.trim()
+        ),
+        "好的，我记得之前的内容，接着往下说。".into(),
+    )
+}
+
+/// A record's counts as replayed (user + assistant message); a failed turn is not
+/// replayed and costs nothing.
+pub fn record_counts(r: &Record, cache: &CountCache) -> [u32; 2] {
+    if r.error.is_some() {
+        return [0, 0];
+    }
+    *cache.get_or_init(|| {
+        let c = Counts::message(&r.replayed_user()).plus(Counts::message(&r.assistant));
+        [c.tokenizer, c.conservative]
+    })
+}
+
+/// The first replayed index when at most `cap` records of `[lo, len)` may be replayed:
+/// `lo` while they fit, else a point on the grid `lo + k·step` (step = half the cap), so
+/// it moves only every `step` records. At most `cap` records remain.
+pub fn chunked_start(lo: usize, len: usize, cap: Option<usize>) -> usize {
+    let lo = lo.min(len);
+    let Some(cap) = cap else { return lo };
+    let n = len - lo;
+    if n <= cap {
+        return lo;
+    }
+    if cap == 0 {
+        return len;
+    }
+    let step = (cap / 2).max(1);
+    lo + ((n - cap) / step + 1) * step
+}
+
+impl Context {
+    /// Which history the request with this `system` message and current user message
+    /// `tail` replays, within the budget.
+    pub fn plan(
+        &self,
+        system: &str,
+        tail: &str,
+        history: &HistoryView,
+        source: Source<'_>,
+    ) -> Result<Plan, PlanError> {
+        let cal = &self.calibration;
+        let count = |c: Counts| cal.combine(c.tokenizer, c.conservative);
+        let (sys, tl) = (self.system_counts(system), Counts::message(tail));
+        let mut plan = Plan {
+            system_tokens: count(sys),
+            tools_tokens: self.tools_tokens(),
+            tail_tokens: count(tl),
+            tokenizer_total: u64::from(sys.tokenizer)
+                + u64::from(self.tools.tokenizer)
+                + u64::from(tl.tokenizer),
+            ..Plan::default()
+        };
+        let limit = self.request_limit();
+        let needed = plan.system_tokens + plan.tools_tokens + plan.tail_tokens;
+        if needed > limit {
+            return Err(PlanError::TooBig {
+                needed,
+                limit,
+                window: self.window,
+            });
+        }
+        plan.history_budget = limit - needed;
+        let len = history.len();
+        let (lo, cap, threshold) = match source {
+            Source::Mode {
+                session_dir,
+                policy,
+            } => {
+                let ckpt = self.checkpoint(session_dir, history);
+                if let Some(c) = &ckpt {
+                    let (u, a) = checkpoint_messages(c);
+                    let raw = Counts::message(&u).plus(Counts::message(&a));
+                    let t = count(raw);
+                    // a checkpoint is at most 60 % of the budget it was written for; one
+                    // that does not fit this request's is left out, never the request cut
+                    if t <= plan.history_budget {
+                        plan.checkpoint_tokens = t;
+                        plan.checkpoint = Some(c.clone());
+                        plan.tokenizer_total += u64::from(raw.tokenizer);
+                    }
+                }
+                let lo = ckpt.as_ref().map_or(0, |c| c.through.min(len));
+                (
+                    lo,
+                    policy.history_limit,
+                    Some(self.threshold(plan.history_budget, policy)),
+                )
+            }
+            Source::Normal { turns } => (0, Some(turns), None),
+        };
+        let records_budget = u64::from(plan.history_budget - plan.checkpoint_tokens);
+        let mut start = chunked_start(lo, len, cap);
+        // per record, the larger of the calibrated and the conservative count, so the sum
+        // bounds the request under either way of counting
+        let (costs, raw): (Vec<u64>, Vec<u64>) = history.with_range(start, |records, caches| {
+            records
+                .iter()
+                .zip(caches)
+                .map(|(r, c)| {
+                    let [t, k] = record_counts(r, c);
+                    (u64::from(cal.combine(t, k)), u64::from(t))
+                })
+                .unzip()
+        });
+        let mut total: u64 = costs.iter().sum();
+        let unfiltered = total;
+        let step = cap.map_or(FALLBACK_STEP, |c| (c / 2).max(1));
+        let mut skip = 0usize;
+        while total > records_budget && skip < costs.len() {
+            // on the grid while a whole step remains, then record by record
+            let by = if costs.len() - skip > step { step } else { 1 };
+            total -= costs[skip..skip + by].iter().sum::<u64>();
+            skip += by;
+        }
+        start += skip;
+        plan.tokenizer_total += raw[skip..].iter().sum::<u64>();
+        plan.from = start;
+        plan.to = len;
+        plan.history_tokens = total as u32;
+        plan.wants_compaction = skip > 0
+            || threshold.is_some_and(|t| unfiltered > u64::from(t))
+            || matches!(source, Source::Mode { policy, .. } if policy.history_limit.is_some_and(|l| len - lo > l));
+        Ok(plan)
+    }
+
+    /// Replayed-history tokens above which a mode session is compacted: the mode's
+    /// `summary_threshold_tokens`, else `compact_at_percent` of the history budget —
+    /// never above the budget itself.
+    pub fn threshold(&self, history_budget: u32, policy: ModePolicy) -> u32 {
+        let default = (u64::from(history_budget) * u64::from(self.compact_at_percent) / 100) as u32;
+        policy
+            .summary_threshold_tokens
+            .unwrap_or(default)
+            .min(history_budget)
+            .max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::HistoryLog;
+
+    fn rec(i: usize, words: &str) -> Record {
+        Record {
+            timestamp: "2026-10-22T20:05:00+08:00".into(),
+            channel: "cli".into(),
+            chat_id: "local".into(),
+            speaker_id: "mom".into(),
+            user: format!("{i}:{words}"),
+            assistant: format!("答{i}：{words}"),
+            error: None,
+            prompt: None,
+        }
+    }
+
+    fn log(n: usize, words: &str) -> HistoryView {
+        HistoryLog::from_records((0..n).map(|i| rec(i, words)).collect()).view()
+    }
+
+    #[test]
+    fn chunked_start_moves_in_steps_and_never_keeps_more_than_the_cap() {
+        assert_eq!(chunked_start(0, 5, Some(20)), 0);
+        assert_eq!(chunked_start(0, 20, Some(20)), 0);
+        let starts: Vec<usize> = (21..=45).map(|n| chunked_start(0, n, Some(20))).collect();
+        for (n, s) in (21..=45).zip(&starts) {
+            assert!(n - s <= 20 && n - s >= 10, "len {n} start {s}");
+            assert_eq!(s % 10, 0, "on the grid");
+        }
+        // between two jumps the start stays put
+        assert_eq!(starts[0], starts[8]);
+        assert_eq!(chunked_start(7, 10, None), 7);
+        assert_eq!(chunked_start(12, 10, None), 10);
+        assert_eq!(chunked_start(0, 3, Some(0)), 3);
+    }
+
+    #[test]
+    fn a_normal_chat_fits_the_budget_and_keeps_its_prefix_between_trims() {
+        let ctx = Context::new(4096, 3072, &[]);
+        let mut prev = None;
+        let mut jumps = 0;
+        for n in 0..80 {
+            let h = log(n, "番茄炒蛋要先炒蛋再炒番茄");
+            let p = ctx
+                .plan("系统", "现在几点", &h, Source::Normal { turns: 20 })
+                .unwrap();
+            assert!(p.total() <= ctx.request_limit());
+            assert!(n - p.from <= 20);
+            if let Some(f) = prev {
+                if f != p.from {
+                    jumps += 1;
+                }
+            }
+            prev = Some(p.from);
+        }
+        assert!(jumps <= 7, "{jumps} jumps in 80 turns");
+    }
+
+    #[test]
+    fn too_big_a_message_is_refused_and_the_budget_cuts_history() {
+        let ctx = Context::new(1024, 800, &[]);
+        let huge = "字".repeat(900);
+        let h = log(3, "x");
+        assert!(matches!(
+            ctx.plan("系统", &huge, &h, Source::Normal { turns: 20 }),
+            Err(PlanError::TooBig { .. })
+        ));
+        let h = log(40, &"很长的一句话".repeat(10));
+        let p = ctx
+            .plan("系统", "问", &h, Source::Normal { turns: 40 })
+            .unwrap();
+        assert!(p.total() <= ctx.request_limit(), "{p:?}");
+        assert!(p.from > 0 && p.to == 40);
+    }
+
+    #[test]
+    fn a_mode_session_replays_after_its_checkpoint_within_its_limit() {
+        let d = tempfile::tempdir().unwrap();
+        let ctx = Context::new(65536, 61440, &[]);
+        let h = log(30, "好");
+        super::super::checkpoint::save(
+            d.path(),
+            &Checkpoint {
+                through: 12,
+                summary: "前十二轮".into(),
+                created_at: "t".into(),
+            },
+        )
+        .unwrap();
+        let policy = ModePolicy {
+            history_limit: Some(10),
+            summary_threshold_tokens: None,
+        };
+        let src = Source::Mode {
+            session_dir: d.path(),
+            policy,
+        };
+        let p = ctx.plan("系统", "问", &h, src).unwrap();
+        assert_eq!(p.checkpoint.as_ref().unwrap().through, 12);
+        assert!(p.to - p.from <= 10 && p.from >= 12, "{p:?}");
+        assert!(p.wants_compaction);
+        assert!(p.checkpoint_tokens > 0);
+    }
+}

@@ -1,0 +1,249 @@
+//! Context budget and compaction: what of the history a request replays, so that every
+//! request fits the model's window and consecutive requests share a byte-identical
+//! prefix.
+//!
+//! - [`tokens`] — counting (o200k tokenizer, the conservative count, calibration);
+//! - [`budget`] — the budget of one request and which records it replays (mode
+//!   sessions: checkpoint + the records after it; normal chats: trimmed in chunks);
+//! - [`checkpoint`] — `checkpoint.json`, the summary of a session's older records;
+//! - [`compaction`] — writing a new checkpoint with the provider, after a turn is
+//!   recorded, off every actor.
+//!
+//! One [`Context`] per agent: the window, the calibration, and the checkpoints of the
+//! sessions seen (cached; the file is the truth). The agent asks it for a plan when it
+//! builds a prompt; the kernel hands it each recorded turn of a mode session.
+
+pub mod budget;
+pub mod checkpoint;
+pub mod compaction;
+pub mod tokens;
+
+use crate::config::{Config, ConfigError, EnvOverrides};
+use crate::history::HistoryView;
+use crate::provider::ToolDef;
+use checkpoint::Checkpoint;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokens::{Calibration, Counts};
+
+pub use budget::{Plan, PlanError};
+
+/// The sessions whose checkpoints are kept in memory at most (one is active at a time;
+/// the bound only matters for a process that lives through many sessions).
+const MAX_CACHED_CHECKPOINTS: usize = 16;
+
+/// Context policy of a mode session (`mode.json` `context`), as the budget needs it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ModePolicy {
+    pub history_limit: Option<usize>,
+    pub summary_threshold_tokens: Option<u32>,
+}
+
+pub struct Context {
+    /// The whole window, and what is left for input after the output reserve.
+    pub window: u32,
+    pub input: u32,
+    /// Whether mode sessions are compacted (`context.compaction`).
+    pub compaction: bool,
+    /// Default compaction threshold in % of the history budget.
+    pub compact_at_percent: u32,
+    pub calibration: Calibration,
+    /// The tool definitions' counts (they are sent with every request and never change).
+    tools: Counts,
+    /// Session folder → its checkpoint (`None`: it has none).
+    checkpoints: Mutex<HashMap<PathBuf, Option<Arc<Checkpoint>>>>,
+    /// Sessions with a compaction under way.
+    compacting: Mutex<HashSet<PathBuf>>,
+    /// Each mode's `context` policy, by mode id.
+    policies: HashMap<String, ModePolicy>,
+    /// Counts of the system messages seen (they repeat every turn), by content hash.
+    system_counts: Mutex<HashMap<u64, Counts>>,
+    /// A digest of the tool definitions as sent (the start of every prefix).
+    tools_hash: u64,
+    /// The user message each turn sent, until the kernel records it (by turn id).
+    sent: Mutex<std::collections::BTreeMap<u64, String>>,
+}
+
+/// Turns whose sent message is remembered at most (a turn aborted before it was recorded
+/// leaves its entry; the oldest go first).
+const MAX_SENT: usize = 256;
+
+/// FNV-1a, 64 bits: a stable digest for prefix hashes and cache keys.
+pub fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
+    let mut h = seed;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+pub const FNV_SEED: u64 = 0xcbf29ce484222325;
+
+impl Context {
+    pub fn new(window: u32, input: u32, tools: &[ToolDef]) -> Self {
+        let json = serde_json::to_string(tools).expect("tool definitions always serialize");
+        Self {
+            window,
+            input,
+            compaction: true,
+            compact_at_percent: 50,
+            calibration: Calibration::default(),
+            tools: Counts::of(&json),
+            checkpoints: Mutex::new(HashMap::new()),
+            compacting: Mutex::new(HashSet::new()),
+            policies: HashMap::new(),
+            system_counts: Mutex::new(HashMap::new()),
+            tools_hash: fnv1a(FNV_SEED, json.as_bytes()),
+            sent: Mutex::new(Default::default()),
+        }
+    }
+
+    /// Each registered mode's `context.history_limit` / `summary_threshold_tokens`.
+    pub fn with_policies(mut self, registry: &crate::modes::ModeRegistry) -> Self {
+        for m in registry.modes() {
+            if let Some(c) = &m.manifest.context {
+                self.policies.insert(
+                    m.manifest.id.clone(),
+                    ModePolicy {
+                        history_limit: c.history_limit,
+                        summary_threshold_tokens: c.summary_threshold_tokens,
+                    },
+                );
+            }
+        }
+        self
+    }
+
+    /// The policy of `mode_id` (defaults when it declares none, or no longer loads).
+    pub fn policy(&self, mode_id: &str) -> ModePolicy {
+        self.policies.get(mode_id).copied().unwrap_or_default()
+    }
+
+    /// The digest of the tool definitions (where every request's prefix starts).
+    pub fn tools_hash(&self) -> u64 {
+        self.tools_hash
+    }
+
+    /// The raw counts of a system message, computed once per distinct text.
+    pub fn system_counts(&self, system: &str) -> Counts {
+        let key = fnv1a(FNV_SEED, system.as_bytes());
+        let mut cache = self.system_counts.lock().expect("system count cache lock");
+        if let Some(c) = cache.get(&key) {
+            return *c;
+        }
+        let c = Counts::message(system);
+        if cache.len() >= MAX_CACHED_CHECKPOINTS {
+            cache.clear();
+        }
+        cache.insert(key, c);
+        c
+    }
+
+    /// Keep the user message turn `turn_id` sent, for its record.
+    pub fn remember_sent(&self, turn_id: u64, text: String) {
+        let mut sent = self.sent.lock().expect("sent prompts lock");
+        sent.insert(turn_id, text);
+        while sent.len() > MAX_SENT {
+            sent.pop_first();
+        }
+    }
+
+    /// The user message turn `turn_id` sent (once).
+    pub fn take_sent(&self, turn_id: u64) -> Option<String> {
+        self.sent
+            .lock()
+            .expect("sent prompts lock")
+            .remove(&turn_id)
+    }
+
+    /// From the configuration and the environment (`HOMEBOT_CONTEXT_WINDOW`); the error
+    /// names the key or variable at fault.
+    pub fn from_config(
+        cfg: &Config,
+        env: &EnvOverrides,
+        tools: &[ToolDef],
+        registry: &crate::modes::ModeRegistry,
+    ) -> Result<Self, ConfigError> {
+        let provider = cfg.resolve_provider(env);
+        let model = provider
+            .as_ref()
+            .and_then(|p| p.model.name().map(str::to_string));
+        let max_tokens = provider
+            .as_ref()
+            .and_then(|p| p.max_tokens)
+            .unwrap_or(crate::config::DEFAULT_MAX_TOKENS);
+        let bad = |key: &str, message: String| ConfigError::Invalid {
+            path: PathBuf::from("environment / config.toml"),
+            key: key.into(),
+            message,
+        };
+        let window = cfg
+            .context
+            .window_for(model.as_deref(), env.context_window.as_deref())
+            .map_err(|m| bad("HOMEBOT_CONTEXT_WINDOW", m))?;
+        let input = crate::config::input_budget(window, max_tokens)
+            .map_err(|m| bad("context.window_tokens", m))?;
+        let mut c = Self::new(window, input, tools);
+        c.compaction = cfg.context.compaction;
+        c.compact_at_percent = cfg.context.compact_at_percent;
+        Ok(c.with_policies(registry))
+    }
+
+    /// Tokens a request may hold at most: 90 % of the input budget (the rest is slack
+    /// for the difference between our count and the provider's).
+    pub fn request_limit(&self) -> u32 {
+        (u64::from(self.input) * 9 / 10) as u32
+    }
+
+    pub fn tools_tokens(&self) -> u32 {
+        self.calibration
+            .combine(self.tools.tokenizer, self.tools.conservative)
+    }
+
+    /// The session's checkpoint (from the cache, else from its folder).
+    pub fn checkpoint(&self, session_dir: &Path, history: &HistoryView) -> Option<Arc<Checkpoint>> {
+        let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
+        if let Some(c) = cache.get(session_dir) {
+            return c.clone();
+        }
+        let loaded = checkpoint::load(session_dir, history.latest().len()).map(Arc::new);
+        if cache.len() >= MAX_CACHED_CHECKPOINTS {
+            cache.clear();
+        }
+        cache.insert(session_dir.to_path_buf(), loaded.clone());
+        loaded
+    }
+
+    fn set_checkpoint(&self, session_dir: &Path, c: Checkpoint) {
+        let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
+        if cache.len() >= MAX_CACHED_CHECKPOINTS {
+            cache.clear();
+        }
+        cache.insert(session_dir.to_path_buf(), Some(Arc::new(c)));
+    }
+
+    /// Mark a compaction of `session_dir` as under way; `None` if one already is.
+    fn begin_compaction(self: &Arc<Self>, session_dir: &Path) -> Option<CompactionSlot> {
+        let mut set = self.compacting.lock().expect("compaction set lock");
+        set.insert(session_dir.to_path_buf())
+            .then(|| CompactionSlot {
+                ctx: self.clone(),
+                dir: session_dir.to_path_buf(),
+            })
+    }
+}
+
+/// Held while a session is compacted; frees the session when dropped.
+struct CompactionSlot {
+    ctx: Arc<Context>,
+    dir: PathBuf,
+}
+
+impl Drop for CompactionSlot {
+    fn drop(&mut self) {
+        if let Ok(mut set) = self.ctx.compacting.lock() {
+            set.remove(&self.dir);
+        }
+    }
+}
