@@ -128,13 +128,14 @@ async fn killed_during_an_append_loses_only_the_unacknowledged_turn() {
     chat(ws, &fake, "打开做饭模式").await;
     let conv = session_dir(ws).join("conversation.jsonl");
     chat_killed_at(ws, &fake, "蛋打几个", "append.partial").await;
-    let raw = std::fs::read_to_string(&conv).unwrap();
-    assert!(!raw.ends_with('\n'), "the file really holds half a record");
+    // half a record's bytes: it may end inside a character (the record holds Chinese)
+    let raw = std::fs::read(&conv).unwrap();
+    assert!(!raw.ends_with(b"\n"), "the file really holds half a record");
 
     let status = chat(ws, &fake, "/status").await;
     assert!(status.contains("torn last line"), "{status}");
-    let aside = std::fs::read_to_string(conv.with_extension("jsonl.corrupt")).unwrap();
-    assert!(aside.starts_with("{\"timestamp\""), "{aside}");
+    let aside = std::fs::read(conv.with_extension("jsonl.corrupt")).unwrap();
+    assert!(aside.starts_with(b"{\"timestamp\""), "{aside:?}");
     assert_eq!(jsonl(&conv).len(), 1, "the acknowledged turn is intact");
     chat(ws, &fake, "蛋打几个").await;
     let users: Vec<String> = jsonl(&conv)
