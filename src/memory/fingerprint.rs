@@ -153,8 +153,13 @@ impl TurnScene {
             let key = match peer_of(&turn.channel, &turn.chat_id, &turn.speaker_id) {
                 // an id no key can hold (too long, nothing but punctuation) keeps a peer of
                 // its own: falling back to the bare channel would make it cover every chat
+                // …and so does one that normalizing would change: `A-b` and `a-b`, or
+                // `x@y` and `x#y`, are different chats and must not share a scene
                 Some(p) => SceneKey::parse(&format!("{chan}/peer:{p}"))
-                    .or_else(|_| SceneKey::parse(&format!("{chan}/peer:{}", stand_in(&p)))),
+                    .ok()
+                    .filter(|k| k.as_str().ends_with(&format!("/peer:{p}")))
+                    .map(Ok)
+                    .unwrap_or_else(|| SceneKey::parse(&format!("{chan}/peer:{}", stand_in(&p)))),
                 None => SceneKey::parse(&chan),
             };
             match key {
@@ -276,6 +281,14 @@ mod tests {
         assert!(k.as_str().starts_with("chan:qq/peer:id_"), "{k}");
         let other = Turn::new("qq", format!("group:{}", "8".repeat(300)), "x", "晚饭");
         assert_ne!(&TurnScene::of(&other, at(19), &cfg).keys[0], k);
+        // ids that normalizing would merge stay apart
+        let key_of = |chat: &str| {
+            TurnScene::of(&Turn::new("web", chat, "x", "晚饭"), at(19), &cfg).keys[0].clone()
+        };
+        assert_eq!(key_of("kitchen").as_str(), "chan:web/peer:kitchen");
+        assert_ne!(key_of("A-b"), key_of("a-b"));
+        assert_ne!(key_of("x@y"), key_of("x#y"));
+        assert_eq!(key_of("x@y"), key_of("x@y"));
         // too many tools are bounded
         let names: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
         assert_eq!(tool_features(&names, 3).len(), 3);

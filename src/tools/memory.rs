@@ -2,9 +2,10 @@
 //!
 //! `scene` is best left empty: the memory then attaches to the scene(s) of the turn —
 //! the kernel knows where it is; a guessed scene pins a memory to the wrong place (seed
-//! 001). A scene the model does name must be the turn's key or lie below it, so a message
-//! in one chat cannot plant memories in another — nor in a wider scene such as `chan:qq`,
-//! which every QQ chat would recall; only the owner's terminal (`cli`) may name any scene. Content, query and key
+//! 001). A scene the model does name must be the turn's own key, so a message in one chat
+//! cannot plant memories in another — nor in a wider scene such as `chan:qq`, which every
+//! QQ chat would recall, nor in new scenes below its own, which would use up the
+//! household's scene budget; only the owner's terminal (`cli`) may name any scene. Content, query and key
 //! lengths and the commits per turn are bounded (`[memory]`).
 
 use super::{parse_args, ToolEnv, ToolResult};
@@ -96,8 +97,10 @@ fn commit_keys(
         None => Ok(scene.keys.clone()),
         Some(raw) => {
             let key = SceneKey::parse(raw).map_err(|e| format!("error: invalid scene: {e}. Leave `scene` empty to use the current one."))?;
-            let within = scene.keys.iter().any(|k| k.covers(&key));
-            if owner || within {
+            // a chat may name its own scene only: a key below it would be a new scene,
+            // and scenes are a household-wide budget one chat must not use up
+            let own = scene.keys.iter().any(|k| k == &key);
+            if owner || own {
                 Ok(vec![key])
             } else {
                 Err(format!(
@@ -219,7 +222,9 @@ mod tests {
         // a wider scene would be recalled in every QQ chat: only the owner may name it
         assert!(commit_keys(&g, Some("chan:qq"), false).is_err());
         assert!(commit_keys(&scene("chan:cli/peer:local"), Some("chan:qq"), true).is_ok());
-        assert!(commit_keys(&g, Some("chan:qq/peer:group_1027/place:kitchen"), false).is_ok());
+        // below its own scene is a new scene: the household's budget, not a chat's
+        assert!(commit_keys(&g, Some("chan:qq/peer:group_1027/place:kitchen"), false).is_err());
+        assert!(commit_keys(&g, Some("chan:qq/peer:group_1027/place:kitchen"), true).is_ok());
         let e = commit_keys(&g, Some("chan:qq/peer:group_999"), false).unwrap_err();
         assert!(e.contains("not this conversation"), "{e}");
         assert!(commit_keys(&g, Some("chan:qq2"), false).is_err());
