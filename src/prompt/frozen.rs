@@ -62,7 +62,8 @@ pub fn frozen_mode_prompt(
             id = c.session_id,
             name = m.display_name,
             source = c.source,
-            summary = c.summary.trim()
+            // the model wrote it from the family's words: it must not end the block
+            summary = super::defang(c.summary.trim())
         ));
     }
     out

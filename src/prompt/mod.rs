@@ -29,6 +29,12 @@ pub use tail::{dynamic_tail, TailInfo, TailSection};
 
 /// The base system prompt: who homebot is and how it behaves. Built once per process;
 /// nothing per-request (time, speaker, counters) may ever enter it.
+/// `text` with its square brackets made full-width: text a user or a model wrote, shown
+/// inside a labelled `[块]…[/块]` block, cannot then close the block or open another.
+pub fn defang(text: &str) -> String {
+    text.replace('[', "［").replace(']', "］")
+}
+
 pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Option<&str>) -> String {
     let mut s = format!(
         "你是 homebot，“{household}”这个家庭的家庭助手。家里人通过厨房音箱（语音）、QQ 群和私聊、以及终端和你说话。\n\
