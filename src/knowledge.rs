@@ -16,7 +16,7 @@ use crate::modes::ModeRegistry;
 use crate::prompt::TailSection;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 use tracing::debug;
 
@@ -24,6 +24,9 @@ use tracing::debug;
 pub const MAX_FILES: usize = 200;
 /// Largest knowledge file read; bigger ones are skipped.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// The most bytes of a mode's knowledge searched (files past it, in name order, are not):
+/// retrieval runs on the turn's path, so its work stays small whatever the folder holds.
+pub const MAX_TOTAL_BYTES: u64 = 4 * 1024 * 1024;
 /// Folder depth searched below a knowledge folder.
 const MAX_DEPTH: usize = 4;
 /// Longest paragraph kept whole; longer ones are cut into pieces of this many chars.
@@ -58,7 +61,13 @@ pub struct Knowledge {
 struct CachedFile {
     len: u64,
     modified: Option<SystemTime>,
-    chunks: Vec<String>,
+    chunks: Vec<Arc<Chunk>>,
+}
+
+/// A paragraph and its terms, worked out once per version of its file.
+struct Chunk {
+    text: String,
+    terms: HashSet<String>,
 }
 
 impl Knowledge {
@@ -133,20 +142,18 @@ impl Knowledge {
         if chunks.is_empty() {
             return Vec::new();
         }
-        let chunk_terms: Vec<HashSet<String>> = chunks.iter().map(|(_, t)| terms_of(t)).collect();
         let n = chunks.len() as f64;
         let idf: HashMap<&str, f64> = terms
             .iter()
             .map(|t| {
-                let df = chunk_terms.iter().filter(|c| c.contains(t)).count() as f64;
+                let df = chunks.iter().filter(|(_, c)| c.terms.contains(t)).count() as f64;
                 (t.as_str(), ((n + 1.0) / (df + 0.5)).ln().max(0.0))
             })
             .collect();
         let mut scored: Vec<Snippet> = chunks
             .iter()
-            .zip(&chunk_terms)
-            .filter_map(|((source, text), ct)| {
-                let matched: Vec<&String> = terms.iter().filter(|t| ct.contains(*t)).collect();
+            .filter_map(|(source, c)| {
+                let matched: Vec<&String> = terms.iter().filter(|t| c.terms.contains(*t)).collect();
                 // one shared bigram is chance ("怎么", "一下"); two are a topic
                 if matched.len() < 2 {
                     return None;
@@ -154,7 +161,7 @@ impl Knowledge {
                 let score: f64 = matched.iter().map(|t| idf[t.as_str()]).sum();
                 (score > 0.0).then(|| Snippet {
                     source: source.clone(),
-                    text: text.clone(),
+                    text: c.text.clone(),
                     score,
                 })
             })
@@ -180,8 +187,8 @@ impl Knowledge {
         out
     }
 
-    /// Every paragraph of the folders as (source, text), from the cache where unchanged.
-    fn chunks(&self, folders: &[(String, PathBuf)]) -> Vec<(String, String)> {
+    /// Every paragraph of the folders with its source, from the cache where unchanged.
+    fn chunks(&self, folders: &[(String, PathBuf)]) -> Vec<(String, Arc<Chunk>)> {
         let mut files = Vec::new();
         for (name, dir) in folders {
             collect_files(dir, dir, name, 0, &mut files);
@@ -198,8 +205,19 @@ impl Knowledge {
             .cache
             .lock()
             .expect("knowledge cache is never poisoned");
+        // files no longer there leave the cache
+        cache.retain(|p, _| files.iter().any(|(_, f, _)| f == p));
         let mut out = Vec::new();
+        let mut total = 0u64;
         for (source, path, meta) in files {
+            total += meta.len();
+            if total > MAX_TOTAL_BYTES {
+                debug!(
+                    limit = MAX_TOTAL_BYTES,
+                    "knowledge past the total size searched is left out"
+                );
+                break;
+            }
             let modified = meta.modified().ok();
             let fresh = cache
                 .get(&path)
@@ -208,12 +226,21 @@ impl Knowledge {
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
                 };
+                let chunks = split_chunks(&text)
+                    .into_iter()
+                    .map(|text| {
+                        Arc::new(Chunk {
+                            terms: terms_of(&text),
+                            text,
+                        })
+                    })
+                    .collect();
                 cache.insert(
                     path.clone(),
                     CachedFile {
                         len: meta.len(),
                         modified,
-                        chunks: split_chunks(&text),
+                        chunks,
                     },
                 );
             }
@@ -357,12 +384,55 @@ fn terms_of(text: &str) -> HashSet<String> {
     out
 }
 
-/// The query's terms, in a stable order, at most [`MAX_QUERY_TERMS`].
+/// The query's terms in the order they first occur, at most [`MAX_QUERY_TERMS`] (a long
+/// message keeps its opening words, whatever the code points of their characters).
 fn query_terms(query: &str) -> Vec<String> {
-    let mut t: Vec<String> = terms_of(query).into_iter().collect();
-    t.sort();
-    t.truncate(MAX_QUERY_TERMS);
-    t
+    let chars: Vec<char> = query.chars().collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut push = |t: String, out: &mut Vec<String>| {
+        if seen.insert(t.clone()) {
+            out.push(t);
+        }
+    };
+    let mut word = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if is_cjk(c) {
+            let run_end = (i..chars.len())
+                .find(|&j| !is_cjk(chars[j]))
+                .unwrap_or(chars.len());
+            if run_end - i == 1 {
+                push(c.to_string(), &mut out);
+            }
+            for w in chars[i..run_end].windows(2) {
+                push(w.iter().collect(), &mut out);
+            }
+            i = run_end;
+            continue;
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else if !word.is_empty() {
+            let w = std::mem::take(&mut word);
+            if w.chars().count() >= 2 {
+                push(w, &mut out);
+            }
+        }
+        i += 1;
+        if i < chars.len() && is_cjk(chars[i]) && !word.is_empty() {
+            let w = std::mem::take(&mut word);
+            if w.chars().count() >= 2 {
+                push(w, &mut out);
+            }
+        }
+    }
+    if word.chars().count() >= 2 {
+        push(word, &mut out);
+    }
+    out.truncate(MAX_QUERY_TERMS);
+    out
 }
 
 /// An upper bound of the tokens of `s` for any tokenizer in use: a CJK character is one
@@ -475,6 +545,25 @@ mod tests {
             ("OBJECTIVE", "把这件事办好：炖汤")
         );
         assert!(k.sections_for("homework", "炖汤").is_empty());
+    }
+
+    #[test]
+    fn query_terms_are_the_terms_in_the_order_they_come() {
+        let q = "番茄炒蛋 with Eggs, 2 个";
+        let mut listed = query_terms(q);
+        assert_eq!(listed[..3], ["番茄", "茄炒", "炒蛋"]);
+        listed.sort();
+        let mut all: Vec<String> = terms_of(q).into_iter().collect();
+        all.sort();
+        assert_eq!(listed, all);
+        // a long message keeps its opening words, not the lowest code points
+        let low: String = (0..200)
+            .map(|i| char::from_u32(0x4E00 + i).unwrap())
+            .collect();
+        let long = format!("红烧肉怎么做{low}");
+        let t = query_terms(&long);
+        assert_eq!(t.len(), MAX_QUERY_TERMS);
+        assert!(t.contains(&"红烧".to_string()) && t.contains(&"烧肉".to_string()));
     }
 
     #[test]
