@@ -325,6 +325,10 @@ impl StreamAssembler {
                 "the stream ended without an answer".into(),
             ));
         }
+        if self.stop.is_none() {
+            // `message_delta` names the stop reason of every complete message
+            return Err(ProviderError::Truncated);
+        }
         let (mut text, mut reasoning, mut calls) = (None::<String>, None::<String>, Vec::new());
         for acc in self.blocks.into_values() {
             match acc {

@@ -25,6 +25,10 @@ pub enum ProviderError {
     },
     #[error("the provider's answer could not be read: {0}")]
     Malformed(String),
+    /// A streamed answer ended before its end was announced (`finish_reason` /
+    /// `stop_reason`): a proxy or the server cut it. Retried like a network error.
+    #[error("the provider's streamed answer was cut off before its end")]
+    Truncated,
     /// The answer body passed `provider.max_response_bytes`; it was dropped unread.
     #[error("the provider's answer is larger than {0} bytes (provider.max_response_bytes)")]
     TooLarge(usize),
@@ -35,7 +39,7 @@ impl ProviderError {
     /// was reachable but slow, and asking again would only multiply the wait.
     pub fn is_retryable(&self) -> bool {
         match self {
-            ProviderError::Network { .. } => true,
+            ProviderError::Network { .. } | ProviderError::Truncated => true,
             ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
             _ => false,
         }
@@ -50,6 +54,9 @@ impl ProviderError {
             }
             ProviderError::Network { .. } => {
                 "抱歉，现在连不上模型服务，请稍后再试。(the LLM is unreachable)".into()
+            }
+            ProviderError::Truncated => {
+                "抱歉，模型的回答传到一半断了，请再说一次。(the answer was cut off)".into()
             }
             ProviderError::Http { status: 429, .. } => {
                 "抱歉，模型服务现在太忙（限流），请过一会儿再试。(rate limited)".into()

@@ -156,6 +156,11 @@ impl StreamAssembler {
                 "the stream ended without an answer".into(),
             ));
         }
+        if self.finish.is_none() {
+            // every complete answer names why it stopped; without it the stream was cut
+            // (and half a tool call's arguments must not reach the tool)
+            return Err(ProviderError::Truncated);
+        }
         let tool_calls = self
             .calls
             .into_values()

@@ -20,6 +20,9 @@ pub struct SseParser {
     has_data: bool,
     total: usize,
     cap: usize,
+    /// `buf[..scanned]` holds no newline: a long line arriving in small chunks is
+    /// scanned once, not once per chunk.
+    scanned: usize,
 }
 
 impl SseParser {
@@ -30,6 +33,7 @@ impl SseParser {
             has_data: false,
             total: 0,
             cap,
+            scanned: 0,
         }
     }
 
@@ -42,15 +46,18 @@ impl SseParser {
         }
         self.buf.extend_from_slice(chunk);
         let mut start = 0;
-        while let Some(nl) = self.buf[start..].iter().position(|&b| b == b'\n') {
-            let end = start + nl;
+        let mut search = self.scanned;
+        while let Some(nl) = self.buf[search..].iter().position(|&b| b == b'\n') {
+            let end = search + nl;
             let line = &self.buf[start..end];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             let line = String::from_utf8_lossy(line).into_owned();
             self.line(&line, out);
             start = end + 1;
+            search = start;
         }
         self.buf.drain(..start);
+        self.scanned = self.buf.len();
         Ok(())
     }
 
@@ -58,6 +65,7 @@ impl SseParser {
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
         if !self.buf.is_empty() {
             let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buf)).into_owned();
+            self.scanned = 0;
             self.line(rest.trim_end_matches('\r'), out);
         }
         self.dispatch(out);
@@ -177,5 +185,20 @@ mod tests {
             p.feed(&[b'x'; 60], &mut out),
             Err(ProviderError::TooLarge(100))
         ));
+    }
+
+    #[test]
+    fn a_long_line_in_small_chunks_is_scanned_once() {
+        let mut p = SseParser::new(1 << 22);
+        let mut out = Vec::new();
+        p.feed(b"data: ", &mut out).unwrap();
+        for _ in 0..100_000 {
+            p.feed(b"x", &mut out).unwrap();
+            assert_eq!(p.scanned, p.buf.len());
+        }
+        p.feed(b"\n\n", &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data.len(), 100_000);
+        assert_eq!((p.buf.len(), p.scanned), (0, 0));
     }
 }
