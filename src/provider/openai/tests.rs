@@ -345,11 +345,10 @@ fn an_error_inside_a_stream_is_an_http_error() {
 #[test]
 fn a_stream_cut_before_its_finish_reason_is_a_retryable_truncation() {
     let mut asm = StreamAssembler::default();
-    for c in [json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+    let cut = json!({"choices": [{"index": 0, "delta": {"tool_calls": [
         {"index": 0, "id": "c", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\":\"notes/a"}}
-    ]}}]})] {
-        asm.push(&c.to_string(), None).unwrap();
-    }
+    ]}}]});
+    asm.push(&cut.to_string(), None).unwrap();
     let e = asm.finish().unwrap_err();
     assert!(matches!(e, ProviderError::Truncated), "{e}");
     assert!(e.is_retryable());
