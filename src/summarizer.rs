@@ -121,13 +121,27 @@ impl Summarizer {
         match answer {
             Ok(text) if !text.is_empty() => {
                 let text = crate::agent::cap_reply(text, MAX_SUMMARY_CHARS);
-                match self.write_summary(dir, &job, &records, &text) {
+                // atomic writes fsync: off the async workers
+                let (ws, registry, d, j) = (
+                    self.ws.clone(),
+                    self.registry.clone(),
+                    dir.to_path_buf(),
+                    job.clone(),
+                );
+                let written = tokio::task::spawn_blocking(move || {
+                    write_summary(&ws, &registry, &d, &j, &records, &text)
+                })
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+                match written {
                     Ok(()) => {
                         remove_job(&job_path);
                         info!(session = %job.session_id, "session summary written by the model");
                     }
                     Err(e) => {
-                        warn!(session = %job.session_id, error = %e, "cannot write the session summary")
+                        // counted like a failed call: a summary that cannot be written
+                        // must not cost a model call at every start forever
+                        self.count_failure(&job_path, &mut job, &e.to_string());
                     }
                 }
             }
@@ -136,50 +150,58 @@ impl Summarizer {
                     Err(e) => e.to_string(),
                     Ok(_) => "the model returned an empty summary".into(),
                 };
-                job.attempts += 1;
-                if job.attempts >= MAX_ATTEMPTS {
-                    warn!(session = %job.session_id, error = %why, "no model summary after {MAX_ATTEMPTS} attempts; the excerpt summary stays");
-                    remove_job(&job_path);
-                } else {
-                    warn!(session = %job.session_id, error = %why, attempt = job.attempts, "cannot summarize the session now; the excerpt summary stands and it is tried again at the next start");
-                    let json = serde_json::to_vec_pretty(&job).expect("a summary job serializes");
-                    if let Err(e) = fsutil::write_atomic(&job_path, &json) {
-                        warn!(path = %job_path.display(), error = %e, "cannot update the summary job");
-                    }
-                }
+                self.count_failure(&job_path, &mut job, &why);
             }
         }
     }
 
-    fn write_summary(
-        &self,
-        dir: &Path,
-        job: &SummaryJob,
-        records: &[session::Record],
-        text: &str,
-    ) -> std::io::Result<()> {
-        let md = session::render_summary(&session::SummaryInput {
-            display_name: &job.display_name,
-            mode_id: &job.mode_id,
-            session_id: &job.session_id,
-            started_at: &job.started_at,
-            ended_at: &job.ended_at,
-            exit_reason: &job.exit_reason,
-            llm_summary: Some(text),
-            records,
-        });
-        fsutil::write_atomic(&dir.join(SUMMARY_FILE), md.as_bytes())?;
-        if let Some(m) = self.registry.get(&job.mode_id) {
-            let ctx = PluginContext {
-                workspace: &self.ws,
-                manifest: &m.manifest,
-                skill_dir: &m.skill_dir,
-                skill_name: &m.skill_name,
-            };
-            m.plugin.summary_updated(&ctx, &job.session_id, &md)?;
+    /// One more failed attempt: the job is kept for the next start, or dropped after
+    /// [`MAX_ATTEMPTS`] (the excerpt summary stays).
+    fn count_failure(&self, job_path: &Path, job: &mut SummaryJob, why: &str) {
+        job.attempts += 1;
+        if job.attempts >= MAX_ATTEMPTS {
+            warn!(session = %job.session_id, error = %why, "no model summary after {MAX_ATTEMPTS} attempts; the excerpt summary stays");
+            remove_job(job_path);
+        } else {
+            warn!(session = %job.session_id, error = %why, attempt = job.attempts, "cannot summarize the session now; the excerpt summary stands and it is tried again at the next start");
+            let json = serde_json::to_vec_pretty(&job).expect("a summary job serializes");
+            if let Err(e) = fsutil::write_atomic(job_path, &json) {
+                warn!(path = %job_path.display(), error = %e, "cannot update the summary job");
+            }
         }
-        Ok(())
     }
+}
+
+/// `summary.md` again with the model's summary, and the plugin's copy.
+fn write_summary(
+    ws: &Workspace,
+    registry: &ModeRegistry,
+    dir: &Path,
+    job: &SummaryJob,
+    records: &[session::Record],
+    text: &str,
+) -> std::io::Result<()> {
+    let md = session::render_summary(&session::SummaryInput {
+        display_name: &job.display_name,
+        mode_id: &job.mode_id,
+        session_id: &job.session_id,
+        started_at: &job.started_at,
+        ended_at: &job.ended_at,
+        exit_reason: &job.exit_reason,
+        llm_summary: Some(text),
+        records,
+    });
+    fsutil::write_atomic(&dir.join(SUMMARY_FILE), md.as_bytes())?;
+    if let Some(m) = registry.get(&job.mode_id) {
+        let ctx = PluginContext {
+            workspace: ws,
+            manifest: &m.manifest,
+            skill_dir: &m.skill_dir,
+            skill_name: &m.skill_name,
+        };
+        m.plugin.summary_updated(&ctx, &job.session_id, &md)?;
+    }
+    Ok(())
 }
 
 /// Session folders with a job, oldest first.
