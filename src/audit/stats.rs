@@ -22,9 +22,10 @@ impl Totals {
         self.calls += 1;
         match &r.usage {
             Some(u) => {
-                self.prompt += u.prompt;
-                self.cached += u.cached;
-                self.completion += u.completion;
+                // numbers a server reported: a hostile one must not overflow the sum
+                self.prompt = self.prompt.saturating_add(u.prompt);
+                self.cached = self.cached.saturating_add(u.cached);
+                self.completion = self.completion.saturating_add(u.completion);
             }
             None => self.errors += 1,
         }

@@ -64,7 +64,11 @@ impl From<UsageIn> for Usage {
         let read = u.cache_read_input_tokens;
         let created = u.cache_creation_input_tokens;
         Usage {
-            prompt_tokens: u.input_tokens.unwrap_or(0) + read.unwrap_or(0) + created.unwrap_or(0),
+            prompt_tokens: u
+                .input_tokens
+                .unwrap_or(0)
+                .saturating_add(read.unwrap_or(0))
+                .saturating_add(created.unwrap_or(0)),
             completion_tokens: u.output_tokens.unwrap_or(0),
             cache_read_tokens: read,
             cache_creation_tokens: created,
