@@ -38,6 +38,13 @@ enum Command {
         /// Chat id inside the CLI channel.
         #[arg(long = "chat-id", default_value = "local")]
         chat_id: String,
+        /// An explicit scene key for these turns (e.g. `chan:qq/peer:group_1027`);
+        /// repeat for more. Memories are recalled and kept there.
+        #[arg(long = "scene")]
+        scenes: Vec<String>,
+        /// `none`: these turns leave no trace in scene memory and recall nothing by scene.
+        #[arg(long = "scene-policy", value_parser = ["auto", "none"])]
+        scene_policy: Option<String>,
     },
     /// Run every enabled channel until Ctrl-C / SIGTERM.
     Gateway,
@@ -136,10 +143,20 @@ async fn main() -> anyhow::Result<()> {
             message,
             speaker,
             chat_id,
+            scenes,
+            scene_policy,
         } => {
             init_logging("warn");
             let door = open_door(&root).await?;
-            let opts = CliOptions { speaker, chat_id };
+            let opts = CliOptions {
+                speaker,
+                chat_id,
+                scenes,
+                scene_policy: scene_policy.map(|p| match p.as_str() {
+                    "none" => homebot::config::ScenePolicy::None,
+                    _ => homebot::config::ScenePolicy::Auto,
+                }),
+            };
             let ended = match message {
                 Some(m) => cli::one_shot(&door, &opts, &m, &mut cli::Interrupts::new()).await,
                 None => {

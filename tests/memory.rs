@@ -411,3 +411,63 @@ async fn on_voice_the_trusted_speaker_is_the_peer() {
     }
     k.shutdown();
 }
+
+/// An injection with an explicit scene: `homebot chat --scene KEY` keeps and recalls
+/// there; `--scene-policy none` leaves nothing.
+#[tokio::test]
+async fn a_cli_injection_names_its_scene_or_opts_out() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = fake().await;
+    let run = |args: &[&str]| {
+        let mut c = homebot(ws, Some(&fake));
+        c.arg("chat").args(args);
+        c
+    };
+    let out = run(&[
+        "-m",
+        "记住：厨房里份量按三个人",
+        "--scene",
+        "Chan:Kitchen / Place:Stove",
+    ])
+    .output()
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let results = tool_results(fake.requests().last().unwrap());
+    assert!(
+        results[0].1.contains("chan:kitchen/place:stove"),
+        "{results:?}"
+    );
+    // recalled for that scene, whatever the words
+    let out = run(&["-m", "今晚吃什么", "--scene", "chan:kitchen/place:stove"])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        last_tail(&fake).contains("份量按三个人"),
+        "{}",
+        last_tail(&fake)
+    );
+    // opted out: no recall and no trace
+    run(&[
+        "-m",
+        "今晚吃什么",
+        "--scene",
+        "chan:kitchen/place:stove",
+        "--scene-policy",
+        "none",
+    ])
+    .output()
+    .await
+    .unwrap();
+    assert!(
+        !last_tail(&fake).contains("份量按三个人"),
+        "{}",
+        last_tail(&fake)
+    );
+    let out = homebot(ws, None).args(["memory"]).output().await.unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(listing.contains("chan:kitchen/place:stove"), "{listing}");
+}

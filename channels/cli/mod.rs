@@ -73,6 +73,10 @@ impl Outbound for Terminal {
 pub struct CliOptions {
     pub speaker: String,
     pub chat_id: String,
+    /// Explicit scene keys for every turn of this chat (`--scene`); empty: derived.
+    pub scenes: Vec<String>,
+    /// `--scene-policy`: `none` keeps these turns out of scene memory.
+    pub scene_policy: Option<crate::config::ScenePolicy>,
 }
 
 impl Default for CliOptions {
@@ -80,7 +84,19 @@ impl Default for CliOptions {
         Self {
             speaker: "owner".into(),
             chat_id: "local".into(),
+            scenes: Vec::new(),
+            scene_policy: None,
         }
+    }
+}
+
+impl CliOptions {
+    /// A turn of this chat, with its scene keys and policy.
+    pub fn turn(&self, text: &str) -> Turn {
+        let mut t = Turn::new(CHANNEL, &self.chat_id, &self.speaker, text);
+        t.scenes = self.scenes.clone();
+        t.scene_policy = self.scene_policy;
+        t
     }
 }
 
@@ -319,11 +335,7 @@ pub async fn one_shot(
     text: &str,
     ctrl_c: &mut Interrupts,
 ) -> Typed {
-    door.typed_turn(
-        Turn::new(CHANNEL, &opts.chat_id, &opts.speaker, text),
-        ctrl_c,
-    )
-    .await
+    door.typed_turn(opts.turn(text), ctrl_c).await
 }
 
 /// Interactive chat until Ctrl-D / `/quit`, or Ctrl-C at the prompt; during a turn the
