@@ -41,6 +41,9 @@ pub struct Agent {
     pub context: Arc<Context>,
 }
 
+/// Recorded turns whose messages are looked at before a knowledge snippet is sent again.
+const RECENT_FOR_SNIPPETS: usize = 8;
+
 /// What ends a reply cut at `agent.max_reply_chars`.
 pub const TRUNCATION_MARK: &str = "…（回答过长，已截断）";
 
@@ -178,7 +181,13 @@ impl Agent {
     ) -> Prepared {
         let mut sections: Vec<prompt::TailSection> = Vec::new();
         if let Some(m) = &ticket.mode {
-            sections.extend(self.knowledge.sections_for(&m.mode_id, user_text));
+            // the last few user messages as they were sent (replayed verbatim)
+            let recent: Vec<String> = ticket.history.with_range(
+                ticket.history.len().saturating_sub(RECENT_FOR_SNIPPETS),
+                |records, _| records.iter().filter_map(|r| r.prompt.clone()).collect(),
+            );
+            let recent: Vec<&str> = recent.iter().map(String::as_str).collect();
+            sections.extend(self.knowledge.sections_for(&m.mode_id, user_text, &recent));
         }
         sections.extend(self.memory.recall_section(turn, tail.now));
         sections.extend(extra.iter().cloned());

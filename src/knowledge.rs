@@ -111,7 +111,12 @@ impl Knowledge {
     /// The per-request blocks of `mode_id`'s context policy for the user's words:
     /// `[OBJECTIVE]` (its template, `{query}` filled in) and `[资料]` (the snippets of
     /// its knowledge within its budget), each only when there is something to say.
-    pub fn sections_for(&self, mode_id: &str, query: &str) -> Vec<TailSection> {
+    ///
+    /// Every user message is replayed as it was sent, snippets included, so a snippet
+    /// already in one of the `recent` messages is not sent again: the model still has
+    /// it, and a cooking session asking about the same dish all evening does not fill
+    /// its history with copies of one recipe.
+    pub fn sections_for(&self, mode_id: &str, query: &str, recent: &[&str]) -> Vec<TailSection> {
         let mut out = Vec::new();
         if let Some(o) = self.objectives.get(mode_id) {
             out.push(TailSection {
@@ -120,7 +125,12 @@ impl Knowledge {
             });
         }
         let budget = self.budgets.get(mode_id).copied().unwrap_or(0);
-        out.extend(tail_section(&self.retrieve(mode_id, query, budget)));
+        let mut snippets = self.retrieve(mode_id, query, budget);
+        snippets.retain(|s| {
+            let shown = crate::prompt::defang(s.text.trim());
+            !recent.iter().any(|m| m.contains(&shown))
+        });
+        out.extend(tail_section(&snippets));
         out
     }
 
@@ -519,6 +529,22 @@ mod tests {
     }
 
     #[test]
+    fn a_snippet_already_in_a_recent_message_is_not_sent_again() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("汤.md"), "炖汤要小火慢炖两小时。").unwrap();
+        let mut k = knowledge(d.path());
+        k.budgets.insert("cooking".into(), 400);
+        let first = k.sections_for("cooking", "炖汤要多久", &[]);
+        assert_eq!(first.len(), 1);
+        let sent = format!("[资料]\n{}\n[/资料]\n\n炖汤要多久", first[0].body);
+        assert!(k.sections_for("cooking", "炖汤要多久", &[&sent]).is_empty());
+        assert_eq!(
+            k.sections_for("cooking", "炖汤要多久", &["别的话"]).len(),
+            1
+        );
+    }
+
+    #[test]
     fn a_snippet_cannot_close_its_block() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -538,13 +564,13 @@ mod tests {
         let mut k = knowledge(d.path());
         k.objectives
             .insert("cooking".into(), "把这件事办好：{query}".into());
-        let s = k.sections_for("cooking", " 炖汤 ");
+        let s = k.sections_for("cooking", " 炖汤 ", &[]);
         assert_eq!(s.len(), 1);
         assert_eq!(
             (s[0].label.as_str(), s[0].body.as_str()),
             ("OBJECTIVE", "把这件事办好：炖汤")
         );
-        assert!(k.sections_for("homework", "炖汤").is_empty());
+        assert!(k.sections_for("homework", "炖汤", &[]).is_empty());
     }
 
     #[test]
