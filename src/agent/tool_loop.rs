@@ -1,0 +1,187 @@
+//! The tool loop of a turn: request, run the tool calls asked for (within the per-response
+//! and per-turn caps), request again — until the model answers in words, asks the user a
+//! question, or the round cap is reached.
+
+use super::{Agent, AgentOutcome, Prepared};
+use crate::provider::{ChatRequest, Message};
+use crate::tools;
+use tracing::{debug, warn};
+
+impl Agent {
+    /// The tool loop: request, run the tool calls asked for, request again — until the
+    /// model answers in words or `max_tool_rounds` is reached. `prepared.messages` grows
+    /// with every assistant message and tool result of the turn.
+    pub async fn tool_loop(&self, prepared: &mut Prepared) -> AgentOutcome {
+        self.tool_loop_capped(prepared, self.max_tool_rounds).await
+    }
+
+    /// [`Agent::tool_loop`] with another round cap (a strategy preset's). It also stops
+    /// after a response whose calls asked the user a question (`ask_user_choice`): the
+    /// reply is then empty and `prepared.env.choice` holds the question.
+    pub async fn tool_loop_capped(&self, prepared: &mut Prepared, max_rounds: u32) -> AgentOutcome {
+        if let Some(refused) = prepared.refused.take() {
+            return refused;
+        }
+        let Prepared {
+            messages,
+            env,
+            meta,
+            counted,
+            tokens,
+            ..
+        } = prepared;
+        let mut sent_upto = messages.len();
+        let per_response = self.tool_limits.max_calls_per_response;
+        let per_turn = self.tool_limits.max_calls_per_turn;
+        let mut calls_run = 0usize;
+        let mut round = 0;
+        loop {
+            // what this turn's rounds added counts against the window too
+            for m in &messages[sent_upto..] {
+                let text = match m {
+                    Message::Assistant {
+                        content,
+                        tool_calls,
+                        ..
+                    } => {
+                        let mut t = content.clone().unwrap_or_default();
+                        for c in tool_calls {
+                            t.push_str(&c.name);
+                            t.push_str(&c.arguments);
+                        }
+                        t
+                    }
+                    Message::Tool { content, .. }
+                    | Message::User { content }
+                    | Message::System { content } => content.clone(),
+                };
+                *tokens = tokens.saturating_add(
+                    self.context.calibration.count(&text) + crate::context::tokens::PER_MESSAGE,
+                );
+            }
+            sent_upto = messages.len();
+            if *tokens > self.context.input {
+                warn!(
+                    tokens = *tokens,
+                    input = self.context.input,
+                    "tool results would pass the context window; turn stopped"
+                );
+                return AgentOutcome {
+                    reply: "抱歉，这一轮工具返回的内容太多，超出了模型的上下文窗口，先停下来了。可以问得更具体一些再试。".into(),
+                    error: Some(format!(
+                        "the tool rounds grew the request to {} tokens, over the input budget of {}",
+                        *tokens, self.context.input
+                    )),
+                };
+            }
+            let req = ChatRequest {
+                messages,
+                tools: &self.tools,
+            };
+            let resp = match self.provider.complete(&req, meta).await {
+                Ok(r) => {
+                    if round == 0 {
+                        self.context
+                            .calibration
+                            .observe(*counted, r.usage.prompt_tokens);
+                    }
+                    r
+                }
+                Err(e) => {
+                    return AgentOutcome {
+                        reply: e.user_message(),
+                        error: Some(e.to_string()),
+                    }
+                }
+            };
+            if resp.tool_calls.is_empty() {
+                let text = resp.content.unwrap_or_default().trim().to_string();
+                if text.is_empty() {
+                    return AgentOutcome {
+                        reply: "抱歉，模型这次没有给出回答，请再说一次。".into(),
+                        error: Some("the model returned an empty answer".into()),
+                    };
+                }
+                return AgentOutcome {
+                    reply: text,
+                    error: None,
+                };
+            }
+            if round >= max_rounds {
+                warn!(rounds = round, "tool round limit reached");
+                let partial = resp.content.unwrap_or_default();
+                let mut reply = String::new();
+                if !partial.trim().is_empty() {
+                    reply.push_str(partial.trim());
+                    reply.push_str("\n\n");
+                }
+                reply.push_str(&format!(
+                    "（抱歉，这件事我调用工具超过了 {} 次还没办完，先停下来了。可以换个说法再试。）",
+                    max_rounds
+                ));
+                return AgentOutcome {
+                    reply,
+                    error: Some(format!("tool round limit ({}) reached", max_rounds)),
+                };
+            }
+            round += 1;
+            messages.push(Message::Assistant {
+                content: resp.content.clone(),
+                tool_calls: resp.tool_calls.clone(),
+                reasoning_content: resp.reasoning_content.clone(),
+            });
+            let cut_off = resp.finish_reason.as_deref() == Some("length");
+            let asked = resp.tool_calls.len();
+            if asked > per_response {
+                warn!(
+                    asked,
+                    limit = per_response,
+                    "too many tool calls in one response; the rest are not run"
+                );
+            }
+            for (i, call) in resp.tool_calls.iter().enumerate() {
+                if cut_off {
+                    // the arguments were cut at the output limit: running them would act
+                    // on half a file; tell the model instead
+                    messages.push(Message::Tool {
+                        tool_call_id: call.id.clone(),
+                        content: "error: this call was cut off by the output limit (finish_reason=length) and was not run; use shorter arguments, e.g. split a long file into parts".into(),
+                    });
+                    continue;
+                }
+                // the first refused call explains; the rest stay short, there may be thousands
+                let refusal = if i == per_response {
+                    Some(format!("error: not run: at most {per_response} tool calls of one response are run and this response asked for {asked}; ask again for what is still needed, fewer at a time"))
+                } else if i > per_response {
+                    Some(format!(
+                        "error: not run (over {per_response} calls per response)"
+                    ))
+                } else if calls_run >= per_turn {
+                    Some(format!("error: not run: this turn has already run {per_turn} tool calls, the limit per message; answer the user with what you have"))
+                } else {
+                    None
+                };
+                if let Some(content) = refusal {
+                    messages.push(Message::Tool {
+                        tool_call_id: call.id.clone(),
+                        content,
+                    });
+                    continue;
+                }
+                calls_run += 1;
+                let result = tools::execute(env, call).await;
+                debug!(tool = %call.name, error = result.is_error, "tool call");
+                messages.push(Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: result.content,
+                });
+            }
+            if env.choice.is_set() {
+                return AgentOutcome {
+                    reply: String::new(),
+                    error: None,
+                };
+            }
+        }
+    }
+}
