@@ -340,11 +340,24 @@ async fn main() -> anyhow::Result<()> {
             let ws = Workspace::open(&root)?;
             let mut cfg = Config::load_or_init(ws.root())?;
             // the environment overrides as the gateway would apply them
-            if let Err(e) = cfg.apply_env(&homebot::config::EnvOverrides::from_env()) {
+            let env = homebot::config::EnvOverrides::from_env();
+            if let Err(e) = cfg.apply_env(&env) {
                 eprintln!("error: {e}");
                 std::process::exit(1);
             }
             let reg = ModeRegistry::load(&skill_search_path(&ws, &cfg), skills::PLUGINS);
+            // the context window as start-up would work it out (HOMEBOT_CONTEXT_WINDOW,
+            // the model's entry, provider.max_tokens)
+            match homebot::context::Context::from_config(&cfg, &env, &[], &reg) {
+                Ok(c) => println!(
+                    "context: window {} tokens, input budget {} tokens",
+                    c.window, c.input
+                ),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    std::process::exit(1);
+                }
+            }
             // problems first, and `ok` only when there are none
             for i in reg.issues() {
                 eprintln!("error: {i}");

@@ -200,3 +200,25 @@ async fn config_check_applies_the_environment_as_the_gateway_would() {
     assert!(err.contains("qq.listen"), "{err}");
     assert!(!stdout(&o).contains("config: ok"), "{o:?}");
 }
+
+#[tokio::test]
+async fn config_check_works_out_the_context_window_as_start_up_does() {
+    let dir = workspace();
+    let o = homebot(dir.path(), None)
+        .args(["config", "check"])
+        .env("HOMEBOT_CONTEXT_WINDOW", "lots")
+        .output()
+        .await
+        .unwrap();
+    assert!(!o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("HOMEBOT_CONTEXT_WINDOW"), "{err}");
+    let o = homebot(dir.path(), None)
+        .args(["config", "check"])
+        .env("HOMEBOT_CONTEXT_WINDOW", "32768")
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("context: window 32768 tokens"), "{o:?}");
+}
