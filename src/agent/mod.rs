@@ -97,48 +97,6 @@ pub fn tools_called(messages: &[Message]) -> Vec<String> {
 }
 
 impl Agent {
-    /// One turn, to its reply (at most `max_reply_chars` characters).
-    pub async fn run(
-        &self,
-        ticket: &TurnTicket,
-        tail: &TailInfo<'_>,
-        profile: Option<&str>,
-        user_text: &str,
-        turn: &crate::turn::Turn,
-        modes: &ModesHandle,
-    ) -> AgentOutcome {
-        let mut outcome = self
-            .run_uncapped(ticket, tail, profile, user_text, turn, modes)
-            .await;
-        let chars = outcome.reply.chars().count();
-        if chars > self.max_reply_chars {
-            warn!(
-                chars,
-                limit = self.max_reply_chars,
-                "reply cut at agent.max_reply_chars"
-            );
-            outcome.reply = cap_reply(outcome.reply, self.max_reply_chars);
-        }
-        outcome
-    }
-
-    async fn run_uncapped(
-        &self,
-        ticket: &TurnTicket,
-        tail: &TailInfo<'_>,
-        profile: Option<&str>,
-        user_text: &str,
-        turn: &crate::turn::Turn,
-        modes: &ModesHandle,
-    ) -> AgentOutcome {
-        let mut prepared = self.prepare(ticket, tail, profile, user_text, turn, modes);
-        let outcome = self.tool_loop(&mut prepared).await;
-        if outcome.error.is_none() {
-            self.observe_turn(turn, tail.now, tools_called(&prepared.messages));
-        }
-        outcome
-    }
-
     /// Tell scene memory that this turn's situation occurred, with the tools it called
     /// (once per turn, whatever the strategy). Handed to the memory thread: the reply
     /// never waits for it, nor fails with it.
@@ -153,23 +111,11 @@ impl Agent {
     }
 
     /// Everything a turn's requests are made of: the first request's messages, the tool
-    /// environment and who the calls are for.
-    pub fn prepare(
-        &self,
-        ticket: &TurnTicket,
-        tail: &TailInfo<'_>,
-        profile: Option<&str>,
-        user_text: &str,
-        turn: &crate::turn::Turn,
-        modes: &ModesHandle,
-    ) -> Prepared {
-        self.prepare_with(ticket, tail, profile, user_text, turn, modes, &[])
-    }
-
-    /// [`Agent::prepare`] with `extra` sections (a strategy's) at the end of the dynamic
-    /// tail, before the user's words: counted in the budget and recorded as sent.
+    /// environment and who the calls are for. `extra` sections (a strategy's) go at the
+    /// end of the dynamic tail, before the user's words: counted in the budget and
+    /// recorded as sent.
     #[allow(clippy::too_many_arguments)]
-    pub fn prepare_with(
+    pub fn prepare(
         &self,
         ticket: &TurnTicket,
         tail: &TailInfo<'_>,

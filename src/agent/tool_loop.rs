@@ -9,16 +9,12 @@ use tracing::{debug, warn};
 
 impl Agent {
     /// The tool loop: request, run the tool calls asked for, request again — until the
-    /// model answers in words or `max_tool_rounds` is reached. `prepared.messages` grows
-    /// with every assistant message and tool result of the turn.
-    pub async fn tool_loop(&self, prepared: &mut Prepared) -> AgentOutcome {
-        self.tool_loop_capped(prepared, self.max_tool_rounds).await
-    }
-
-    /// [`Agent::tool_loop`] with another round cap (a strategy preset's). It also stops
-    /// after a response whose calls asked the user a question (`ask_user_choice`): the
-    /// reply is then empty and `prepared.env.choice` holds the question.
-    pub async fn tool_loop_capped(&self, prepared: &mut Prepared, max_rounds: u32) -> AgentOutcome {
+    /// model answers in words or `max_rounds` (`agent.max_tool_rounds`, or a strategy
+    /// preset's) is reached. `prepared.messages` grows with every assistant message and
+    /// tool result of the turn. It also stops after a response whose calls asked the
+    /// user a question (`ask_user_choice`): the reply is then empty and
+    /// `prepared.env.choice` holds the question.
+    pub async fn tool_loop(&self, prepared: &mut Prepared, max_rounds: u32) -> AgentOutcome {
         if let Some(refused) = prepared.refused.take() {
             return refused;
         }

@@ -1,6 +1,6 @@
-//! One turn through the strategy in force. The kernel calls [`run`] instead of
-//! `Agent::run`; every flow builds its requests with `Agent::prepare` and runs tools with
-//! `Agent::tool_loop_capped`, so Build is exactly today's loop.
+//! One turn through the strategy in force: the kernel calls [`run`] for every turn; every
+//! flow builds its requests with `Agent::prepare` and runs tools with `Agent::tool_loop`,
+//! so Build is the plain tool loop.
 //!
 //! Order of checks: an open `ask_user_choice` question in this chat (its answer is
 //! replayed as the call's result, `User selected: …`); then a plan or spec waiting for
@@ -92,7 +92,7 @@ impl Ctx<'_> {
     }
     /// The turn's first request, with `sections` put in the dynamic tail.
     pub(super) fn prepare(&self, sections: &[TailSection]) -> Prepared {
-        self.agent.prepare_with(
+        self.agent.prepare(
             self.ticket,
             self.tail,
             self.profile,
@@ -104,7 +104,7 @@ impl Ctx<'_> {
     }
     /// The agent's tool loop at this turn's round cap, remembering the tools it called.
     pub(super) async fn tool_loop(&self, p: &mut Prepared) -> AgentOutcome {
-        let o = self.agent.tool_loop_capped(p, self.rounds).await;
+        let o = self.agent.tool_loop(p, self.rounds).await;
         self.called
             .lock()
             .expect("never poisoned")
