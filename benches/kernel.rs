@@ -250,13 +250,58 @@ async fn long_session(turns: usize, window: u32) -> (Duration, Duration, u64, us
     (early, late, compactions, through)
 }
 
-/// The prefix-cache hit ratio (cached ÷ prompt bytes of the turn requests, as the
-/// loopback server computes it) of a scripted session: a mode session of `turns` turns
-/// by three speakers on two channels, or one normal chat of `turns` turns.
-async fn cache_ratio(mode: bool, turns: usize) -> (f64, u64) {
+/// What a scripted session cost, as the loopback server billed it (tokens = bytes / 4).
+struct Bill {
+    requests: u64,
+    /// cached ÷ prompt over the turn requests.
+    ratio: f64,
+    /// Σ prompt tokens of the turn requests.
+    prompt: u64,
+    /// Σ (prompt − cached): what the turns paid uncached.
+    uncached: u64,
+    /// The last request's replayed history ÷ the dialogue it replays (conservative
+    /// counts: each message's text plus the template's 4 tokens, over the user's words
+    /// and the replies alone).
+    history_per_dialogue: f64,
+    compactions: u64,
+    /// `homebot stats` over the session's audit records.
+    stats: String,
+}
+
+/// The replayed history of one request body ÷ the dialogue it holds: each replayed user
+/// message against its words (after the speaker tag), each reply against itself.
+fn history_per_dialogue(body: &[u8]) -> f64 {
+    use homebot::context::tokens::{conservative_count, PER_MESSAGE};
+    let v: serde_json::Value = serde_json::from_slice(body).expect("a JSON request");
+    let msgs = v["messages"].as_array().cloned().unwrap_or_default();
+    let (mut sent, mut said) = (0u64, 0u64);
+    for m in msgs.iter().skip(1).take(msgs.len().saturating_sub(2)) {
+        let c = m["content"].as_str().unwrap_or_default();
+        if c.starts_with("[之前的对话摘要]") || c.starts_with("好的，我记得之前的内容")
+        {
+            continue; // the checkpoint pair is not dialogue replayed per turn
+        }
+        sent += u64::from(conservative_count(c) + PER_MESSAGE);
+        let words = match m["role"].as_str() {
+            Some("user") => c.split_once('：').map_or(c, |(_, w)| w),
+            _ => c,
+        };
+        said += u64::from(conservative_count(words));
+    }
+    if said == 0 {
+        0.0
+    } else {
+        sent as f64 / said as f64
+    }
+}
+
+/// A scripted session over loopback HTTP: a mode session of `turns` turns by three
+/// speakers on two channels, or one normal chat of `turns` turns; `window` tokens of
+/// context; `ask` gives turn `i`'s words.
+async fn session_bill(mode: bool, turns: usize, window: u32, ask: fn(usize) -> String) -> Bill {
     let dir = tempfile::tempdir().unwrap();
     let (url, seen) = loopback_llm().await;
-    let k = http_kernel(dir.path(), &url, 65_536, "normal_history_turns = 20");
+    let k = http_kernel(dir.path(), &url, window, "normal_history_turns = 20");
     if mode {
         k.command("/mode enter cooking").await;
     }
@@ -271,18 +316,39 @@ async fn cache_ratio(mode: bool, turns: usize) -> (f64, u64) {
         } else {
             ("qq", "private:10001", "mom")
         };
-        let r = k
-            .handle_turn(Turn::new(
-                ch,
-                chat,
-                who,
-                format!("第{i}个问题：番茄炒蛋先放什么？"),
-            ))
-            .await;
+        let r = k.handle_turn(Turn::new(ch, chat, who, ask(i))).await;
         assert!(r.error.is_none(), "{r:?}");
     }
+    k.shutdown_gracefully(Duration::from_secs(10)).await;
+    let ws = homebot::workspace::Workspace::open(&dir.path().canonicalize().unwrap()).unwrap();
+    let audit = homebot::audit::load(&ws, None).unwrap();
+    let stats = homebot::audit::stats::render(&homebot::audit::stats::compute(&audit.records));
     let s = seen.lock().unwrap();
-    (s.ratio(), s.turns)
+    Bill {
+        requests: s.turns,
+        ratio: s.ratio(),
+        prompt: s.prompt_bytes / 4,
+        uncached: (s.prompt_bytes - s.cached_bytes) / 4,
+        history_per_dialogue: history_per_dialogue(&s.prev),
+        compactions: s.compactions,
+        stats,
+    }
+}
+
+/// Questions of a cooking evening, several of which the cooking skill's knowledge
+/// answers (so the tail carries `[资料]` snippets).
+fn cooking_question(i: usize) -> String {
+    const Q: [&str; 8] = [
+        "番茄炒蛋三个人要几个鸡蛋？",
+        "红烧肉炒糖色用什么火？",
+        "油温五六成热大概多少度？",
+        "青椒肉丝的肉要腌多久？",
+        "剩菜放冰箱能放几天？",
+        "蛋液打好了，下一步呢？",
+        "四季豆要炒多久才熟透？",
+        "好了，盐放多少合适？",
+    ];
+    format!("{}（第{i}轮）", Q[i % Q.len()])
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -330,18 +396,56 @@ async fn main() {
         through
     );
 
-    println!("\nprefix-cache hit ratio (cached ÷ prompt bytes of consecutive turn requests)");
-    let (mode_ratio, mode_turns) = cache_ratio(true, 30).await;
     println!(
-        "  mode session, 3 speakers, 2 channels: {:>5.1} % over {mode_turns} requests",
-        mode_ratio * 100.0
+        "\nthe bill of scripted sessions over loopback HTTP (tokens = request bytes / 4; cached = the byte prefix shared with the previous turn request)"
+    );
+    println!(
+        "{:<42} {:>8} {:>7} {:>12} {:>14} {:>12} {:>11}",
+        "session", "requests", "hit", "prompt", "uncached/turn", "hist/dialog", "compactions"
     );
     let normal_turns = if full { 60 } else { 25 };
-    let (normal_ratio, n) = cache_ratio(false, normal_turns).await;
-    println!(
-        "  normal chat (trim at 20 turns):        {:>5.1} % over {n} requests",
-        normal_ratio * 100.0
-    );
+    let cooking_turns = if full { 90 } else { 30 };
+    let runs: [(&str, bool, usize, u32, fn(usize) -> String); 3] = [
+        (
+            "mode session, 3 speakers, 2 channels",
+            true,
+            30,
+            65_536,
+            |i| format!("第{i}个问题：番茄炒蛋先放什么？"),
+        ),
+        (
+            "normal chat (trim at 20 turns)",
+            false,
+            normal_turns,
+            65_536,
+            |i| format!("第{i}个问题：番茄炒蛋先放什么？"),
+        ),
+        (
+            "cooking, knowledge questions, window 9400",
+            true,
+            cooking_turns,
+            9_400,
+            cooking_question,
+        ),
+    ];
+    let mut first_stats = None;
+    for (name, mode, turns, window, ask) in runs {
+        let b = session_bill(mode, turns, window, ask).await;
+        println!(
+            "{:<42} {:>8} {:>6.1}% {:>12} {:>14.0} {:>12.2} {:>11}",
+            name,
+            b.requests,
+            b.ratio * 100.0,
+            b.prompt,
+            b.uncached as f64 / b.requests.max(1) as f64,
+            b.history_per_dialogue,
+            b.compactions
+        );
+        first_stats.get_or_insert(b.stats);
+    }
+    if let Some(s) = first_stats {
+        println!("\n`homebot stats` over the 30-turn mode session:\n{s}");
+    }
     match peak_rss_kib() {
         Some(k) => println!("\npeak RSS: {:.1} MiB", k as f64 / 1024.0),
         None => println!("\npeak RSS: unavailable"),

@@ -136,7 +136,7 @@ mod tests {
             user: "u".into(),
             assistant: "a".into(),
             error: None,
-            prompt: None,
+            speaker_name: None,
         };
         chats.append(r).0.unwrap();
         let mut fresh = ChatHistories::new(d.path());

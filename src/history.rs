@@ -25,27 +25,41 @@ pub struct Record {
     /// Present only when the turn failed (provider down, timeout, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The user message exactly as it was sent to the model (the `[上下文]` block, any
-    /// per-request sections, then `user`), replayed byte for byte in later requests so
-    /// each request extends the previous one. Records written before it existed lack it
-    /// and are replayed by [`Record::replayed_user`]'s deterministic rendering.
+    /// The speaker's name, when the household's member list named them at the time
+    /// ("妈妈"): the tag the turn is replayed with. Absent: the tag is `speaker_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
+    pub speaker_name: Option<String>,
+}
+
+/// The longest speaker tag replayed (an id a peer chose is hostile).
+const MAX_TAG_CHARS: usize = 40;
+
+/// A user's turn as every request shows it: the speaker tag, a full-width colon, the
+/// words ("妈妈：少放盐"). The current message starts with exactly these bytes and adds
+/// its per-request blocks after them; a later request replays only these bytes. The tag
+/// is cut to 40 characters, with line breaks and full-width colons made spaces, so it
+/// stays one short tag whatever an id holds.
+pub fn said(speaker: &str, user: &str) -> String {
+    let tag: String = speaker
+        .chars()
+        .take(MAX_TAG_CHARS)
+        .map(|c| if c == '：' || c.is_control() { ' ' } else { c })
+        .collect();
+    let tag = tag.trim();
+    let tag = if tag.is_empty() { "?" } else { tag };
+    format!("{tag}：{user}")
 }
 
 impl Record {
-    /// The user message this record replays as: the stored `prompt`, or — for a record
-    /// without one — a `[上下文]` block rendered from the record's own fields (time,
-    /// channel, chat, speaker), so it is the same bytes in every request and still says
-    /// who spoke where.
-    pub fn replayed_user(&self) -> std::borrow::Cow<'_, str> {
-        match &self.prompt {
-            Some(p) => std::borrow::Cow::Borrowed(p),
-            None => std::borrow::Cow::Owned(format!(
-                "[上下文]\n时间: {}\n频道: {} · 会话: {}\n说话人: {}\n[/上下文]\n\n{}",
-                self.timestamp, self.channel, self.chat_id, self.speaker_id, self.user
-            )),
-        }
+    /// The user message this record replays as: [`said`] of its speaker tag and words,
+    /// the same bytes the turn's own request started with. Records of earlier versions
+    /// (which replayed the whole `[上下文]` block; their `prompt` key is ignored now)
+    /// replay the same way from their fields.
+    pub fn replayed_user(&self) -> String {
+        said(
+            self.speaker_name.as_deref().unwrap_or(&self.speaker_id),
+            &self.user,
+        )
     }
 }
 
@@ -249,7 +263,7 @@ mod tests {
             user: format!("q{n}"),
             assistant: format!("a{n}"),
             error: None,
-            prompt: None,
+            speaker_name: None,
         }
     }
 
@@ -322,23 +336,25 @@ mod tests {
     }
 
     #[test]
-    fn old_records_replay_deterministically_and_new_ones_as_sent() {
+    fn a_record_replays_as_its_speaker_tag_and_words() {
         let r = rec(1);
-        let once = r.replayed_user().into_owned();
-        assert_eq!(once, r.clone().replayed_user());
-        assert_eq!(
-            once,
-            "[上下文]\n时间: 2026-10-22T20:05:00+08:00\n频道: cli · 会话: local\n说话人: mom\n[/上下文]\n\nq1"
-        );
-        // a line without `prompt` parses (the format of earlier versions)
-        let line = serde_json::to_string(&r).unwrap();
-        assert!(!line.contains("prompt"));
-        let back: Record = serde_json::from_str(&line).unwrap();
-        assert_eq!(back, r);
-        let sent = Record {
-            prompt: Some("[上下文]\n…\n[/上下文]\n\nq1".into()),
-            ..r
+        assert_eq!(r.replayed_user(), "mom：q1");
+        let named = Record {
+            speaker_name: Some("妈妈".into()),
+            ..r.clone()
         };
-        assert_eq!(sent.replayed_user(), "[上下文]\n…\n[/上下文]\n\nq1");
+        assert_eq!(named.replayed_user(), "妈妈：q1");
+        // a line of an earlier version, with the whole message it sent, parses and
+        // replays lean from its fields
+        let old = r#"{"timestamp":"2026-10-22T20:05:00+08:00","channel":"cli","chat_id":"local","speaker_id":"mom","user":"q1","assistant":"a1","prompt":"[上下文]\n…\n[/上下文]\n\nq1"}"#;
+        let back: Record = serde_json::from_str(old).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.replayed_user(), "mom：q1");
+        // a hostile id stays one short tag on one line
+        let long = format!("a\nb：{}", "x".repeat(100));
+        let s = said(&long, "hi");
+        assert!(s.starts_with("a b "), "{s}");
+        assert_eq!(s.chars().count(), 40 + "：hi".chars().count());
+        assert_eq!(said(" \n ", "hi"), "?：hi");
     }
 }

@@ -173,7 +173,10 @@ async fn a_long_mode_session_is_compacted_and_always_fits_the_window() {
             let (sa, bm) = (stable_part(a), b["messages"].as_array().unwrap());
             assert_eq!(bm.len(), sa.len() + 3, "pair {i}: not append-only");
             assert_eq!(&bm[..sa.len()], &sa[..], "pair {i}: prefix changed");
-            assert_eq!(bm[sa.len()], a["messages"].as_array().unwrap()[sa.len()]);
+            // the previous message is replayed as the bytes it began with (its words)
+            let sent = a["messages"][sa.len()]["content"].as_str().unwrap();
+            let replayed = bm[sa.len()]["content"].as_str().unwrap();
+            assert!(sent.starts_with(replayed) && sent.len() > replayed.len());
             if has_checkpoint(a).is_some() {
                 stable_pairs_after_checkpoint += 1;
             }
@@ -305,21 +308,22 @@ async fn a_normal_chat_is_trimmed_in_chunks_so_prefixes_hold_between_trims() {
     }
     // 24 turns with a limit of 6, trimmed by 3 at a time: a break every 3rd turn at most
     assert!((5..=7).contains(&breaks), "{breaks} prefix breaks");
-    // every replayed user message is the one sent then, [上下文] included
+    // every replayed user message is its speaker tag and words, nothing of its tail
     let last = reqs.last().unwrap()["messages"].as_array().unwrap();
     assert!(last[1]["content"]
         .as_str()
         .unwrap()
-        .starts_with("[上下文]\n"));
+        .starts_with("mom：问题"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn records_without_a_stored_prompt_replay_deterministically() {
+async fn records_of_earlier_versions_replay_lean_from_their_fields() {
     let ws = workspace();
     let f = fake(false).await;
-    // two records in the format of earlier versions: no `prompt`
+    // records in the formats of earlier versions: no `prompt`, and one with the whole
+    // message it sent (`prompt`, [上下文] and all): both replay as speaker tag and words
     let old = r#"{"timestamp":"2026-10-22T20:05:00+08:00","channel":"qq","chat_id":"private:10001","speaker_id":"mom","user":"番茄要放几个？","assistant":"两个。"}
-{"timestamp":"2026-10-22T20:06:00+08:00","channel":"qq","chat_id":"private:10001","speaker_id":"dad","user":"鸡蛋呢？","assistant":"三个。"}
+{"timestamp":"2026-10-22T20:06:00+08:00","channel":"qq","chat_id":"private:10001","speaker_id":"dad","user":"鸡蛋呢？","assistant":"三个。","prompt":"[上下文]\n说话人: dad\n[/上下文]\n\n鸡蛋呢？"}
 "#;
     let path = chat_file(ws.path(), "qq", "private:10001");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -334,14 +338,14 @@ async fn records_without_a_stored_prompt_replay_deterministically() {
     let reqs = turns(&f);
     let (a, b) = (&reqs[0]["messages"], &reqs[1]["messages"]);
     assert_eq!(a[1], b[1]);
-    assert_eq!(
-        a[1]["content"],
-        "[上下文]\n时间: 2026-10-22T20:05:00+08:00\n频道: qq · 会话: private:10001\n说话人: mom\n[/上下文]\n\n番茄要放几个？"
-    );
-    assert!(a[3]["content"].as_str().unwrap().contains("说话人: dad"));
-    // the previous request is a byte prefix of the next
+    assert_eq!(a[1]["content"], "mom：番茄要放几个？");
+    assert_eq!(a[3]["content"], "dad：鸡蛋呢？");
+    // the previous request is a byte prefix of the next up to the previous user's words
     let sa = stable_part(&reqs[0]);
     assert_eq!(b.as_array().unwrap()[..sa.len()], sa[..]);
+    assert_eq!(b[sa.len()]["content"], "mom：葱要吗？");
+    let sent = a[sa.len()]["content"].as_str().unwrap();
+    assert!(sent.starts_with("mom：葱要吗？\n\n[上下文]\n"), "{sent}");
     // and the file's old lines are untouched
     assert!(std::fs::read_to_string(&path).unwrap().starts_with(old));
 }

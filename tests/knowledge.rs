@@ -109,18 +109,41 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
     );
     assert!(tail.contains("basics/家常菜.md"), "{tail}");
     assert!(tail.contains("炒糖色"), "{tail}");
-    // the sections come after the context block and before the user's words: the
-    // mode's objective first, then the snippets
+    // the message starts with the speaker tag and the user's words; the sections come
+    // after them and the context block: the mode's objective first, then the snippets
+    assert!(
+        tail.starts_with("mom：红烧肉怎么做？炒糖色要注意什么\n\n[上下文]\n"),
+        "{tail}"
+    );
     assert!(tail.find("[/上下文]").unwrap() < tail.find("[OBJECTIVE]").unwrap());
     assert!(tail.find("[/OBJECTIVE]").unwrap() < tail.find("[资料]").unwrap());
     assert!(tail.contains("[OBJECTIVE]\n带家里人把这顿饭安全"), "{tail}");
-    assert!(tail.ends_with("红烧肉怎么做？炒糖色要注意什么"), "{tail}");
+    assert!(tail.ends_with("[/资料]"), "{tail}");
     // homework's knowledge: never in a cooking request, and closed to the tools
     let whole = serde_json::to_string(cooking).unwrap();
     assert!(!whole.contains("每斤二十元"), "{whole}");
     assert!(system_of(cooking).contains("[KNOWLEDGE: basics]"));
     assert!(!system_of(cooking).contains("homework/notes"));
     let read = turn(&k, "读作业资料").await;
+    // the snippet was sent in its own turn only: the next request replays that turn as
+    // its speaker tag and words
+    let next = turn_requests(&fake).into_iter().last().unwrap();
+    let msgs = next["messages"].as_array().unwrap();
+    let replayed: Vec<&str> = msgs[1..msgs.len() - 1]
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        replayed.contains(&"mom：红烧肉怎么做？炒糖色要注意什么"),
+        "{replayed:?}"
+    );
+    assert!(
+        !serde_json::to_string(&msgs[1..msgs.len() - 1])
+            .unwrap()
+            .contains("[资料]"),
+        "a snippet replayed in a later request"
+    );
     assert!(
         read.text.contains("TOOL:error") && read.text.contains("\"homework\" mode"),
         "{}",

@@ -118,13 +118,13 @@ async fn a_memory_kept_in_a_group_is_recalled_there_a_week_later_and_nowhere_els
         tail.contains("[#1] 在这个群里回答要简短，不超过三句话"),
         "{tail}"
     );
-    // after the context block, before the user's words
+    // after the user's words and the context block
     let (ctx, words) = (
         tail.find("[/上下文]").unwrap(),
         tail.find("周末去哪里玩比较好").unwrap(),
     );
     let mem = tail.find("[场景记忆]").unwrap();
-    assert!(ctx < mem && mem < words, "{tail}");
+    assert!(words < ctx && ctx < mem, "{tail}");
     let req = turn_requests(&fake).pop().unwrap();
     assert!(!system_of(&req).contains("简短，不超过三句话"));
 

@@ -119,13 +119,9 @@ async fn cooking_session_across_speakers_and_chats() {
         assert_eq!(line["speaker_id"], sp);
         assert_eq!(line["user"], user);
         assert!(is_rfc3339_shanghai(&line["timestamp"]));
-        // the seed's six keys, plus the user message as it was sent (replayed verbatim)
-        assert_eq!(line.as_object().unwrap().len(), 7, "{line}");
-        let sent = line["prompt"].as_str().unwrap();
-        assert!(
-            sent.starts_with("[上下文]\n") && sent.ends_with(user),
-            "{sent}"
-        );
+        // the seed's six keys: a turn is replayed from them (speaker tag and words), so
+        // nothing of the request's tail is stored
+        assert_eq!(line.as_object().unwrap().len(), 6, "{line}");
     }
     assert_eq!(lines[1]["assistant"], "好的：番茄要放几个？");
 
@@ -164,6 +160,12 @@ async fn cooking_session_across_speakers_and_chats() {
         for i in 0..stable {
             assert_eq!(am[i].to_string(), bm[i].to_string(), "message {i} changed");
         }
+        // the previous turn's message is replayed as the bytes it started with: the
+        // request is a byte prefix of the next up to the previous user's words
+        let sent = am[stable]["content"].as_str().unwrap();
+        let replayed = bm[stable]["content"].as_str().unwrap();
+        assert!(sent.starts_with(replayed), "{replayed:?} / {sent:?}");
+        assert!(sent.len() > replayed.len() && !replayed.contains("[上下文]"));
     }
     for r in in_mode {
         let msgs = r["messages"].as_array().unwrap();
@@ -180,17 +182,23 @@ async fn cooking_session_across_speakers_and_chats() {
             !sys.contains(&date.to_string()),
             "no date in the system prompt"
         );
-        // history user messages are replayed exactly as they were sent ([上下文] and
-        // all), so each request extends the previous one (issue 11, item 10)
+        // earlier turns are replayed as speaker tag and words, nothing of their tail
+        // (issue 17: a lean history that keeps the prefix)
         for m in msgs[1..msgs.len() - 1]
             .iter()
             .filter(|m| m["role"] == "user")
         {
             let c = m["content"].as_str().unwrap();
-            assert!(c.starts_with("[上下文]\n"), "replayed as sent: {c}");
+            assert!(
+                (c.starts_with("mom：") || c.starts_with("dad：")) && !c.contains("[上下文]"),
+                "replayed lean: {c}"
+            );
         }
         let last = msgs.last().unwrap()["content"].as_str().unwrap();
-        assert!(last.starts_with("[上下文]\n时间: "), "{last}");
+        assert!(
+            last.contains("：") && last.contains("\n\n[上下文]\n时间: "),
+            "{last}"
+        );
         assert!(last.contains("说话人: "), "{last}");
         assert!(last.contains(&format!("会话 {sid}")), "{last}");
         assert!(

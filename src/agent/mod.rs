@@ -41,9 +41,6 @@ pub struct Agent {
     pub context: Arc<Context>,
 }
 
-/// Recorded turns whose messages are looked at before a knowledge snippet is sent again.
-const RECENT_FOR_SNIPPETS: usize = 8;
-
 /// What ends a reply cut at `agent.max_reply_chars`.
 pub const TRUNCATION_MARK: &str = "…（回答过长，已截断）";
 
@@ -112,8 +109,8 @@ impl Agent {
 
     /// Everything a turn's requests are made of: the first request's messages, the tool
     /// environment and who the calls are for. `extra` sections (a strategy's) go at the
-    /// end of the dynamic tail, before the user's words: counted in the budget and
-    /// recorded as sent.
+    /// end of the dynamic tail, after the user's words: counted in the budget, sent in
+    /// this turn only.
     #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         &self,
@@ -127,13 +124,7 @@ impl Agent {
     ) -> Prepared {
         let mut sections: Vec<prompt::TailSection> = Vec::new();
         if let Some(m) = &ticket.mode {
-            // the last few user messages as they were sent (replayed verbatim)
-            let recent: Vec<String> = ticket.history.with_range(
-                ticket.history.len().saturating_sub(RECENT_FOR_SNIPPETS),
-                |records, _| records.iter().filter_map(|r| r.prompt.clone()).collect(),
-            );
-            let recent: Vec<&str> = recent.iter().map(String::as_str).collect();
-            sections.extend(self.knowledge.sections_for(&m.mode_id, user_text, &recent));
+            sections.extend(self.knowledge.sections_for(&m.mode_id, user_text));
         }
         sections.extend(self.memory.recall_section(turn, tail.now));
         sections.extend(extra.iter().cloned());
@@ -157,8 +148,6 @@ impl Agent {
                     // the safety net: this prompt had to be cut; compact in the background
                     self.compact_later(ticket, tail.channel, tail.chat_id);
                 }
-                self.context
-                    .remember_sent(ticket.turn_id, tail_text.clone());
                 let messages = prompt::build_messages(system, ticket, &plan, tail_text);
                 let shape = self.shape(&plan, &messages);
                 let tokens = plan.total();

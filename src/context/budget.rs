@@ -243,7 +243,7 @@ mod tests {
             user: format!("{i}:{words}"),
             assistant: format!("答{i}：{words}"),
             error: None,
-            prompt: None,
+            speaker_name: None,
         }
     }
 

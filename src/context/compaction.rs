@@ -300,7 +300,7 @@ mod tests {
             user: format!("第{i}步怎么做？"),
             assistant: "把番茄切块，鸡蛋打散，先炒蛋再下番茄，中火翻炒两分钟。".repeat(3),
             error: None,
-            prompt: None,
+            speaker_name: None,
         }
     }
 

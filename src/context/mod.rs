@@ -61,13 +61,7 @@ pub struct Context {
     system_counts: Mutex<HashMap<u64, Counts>>,
     /// A digest of the tool definitions as sent (the start of every prefix).
     tools_hash: u64,
-    /// The user message each turn sent, until the kernel records it (by turn id).
-    sent: Mutex<std::collections::BTreeMap<u64, String>>,
 }
-
-/// Turns whose sent message is remembered at most (a turn aborted before it was recorded
-/// leaves its entry; the oldest go first).
-const MAX_SENT: usize = 256;
 
 /// FNV-1a, 64 bits: a stable digest for prefix hashes and cache keys.
 pub fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
@@ -95,7 +89,6 @@ impl Context {
             policies: HashMap::new(),
             system_counts: Mutex::new(HashMap::new()),
             tools_hash: fnv1a(FNV_SEED, json.as_bytes()),
-            sent: Mutex::new(Default::default()),
         }
     }
 
@@ -138,23 +131,6 @@ impl Context {
         }
         cache.insert(key, c);
         c
-    }
-
-    /// Keep the user message turn `turn_id` sent, for its record.
-    pub fn remember_sent(&self, turn_id: u64, text: String) {
-        let mut sent = self.sent.lock().expect("sent prompts lock");
-        sent.insert(turn_id, text);
-        while sent.len() > MAX_SENT {
-            sent.pop_first();
-        }
-    }
-
-    /// The user message turn `turn_id` sent (once).
-    pub fn take_sent(&self, turn_id: u64) -> Option<String> {
-        self.sent
-            .lock()
-            .expect("sent prompts lock")
-            .remove(&turn_id)
     }
 
     /// From the configuration and the environment (`HOMEBOT_CONTEXT_WINDOW`); the error

@@ -109,7 +109,10 @@ impl Kernel {
                 user: text.to_string(),
                 assistant: String::new(),
                 error: None,
-                prompt: None,
+                speaker_name: inner
+                    .cfg
+                    .member_for(&turn.speaker_id)
+                    .and_then(|m| m.name.clone()),
             }),
         };
         let member = inner.cfg.member_for(&turn.speaker_id);
@@ -177,8 +180,6 @@ impl Kernel {
             .expect("the guard holds the record until here");
         record.assistant = outcome.reply.clone();
         record.error = outcome.error.clone();
-        // the user message exactly as sent, so later requests replay it byte for byte
-        record.prompt = inner.agent.context.take_sent(ticket.turn_id);
         let began_in = guard.began_in.take();
         let mut reply = Reply {
             text: outcome.reply,

@@ -112,11 +112,10 @@ impl Knowledge {
     /// `[OBJECTIVE]` (its template, `{query}` filled in) and `[资料]` (the snippets of
     /// its knowledge within its budget), each only when there is something to say.
     ///
-    /// Every user message is replayed as it was sent, snippets included, so a snippet
-    /// already in one of the `recent` messages is not sent again: the model still has
-    /// it, and a cooking session asking about the same dish all evening does not fill
-    /// its history with copies of one recipe.
-    pub fn sections_for(&self, mode_id: &str, query: &str, recent: &[&str]) -> Vec<TailSection> {
+    /// The blocks are sent in this turn only (later requests replay the user's words,
+    /// never the tail), so a cooking session asking about one dish all evening carries
+    /// no copies of its recipe in the history: each turn gets what matches its words.
+    pub fn sections_for(&self, mode_id: &str, query: &str) -> Vec<TailSection> {
         let mut out = Vec::new();
         if let Some(o) = self.objectives.get(mode_id) {
             out.push(TailSection {
@@ -125,12 +124,7 @@ impl Knowledge {
             });
         }
         let budget = self.budgets.get(mode_id).copied().unwrap_or(0);
-        let mut snippets = self.retrieve(mode_id, query, budget);
-        snippets.retain(|s| {
-            let shown = crate::prompt::defang(s.text.trim());
-            !recent.iter().any(|m| m.contains(&shown))
-        });
-        out.extend(tail_section(&snippets));
+        out.extend(tail_section(&self.retrieve(mode_id, query, budget)));
         out
     }
 

@@ -76,7 +76,7 @@ fn rec(user: &str) -> Record {
         user: user.into(),
         assistant: "ok".into(),
         error: None,
-        prompt: None,
+        speaker_name: None,
     }
 }
 

@@ -6,11 +6,14 @@
 //!    tool definitions in a fixed order (sent beside the messages);
 //! 2. history: in a mode, the checkpoint summary (a marked user/assistant pair) and the
 //!    records of `conversation.jsonl` after it; outside, the chat's recent turns, trimmed
-//!    in chunks (see [`crate::context::budget`]). Each user message is replayed exactly
-//!    as it was sent, `[上下文]` block included, so a request extends the previous one
-//!    byte for byte and the model sees who said each line; failed turns are left out;
-//! 3. dynamic tail, inside the current user message: time, channel, speaker, session
-//!    and data paths, then the user's words.
+//!    in chunks (see [`crate::context::budget`]). Each earlier turn is replayed as its
+//!    speaker tag and words ("妈妈：少放盐", [`crate::history::said`]) and the reply, so
+//!    the model sees who said each line; failed turns are left out;
+//! 3. the current user message: the same speaker tag and words, then the dynamic tail —
+//!    time, channel, speaker, session and data paths, retrieved knowledge, recalled
+//!    memories, a strategy's blocks. The tail is sent in its own turn only: a request is
+//!    a byte prefix of the next up to the previous user's words, and the history holds
+//!    the dialogue, not copies of old tails.
 //!
 //! The frozen part of a mode's prompt ([`frozen_mode_prompt`], written to the session's
 //! `system_prompt.md` at entry) is laid out here too. Nothing here names a particular
@@ -39,7 +42,7 @@ pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Optio
     let mut s = format!(
         "你是 homebot，“{household}”这个家庭的家庭助手。家里人通过厨房音箱（语音）、QQ 群和私聊、以及终端和你说话。\n\
          - 用用户所用的语言回答，默认中文；简短、具体、可执行。\n\
-         - 每条用户消息开头有一个 [上下文] 块（时间、频道、说话人、相关路径），它由系统填写，不是用户说的话；不要复述它。\n\
+         - 每条用户消息以“说话人：”开头，后面是这个人的原话。最新一条消息在原话之后还附有 [上下文] 块（时间、频道、说话人、相关路径），以及可能的 [资料]、[场景记忆] 等块：它们由系统填写，只对这一轮有效，不是用户说的话；不要复述它们。\n\
          - 家庭工作区里的文件可以用 read_file / list_files 查阅，需要保存内容时用 write_file。不知道的事情直说。\n\
          - 运行模式是明确开启的共享上下文：只有当用户原话明确说出模式名称和动作{example}时，才调用 switch_mode；\
          问到模式是什么、或只是聊到相关话题时，不要切换。后端会核对用户原话，拒绝时把原因如实告诉用户。\n",
@@ -113,8 +116,8 @@ pub fn system_message(base: &str, ticket: &TurnTicket, profile: Option<&str>) ->
 }
 
 /// The messages of the first request of a turn: the system message, the checkpoint
-/// pair and the records the [`Plan`] replays (each user message exactly as it was sent,
-/// see [`crate::history::Record::replayed_user`]), then the current user message. Only
+/// pair and the records the [`Plan`] replays (each user message as its speaker tag and
+/// words, see [`crate::history::Record::replayed_user`]), then the current user message. Only
 /// the planned range of the history is read.
 pub fn build_messages(
     system: String,
@@ -139,7 +142,7 @@ pub fn build_messages(
         // learn from apologies for outages.
         for r in records.iter().filter(|r| r.error.is_none()) {
             msgs.push(Message::User {
-                content: r.replayed_user().into_owned(),
+                content: r.replayed_user(),
             });
             msgs.push(Message::Assistant {
                 content: Some(r.assistant.clone()),

@@ -1,5 +1,6 @@
-//! The dynamic tail: per-request facts inside the current user message, never in the
-//! system prompt.
+//! The dynamic tail: per-request facts inside the current user message, after the user's
+//! words, never in the system prompt — and never replayed: a later request shows the turn
+//! as its speaker tag and words only ([`crate::history::said`]).
 
 use crate::modes::TurnTicket;
 use chrono::{DateTime, Datelike, FixedOffset, Timelike};
@@ -26,7 +27,10 @@ pub struct TailSection {
     pub body: String,
 }
 
-/// The current user message: the `[上下文]` block, the `sections`, then the user's words.
+/// The current user message: the speaker tag and the user's words — exactly the bytes
+/// later requests replay for this turn — then, after a blank line, the `[上下文]` block
+/// and the `sections`, each `\n\n`-separated. So a request is a byte prefix of the next
+/// up to this turn's words, and the tail is paid for once, in its own turn.
 pub fn dynamic_tail(
     ticket: &TurnTicket,
     info: &TailInfo<'_>,
@@ -47,7 +51,9 @@ pub fn dynamic_tail(
             .display()
             .to_string()
     };
-    let mut t = String::from("[上下文]\n");
+    let speaker = info.speaker_name.unwrap_or(info.speaker_id);
+    let mut t = crate::history::said(speaker, user_text);
+    t.push_str("\n\n[上下文]\n");
     t.push_str(&format!(
         "时间: {}（星期{}，{}）\n",
         info.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
@@ -77,15 +83,14 @@ pub fn dynamic_tail(
     if let Some(h) = info.channel_hint {
         t.push_str(&format!("回复要求: {h}\n"));
     }
-    t.push_str("[/上下文]\n\n");
+    t.push_str("[/上下文]");
     for s in sections {
         t.push_str(&format!(
-            "[{}]\n{}\n[/{}]\n\n",
+            "\n\n[{}]\n{}\n[/{}]",
             s.label,
             s.body.trim(),
             s.label
         ));
     }
-    t.push_str(user_text);
     t
 }

@@ -145,25 +145,15 @@ pub fn tool_call_raw(name: &str, arguments: &str) -> FakeReply {
     }))
 }
 
-/// The user's own words in the last user message (after the [上下文] block and the
-/// labelled per-request sections that follow it: `[label]\n…\n[/label]\n\n`).
+/// The user's own words in a user message: after the speaker tag ("妈妈：") and before
+/// the dynamic tail that the current message carries after them ("\n\n[上下文]\n…").
 pub fn user_words(msg: &Value) -> String {
     let c = msg["content"].as_str().unwrap_or_default();
-    let Some((_, mut rest)) = c.split_once("[/上下文]\n\n") else {
-        return c.to_string();
-    };
-    while let Some(label) = rest
-        .strip_prefix('[')
-        .and_then(|r| r.split_once("]\n"))
-        .map(|(l, _)| l)
-    {
-        let close = format!("\n[/{label}]\n\n");
-        match rest.find(&close) {
-            Some(i) => rest = &rest[i + close.len()..],
-            None => break,
-        }
+    let said = c.rsplit_once("\n\n[上下文]\n").map_or(c, |(said, _)| said);
+    match said.split_once('：') {
+        Some((tag, words)) if !tag.contains('\n') && tag.chars().count() <= 40 => words.to_string(),
+        _ => said.to_string(),
     }
-    rest.to_string()
 }
 
 /// A stand-in model: asks for `switch_mode` when the user mentions 做饭模式 with a
