@@ -335,6 +335,9 @@ async fn session_bill(mode: bool, turns: usize, window: u32, ask: fn(usize) -> S
     }
 }
 
+/// A scripted session: its name, in a mode or not, turns, window, turn `i`'s words.
+type Run = (&'static str, bool, usize, u32, fn(usize) -> String);
+
 /// Questions of a cooking evening, several of which the cooking skill's knowledge
 /// answers (so the tail carries `[资料]` snippets).
 fn cooking_question(i: usize) -> String {
@@ -405,7 +408,7 @@ async fn main() {
     );
     let normal_turns = if full { 60 } else { 25 };
     let cooking_turns = if full { 90 } else { 30 };
-    let runs: [(&str, bool, usize, u32, fn(usize) -> String); 3] = [
+    let runs: [Run; 3] = [
         (
             "mode session, 3 speakers, 2 channels",
             true,
