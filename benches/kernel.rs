@@ -360,45 +360,8 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-#[tokio::main]
-async fn main() {
-    let full = std::env::args().any(|a| a == "--bench");
-    let total = if full { 2000 } else { 20 };
-
-    println!("\nkernel overhead per turn (zero-latency provider, mode active, fsync per record)");
-    println!(
-        "{:>8} {:>8} {:>10} {:>10} {:>10}",
-        "chats", "turns", "turns/s", "p50 ms", "p99 ms"
-    );
-    for chats in [1usize, 10, 100] {
-        let per = (total / chats).max(1);
-        let (tps, p50, p99) = concurrency(chats, per).await;
-        println!(
-            "{:>8} {:>8} {:>10.0} {:>10} {:>10}",
-            chats,
-            chats * per,
-            tps,
-            ms(p50),
-            ms(p99)
-        );
-    }
-
-    let (long, window) = if full { (10_000, 16_384) } else { (60, 16_384) };
-    println!("\none mode session over loopback HTTP, compaction on (window {window} tokens)");
-    println!(
-        "{:>8} {:>16} {:>16} {:>12} {:>12}",
-        "turns", "turn ~10 ms", "last turns ms", "compactions", "checkpoint"
-    );
-    let (early, late, compactions, through) = long_session(long, window).await;
-    println!(
-        "{:>8} {:>16} {:>16} {:>12} {:>12}",
-        long,
-        ms(early),
-        ms(late),
-        compactions,
-        through
-    );
-
+/// The bill of three scripted sessions, and `homebot stats` over the first.
+async fn bill_tables(full: bool) {
     println!(
         "\nthe bill of scripted sessions over loopback HTTP (tokens = request bytes / 4; cached = the byte prefix shared with the previous turn request)"
     );
@@ -449,6 +412,53 @@ async fn main() {
     if let Some(s) = first_stats {
         println!("\n`homebot stats` over the 30-turn mode session:\n{s}");
     }
+}
+
+#[tokio::main]
+async fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    // `cargo bench --bench kernel -- bill`: only the bill of the scripted sessions
+    if std::env::args().any(|a| a == "bill") {
+        bill_tables(full).await;
+        return;
+    }
+    let total = if full { 2000 } else { 20 };
+
+    println!("\nkernel overhead per turn (zero-latency provider, mode active, fsync per record)");
+    println!(
+        "{:>8} {:>8} {:>10} {:>10} {:>10}",
+        "chats", "turns", "turns/s", "p50 ms", "p99 ms"
+    );
+    for chats in [1usize, 10, 100] {
+        let per = (total / chats).max(1);
+        let (tps, p50, p99) = concurrency(chats, per).await;
+        println!(
+            "{:>8} {:>8} {:>10.0} {:>10} {:>10}",
+            chats,
+            chats * per,
+            tps,
+            ms(p50),
+            ms(p99)
+        );
+    }
+
+    let (long, window) = if full { (10_000, 16_384) } else { (60, 16_384) };
+    println!("\none mode session over loopback HTTP, compaction on (window {window} tokens)");
+    println!(
+        "{:>8} {:>16} {:>16} {:>12} {:>12}",
+        "turns", "turn ~10 ms", "last turns ms", "compactions", "checkpoint"
+    );
+    let (early, late, compactions, through) = long_session(long, window).await;
+    println!(
+        "{:>8} {:>16} {:>16} {:>12} {:>12}",
+        long,
+        ms(early),
+        ms(late),
+        compactions,
+        through
+    );
+
+    bill_tables(full).await;
     match peak_rss_kib() {
         Some(k) => println!("\npeak RSS: {:.1} MiB", k as f64 / 1024.0),
         None => println!("\npeak RSS: unavailable"),
