@@ -32,6 +32,10 @@ pub const INSTRUCTIONS: &str = "[压缩历史] 你是对话摘要器。把下面
 /// Tokens kept free in a compaction request beyond its text (instructions, overhead).
 const REQUEST_SLACK: u32 = 256;
 
+/// Characters of each side of an oversized record (one that would take more than half a
+/// compaction request: a hand-edited log, a pasted book) that the summarizer is shown.
+const EXCERPT_CHARS: usize = 200;
+
 /// One session to check after a turn.
 pub struct Job {
     pub session_dir: PathBuf,
@@ -144,8 +148,13 @@ impl Context {
                     .as_deref()
                     .map_or(0, |t| count(Counts::message(t))),
             );
+        // an oversized record is shown as an excerpt: it neither blocks every later
+        // compaction nor makes each one re-read megabytes
+        let oversized = room / 2;
+        let excerpt_cost = count(Counts::message(&"字".repeat(2 * EXCERPT_CHARS + 80)));
         let mut batch_end = lo;
         for &c in &costs[..through - lo] {
+            let c = if c > oversized { excerpt_cost } else { c };
             if c > room {
                 break;
             }
@@ -164,10 +173,19 @@ impl Context {
         }
         dialogue.push_str(&format!("[对话：第 {} 到 {} 轮]\n", lo + 1, through));
         history.with_range(lo, |records, _| {
-            for r in records[..through - lo].iter().filter(|r| r.error.is_none()) {
+            let n = through - lo;
+            for (r, &c) in records[..n].iter().zip(&costs[..n]) {
+                if r.error.is_some() {
+                    continue;
+                }
+                let (user, assistant) = if c > oversized {
+                    (excerpt(&r.user), excerpt(&r.assistant))
+                } else {
+                    (r.user.clone(), r.assistant.clone())
+                };
                 dialogue.push_str(&format!(
                     "- {} {}@{}：{}\n  助手：{}\n",
-                    r.timestamp, r.speaker_id, r.channel, r.user, r.assistant
+                    r.timestamp, r.speaker_id, r.channel, user, assistant
                 ));
             }
         });
@@ -234,6 +252,16 @@ impl Context {
         self.set_checkpoint(&job.session_dir, c.clone());
         Ok(c)
     }
+}
+
+/// The start of an oversized record's text, with a mark saying how much was left out.
+fn excerpt(text: &str) -> String {
+    let mut out: String = text.chars().take(EXCERPT_CHARS).collect();
+    if out.len() < text.len() {
+        let left = text.chars().count() - EXCERPT_CHARS;
+        out.push_str(&format!("…（原文过长，其余 {left} 字略去）"));
+    }
+    out
 }
 
 /// `summary` cut (at a character boundary, with a mark) until it counts at most `cap`.
@@ -406,6 +434,27 @@ mod tests {
             .unwrap();
         let budget = ctx.request_limit() - ctx.system_counts("系统").conservative;
         assert!(ctx.calibration.count(&c.summary) <= budget * 6 / 10);
+    }
+
+    #[tokio::test]
+    async fn an_oversized_record_is_compacted_as_an_excerpt_and_blocks_nothing() {
+        let (ctx, provider, model, d) = setup("摘要：做了番茄炒蛋。", false);
+        let mut records: Vec<Record> = (0..30).map(record).collect();
+        // the oldest record: a hand edit far bigger than any request
+        records[0].user = "番茄".repeat(2_000_000);
+        let log = HistoryLog::from_records(records);
+        let c = ctx
+            .compact(&provider, job(d.path(), &log, 1000), false)
+            .await
+            .unwrap();
+        assert!(c.through > 1, "compaction went past the oversized record");
+        let asked = model.asked.lock().unwrap().clone();
+        assert!(
+            asked[0].contains("原文过长，其余 3999800 字略去"),
+            "excerpt mark"
+        );
+        assert!(asked[0].len() < 64 * 1024, "{} bytes asked", asked[0].len());
+        assert!(asked[0].contains("第1步怎么做"));
     }
 
     #[test]
