@@ -268,13 +268,16 @@ struct Bill {
     stats: String,
 }
 
-/// The replayed history of one request body ÷ the dialogue it holds: each replayed user
-/// message against its words (after the speaker tag), each reply against itself.
-fn history_per_dialogue(body: &[u8]) -> f64 {
+/// The replayed history of the last request body ÷ the dialogue it holds: the replayed
+/// messages (text plus the template's 4 tokens each, the checkpoint pair left out)
+/// against the user's words and replies of the records they replay (`records`: the
+/// chat's or session's log, whose last record is the last request's own turn).
+fn history_per_dialogue(body: &[u8], records: &[serde_json::Value]) -> f64 {
     use homebot::context::tokens::{conservative_count, PER_MESSAGE};
     let v: serde_json::Value = serde_json::from_slice(body).expect("a JSON request");
     let msgs = v["messages"].as_array().cloned().unwrap_or_default();
-    let (mut sent, mut said) = (0u64, 0u64);
+    let mut sent = 0u64;
+    let mut pairs = 0usize;
     for m in msgs.iter().skip(1).take(msgs.len().saturating_sub(2)) {
         let c = m["content"].as_str().unwrap_or_default();
         if c.starts_with("[之前的对话摘要]") || c.starts_with("好的，我记得之前的内容")
@@ -282,17 +285,48 @@ fn history_per_dialogue(body: &[u8]) -> f64 {
             continue; // the checkpoint pair is not dialogue replayed per turn
         }
         sent += u64::from(conservative_count(c) + PER_MESSAGE);
-        let words = match m["role"].as_str() {
-            Some("user") => c.split_once('：').map_or(c, |(_, w)| w),
-            _ => c,
-        };
-        said += u64::from(conservative_count(words));
+        pairs += usize::from(m["role"] == "user");
     }
+    let before_last = &records[..records.len().saturating_sub(1)];
+    let said: u64 = before_last[before_last.len().saturating_sub(pairs)..]
+        .iter()
+        .map(|r| {
+            let text = |k: &str| conservative_count(r[k].as_str().unwrap_or_default());
+            u64::from(text("user") + text("assistant"))
+        })
+        .sum();
     if said == 0 {
         0.0
     } else {
         sent as f64 / said as f64
     }
+}
+
+/// The records of the one log below `dir`: a mode session's `conversation.jsonl`, or
+/// (`mode` false) the chat's `*.jsonl` under `chats/`.
+fn log_records(dir: &std::path::Path, mode: bool) -> Vec<serde_json::Value> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl")
+                && if mode {
+                    p.file_name().is_some_and(|n| n == "conversation.jsonl")
+                } else {
+                    p.components().any(|c| c.as_os_str() == "chats")
+                }
+            {
+                return std::fs::read_to_string(&p)
+                    .unwrap()
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect();
+            }
+        }
+    }
+    Vec::new()
 }
 
 /// A scripted session over loopback HTTP: a mode session of `turns` turns by three
@@ -329,7 +363,7 @@ async fn session_bill(mode: bool, turns: usize, window: u32, ask: fn(usize) -> S
         ratio: s.ratio(),
         prompt: s.prompt_bytes / 4,
         uncached: (s.prompt_bytes - s.cached_bytes) / 4,
-        history_per_dialogue: history_per_dialogue(&s.prev),
+        history_per_dialogue: history_per_dialogue(&s.prev, &log_records(dir.path(), mode)),
         compactions: s.compactions,
         stats,
     }
