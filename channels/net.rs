@@ -47,14 +47,16 @@ pub struct HttpLimits {
     /// Connections open at once, upgraded WebSockets included (the permit rides inside
     /// the stream, so it lives as long as the socket).
     pub conns: ConnLimit,
-    /// The request's headers must be complete within this, counted from the accept.
+    /// The request's headers must be complete, and the connection upgraded to a
+    /// WebSocket, within this, counted from the accept.
     pub handshake: Duration,
 }
 
 /// Serve `app` on `listener` as a kernel service until `cancel` fires; in-flight
-/// requests (WebSocket upgrades included) finish on their own. A connection whose
-/// request headers are not complete within `limits.handshake` is closed, and one over
-/// the cap is answered 503 and closed at once.
+/// requests (WebSocket upgrades included) finish on their own. A connection not upgraded
+/// to a WebSocket within `limits.handshake` of its accept (headers incomplete, or a
+/// reply it does not read) is closed, and one over the cap is answered 503 and closed at
+/// once, never held.
 pub fn serve_http(
     kernel: &Kernel,
     channel: &'static str,
@@ -101,10 +103,10 @@ async fn serve_conn(
 ) {
     let _ = stream.set_nodelay(true);
     let io = TokioIo::new(Held {
-        inner: stream,
         _permit: permit,
+        inner: stream,
     });
-    // hyper starts the header deadline as soon as it waits for a request (right after
+    // hyper's own header deadline starts when it waits for a request head (right after
     // the accept, and again while a kept-alive connection idles), so a peer that sends
     // nothing, or half a request, is closed after `handshake`
     let conn = hyper::server::conn::http1::Builder::new()
@@ -113,25 +115,41 @@ async fn serve_conn(
         .serve_connection(io, TowerToHyperService::new(app))
         .with_upgrades();
     tokio::pin!(conn);
-    tokio::select! {
-        r = conn.as_mut() => {
-            if let Err(e) = r {
-                debug!(channel, error = %e, "http connection closed");
+    // and the whole of it, from the accept to the upgrade, gets the same deadline: these
+    // servers serve only a WebSocket handshake, so a peer that keeps a connection
+    // without being upgraded (complete requests whose replies it never reads, a body it
+    // never sends, an idle keep-alive) is closed too. An upgraded socket has left `conn`
+    // (it completes at the upgrade) and is bounded by its channel's own reader.
+    let deadline = tokio::time::sleep(handshake);
+    tokio::pin!(deadline);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            r = conn.as_mut() => {
+                if let Err(e) = r {
+                    debug!(channel, error = %e, "http connection closed");
+                }
+                return;
             }
-            return;
+            _ = deadline.as_mut() => {
+                debug!(channel, "http connection closed: no WebSocket upgrade within the handshake deadline");
+                return;
+            }
+            _ = cancel.cancelled(), if !stopping => {
+                stopping = true;
+                conn.as_mut().graceful_shutdown();
+            }
         }
-        _ = cancel.cancelled() => conn.as_mut().graceful_shutdown(),
-    }
-    if let Err(e) = conn.await {
-        debug!(channel, error = %e, "http connection closed");
     }
 }
 
 /// A stream that holds its connection's place until it is dropped (through a
 /// WebSocket upgrade too: hyper keeps the stream inside the upgraded socket).
 struct Held<S> {
-    inner: S,
+    // fields drop in order: the place is free before the socket closes, so a peer that
+    // sees its connection closed can connect again at once
     _permit: ConnPermit,
+    inner: S,
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Held<S> {

@@ -1,6 +1,6 @@
 //! QQ delivery against the OneBot simulator: replies and announcements go out through one
 //! ordered, bounded, throttled queue per target, whole, waiting a bounded time for a
-//! reconnect; floods get one refusal; failures are logged with their retcode.
+//! reconnect; floods get one refusal per burst; failures are logged with their retcode.
 
 mod common;
 
@@ -244,8 +244,50 @@ fn tight_queue_config(ws: &Path) {
     std::fs::write(path, toml).unwrap();
 }
 
+/// Fifteen messages at once into the group, then one more once both admitted ones are
+/// answered; what the group got until that last one's reply: (answers, refusals, others).
+async fn burst(s: &mut common::onebot::OneBotSim, first_id: i64) -> (usize, usize, Vec<String>) {
+    // the first is answered, the second waits, the other 13 are refused at once
+    for i in 0..15 {
+        s.group_msg(
+            GROUP,
+            DAD,
+            first_id + i,
+            json!([at_bot(), text(&format!("第{i}条"))]),
+        )
+        .await;
+    }
+    // Everything for the group leaves through one FIFO: once both answers are out, a
+    // last message's reply comes after every refusal that was going to be sent.
+    let last = first_id + 99;
+    let (mut answers, mut refusals, mut others) = (0, 0, Vec::new());
+    loop {
+        let a = s.expect_send().await;
+        assert_eq!(a["action"], "send_group_msg");
+        if a["params"]["message"][0]["data"]["id"] == json!(last.to_string()) {
+            assert_eq!(text_of(&a).trim(), "好");
+            return (answers, refusals, others);
+        }
+        let t = text_of(&a);
+        if t.trim() == "好" {
+            answers += 1;
+            if answers == 2 {
+                s.group_msg(GROUP, DAD, last, json!([at_bot(), text("最后一条")]))
+                    .await;
+            }
+        } else if t.contains("消息太多了") {
+            // in its place in the group's FIFO: after the replies to the messages
+            // accepted before the first refused one
+            assert_eq!(answers, 2, "the refusal overtook an answer");
+            refusals += 1;
+        } else {
+            others.push(t);
+        }
+    }
+}
+
 #[tokio::test]
-async fn a_flood_into_a_full_chat_gets_one_refusal_not_one_per_message() {
+async fn a_flood_into_a_full_chat_gets_one_refusal_per_burst() {
     let dir = workspace();
     let ws = dir.path();
     tight_queue_config(ws);
@@ -255,44 +297,23 @@ async fn a_flood_into_a_full_chat_gets_one_refusal_not_one_per_message() {
     .await;
     let gw = start_gateway(ws, &fake).await;
     let mut s = sim(&gw).await;
-    // the first is answered, the second waits, the other 13 are refused at once
-    for i in 0..15 {
-        s.group_msg(
-            GROUP,
-            DAD,
-            1300 + i,
-            json!([at_bot(), text(&format!("第{i}条"))]),
-        )
-        .await;
-    }
-    // Everything for the group leaves through one FIFO: once both answers are out, a
-    // last message's reply comes after every refusal that was going to be sent.
-    const LAST: i64 = 1399;
-    let (mut answers, mut refusals, mut others) = (0, 0, Vec::new());
-    loop {
-        let a = s.expect_send().await;
-        assert_eq!(a["action"], "send_group_msg");
-        if a["params"]["message"][0]["data"]["id"] == json!(LAST.to_string()) {
-            assert_eq!(text_of(&a).trim(), "好");
-            break;
-        }
-        let t = text_of(&a);
-        if t.trim() == "好" {
-            answers += 1;
-            if answers == 2 {
-                s.group_msg(GROUP, DAD, LAST, json!([at_bot(), text("最后一条")]))
-                    .await;
-            }
-        } else if t.contains("消息太多了") {
-            refusals += 1;
-        } else {
-            others.push(t);
-        }
-    }
+    let (answers, refusals, others) = burst(&mut s, 1300).await;
     assert_eq!(answers, 2);
-    assert_eq!(refusals, 1, "one refusal per chat per minute");
+    assert_eq!(
+        refusals, 1,
+        "one refusal for the 13 refused messages of a burst"
+    );
     assert!(others.is_empty(), "{others:?}");
     assert_eq!(fake.calls(), 3, "refused messages never reach the model");
+    let refused = || gw.log().matches("chat queue full; turn refused").count();
+    eventually("13 turns refused", 10, || refused() == 13).await;
+    // the last reply went out with nothing else queued: the queue drained, so a second
+    // burst, seconds later, is a new one and gets its own refusal
+    let (answers, refusals, others) = burst(&mut s, 1500).await;
+    assert_eq!((answers, refusals), (2, 1), "{others:?}");
+    assert!(others.is_empty(), "{others:?}");
+    assert_eq!(fake.calls(), 6);
+    eventually("13 more turns refused", 10, || refused() == 26).await;
 }
 
 #[tokio::test]

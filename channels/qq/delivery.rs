@@ -4,9 +4,9 @@
 //! `send_interval_ms`; in groups the first part quotes the message and @s its sender.
 //!
 //! Bounded: a target's queue holds at most [`queue_cap`] deliveries (when full, a reply
-//! is dropped with a warning, an announcement refused as busy), and a chat gets at most
-//! one "please wait" refusal per [`REFUSAL_GAP`] — a flood of messages into a full chat
-//! queue must not turn into minutes of refusals. A queue retires after
+//! is dropped with a warning, an announcement refused as busy), and a chat gets one
+//! "please wait" refusal per burst ([`RefusalLimiter`]) — a flood of messages into a
+//! full chat queue must not turn into minutes of refusals. A queue retires after
 //! [`DELIVERY_IDLE`].
 //!
 //! Fed by message events (`events`) and by the outbound door ([`Outbound`] for [`Qq`]:
@@ -21,15 +21,13 @@ use crate::kernel::{DeliveryGuard, PendingReply};
 use crate::outbound::{DeliveryError, Outbound};
 use crate::turn::Reply;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, warn};
 
 /// A target's delivery queue retires after this long without deliveries.
 const DELIVERY_IDLE: Duration = Duration::from_secs(300);
-/// A chat gets at most one "please wait" refusal this often.
-pub const REFUSAL_GAP: Duration = Duration::from_secs(60);
 /// Message ids of the bot's own messages remembered per account.
 const SENT_IDS_KEPT: usize = 512;
 /// Room for announcements beside the replies.
@@ -121,23 +119,31 @@ pub struct Delivery {
     _guard: DeliveryGuard,
 }
 
-/// When each chat last got a refusal; forgets chats after [`REFUSAL_GAP`].
+/// One "please wait" refusal per burst. A burst starts with a chat's first refused
+/// message, which gets the refusal; the chat's later refused messages get none, until its
+/// delivery queue drains (the reply to every message it accepted has been taken up for
+/// sending, the refusal included); the next refused message starts a new burst. A
+/// sustained flood that never lets the queue drain gets one refusal in all.
 #[derive(Default)]
 pub struct RefusalLimiter {
-    last: HashMap<String, Instant>,
+    /// Chats refused in their current burst. A chat leaves when its queue drains, and it
+    /// has one while it is here (the refusal itself is a delivery): bounded by the queues.
+    refused: HashSet<String>,
 }
 
 impl RefusalLimiter {
-    /// Whether `chat` may get a refusal at `now` (and if so, it counts as sent).
-    pub fn allow(&mut self, chat: &str, now: Instant) -> bool {
-        // only chats refused within the gap stay: bounded by what a minute can hold
-        self.last
-            .retain(|_, t| now.saturating_duration_since(*t) < REFUSAL_GAP);
-        if self.last.contains_key(chat) {
+    /// Whether `chat` may get a refusal now (if so, its burst counts as refused).
+    pub fn allow(&mut self, chat: &str) -> bool {
+        if self.refused.contains(chat) {
             return false;
         }
-        self.last.insert(chat.to_string(), now);
+        self.refused.insert(chat.to_string());
         true
+    }
+
+    /// `chat`'s delivery queue drained: its burst, if any, is over.
+    pub fn drained(&mut self, chat: &str) {
+        self.refused.remove(chat);
     }
 }
 
@@ -146,7 +152,7 @@ impl RefusalLimiter {
 struct QueueFull;
 
 impl Qq {
-    /// Queue the reply to a message (refusals limited to one per chat per minute).
+    /// Queue the reply to a message (refusals limited to one per burst).
     pub(super) fn enqueue_reply(&self, self_id: &str, target: Target, reply: PendingReply) {
         let key = target.key();
         if reply.is_refusal() {
@@ -155,9 +161,9 @@ impl Qq {
                 .refusals
                 .lock()
                 .expect("refusals lock is never poisoned")
-                .allow(&key, Instant::now());
+                .allow(&key);
             if !allowed {
-                debug!(self_id, target = %key, "qq: refusal dropped (one per chat per minute)");
+                debug!(self_id, target = %key, "qq: refusal dropped (one per burst)");
                 return;
             }
         }
@@ -210,6 +216,16 @@ impl Qq {
             match tokio::time::timeout(DELIVERY_IDLE, rx.recv()).await {
                 Ok(Some(d)) => {
                     let reply = d.reply.reply().await;
+                    if rx.is_empty() {
+                        // the last accepted message is answered: a burst of refusals is
+                        // over, and the next refusal starts a new one (marked before the
+                        // send, so a peer that sees this reply can rely on it)
+                        self.shared
+                            .refusals
+                            .lock()
+                            .expect("refusals lock is never poisoned")
+                            .drained(&key);
+                    }
                     let result = self.send_text(&d.self_id, &d.target, &reply.text).await;
                     if let Err(e) = &result {
                         warn!(self_id = %d.self_id, target = %key, error = %e, "qq: reply undeliverable");
@@ -440,16 +456,22 @@ mod tests {
     }
 
     #[test]
-    fn one_refusal_per_chat_per_minute() {
+    fn one_refusal_per_chat_per_burst() {
         let mut l = RefusalLimiter::default();
-        let t0 = Instant::now();
-        assert!(l.allow("group:1", t0));
-        assert!(!l.allow("group:1", t0 + Duration::from_secs(1)));
-        assert!(l.allow("group:2", t0 + Duration::from_secs(1)), "per chat");
-        assert!(!l.allow("group:1", t0 + REFUSAL_GAP - Duration::from_millis(1)));
-        assert!(l.allow("group:1", t0 + REFUSAL_GAP));
-        // chats refused long ago are forgotten
-        assert!(l.allow("group:3", t0 + REFUSAL_GAP * 3));
-        assert_eq!(l.last.len(), 1);
+        assert!(l.allow("group:1"));
+        assert!(!l.allow("group:1"));
+        assert!(l.allow("group:2"), "per chat");
+        l.drained("group:2");
+        assert!(
+            !l.allow("group:1"),
+            "another chat's drain ends nothing here"
+        );
+        l.drained("group:1");
+        assert!(l.allow("group:1"), "a new burst after the drain");
+        assert!(!l.allow("group:1"));
+        // drained chats are forgotten
+        l.drained("group:1");
+        l.drained("group:2");
+        assert!(l.refused.is_empty());
     }
 }

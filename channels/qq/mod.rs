@@ -15,8 +15,8 @@
 //! - Replies: in groups they quote the message and @ the sender; markdown is flattened,
 //!   long replies split on sentence ends, sends to one group spaced out (QQ's risk control
 //!   punishes bursts). A reply whose connection is gone waits a bounded time for a
-//!   reconnect, then is logged as undeliverable. "Please wait" refusals go out at most
-//!   once per chat per minute.
+//!   reconnect, then is logged as undeliverable. "Please wait" refusals go out once
+//!   per burst (until the chat's queue drains).
 //! - Outbound door: `homebot announce --channel qq --to group:<id>|private:<id>` and
 //!   the Cron deliver through the same ordered queues.
 //!
@@ -126,7 +126,7 @@ struct Shared {
     next_send: Mutex<HashMap<String, Instant>>,
     /// One ordered, bounded delivery queue per group / person.
     deliveries: Mutex<HashMap<String, mpsc::Sender<Delivery>>>,
-    /// When each chat last got a "please wait" refusal.
+    /// Which chats got their "please wait" refusal in the current burst.
     refusals: Mutex<RefusalLimiter>,
     cancel: CancellationToken,
 }

@@ -35,7 +35,7 @@ impl Voice {
         }
     }
 
-    pub(super) async fn wyoming_conn(&self, stream: TcpStream, _permit: ConnPermit) {
+    pub(super) async fn wyoming_conn(&self, stream: TcpStream, permit: ConnPermit) {
         let peer = stream.peer_addr().ok();
         let conn = format!("{:x}", self.conn_id());
         let idle = Duration::from_secs(self.shared.cfg.wyoming_idle_timeout_secs);
@@ -78,9 +78,12 @@ impl Voice {
                         }
                         _ => e.to_string(),
                     };
-                    let _ = wyoming::write_event(
-                        &mut w,
-                        &Event::new("error", json!({"text": text, "code": code})),
+                    let _ = within(
+                        idle,
+                        wyoming::write_event(
+                            &mut w,
+                            &Event::new("error", json!({"text": text, "code": code})),
+                        ),
                     )
                     .await;
                     break;
@@ -98,12 +101,28 @@ impl Voice {
                 }
             };
             if let Some(out) = out {
-                if let Err(e) = wyoming::write_event(&mut w, &out).await {
-                    debug!(?peer, error = %e, "wyoming: peer went away before the answer");
-                    break;
+                // a peer that stops reading (a zero TCP window) gets the idle deadline for
+                // each answer too, so it cannot hold its connection and permit forever
+                match within(idle, wyoming::write_event(&mut w, &out)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        debug!(?peer, error = %e, "wyoming: peer went away before the answer");
+                        break;
+                    }
+                    Err(_) => {
+                        debug!(
+                            ?peer,
+                            ?idle,
+                            "wyoming: an answer could not be sent within the idle timeout; closed"
+                        );
+                        break;
+                    }
                 }
             }
         }
+        // the place is free before the socket closes (`r` and `w` drop after this), so a
+        // peer that sees its connection closed can connect again at once
+        drop(permit);
     }
 
     async fn on_transcript(&self, ev: &Event, fallback: &str) -> Event {
