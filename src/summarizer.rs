@@ -32,9 +32,20 @@ const MAX_TRANSCRIPT_CHARS: usize = 24_000;
 /// The longest summary kept (characters).
 const MAX_SUMMARY_CHARS: usize = 2_000;
 
-const INSTRUCTION: &str = "你是家庭助手 homebot 的会话总结员。下面是一次运行模式会话的完整对话记录（可能只保留了后半段）。\
-请用中文写一段不超过 300 字的总结：做了什么、定下了什么（人数、菜式、口味、忌口等）、进行到哪一步、还有什么没做完。\
-只写总结本身，不要寒暄，不要编造记录里没有的内容。";
+const INSTRUCTION: &str = "你是家庭助手 homebot 的会话总结员。下面是一次运行模式会话的完整对话记录（可能只保留了后半段）。";
+/// What a summary holds when the mode says nothing of its own
+/// (`context.summary_instructions`).
+pub const DEFAULT_FOCUS: &str =
+    "做了什么、定下了什么（人数、时间、偏好等）、进行到哪一步、还有什么没做完。";
+const OUTPUT_RULE: &str = "只写总结本身，不要寒暄，不要编造记录里没有的内容。";
+
+/// The summarizer's system message for a mode whose own focus is `focus`.
+pub fn instruction(focus: Option<&str>) -> String {
+    format!(
+        "{INSTRUCTION}\n请用中文写一段不超过 300 字的总结：{}\n{OUTPUT_RULE}",
+        focus.unwrap_or(DEFAULT_FOCUS)
+    )
+}
 
 /// Everything the service needs.
 pub struct Summarizer {
@@ -93,9 +104,14 @@ impl Summarizer {
             remove_job(&job_path);
             return;
         }
+        let focus = self
+            .registry
+            .get(&job.mode_id)
+            .and_then(|m| m.manifest.context.as_ref())
+            .and_then(|c| c.summary_instructions.clone());
         let messages = [
             Message::System {
-                content: INSTRUCTION.into(),
+                content: instruction(focus.as_deref().map(str::trim)),
             },
             Message::User {
                 content: transcript(&records),
@@ -199,9 +215,22 @@ fn write_summary(
             skill_dir: &m.skill_dir,
             skill_name: &m.skill_name,
         };
-        m.plugin.summary_updated(&ctx, &job.session_id, &md)?;
+        m.plugin.summary_updated(&ctx, &job.session_id, &md, text)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[test]
+fn the_summary_instruction_is_generic_unless_the_mode_words_it() {
+    let generic = instruction(None);
+    assert!(
+        generic.contains(DEFAULT_FOCUS) && !generic.contains('菜'),
+        "{generic}"
+    );
+    let own = instruction(Some("写下错题"));
+    assert!(own.contains("写下错题") && !own.contains(DEFAULT_FOCUS));
+    assert!(own.starts_with(INSTRUCTION) && own.ends_with(OUTPUT_RULE));
 }
 
 /// Session folders with a job, oldest first.

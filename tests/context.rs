@@ -148,6 +148,11 @@ async fn a_long_mode_session_is_compacted_and_always_fits_the_window() {
     // compaction happened, into checkpoint.json
     let compactions: Vec<Value> = f.requests().into_iter().filter(is_compaction).collect();
     assert!(!compactions.is_empty(), "no compaction in 40 turns");
+    let sys = compactions[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        sys.contains("菜名和步骤进度"),
+        "the cooking skill's words: {sys}"
+    );
     let cp = read_json(&sdir.join("checkpoint.json"));
     let through = cp["through"].as_u64().unwrap() as usize;
     assert!((1..=38).contains(&through), "{cp}");
@@ -272,6 +277,12 @@ async fn history_limit_caps_the_replayed_records() {
     }
     assert!(f.requests().iter().any(is_compaction));
     assert!(session_dir(ws.path()).join("checkpoint.json").exists());
+    // a mode without compaction instructions of its own gets the generic ones: no
+    // cooking words in the kernel
+    for c in f.requests().iter().filter(|r| is_compaction(r)) {
+        let sys = c["messages"][0]["content"].as_str().unwrap();
+        assert!(sys.contains("进度") && !sys.contains("菜"), "{sys}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

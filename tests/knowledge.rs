@@ -226,6 +226,12 @@ async fn a_session_without_a_summary_gets_the_models_and_the_next_one_carries_it
         .collect();
     assert_eq!(summary_calls.len(), 1);
     assert!(last_user(&summary_calls[0]).contains("今天做红烧肉，紫色的锅"));
+    // the cooking skill words what its summary holds (mode.json summary_instructions)
+    assert!(
+        system_of(&summary_calls[0]).contains("做了哪些菜、几个人吃"),
+        "{}",
+        system_of(&summary_calls[0])
+    );
     let md = std::fs::read_to_string(first.join("summary.md")).unwrap();
     assert!(
         md.contains("## 对话摘录"),
@@ -235,6 +241,17 @@ async fn a_session_without_a_summary_gets_the_models_and_the_next_one_carries_it
     let sid = first.file_name().unwrap().to_string_lossy().to_string();
     let copy = std::fs::read_to_string(ws.join(format!("cooking/summaries/{sid}.md"))).unwrap();
     assert!(copy.contains("收汁前停下了"));
+    // and so does the session's line in cooking/history.md: the model's summary instead
+    // of the session's first words, one line, the other fields kept
+    let history = std::fs::read_to_string(ws.join("cooking/history.md")).unwrap();
+    let line = history.lines().find(|l| l.contains(&sid)).unwrap();
+    assert!(
+        line.contains("· 做了红烧肉，三个人吃，收汁前停下了，明天继续。")
+            && line.contains("· 1 轮 · mom ·")
+            && line.ends_with(&format!("· 总结 summaries/{sid}.md")),
+        "{line}"
+    );
+    assert!(!line.contains("紫色的锅"), "{line}");
 
     // the next session carries the summary, marked, and none of the old dialogue
     assert!(turn(&k, "/mode enter cooking").await.error.is_none());

@@ -16,6 +16,50 @@ pub struct CookingMode;
 
 const HISTORY_HEADER: &str = "# 做饭历史\n\n每次做饭模式结束后自动追加一行：日期 · 会话 · 轮数 · 参与者 · 内容 · 总结文件。\n\n";
 
+/// Characters of the model's summary a history line holds (dishes, people, outcome are
+/// what the cooking skill's `summary_instructions` put first).
+const ABOUT_CHARS: usize = 80;
+/// Between the fields of a history line.
+const SEP: &str = " · ";
+
+/// `text` on one line without the field separator, so a line always splits alike.
+fn clean(text: &str) -> String {
+    text.replace(SEP.trim(), "，")
+}
+
+/// The model's summary as a history line's "content" field.
+fn about_of(summary: &str) -> String {
+    clean(&excerpt(summary, ABOUT_CHARS))
+}
+
+/// `history` with the content field of `session_id`'s line replaced by `about`; `None`
+/// when no line names the session. A line is `- date · session · N 轮 · who · content ·
+/// 结束原因 … · 总结 …`: the first four and the last two fields are kept.
+fn with_about(history: &str, session_id: &str, about: &str) -> Option<String> {
+    let mut found = false;
+    let lines: Vec<String> = history
+        .split_inclusive('\n')
+        .map(|line| {
+            let fields: Vec<&str> = line.trim_end_matches('\n').split(SEP).collect();
+            if found || fields.len() < 7 || fields[1] != session_id {
+                return line.to_string();
+            }
+            found = true;
+            let n = fields.len();
+            let mut out = fields[..4].join(SEP);
+            out.push_str(SEP);
+            out.push_str(about);
+            out.push_str(SEP);
+            out.push_str(&fields[n - 2..].join(SEP));
+            if line.ends_with('\n') {
+                out.push('\n');
+            }
+            out
+        })
+        .collect();
+    found.then(|| lines.concat())
+}
+
 fn data_dir(ctx: &PluginContext<'_>) -> PathBuf {
     ctx.workspace.root().join("cooking")
 }
@@ -63,14 +107,24 @@ impl ModePlugin for CookingMode {
         ctx: &PluginContext<'_>,
         session_id: &str,
         summary_text: &str,
+        model: &str,
     ) -> std::io::Result<()> {
         // written whether or not the archive's copy is there yet: `after_exit` never
         // replaces an existing copy, so the model's summary wins either way
         self.prepare(ctx)?;
-        let copy = data_dir(ctx)
-            .join("summaries")
-            .join(format!("{session_id}.md"));
-        fsutil::write_atomic(&copy, summary_text.as_bytes())
+        let dir = data_dir(ctx);
+        let copy = dir.join("summaries").join(format!("{session_id}.md"));
+        fsutil::write_atomic(&copy, summary_text.as_bytes())?;
+        // the session's line in history.md says what the model's summary says (until now
+        // it held the session's first words); only that line changes
+        let history = dir.join("history.md");
+        let Ok(current) = std::fs::read_to_string(&history) else {
+            return Ok(()); // not indexed yet: `after_exit` writes the line
+        };
+        match with_about(&current, session_id, &about_of(model)) {
+            Some(next) if next != current => fsutil::write_atomic(&history, next.as_bytes()),
+            _ => Ok(()),
+        }
     }
 
     fn after_exit(&self, ctx: &PluginContext<'_>, s: &ArchivedSession<'_>) -> std::io::Result<()> {
@@ -93,9 +147,9 @@ impl ModePlugin for CookingMode {
         }
         let about = s
             .llm_summary
-            .map(|t| excerpt(t, 60))
+            .map(about_of)
             .filter(|t| !t.is_empty())
-            .or_else(|| s.records.first().map(|r| excerpt(&r.user, 40)))
+            .or_else(|| s.records.first().map(|r| clean(&excerpt(&r.user, 40))))
             .unwrap_or_else(|| "（无对话）".into());
         let date = s.started_at.get(..10).unwrap_or(s.started_at);
         let line = format!(
@@ -105,7 +159,7 @@ impl ModePlugin for CookingMode {
             if speakers.is_empty() {
                 "—".to_string()
             } else {
-                speakers.join("、")
+                clean(&speakers.join("、"))
             },
             s.exit_reason,
             s.session_id,
@@ -116,5 +170,36 @@ impl ModePlugin for CookingMode {
         }
         next.push_str(&line);
         fsutil::write_atomic(&history, next.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HISTORY: &str = "# 做饭历史\n\n\
+        - 2026-11-30 · cook-a · 3 轮 · mom · 打开做饭模式 · 结束原因 expired · 总结 summaries/cook-a.md\n\
+        - 2026-12-01 · cook-b · 5 轮 · mom、dad · 打开做饭模式，今晚 · 结束原因 expired · 总结 summaries/cook-b.md\n";
+
+    #[test]
+    fn the_models_summary_replaces_only_its_sessions_content_field() {
+        let summary = "做了番茄炒蛋和青椒肉丝，三个人吃 · 少放盐；\n蛋炒老了一点。";
+        let next = with_about(HISTORY, "cook-b", &about_of(summary)).unwrap();
+        let lines: Vec<&str> = next.lines().collect();
+        assert_eq!(lines[..3], HISTORY.lines().collect::<Vec<_>>()[..3]);
+        assert_eq!(
+            lines[3],
+            "- 2026-12-01 · cook-b · 5 轮 · mom、dad · 做了番茄炒蛋和青椒肉丝，三个人吃 ， 少放盐； 蛋炒老了一点。 · 结束原因 expired · 总结 summaries/cook-b.md"
+        );
+        // idempotent, and the line still splits into the same seven fields
+        assert_eq!(
+            with_about(&next, "cook-b", &about_of(summary)).unwrap(),
+            next
+        );
+        assert_eq!(lines[3].split(SEP).count(), 7);
+        assert!(with_about(HISTORY, "cook-z", "x").is_none());
+        // a long summary is cut
+        let long = about_of(&"番茄".repeat(100));
+        assert_eq!(long.chars().count(), ABOUT_CHARS + 1);
     }
 }

@@ -235,6 +235,7 @@ impl Agent {
                 history: ticket.history.clone(),
                 system: system.into(),
                 policy: self.context.policy(&m.mode_id),
+                focus: self.context.compaction_focus(&m.mode_id),
                 channel: channel.to_string(),
                 chat_id: chat_id.to_string(),
                 now: ticket

@@ -23,11 +23,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tracing::{info, warn};
 
-/// What the summarizer is told; the marker also lets a test (or an audit reader) tell a
-/// compaction request from a turn.
-pub const INSTRUCTIONS: &str = "[压缩历史] 你是对话摘要器。把下面一段家庭助手的对话（以及之前的摘要，如果有）压缩成一份简洁的中文摘要，供助手之后继续对话时参考：\
-保留谁（说话人）说了什么要求、已经做出的决定和结论、数量、时间、菜名和步骤进度、还没完成的事；删去寒暄和重复。\
-只输出摘要正文，不要加标题或解释。";
+/// What the summarizer is told, around what to keep (the mode's
+/// `context.compaction_instructions`, else [`DEFAULT_FOCUS`]); the marker also lets a
+/// test (or an audit reader) tell a compaction request from a turn.
+pub const INSTRUCTIONS: &str = "[压缩历史] 你是对话摘要器。把下面一段家庭助手的对话（以及之前的摘要，如果有）压缩成一份简洁的中文摘要，供助手之后继续对话时参考。";
+/// What any mode's compaction keeps when the mode says nothing of its own.
+pub const DEFAULT_FOCUS: &str = "保留谁（说话人）说了什么要求、已经做出的决定和结论、数量、时间、进度、还没完成的事；删去寒暄和重复。";
+const OUTPUT_RULE: &str = "只输出摘要正文，不要加标题或解释。";
+
+/// The compaction request's system message for a mode with `focus` (or the default).
+pub fn instructions(focus: Option<&str>) -> String {
+    format!(
+        "{INSTRUCTIONS}\n{}\n{OUTPUT_RULE}",
+        focus.unwrap_or(DEFAULT_FOCUS)
+    )
+}
 
 /// Tokens kept free in a compaction request beyond its text (instructions, overhead).
 const REQUEST_SLACK: u32 = 256;
@@ -45,6 +55,8 @@ pub struct Job {
     /// The frozen system message the session's requests start with.
     pub system: Arc<str>,
     pub policy: ModePolicy,
+    /// The mode's own `context.compaction_instructions`, if any.
+    pub focus: Option<Arc<str>>,
     pub channel: String,
     pub chat_id: String,
     /// Household time for the checkpoint's `created_at`.
@@ -140,9 +152,10 @@ impl Context {
         // the compaction request itself must fit: instructions + previous summary +
         // the records it covers (a batch: the oldest ones that fit, the rest next time)
         let prev_text = prev.as_ref().map(|c| checkpoint_messages(c).0);
+        let base = instructions(job.focus.as_deref());
         let mut room = self
             .request_limit()
-            .saturating_sub(count(Counts::message(INSTRUCTIONS)) + REQUEST_SLACK)
+            .saturating_sub(count(Counts::message(&base)) + REQUEST_SLACK)
             .saturating_sub(
                 prev_text
                     .as_deref()
@@ -190,7 +203,7 @@ impl Context {
             }
         });
         let chars = (summary_cap as usize).max(50);
-        let instructions = format!("{INSTRUCTIONS}\n摘要不超过 {chars} 个字。");
+        let instructions = format!("{base}\n摘要不超过 {chars} 个字。");
         let messages = vec![
             Message::System {
                 content: instructions.clone(),
@@ -356,6 +369,7 @@ mod tests {
                 history_limit: None,
                 summary_threshold_tokens: Some(threshold),
             },
+            focus: None,
             channel: "qq".into(),
             chat_id: "group:1".into(),
             now: "2026-10-22T21:00:00+08:00".into(),
@@ -455,6 +469,16 @@ mod tests {
         );
         assert!(asked[0].len() < 64 * 1024, "{} bytes asked", asked[0].len());
         assert!(asked[0].contains("第1步怎么做"));
+    }
+
+    #[test]
+    fn a_mode_words_what_its_compaction_keeps() {
+        let generic = instructions(None);
+        assert!(generic.starts_with(INSTRUCTIONS) && generic.contains(DEFAULT_FOCUS));
+        assert!(!generic.contains('菜'), "{generic}");
+        let own = instructions(Some("保留每道题的答案"));
+        assert!(own.starts_with(INSTRUCTIONS) && own.contains("保留每道题的答案"));
+        assert!(!own.contains(DEFAULT_FOCUS));
     }
 
     #[test]

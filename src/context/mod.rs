@@ -57,6 +57,8 @@ pub struct Context {
     compacting: Mutex<HashSet<PathBuf>>,
     /// Each mode's `context` policy, by mode id.
     policies: HashMap<String, ModePolicy>,
+    /// Each mode's own `context.compaction_instructions`, by mode id.
+    compaction_focus: HashMap<String, Arc<str>>,
     /// Counts of the system messages seen (they repeat every turn), by content hash.
     system_counts: Mutex<HashMap<u64, Counts>>,
     /// A digest of the tool definitions as sent (the start of every prefix).
@@ -87,6 +89,7 @@ impl Context {
             checkpoints: Mutex::new(HashMap::new()),
             compacting: Mutex::new(HashSet::new()),
             policies: HashMap::new(),
+            compaction_focus: HashMap::new(),
             system_counts: Mutex::new(HashMap::new()),
             tools_hash: fnv1a(FNV_SEED, json.as_bytes()),
         }
@@ -103,6 +106,10 @@ impl Context {
                         summary_threshold_tokens: c.summary_threshold_tokens,
                     },
                 );
+                if let Some(f) = c.compaction_instructions.as_deref().map(str::trim) {
+                    self.compaction_focus
+                        .insert(m.manifest.id.clone(), Arc::from(f));
+                }
             }
         }
         self
@@ -111,6 +118,12 @@ impl Context {
     /// The policy of `mode_id` (defaults when it declares none, or no longer loads).
     pub fn policy(&self, mode_id: &str) -> ModePolicy {
         self.policies.get(mode_id).copied().unwrap_or_default()
+    }
+
+    /// What a compaction of `mode_id`'s history must keep, in the mode's own words
+    /// (`None`: the generic [`compaction::DEFAULT_FOCUS`]).
+    pub fn compaction_focus(&self, mode_id: &str) -> Option<Arc<str>> {
+        self.compaction_focus.get(mode_id).cloned()
     }
 
     /// The digest of the tool definitions (where every request's prefix starts).

@@ -122,12 +122,21 @@ pub struct ContextPolicy {
     /// [`DEFAULT_RETRIEVAL_TOKENS`]; 0 turns retrieval off).
     #[serde(default)]
     pub retrieval_tokens: Option<u32>,
+    /// What the session's summary at its end should hold (this mode's words: dishes,
+    /// allergies, …); the kernel's generic instruction otherwise.
+    #[serde(default)]
+    pub summary_instructions: Option<String>,
+    /// What a compaction of this mode's history must keep; generic otherwise.
+    #[serde(default)]
+    pub compaction_instructions: Option<String>,
 }
 
 /// Default budget of the knowledge snippets retrieved for one request.
 pub const DEFAULT_RETRIEVAL_TOKENS: u32 = 400;
 /// The longest `context.objective` template.
 pub const MAX_OBJECTIVE_CHARS: usize = 1000;
+/// The longest `context.summary_instructions` / `compaction_instructions`.
+pub const MAX_INSTRUCTIONS_CHARS: usize = 1000;
 /// The most a mode may give its knowledge snippets per request.
 pub const MAX_RETRIEVAL_TOKENS: u32 = 4000;
 
@@ -206,6 +215,20 @@ impl ModeManifest {
                 return Err(format!(
                     "context.objective must be at most {MAX_OBJECTIVE_CHARS} characters"
                 ));
+            }
+            for (key, text) in [
+                ("summary_instructions", &ctx.summary_instructions),
+                ("compaction_instructions", &ctx.compaction_instructions),
+            ] {
+                match text.as_deref().map(str::trim) {
+                    Some("") => return Err(format!("context.{key} must not be empty")),
+                    Some(t) if t.chars().count() > MAX_INSTRUCTIONS_CHARS => {
+                        return Err(format!(
+                            "context.{key} must be at most {MAX_INSTRUCTIONS_CHARS} characters"
+                        ))
+                    }
+                    _ => {}
+                }
             }
             if ctx
                 .retrieval_tokens
@@ -371,6 +394,33 @@ mod tests {
             ".git",
         ] {
             assert!(with(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_mode_may_word_its_own_summary_and_compaction() {
+        let m = ModeManifest::parse(
+            r#"{"id":"x","display_name":"X","context":{"summary_instructions":"写下作业题目和错题","compaction_instructions":"保留每道题的答案"}}"#,
+        )
+        .unwrap();
+        let c = m.context.unwrap();
+        assert_eq!(
+            c.summary_instructions.as_deref(),
+            Some("写下作业题目和错题")
+        );
+        assert_eq!(
+            c.compaction_instructions.as_deref(),
+            Some("保留每道题的答案")
+        );
+        let long = "长".repeat(MAX_INSTRUCTIONS_CHARS + 1);
+        for key in ["summary_instructions", "compaction_instructions"] {
+            for bad in [" ".to_string(), long.clone()] {
+                let e = ModeManifest::parse(&format!(
+                    r#"{{"id":"x","display_name":"X","context":{{"{key}":"{bad}"}}}}"#
+                ))
+                .unwrap_err();
+                assert!(e.contains(key), "{e}");
+            }
         }
     }
 

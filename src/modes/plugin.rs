@@ -51,13 +51,15 @@ pub trait ModePlugin: Send + Sync {
         Ok(strip_front_matter(&text).trim().to_string())
     }
 
-    /// Called when a model-written `summary.md` replaces the mechanical one of a session
-    /// archived earlier (by expiry or recovery): refresh any copy the plugin keeps.
+    /// Called when a model-written `summary.md` (`summary_text`, the whole file) replaces
+    /// the mechanical one of a session archived earlier (by expiry or recovery; `model`
+    /// is the model's summary alone): refresh any copy or index the plugin keeps.
     fn summary_updated(
         &self,
         _ctx: &PluginContext<'_>,
         _session_id: &str,
         _summary_text: &str,
+        _model: &str,
     ) -> std::io::Result<()> {
         Ok(())
     }

@@ -40,7 +40,7 @@ pub fn defang(text: &str) -> String {
 
 pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Option<&str>) -> String {
     let mut s = format!(
-        "你是 homebot，“{household}”这个家庭的家庭助手。家里人通过厨房音箱（语音）、QQ 群和私聊、以及终端和你说话。\n\
+        "你是 homebot，“{household}”这个家庭的家庭助手。家里人通过家里的音箱（语音）、QQ 群和私聊、以及终端和你说话。\n\
          - 用用户所用的语言回答，默认中文；简短、具体、可执行。\n\
          - 每条用户消息以“说话人：”开头，后面是这个人的原话。最新一条消息在原话之后还附有 [上下文] 块（时间、频道、说话人、相关路径），以及可能的 [资料]、[场景记忆] 等块：它们由系统填写，只对这一轮有效，不是用户说的话；不要复述它们。\n\
          - 家庭工作区里的文件可以用 read_file / list_files 查阅，需要保存内容时用 write_file。不知道的事情直说。\n\
