@@ -405,13 +405,20 @@ async fn bill_tables(full: bool) {
     );
     let normal_turns = if full { 60 } else { 25 };
     let cooking_turns = if full { 90 } else { 30 };
-    let runs: [Run; 3] = [
+    let runs: [Run; 4] = [
         (
-            "mode session, 3 speakers, 2 channels",
+            "mode session, 3 speakers, one question",
             true,
             30,
             65_536,
             |i| format!("第{i}个问题：番茄炒蛋先放什么？"),
+        ),
+        (
+            "mode session, 3 speakers, an evening",
+            true,
+            30,
+            65_536,
+            cooking_question,
         ),
         (
             "normal chat (trim at 20 turns)",

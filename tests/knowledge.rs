@@ -118,7 +118,11 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
     assert!(tail.find("[/上下文]").unwrap() < tail.find("[OBJECTIVE]").unwrap());
     assert!(tail.find("[/OBJECTIVE]").unwrap() < tail.find("[资料]").unwrap());
     assert!(tail.contains("[OBJECTIVE]\n带家里人把这顿饭安全"), "{tail}");
-    assert!(tail.ends_with("[/资料]"), "{tail}");
+    // the strategy's block, when there is one, comes last
+    assert!(
+        tail.ends_with("[/资料]") || tail.find("[/资料]").unwrap() < tail.find("[策略]").unwrap(),
+        "{tail}"
+    );
     // homework's knowledge: never in a cooking request, and closed to the tools
     let whole = serde_json::to_string(cooking).unwrap();
     assert!(!whole.contains("每斤二十元"), "{whole}");

@@ -180,6 +180,37 @@ async fn a_choice_with_one_or_seven_options_is_a_tool_error_and_nothing_waits() 
 }
 
 #[tokio::test]
+async fn multi_select_with_allow_custom_is_refused_with_the_reason_and_nothing_waits() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(chooser).await;
+    let kernel = start_kernel(ws, &fake);
+    let r = kernel
+        .handle_turn(Turn::new(
+            "cli",
+            "local",
+            "mom",
+            "今晚做什么菜，可以多选，我自己说也行",
+        ))
+        .await;
+    assert!(!r.awaits_answer, "{r:?}");
+    assert!(
+        r.text.starts_with(
+            "收到：error: ask_user_choice: multi_select and allow_custom are mutually exclusive"
+        ),
+        "{}",
+        r.text
+    );
+    assert!(choices(ws).as_object().is_none_or(|m| m.is_empty()));
+    // the same question with one of the two is asked
+    let r = kernel
+        .handle_turn(Turn::new("cli", "local", "mom", "今晚做什么菜，可以多选"))
+        .await;
+    assert!(r.awaits_answer, "{r:?}");
+    assert!(choices(ws)["cli:local"]["asked"]["multi_select"] == true);
+}
+
+#[tokio::test]
 async fn in_a_group_only_the_askers_answer_counts_unless_anyone_may_answer() {
     let dir = workspace();
     let ws = dir.path();

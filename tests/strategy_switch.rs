@@ -98,7 +98,7 @@ async fn assist_custom_and_presets_are_tail_instructions_that_persist() {
     let r = kernel.command("/strategy careful").await;
     assert!(
         r.text
-            .contains("当前策略: plan（由 /strategy 设置） · 预设: careful"),
+            .contains("当前策略: plan（由家里人设置） · 预设: careful"),
         "{}",
         r.text
     );
@@ -112,8 +112,16 @@ async fn assist_custom_and_presets_are_tail_instructions_that_persist() {
         .handle_turn(Turn::new("cli", "local", "mom", "几点了"))
         .await;
     assert!(last_user(fake.requests().last().unwrap()).contains("思考深度：快速"));
+    // naming a strategy keeps the preset's thinking depth (seed 004: a hot patch of the
+    // strategy alone); a preset sets it again
     let r = kernel.command("/strategy build").await;
-    assert!(!r.text.contains("· 预设"), "{}", r.text);
+    assert!(r.text.contains("· 预设: quick"), "{}", r.text);
+    let r = kernel.command("/strategy standard").await;
+    assert!(
+        r.text.contains("· 预设: standard（思考深度：标准）"),
+        "{}",
+        r.text
+    );
 }
 
 #[tokio::test]
@@ -156,7 +164,7 @@ async fn a_mode_names_its_default_strategy_and_strategy_wins_in_that_session() {
         .command("/strategy")
         .await
         .text
-        .contains("当前策略: reflect（由 /strategy 设置）"));
+        .contains("当前策略: reflect（由家里人设置）"));
 
     // an unknown strategy name in mode.json is a load error for that mode
     m["strategy"] = json!("yolo");

@@ -192,6 +192,7 @@ impl Agent {
             written: Default::default(),
             memory: tools::memory::MemoryEnv::new(&self.memory, turn, tail.now),
             choice: Default::default(),
+            strategy: None,
         };
         let meta = CallMeta {
             channel: tail.channel.to_string(),

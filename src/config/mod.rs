@@ -120,7 +120,7 @@ pub struct AgentConfig {
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {
-            max_tool_rounds: 6,
+            max_tool_rounds: 25,
             normal_history_turns: 20,
             turn_timeout_secs: 300,
             max_message_chars: 8000,

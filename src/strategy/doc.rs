@@ -57,14 +57,16 @@ pub fn instruction(kind: WorkKind, max_steps: usize) -> String {
         WorkKind::Plan => format!(
             "You are in planning mode. Do NOT execute any tools yet. Only output the plan as JSON, nothing else: \
              {{\"goal\": \"一句话目标\", \"steps\": [{{\"title\": \"步骤\", \"detail\": \"怎么做\"}}]}} — 1 to {max_steps} steps, \
-             in the user's language. The household will confirm it before anything runs."
+             in the user's language. The household will confirm it before anything runs. \
+             (One exception: if the user's own words ask to work another way, e.g. “直接做吧”, call set_strategy instead.)"
         ),
         WorkKind::Spec => format!(
             "You are in spec mode. Do NOT execute any tools yet. First write the spec (goal, requirements, constraints, \
              acceptance criteria, deliverables). Only output the spec as JSON, nothing else: \
              {{\"goal\": \"…\", \"requirements\": [\"…\"], \"constraints\": [\"…\"], \"acceptance_criteria\": [\"…\"], \
              \"deliverables\": [\"…\"], \"risks\": [\"…\"]}} — at most {max_steps} deliverables, in the user's language. \
-             The household will confirm it, then each deliverable is done in turn."
+             The household will confirm it, then each deliverable is done in turn. \
+             (One exception: if the user's own words ask to work another way, e.g. “直接做吧”, call set_strategy instead.)"
         ),
     }
 }

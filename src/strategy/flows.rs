@@ -8,6 +8,7 @@
 
 use super::choice::{self, Parsed};
 use super::journal::{self, clip, Entry};
+use super::spoken::Voice;
 use super::state::{PendingChoice, WorkKind, MAX_PENDING_CHOICES};
 use super::{reflect, work, Effective, Strategies};
 use crate::agent::{cap_reply, Agent, AgentOutcome, Prepared};
@@ -15,8 +16,10 @@ use crate::config::StrategyKind;
 use crate::modes::{ModesHandle, TurnTicket};
 use crate::prompt::{TailInfo, TailSection};
 use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError, ToolCall};
+use crate::tools::set_strategy::Setter;
 use crate::turn::Turn;
 use chrono::{DateTime, FixedOffset};
+use std::sync::Arc;
 use tracing::warn;
 
 /// A turn's outcome, and whether the reply waits for an answer (voice keeps listening).
@@ -54,7 +57,12 @@ pub(super) struct Ctx<'a> {
     pub(super) turn: &'a Turn,
     pub(super) modes: &'a ModesHandle,
     pub(super) eff: Effective,
+    /// The strategy's `[策略]` block: in the tail of every turn of the strategy (the tail
+    /// is never replayed, so it is paid for once per turn, not once per turn of history).
+    pub(super) block: Option<TailSection>,
     pub(super) rounds: u32,
+    /// Where an accepted `set_strategy` of this turn goes.
+    pub(super) setter: Arc<dyn Setter>,
     /// The tools every tool loop of this turn called (for scene memory).
     pub(super) called: std::sync::Mutex<Vec<String>>,
 }
@@ -90,9 +98,10 @@ impl Ctx<'_> {
         };
         journal::append(self.st.workspace(), &e).await;
     }
-    /// The turn's first request, with `sections` put in the dynamic tail.
+    /// The turn's first request, with `sections` put in the dynamic tail; its tools may
+    /// change the strategy (`set_strategy`).
     pub(super) fn prepare(&self, sections: &[TailSection]) -> Prepared {
-        self.agent.prepare(
+        let mut p = self.agent.prepare(
             self.ticket,
             self.tail,
             self.profile,
@@ -100,7 +109,9 @@ impl Ctx<'_> {
             self.turn,
             self.modes,
             sections,
-        )
+        );
+        p.env.strategy = Some(self.setter.clone());
+        p
     }
     /// The agent's tool loop at this turn's round cap, remembering the tools it called.
     pub(super) async fn tool_loop(&self, p: &mut Prepared) -> AgentOutcome {
@@ -111,10 +122,10 @@ impl Ctx<'_> {
             .extend(crate::agent::tools_called(&p.messages));
         o
     }
-    /// The strategy's own block plus `extra`.
+    /// The strategy's own block (when it must be sent) plus `extra`.
     pub(super) fn sections(&self, extra: Vec<TailSection>) -> Vec<TailSection> {
         let mut v = extra;
-        v.extend(self.eff.section());
+        v.extend(self.block.clone());
         v
     }
     pub(super) fn group_asker_only(&self, anyone: bool) -> bool {
@@ -185,10 +196,12 @@ pub async fn run(
         .as_ref()
         .map(|m| (m.mode_id.as_str(), m.session_id.as_str()));
     let eff = strategies.effective(mode).await;
-    let rounds = eff
-        .preset
-        .and_then(|p| p.max_tool_rounds())
-        .unwrap_or(agent.max_tool_rounds);
+    let rounds = eff.max_tool_rounds(agent.max_tool_rounds);
+    let block = eff.section();
+    let stamp = ticket
+        .began_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, false);
+    let setter: Arc<dyn Setter> = Arc::new(Voice::new(strategies, mode, turn, user_text, stamp));
     let c = Ctx {
         agent,
         st: strategies,
@@ -199,7 +212,9 @@ pub async fn run(
         turn,
         modes,
         eff,
+        block,
         rounds,
+        setter,
         called: Default::default(),
     };
     let mut out = dispatch(&c).await;

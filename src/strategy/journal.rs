@@ -17,10 +17,10 @@ pub const MAX_TEXT: usize = 4000;
 #[derive(Debug, Serialize)]
 pub struct Entry<'a> {
     pub timestamp: String,
-    /// `plan`, `spec`, `reflect`, `choice`.
+    /// `plan`, `spec`, `reflect`, `choice`, `strategy` (a spoken change).
     pub flow: &'a str,
     /// `proposed`, `invalid`, `confirmed`, `cancelled`, `step`, `summary`, `draft`,
-    /// `review`, `revision`, `asked`, `answered`, …
+    /// `review`, `revision`, `asked`, `answered`, `set-by-voice`, `refused`, …
     pub stage: &'a str,
     pub channel: &'a str,
     pub chat_id: &'a str,

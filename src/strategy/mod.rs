@@ -20,13 +20,15 @@
 //! Layout: this file — the state handle, `/strategy`, the effective strategy;
 //! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect`; [`choice`] — `ask_user_choice` rendered per
 //! channel and answers parsed; [`doc`] — plan / spec JSON; [`state`] — the file;
-//! [`journal`] — the visible record of every step.
+//! [`journal`] — the visible record of every step; `spoken` — a spoken change of
+//! strategy (`set_strategy`, checked against the user's words by the tool) applied.
 
 pub mod choice;
 pub mod doc;
 mod flows;
 pub mod journal;
 mod reflect;
+mod spoken;
 pub mod state;
 mod work;
 
@@ -63,6 +65,7 @@ struct Inner {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
     Config,
+    /// `/strategy NAME`, or a spoken `set_strategy` the guard accepted.
     Command,
     Mode,
 }
@@ -76,6 +79,11 @@ pub struct Effective {
     pub custom: Option<String>,
 }
 
+/// The seed's BUILD wording (seed 004, EnginePrompts: "Act directly. Use tools when
+/// needed." + "Be efficient: prefer fewer steps, verify results between calls.").
+pub const BUILD_WORDING: &str =
+    "Act directly. Use tools when needed.\nBe efficient: prefer fewer steps, verify results between calls.";
+
 impl Effective {
     pub fn thinking(&self) -> Thinking {
         self.preset
@@ -83,11 +91,21 @@ impl Effective {
             .unwrap_or(Thinking::Standard)
     }
 
+    /// Tool round trips per turn (per step in Plan / Spec): the preset's cap, never more
+    /// than `configured` (`agent.max_tool_rounds`), which applies when the preset has none.
+    pub fn max_tool_rounds(&self, configured: u32) -> u32 {
+        self.preset
+            .and_then(Preset::max_tool_rounds)
+            .map_or(configured, |r| r.min(configured))
+    }
+
     /// The strategy's block of the dynamic tail, if it has anything to say.
     pub fn section(&self) -> Option<TailSection> {
         let mut lines: Vec<String> = Vec::new();
         match self.kind {
-            StrategyKind::Build | StrategyKind::Plan | StrategyKind::Spec => {}
+            StrategyKind::Build => lines.push(BUILD_WORDING.into()),
+            // their instruction is the planning request's own (`doc::instruction`)
+            StrategyKind::Plan | StrategyKind::Spec => {}
             StrategyKind::Reflect => lines.push(
                 "Quality matters more than speed: after drafting an answer, you will be asked to review it critically, then revise it into the final output.".into(),
             ),
@@ -246,7 +264,11 @@ impl Strategies {
         self.update(|st| {
             st.strategy = Some(kind);
             st.set_in_session = session;
-            st.preset = preset;
+            if preset.is_some() {
+                // a strategy's name changes the strategy only: the preset's thinking
+                // depth and tool-round cap stay (seed 004: patchConfig, not updateConfig)
+                st.preset = preset;
+            }
             if kind == StrategyKind::Custom && !rest.is_empty() {
                 st.custom_instruction = Some(rest.to_string());
             }
@@ -291,12 +313,21 @@ impl Strategies {
         let e = self.effective_in(&st, mode);
         let from = match e.source {
             Source::Config => "配置默认".to_string(),
-            Source::Command => "由 /strategy 设置".to_string(),
+            Source::Command => "由家里人设置".to_string(),
             Source::Mode => format!("当前模式 {} 的默认", mode.map(|m| m.0).unwrap_or("?")),
         };
         let mut s = format!("当前策略: {}（{from}）", e.kind);
         if let Some(p) = e.preset {
-            s.push_str(&format!(" · 预设: {}", p.name()));
+            let thinking = match p.thinking() {
+                Thinking::None => "快速",
+                Thinking::Standard => "标准",
+                Thinking::Deep => "深入",
+            };
+            s.push_str(&format!(" · 预设: {}（思考深度：{thinking}", p.name()));
+            if let Some(r) = p.max_tool_rounds() {
+                s.push_str(&format!("，工具往返至多 {r} 轮"));
+            }
+            s.push('）');
         }
         if let Some(c) = &st.custom_instruction {
             s.push_str(&format!("\n自定义指令: {c}"));

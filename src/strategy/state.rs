@@ -62,12 +62,14 @@ impl Preset {
             Preset::Careful => Thinking::Deep,
         }
     }
-    /// Tool round trips per turn (per step in Plan / Spec); `None`: `agent.max_tool_rounds`.
+    /// Tool round trips per turn (per step in Plan / Spec) as seed 004 gives them: quick
+    /// 10; the others name none, so the default (`agent.max_tool_rounds`, 25 unless
+    /// configured) applies. Never more than `agent.max_tool_rounds` (see
+    /// [`super::Effective::max_tool_rounds`]).
     pub fn max_tool_rounds(self) -> Option<u32> {
         match self {
-            Preset::Quick => Some(3),
-            Preset::Standard => None,
-            Preset::Careful => Some(10),
+            Preset::Quick => Some(10),
+            Preset::Standard | Preset::Careful => None,
         }
     }
 }
@@ -116,6 +118,8 @@ pub struct State {
     /// The mode session that was active when `/strategy` was used (a mode's default
     /// strategy yields to it only inside that session).
     pub set_in_session: Option<String>,
+    /// The preset whose thinking depth and tool-round cap apply. Set by `/strategy
+    /// PRESET`; naming a strategy keeps it (a hot patch of the strategy alone, seed 004).
     pub preset: Option<Preset>,
     pub custom_instruction: Option<String>,
     pub pending_work: Option<PendingWork>,

@@ -73,7 +73,7 @@ pub(super) async fn propose(
             .await
             .pending_work
             .filter(|w| w.kind == kind);
-    extra.extend(c.eff.section());
+    extra.extend(c.block.clone());
     extra.push(TailSection {
         label: format!("{}（{}）", super::SECTION_LABEL, flow),
         body: doc::instruction(kind, max),
@@ -105,7 +105,13 @@ pub(super) async fn propose(
         let parsed = if resp.tool_calls.is_empty() {
             doc::parse(kind, &text, max)
         } else {
-            Err(format!("tools must not be called while writing the {flow}"))
+            match spoken_switch(c, &p, &resp.tool_calls).await {
+                Ok(Some(out)) => return out,
+                Ok(None) => Err(format!("tools must not be called while writing the {flow}")),
+                Err(refused) => Err(format!(
+                    "set_strategy was refused ({refused}); write the {flow}"
+                )),
+            }
         };
         match parsed {
             Ok(w) => {
@@ -161,6 +167,26 @@ pub(super) async fn propose(
     c.log(flow, "proposed", &work.goal, Some(work.doc.clone()))
         .await;
     StrategyOutcome::say(doc::render(kind, &work), true)
+}
+
+/// The one tool a planning request may call: `set_strategy`, when the user's words ask
+/// to work another way ("直接做吧"). Accepted: the tool's result is the reply and no plan
+/// is made. `Ok(None)`: no such call; `Err`: the refusal.
+async fn spoken_switch(
+    c: &Ctx<'_>,
+    p: &crate::agent::Prepared,
+    calls: &[crate::provider::ToolCall],
+) -> Result<Option<StrategyOutcome>, String> {
+    use crate::tools::set_strategy::NAME;
+    let Some(call) = calls.iter().find(|t| t.name == NAME) else {
+        return Ok(None);
+    };
+    let r = crate::tools::execute(&p.env, call).await;
+    if r.is_error {
+        c.log("strategy", "refused", &r.content, None).await;
+        return Err(r.content);
+    }
+    Ok(Some(StrategyOutcome::say(r.content, false)))
 }
 
 /// Run a confirmed plan or spec step by step, then summarize. If a step fails, the

@@ -1,5 +1,6 @@
 //! `ask_user_choice {question, options (2–6), multi_select, allow_custom, anyone}`: the
-//! model asks the household to choose. A valid call is put in the turn's [`ChoiceSlot`];
+//! model asks the household to choose (`multi_select` and `allow_custom` are mutually
+//! exclusive, as in seed 004: an answer in one's own words is a single answer). A valid call is put in the turn's [`ChoiceSlot`];
 //! the agent's tool loop then ends the turn and the strategy layer turns the question
 //! into the reply (numbered `1.` `2.` … or spoken) and keeps it pending for that chat.
 //! The answer comes as the chat's next message, answered in a new turn whose tool result
@@ -60,7 +61,7 @@ pub fn definition() -> ToolDef {
                 "question": {"type": "string"},
                 "options": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 6},
                 "multi_select": {"type": "boolean", "description": "several options may be chosen (default false)"},
-                "allow_custom": {"type": "boolean", "description": "the user may answer with their own words instead (default false)"},
+                "allow_custom": {"type": "boolean", "description": "the user may answer with their own words instead: a single answer, so not together with multi_select (default false)"},
                 "anyone": {"type": "boolean", "description": "in a group chat, anyone's answer counts, not only the asker's (default false)"}
             },
             "required": ["question", "options"],
@@ -90,6 +91,13 @@ pub fn validate(call: &ToolCall) -> Result<Asked, ToolResult> {
             "error: ask_user_choice: {why}. Nothing was asked; call it again with a short question and {MIN_OPTIONS}-{MAX_OPTIONS} distinct short options."
         ))
     };
+    if a.multi_select && a.allow_custom {
+        // seed 004: a free answer is a single answer (自定义输入与多选互斥)
+        return Err(bad(
+            "multi_select and allow_custom are mutually exclusive — an answer in the user's own words is a single answer; set one of them"
+                .into(),
+        ));
+    }
     let question = a.question.trim().to_string();
     if question.is_empty() {
         return Err(bad("the question is empty".into()));
@@ -185,5 +193,24 @@ mod tests {
         ))
         .unwrap_err();
         assert!(e.content.contains("invalid arguments"), "{}", e.content);
+    }
+
+    #[test]
+    fn multi_select_and_allow_custom_are_refused_together() {
+        let both = json!({"question": "做哪些？", "options": ["番茄炒蛋", "青椒肉丝"],
+                          "multi_select": true, "allow_custom": true});
+        let e = validate(&call(both)).unwrap_err();
+        assert!(e.is_error);
+        assert!(
+            e.content.contains("mutually exclusive") && e.content.contains("Nothing was asked"),
+            "{}",
+            e.content
+        );
+        for (multi, custom) in [(true, false), (false, true), (false, false)] {
+            let one = json!({"question": "做哪些？", "options": ["番茄炒蛋", "青椒肉丝"],
+                             "multi_select": multi, "allow_custom": custom});
+            let a = validate(&call(one)).unwrap();
+            assert_eq!((a.multi_select, a.allow_custom), (multi, custom));
+        }
     }
 }

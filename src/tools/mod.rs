@@ -1,5 +1,6 @@
 //! The tools the agent offers the model, in a fixed order (part of the stable prompt
-//! prefix): `switch_mode`, then the workspace file tools of [`files`] — `read_file`,
+//! prefix): `switch_mode`, then `set_strategy` of [`set_strategy`] (both checked against
+//! the user's own words), then the workspace file tools of [`files`] — `read_file`,
 //! `list_files`, `write_file` — then the reminder tools of [`reminders`] —
 //! `set_reminder`, `list_reminders`, `cancel_reminder` — then the scene-memory tools of
 //! [`memory`]: `memory_commit`, `memory_search` — then `ask_user_choice` of [`choice`]
@@ -17,6 +18,7 @@ pub mod files;
 mod guard;
 pub mod memory;
 pub mod reminders;
+pub mod set_strategy;
 mod zones;
 
 pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
@@ -54,6 +56,9 @@ pub struct ToolEnv {
     pub memory: memory::MemoryEnv,
     /// A question `ask_user_choice` asked in this turn (it ends the turn).
     pub choice: choice::ChoiceSlot,
+    /// Where an accepted `set_strategy` goes (the strategy layer sets it on every turn it
+    /// runs; `None`: the strategy cannot be changed from this call).
+    pub strategy: Option<std::sync::Arc<dyn set_strategy::Setter>>,
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical. The
@@ -96,6 +101,7 @@ pub fn definitions(registry: &ModeRegistry, writable: &[String]) -> Vec<ToolDef>
                 "additionalProperties": false
             }),
         },
+        set_strategy::definition(),
         ToolDef {
             name: "read_file".into(),
             description: "Read a UTF-8 text file in the household workspace (an index, a note, a session summary; the paths the [上下文] block names). Paths are relative to the workspace.".into(),
@@ -266,13 +272,14 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
             Err(e) => e,
         },
         choice::NAME => choice::execute(env, call),
+        set_strategy::NAME => set_strategy::execute(env, call).await,
         "memory_commit" | "memory_search" => memory::execute(env, call)
             .await
             .expect("the memory tools run their own names"),
         other => match reminders::execute(env, call).await {
             Some(r) => r,
             None => ToolResult::err(format!(
-                "error: there is no tool named {other:?}; available: switch_mode, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder, memory_commit, memory_search, ask_user_choice"
+                "error: there is no tool named {other:?}; available: switch_mode, set_strategy, read_file, list_files, write_file, set_reminder, list_reminders, cancel_reminder, memory_commit, memory_search, ask_user_choice"
             )),
         },
     }
@@ -321,6 +328,7 @@ mod tests {
             names,
             [
                 "switch_mode",
+                "set_strategy",
                 "read_file",
                 "list_files",
                 "write_file",

@@ -1,169 +1,88 @@
-//! The switch guard's parser: does the user's own sentence *command* the switch?
+//! Where a clause ends, with or without punctuation.
 //!
-//! Only the clause that holds the mode's name counts, and in it the verb:
+//! Speech-to-text often gives none ("打开做饭模式今晚吃什么"), so the text is cut in two
+//! steps:
 //!
-//! 1. **Clauses.** The text is cut at `，。！？；,.!?;:：` and at English `and`, `but`,
-//!    `then`, `so`; a clause remembers whether it ended in a question mark. The name and
-//!    the verb must be in the same clause ("做饭模式，开始吧" is not enough).
-//! 2. **Negation scope.** A negation anywhere before the verb in its clause negates it:
-//!    不/不要/不能/不可以/不许/不准/禁止/请勿/别/没/不想…, "don't", "shouldn't", "not", "never"…
-//!    A-not-A forms are not negations: 能不能 / 可不可以 / 行不行 are polite requests,
-//!    要不要 / 会不会 / 是不是 / 有没有 are questions.
-//! 3. **Questions.** An interrogative anywhere in the clause (为什么, 什么时候, 是什么,
-//!    怎么, 哪, 多久, 会不会…; why, what, when, how, where, whether, if…), a clause that opens
-//!    with an English auxiliary ("will cooking mode end soon?"), or a sentence-final
-//!    吗/呢/？ make it a question — unless it is a polite request: a request word before the
-//!    verb (可以, 能, 能不能, 请, 帮我, 麻烦…; "can you", "could you", "please", "let's") and
-//!    no interrogative ("可以结束做饭模式了吗" asks politely; "做饭模式结束了吗" asks about
-//!    it). A past marker (昨天, 刚才, 之前, 已经…) is about what happened, never a request.
-//! 4. **Not a command.** The name used as a modifier ("做饭模式的按钮") and a report of a
-//!    state ("做饭模式结束了") do not count.
-//! 5. **Retraction.** A later clause that takes it back (算了, 不用了, 不对, 取消, "never
-//!    mind", "forget it", or a negated verb of the same action) cancels it.
+//! 1. **Punctuation.** At `，。！？；,.!?;:：、` and at English `and`, `but`, `then`, `so`;
+//!    a clause remembers whether it ended in a question mark.
+//! 2. **Segments** of a clause, where speech runs two clauses together:
+//!    - after a run of sentence-final particles (了 吧 啦 呀 啊 哦 吗 呢) that more words
+//!      follow — "我已经洗好菜了｜打开做饭模式", "退出做饭模式吧｜我吃完了" — unless the
+//!      particle belongs to a word or to a reporting verb (了解, 为了, 说了, 忘了 …);
+//!    - once both the name and the verb of the command have been said (or a phrase that
+//!      is a whole command), where a new clause starts: a time (今晚, 现在), a person (我,
+//!      你), a request of its own (教我, 帮我), a sequence word (然后, 再), thanks (谢谢) or
+//!      a retraction (算了) — "打开做饭模式｜今晚吃什么", "先给我个计划｜再做".
 //!
-//! When in doubt the guard refuses; the refusal tells the user how to switch.
+//!    Anything else stays in the clause of the command and is judged with it, so "打开做饭
+//!    模式会怎样" and "打开做饭模式的按钮在哪" stay questions: when in doubt, refuse.
 
-/// Why the best clause did not command the switch, most decisive first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verdict {
-    Command,
-    /// Taken back by a later clause.
-    Retracted,
-    Negated,
-    /// A how-to question ("怎么打开…").
-    HowQuestion,
-    /// Any other question, a report of a state, or the name used as a modifier.
-    Question,
-    /// The name is there, the verb is not (in the same clause).
-    NoVerb,
-    NotNamed,
+use super::words::*;
+
+/// What one command is made of: the names of its object, its verbs, and phrases that are
+/// a whole command by themselves ("直接做" — name and verb in one). All normalized.
+#[derive(Debug, Clone, Default)]
+pub struct Lexicon {
+    pub names: Vec<String>,
+    pub verbs: Vec<String>,
+    /// Count only where nothing but a tail (吧, 一下, 就行 …) follows them in their
+    /// segment ("直接做吧", not "直接做红烧肉").
+    pub phrases: Vec<String>,
 }
 
-const BOUNDARIES: &[char] = &[
-    '，', ',', '。', '.', '！', '!', '？', '?', '；', ';', '：', ':', '\n', '、',
-];
-const EN_BOUNDARIES: &[&str] = &[" and ", " but ", " then ", " so "];
+/// What a word found in a clause is to the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Name,
+    Verb,
+    Phrase,
+}
 
-/// Question forms and polite-request forms of A-not-A, checked before negations.
-const A_NOT_A_REQUESTS: &[&str] = &["能不能", "可不可以", "行不行", "好不好", "可以不可以"];
-const A_NOT_A_QUESTIONS: &[&str] = &["要不要", "会不会", "是不是", "有没有", "该不该"];
+/// One word of the lexicon found in a text: its role and byte span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    pub role: Role,
+    pub at: usize,
+    pub len: usize,
+}
 
-const NEGATIONS_ZH: &[&str] = &[
-    "不要",
-    "不用",
-    "不想",
-    "不必",
-    "不可以",
-    "不能",
-    "不许",
-    "不准",
-    "不该",
-    "不应该",
-    "不需要",
-    "无需",
-    "无须",
-    "禁止",
-    "请勿",
-    "勿",
-    "别",
-    "甭",
-    "没有",
-    "没",
-    "未",
-    "不",
-];
-const NEGATIONS_EN: &[&str] = &[
-    "don't",
-    "dont",
-    "do not",
-    "doesn't",
-    "does not",
-    "not",
-    "never",
-    "no need to",
-    "shouldn't",
-    "should not",
-    "can't",
-    "cannot",
-    "won't",
-    "will not",
-    "mustn't",
-    "must not",
-    "wouldn't",
-    "stop trying to",
-];
+impl Mark {
+    pub fn end(&self) -> usize {
+        self.at + self.len
+    }
+}
 
-const HOW_ZH: &[&str] = &["怎么", "如何", "怎样", "咋"];
-const HOW_EN: &[&str] = &["how"];
-const INTERROGATIVES_ZH: &[&str] = &[
-    "为什么",
-    "为何",
-    "什么时候",
-    "何时",
-    "是什么",
-    "什么意思",
-    "啥意思",
-    "什么",
-    "啥",
-    "哪",
-    "几点",
-    "多久",
-    "多长时间",
-    "是否",
-    "会不会",
-    "是不是",
-    "有没有",
-    "要不要",
-    "该不该",
-];
-const INTERROGATIVES_EN: &[&str] = &[
-    "why", "what", "when", "where", "which", "who", "whether", "if",
-];
-/// An English clause opening with one of these (and no request form) is a question.
-const AUX_EN: &[&str] = &[
-    "will", "would", "does", "did", "is", "are", "was", "were", "do", "has", "have", "should",
-    "shall", "am",
-];
-const QUESTION_FINALS_ZH: &[&str] = &["吗", "呢", "嘛", "么"];
-const PERFECTIVE_QUESTIONS: &[&str] = &["了吗", "过吗", "了没", "过没", "了么"];
-const PAST_MARKERS_ZH: &[&str] = &[
-    "昨天", "前天", "刚才", "刚刚", "之前", "上次", "以前", "已经",
-];
-const PAST_MARKERS_EN: &[&str] = &["yesterday", "already", "earlier", "last time"];
+impl Lexicon {
+    /// Every occurrence of the lexicon's words in `t`, in text order.
+    pub fn marks(&self, t: &str) -> Vec<Mark> {
+        let mut out = Vec::new();
+        for (role, words) in [
+            (Role::Name, &self.names),
+            (Role::Verb, &self.verbs),
+            (Role::Phrase, &self.phrases),
+        ] {
+            for w in words {
+                out.extend(find_all(t, w).into_iter().map(|at| Mark {
+                    role,
+                    at,
+                    len: w.len(),
+                }));
+            }
+        }
+        out.sort_by_key(|m| (m.at, std::cmp::Reverse(m.len)));
+        out
+    }
 
-const REQUESTS_ZH: &[&str] = &[
-    "可以", "能否", "能", "请", "帮我", "帮忙", "麻烦", "给我", "替我", "你来",
-];
-const REQUESTS_EN: &[&str] = &[
-    "can you",
-    "could you",
-    "would you",
-    "will you",
-    "can we",
-    "could we",
-    "please",
-    "let's",
-    "lets",
-    "i want to",
-    "i'd like to",
-    "go ahead and",
-];
-const RETRACTIONS: &[&str] = &[
-    "算了",
-    "不用了",
-    "不要了",
-    "不对",
-    "取消",
-    "当我没说",
-    "never mind",
-    "nevermind",
-    "forget it",
-    "cancel that",
-    "just kidding",
-    "scratch that",
-];
+    /// Does `t` name the command's object (a name, or a phrase that holds it)?
+    pub fn named_in(&self, t: &str) -> bool {
+        self.names
+            .iter()
+            .chain(&self.phrases)
+            .any(|n| !find_all(t, n).is_empty())
+    }
+}
 
-/// One clause of the user's text, normalized.
+/// One clause (or segment) of the user's text, normalized.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clause {
     pub text: String,
@@ -180,7 +99,7 @@ pub fn normalize(s: &str) -> String {
     lower.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Cut normalized text into clauses.
+/// Cut normalized text into clauses at punctuation.
 pub fn clauses(text: &str) -> Vec<Clause> {
     let mut text = format!(" {text} ");
     for b in EN_BOUNDARIES {
@@ -210,6 +129,106 @@ fn push_clause(out: &mut Vec<Clause>, text: &str, asked: bool) {
     }
 }
 
+/// Cut normalized text into clauses, then each clause into segments (see the module
+/// doc). Only the last segment of a clause keeps its question mark.
+pub fn segments(text: &str, lex: &Lexicon) -> Vec<Clause> {
+    let mut out = Vec::new();
+    for c in clauses(text) {
+        let mut parts = Vec::new();
+        for piece in split_at(&c.text, &particle_cuts(&c.text)) {
+            let mut rest = piece;
+            while let Some(cut) = command_cut(rest, lex) {
+                parts.push(&rest[..cut]);
+                rest = &rest[cut..];
+            }
+            parts.push(rest);
+        }
+        let parts: Vec<&str> = parts
+            .into_iter()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        let n = parts.len();
+        out.extend(parts.into_iter().enumerate().map(|(i, p)| Clause {
+            text: p.to_string(),
+            asked: c.asked && i + 1 == n,
+        }));
+    }
+    out
+}
+
+fn split_at<'a>(t: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for &c in cuts {
+        out.push(&t[from..c]);
+        from = c;
+    }
+    out.push(&t[from..]);
+    out
+}
+
+/// Byte offsets just after each run of particles that more words follow.
+fn particle_cuts(t: &str) -> Vec<usize> {
+    let mut cuts = Vec::new();
+    let mut run_start: Option<usize> = None;
+    for (i, ch) in t.char_indices() {
+        if PARTICLES.contains(&ch) {
+            run_start.get_or_insert(i);
+        } else if !ch.is_whitespace() {
+            if let Some(start) = run_start.take() {
+                if !in_word(t, start) {
+                    cuts.push(i);
+                }
+            }
+        }
+    }
+    cuts
+}
+
+/// Does a [`PARTICLE_WORDS`] entry cover byte `at` of `t`?
+fn in_word(t: &str, at: usize) -> bool {
+    PARTICLE_WORDS
+        .iter()
+        .any(|w| t.match_indices(w).any(|(s, _)| s <= at && at < s + w.len()))
+}
+
+/// Where, after the command's name and verb (or a phrase), a new clause starts.
+fn command_cut(t: &str, lex: &Lexicon) -> Option<usize> {
+    let (mut named, mut verbed) = (false, false);
+    for m in lex.marks(t) {
+        match m.role {
+            Role::Name => named = true,
+            Role::Verb => verbed = true,
+            Role::Phrase => (named, verbed) = (true, true),
+        }
+        if named && verbed && m.end() < t.len() && starts_clause(&t[m.end()..]) {
+            return Some(m.end());
+        }
+    }
+    None
+}
+
+/// Does `rest` open a new clause ([`NEW_CLAUSE_ZH`], [`NEW_CLAUSE_EN`], a retraction)?
+fn starts_clause(rest: &str) -> bool {
+    let r = rest.trim_start();
+    if NEW_CLAUSE_ZH
+        .iter()
+        .chain(RETRACTIONS)
+        .any(|w| !w.is_ascii() && r.starts_with(w))
+    {
+        return true;
+    }
+    let first = r
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
+        .next()
+        .unwrap_or_default();
+    NEW_CLAUSE_EN.contains(&first)
+        || RETRACTIONS
+            .iter()
+            .any(|w| w.is_ascii() && find_all(r, w).first() == Some(&0))
+}
+
 /// Byte offsets where `needle` occurs in `hay`. ASCII needles must stand alone as words
 /// (so `end` does not match `weekend`); CJK needles match anywhere.
 pub fn find_all(hay: &str, needle: &str) -> Vec<usize> {
@@ -232,134 +251,41 @@ pub fn find_all(hay: &str, needle: &str) -> Vec<usize> {
         .collect()
 }
 
-fn contains_any(hay: &str, needles: &[&str]) -> bool {
+pub fn contains_any(hay: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| !find_all(hay, n).is_empty())
 }
 
 /// `hay` with every occurrence of `forms` blanked out (same byte length kept, so offsets
 /// stay valid).
-fn blank(hay: &str, forms: &[&str]) -> String {
+pub fn blank<S: AsRef<str>>(hay: &str, forms: &[S]) -> String {
     let mut s = hay.to_string();
     for f in forms {
-        s = s.replace(f, &"_".repeat(f.len()));
+        let f = f.as_ref();
+        if !f.is_empty() {
+            s = s.replace(f, &"_".repeat(f.len()));
+        }
     }
     s
-}
-
-/// Judge the whole text for one action: `names` of the mode, `verbs` of the action.
-pub fn judge(text: &str, names: &[String], verbs: &[String]) -> Verdict {
-    let cl = clauses(&normalize(text));
-    let mut best = Verdict::NotNamed;
-    for (i, c) in cl.iter().enumerate() {
-        if !names.iter().any(|n| !find_all(&c.text, n).is_empty()) {
-            continue;
-        }
-        let mut v = judge_clause(c, names, verbs);
-        if v == Verdict::Command && cl[i + 1..].iter().any(|later| retracts(later, verbs)) {
-            v = Verdict::Retracted;
-        }
-        if v == Verdict::Command {
-            return v;
-        }
-        best = best.min(v);
-    }
-    best
-}
-
-fn retracts(c: &Clause, verbs: &[String]) -> bool {
-    if contains_any(&c.text, RETRACTIONS) {
-        return true;
-    }
-    verbs
-        .iter()
-        .flat_map(|v| find_all(&c.text, v))
-        .any(|pos| negated_before(&c.text[..pos]))
-}
-
-fn judge_clause(c: &Clause, names: &[String], verbs: &[String]) -> Verdict {
-    let t = &c.text;
-    let verb_at: Vec<(usize, usize)> = verbs
-        .iter()
-        .flat_map(|v| find_all(t, v).into_iter().map(move |p| (p, v.len())))
-        .collect();
-    if verb_at.is_empty() {
-        return Verdict::NoVerb;
-    }
-    let name_at: Vec<(usize, usize)> = names
-        .iter()
-        .flat_map(|n| find_all(t, n).into_iter().map(move |p| (p, n.len())))
-        .collect();
-    // the name as a modifier: "做饭模式的按钮"
-    if name_at
-        .iter()
-        .any(|&(p, l)| t[p + l..].trim_start().starts_with('的'))
-    {
-        return Verdict::Question;
-    }
-    if contains_any(t, HOW_ZH) || contains_any(t, HOW_EN) {
-        return Verdict::HowQuestion;
-    }
-    let question = is_question(c);
-    let mut verdict = Verdict::NoVerb;
-    for &(pos, len) in &verb_at {
-        let v = if negated_before(&t[..pos]) {
-            Verdict::Negated
-        } else if question || reports_state(t, pos, len, &name_at) {
-            Verdict::Question
-        } else {
-            Verdict::Command
-        };
-        if v == Verdict::Command {
-            return v;
-        }
-        verdict = verdict.min(v);
-    }
-    verdict
-}
-
-/// A negation before the verb, in its clause (A-not-A forms are not negations).
-fn negated_before(before: &str) -> bool {
-    let b = blank(before, A_NOT_A_REQUESTS);
-    let b = blank(&b, A_NOT_A_QUESTIONS);
-    contains_any(&b, NEGATIONS_ZH) || contains_any(&b, NEGATIONS_EN)
-}
-
-/// Is this clause a question rather than a (possibly polite) request?
-fn is_question(c: &Clause) -> bool {
-    let t = &c.text;
-    let stripped = blank(t, A_NOT_A_REQUESTS);
-    let interrogative = contains_any(&stripped, INTERROGATIVES_ZH)
-        || contains_any(t, INTERROGATIVES_EN)
-        || AUX_EN.iter().any(|a| {
-            t.starts_with(&format!("{a} ")) && !REQUESTS_EN.iter().any(|r| t.starts_with(r))
-        });
-    if interrogative {
-        return true;
-    }
-    if contains_any(t, PAST_MARKERS_ZH) || contains_any(t, PAST_MARKERS_EN) {
-        return true; // about what happened, not a request
-    }
-    let perfective = contains_any(t, PERFECTIVE_QUESTIONS);
-    let final_particle = QUESTION_FINALS_ZH.iter().any(|p| t.ends_with(p));
-    if !(c.asked || final_particle || perfective) {
-        return false;
-    }
-    // "可以结束做饭模式了吗" asks for it politely; "做饭模式结束了吗" asks about it
-    let polite = contains_any(t, A_NOT_A_REQUESTS)
-        || contains_any(t, REQUESTS_ZH)
-        || REQUESTS_EN.iter().any(|r| t.starts_with(r));
-    !polite
-}
-
-/// "做饭模式结束了": the name before the verb and a perfective 了 after it report a state.
-fn reports_state(t: &str, pos: usize, len: usize, names: &[(usize, usize)]) -> bool {
-    let after = t[pos + len..].trim_start();
-    names.iter().any(|&(p, _)| p < pos) && after.starts_with('了')
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cooking() -> Lexicon {
+        Lexicon {
+            names: vec!["做饭模式".into()],
+            verbs: vec!["打开".into(), "退出".into(), "关闭".into()],
+            phrases: vec![],
+        }
+    }
+
+    fn texts(text: &str, lex: &Lexicon) -> Vec<String> {
+        segments(&normalize(text), lex)
+            .into_iter()
+            .map(|c| c.text)
+            .collect()
+    }
 
     #[test]
     fn clauses_split_at_punctuation_and_english_conjunctions() {
@@ -372,13 +298,34 @@ mod tests {
     }
 
     #[test]
-    fn negation_scope_skips_a_not_a_forms() {
-        assert!(negated_before("不可以"));
-        assert!(negated_before("我不想让你"));
-        assert!(negated_before("you shouldn't "));
-        assert!(!negated_before("能不能帮我"));
-        assert!(!negated_before("please "));
-        assert!(!negated_before("cannotx ")); // not a word of its own
+    fn unpunctuated_speech_is_cut_at_particles_and_after_a_whole_command() {
+        let l = cooking();
+        assert_eq!(
+            texts("我已经洗好菜了打开做饭模式", &l),
+            ["我已经洗好菜了", "打开做饭模式"]
+        );
+        assert_eq!(
+            texts("退出做饭模式吧我吃完了", &l),
+            ["退出做饭模式吧", "我吃完了"]
+        );
+        assert_eq!(
+            texts("打开做饭模式今晚吃什么", &l),
+            ["打开做饭模式", "今晚吃什么"]
+        );
+        assert_eq!(
+            texts("好了关闭做饭模式谢谢", &l),
+            ["好了", "关闭做饭模式", "谢谢"]
+        );
+        // what binds stays: a question about the command, a state, a report
+        assert_eq!(texts("打开做饭模式会怎样", &l), ["打开做饭模式会怎样"]);
+        assert_eq!(texts("打开做饭模式了吗", &l), ["打开做饭模式了吗"]);
+        assert_eq!(texts("他说了打开做饭模式", &l), ["他说了打开做饭模式"]);
+        assert_eq!(texts("为了吃饭打开做饭模式", &l), ["为了吃饭打开做饭模式"]);
+        // a person before the verb does not cut: nothing was commanded yet
+        assert_eq!(texts("做饭模式我们打开吧", &l), ["做饭模式我们打开吧"]);
+        // only the last segment keeps the question mark
+        let s = segments(&normalize("打开做饭模式今晚吃什么？"), &l);
+        assert!(!s[0].asked && s[1].asked);
     }
 
     #[test]

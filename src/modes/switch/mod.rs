@@ -2,13 +2,17 @@
 //! proposes, the backend decides). Entering needs the mode's display name
 //! (or an alias) and an enter verb *commanded* in the same clause; exiting likewise with an
 //! exit verb. Negations, questions, reports and retractions do not switch anything — see
-//! [`clause`] for the parser and its rules. When in doubt the guard refuses, and the
-//! refusal says how to switch.
+//! [`clause`] (where a clause ends, with or without punctuation) and [`judge`] (whether
+//! it commands). The same parser checks spoken strategy changes (`set_strategy`). When in
+//! doubt the guard refuses, and the refusal says how to switch.
 
 pub mod clause;
+pub mod judge;
+mod words;
 
 use super::manifest::ModeManifest;
-use clause::Verdict;
+use clause::Lexicon;
+use judge::Verdict;
 
 pub const DEFAULT_ENTER_VERBS: &[&str] = &["打开", "进入", "开始", "切换", "启用"];
 pub const DEFAULT_EXIT_VERBS: &[&str] = &["关闭", "退出", "结束"];
@@ -50,6 +54,8 @@ pub enum WordsRefusalKind {
     HowQuestion,
     /// Another question about the mode, a report of its state, or its name as a modifier.
     Question,
+    /// Someone else's words or an opinion retold, or a hypothesis ("他说打开…", "如果…").
+    Reported,
     /// The verb is negated ("不要打开", "you shouldn't open").
     Negated,
     /// Asked, then taken back ("…算了不用了").
@@ -85,6 +91,10 @@ impl std::fmt::Display for WordsRefusal {
                 f,
                 "refused: the user is asking or talking about the mode, not asking to switch. 用户是在询问或谈论{name}，不是要求{verb_kind}；照常回答即可。{how}。"
             ),
+            WordsRefusalKind::Reported => write!(
+                f,
+                "refused: the user is retelling someone's words or supposing, not asking to switch. 用户是在转述、谈看法或做假设，不是要求{verb_kind}{name}；照常回答即可。{how}。"
+            ),
             WordsRefusalKind::Negated => write!(
                 f,
                 "refused: the user said not to. 用户原话是否定的（例如“不要{verb}”），不能{verb_kind}{name}。"
@@ -112,12 +122,18 @@ pub fn validate(
     let mut names: Vec<String> = vec![clause::normalize(&manifest.display_name)];
     names.extend(manifest.aliases.iter().map(|a| clause::normalize(a)));
     let verbs = verbs_for(manifest, action);
-    let kind = match clause::judge(user_text, &names, &verbs) {
+    let lex = Lexicon {
+        names: names.clone(),
+        verbs: verbs.clone(),
+        phrases: Vec::new(),
+    };
+    let kind = match judge::judge(user_text, &lex) {
         Verdict::Command => return Ok(()),
         Verdict::Retracted => WordsRefusalKind::Retracted,
         Verdict::Negated => WordsRefusalKind::Negated,
         Verdict::HowQuestion => WordsRefusalKind::HowQuestion,
         Verdict::Question => WordsRefusalKind::Question,
+        Verdict::Reported => WordsRefusalKind::Reported,
         Verdict::NoVerb => WordsRefusalKind::NoVerb,
         Verdict::NotNamed => WordsRefusalKind::NotNamed,
     };

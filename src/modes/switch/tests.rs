@@ -111,14 +111,95 @@ const CASES: &[(SwitchAction, &str, bool)] = &[
     (Exit, "打开做饭模式", false),
 ];
 
+/// Speech-to-text without punctuation: (action, the user's words, does it switch?).
+const UNPUNCTUATED: &[(SwitchAction, &str, bool)] = &[
+    // ---- one breath, a command and something else ---------------------------------
+    (Enter, "打开做饭模式今晚吃什么", true),
+    (Enter, "打开做饭模式教我怎么做红烧肉", true),
+    (Enter, "我已经洗好菜了打开做饭模式", true),
+    (Enter, "做饭模式开始吧", true),
+    (Enter, "帮我打开做饭模式吧", true),
+    (Enter, "现在进入做饭模式", true),
+    (Exit, "好了关闭做饭模式谢谢", true),
+    (Exit, "做饭模式可以结束了", true),
+    (Exit, "退出做饭模式吧我吃完了", true),
+    (Enter, "start cooking mode please", true),
+    (Enter, "打开做饭模式我们今晚做鱼", true),
+    (Enter, "进入做饭模式然后告诉我先做哪个菜", true),
+    (Enter, "开启做饭模式帮我看看冰箱里有什么", true),
+    (Enter, "人都到齐了开始做饭模式吧", true),
+    (Enter, "打开做饭模式好吗", true),
+    (Enter, "能不能打开做饭模式", true),
+    (Enter, "请问可以打开做饭模式吗", true),
+    (Enter, "做饭模式我们开始吧", true),
+    (Enter, "你好呀打开做饭模式", true),
+    (Exit, "吃饱了结束做饭模式", true),
+    (Exit, "退出做饭模式明天再做", true),
+    (Exit, "关闭做饭模式辛苦了", true),
+    (Exit, "做饭模式结束吧大家吃饭", true),
+    (Exit, "碗都洗完啦退出做饭模式", true),
+    (Enter, "open cooking mode we are making dumplings", true),
+    (Exit, "exit cooking mode thanks", true),
+    // ---- questions, reports, negations and hypotheses without punctuation ------------
+    (Enter, "做饭模式怎么打开", false),
+    (Enter, "不要打开做饭模式", false),
+    (Enter, "打开做饭模式的按钮在哪", false),
+    (Enter, "昨天打开做饭模式的时候你说了什么", false),
+    (Enter, "他说打开做饭模式", false),
+    (Enter, "如果我打开做饭模式会怎样", false),
+    (Enter, "打开做饭模式了吗", false),
+    (Exit, "别关闭做饭模式", false),
+    (Enter, "妈妈说了打开做饭模式", false),
+    (Enter, "我觉得应该打开做饭模式", false),
+    (Enter, "打开做饭模式会不会很费电", false),
+    (Enter, "打开做饭模式以后你会做什么", false),
+    (Enter, "打开做饭模式要多久", false),
+    (Enter, "要是打开做饭模式的话会怎么样", false),
+    (Enter, "万一打开做饭模式你会不会一直说话", false),
+    (Enter, "我刚才打开做饭模式你听到了吗", false),
+    (Enter, "你打开过做饭模式吗", false),
+    (Enter, "打开了做饭模式", false),
+    (Enter, "打开做饭模式算了", false),
+    (Enter, "打开做饭模式吧算了不用了", false),
+    (Enter, "先别打开做饭模式我还没洗菜", false),
+    (Enter, "为什么打开做饭模式", false),
+    (Exit, "做饭模式结束了", false),
+    (Exit, "做饭模式结束了没有", false),
+    (Exit, "关闭做饭模式不要了还要做汤", false),
+    (Exit, "不想退出做饭模式我还在煮汤", false),
+    (Exit, "做饭模式什么时候结束", false),
+    (Exit, "他问退出做饭模式以后菜谱还在不在", false),
+    // a continuation that is not known to start a clause stays with the command:
+    // refused when in doubt (say it with a pause, or "，")
+    (Enter, "打开做饭模式红烧肉怎么做", false),
+    (Enter, "he said open cooking mode", false),
+    (Enter, "if i open cooking mode what happens", false),
+    (Exit, "don't exit cooking mode we are still eating", false),
+];
+
 #[test]
 fn the_guard_table() {
     assert!(CASES.len() >= 80, "{} sentences", CASES.len());
     let zh = CASES.iter().filter(|c| !c.1.is_ascii()).count();
     assert!(zh >= 40 && CASES.len() - zh >= 20, "both languages");
+    check(CASES);
+}
+
+#[test]
+fn the_unpunctuated_table() {
+    assert!(UNPUNCTUATED.len() >= 40, "{} sentences", UNPUNCTUATED.len());
+    assert!(UNPUNCTUATED
+        .iter()
+        .all(|c| !c.1.contains(['，', '。', '？', ',', '.', '?'])));
+    let yes = UNPUNCTUATED.iter().filter(|c| c.2).count();
+    assert!(yes >= 20 && UNPUNCTUATED.len() - yes >= 20, "both kinds");
+    check(UNPUNCTUATED);
+}
+
+fn check(cases: &[(SwitchAction, &str, bool)]) {
     let m = cooking();
     let mut failures = Vec::new();
-    for (action, text, ok) in CASES {
+    for (action, text, ok) in cases {
         let got = validate(&m, *action, text);
         if got.is_ok() != *ok {
             failures.push(format!(
@@ -153,4 +234,9 @@ fn refusal_reason_is_specific_and_says_how_to_switch() {
     assert_eq!(e.kind, WordsRefusalKind::Negated);
     let e = validate(&m, Enter, "怎么打开做饭模式？").unwrap_err();
     assert_eq!(e.kind, WordsRefusalKind::HowQuestion);
+    let e = validate(&m, Enter, "他说打开做饭模式").unwrap_err();
+    assert_eq!(e.kind, WordsRefusalKind::Reported);
+    assert!(e.to_string().contains("retelling"), "{e}");
+    let e = validate(&m, Enter, "打开做饭模式吧算了不用了").unwrap_err();
+    assert_eq!(e.kind, WordsRefusalKind::Retracted);
 }
