@@ -238,7 +238,11 @@ mod tests {
             (vec!["好的。"], vec!["好的。".into()]),
             (
                 vec!["先打三个鸡蛋。", "再切两个番茄！", "好了吗？"],
-                vec!["先打三个鸡蛋。".into(), "再切两个番茄！".into(), "好了吗？".into()],
+                vec![
+                    "先打三个鸡蛋。".into(),
+                    "再切两个番茄！".into(),
+                    "好了吗？".into(),
+                ],
             ),
             // one delta holding several sentences; a delta ending mid-sentence
             (
@@ -250,20 +254,14 @@ mod tests {
                 vec!["他说：“好了吗？！”然后走了。"],
                 vec!["他说：“好了吗？！”".into(), "然后走了。".into()],
             ),
-            (
-                vec!["Ready? Go!"],
-                vec!["Ready?".into(), " Go!".into()],
-            ),
+            (vec!["Ready? Go!"], vec!["Ready?".into(), " Go!".into()]),
             // newlines end pieces; markdown lines each one
             (
                 vec!["第一步：\n- 打蛋\n- 切番茄"],
                 vec!["第一步：\n".into(), "- 打蛋\n".into(), "- 切番茄".into()],
             ),
             // a comma cuts only past ~60 characters
-            (
-                vec!["番茄，鸡蛋，葱。"],
-                vec!["番茄，鸡蛋，葱。".into()],
-            ),
+            (vec!["番茄，鸡蛋，葱。"], vec!["番茄，鸡蛋，葱。".into()]),
             (
                 vec![&long_clause, "，然后", "下锅。"],
                 vec![format!("{long_clause}，"), "然后下锅。".into()],
@@ -292,7 +290,10 @@ mod tests {
             (vec!["打好了吗？[", "[继续]]"], vec!["打好了吗？"]),
             (vec!["打好了吗？[[继", "续]]"], vec!["打好了吗？"]),
             (vec!["打好了吗？[[继续]", "]"], vec!["打好了吗？"]),
-            (vec!["打好了吗？", "[", "[", "继", "续", "]", "]"], vec!["打好了吗？"]),
+            (
+                vec!["打好了吗？", "[", "[", "继", "续", "]", "]"],
+                vec!["打好了吗？"],
+            ),
             // inside a sentence, and the other spellings
             (vec!["好的[[继", "续]]，就这样。"], vec!["好的，就这样。"]),
             (vec!["Ready?[[continue]]"], vec!["Ready?"]),

@@ -106,7 +106,7 @@ impl Agent {
                     return AgentOutcome {
                         reply: e.user_message(),
                         error: Some(e.to_string()),
-                    }
+                    };
                 }
             };
             if resp.tool_calls.is_empty() {
