@@ -198,6 +198,9 @@ async fn house(ws: &Path, url: &str, retries: u32, extra: &str) -> House {
         .start(kernel.clone(), kernel.cancel_token().child_token())
         .await
         .unwrap();
+    kernel
+        .doors()
+        .register("voice", started.outbound.clone().unwrap());
     let addr = |label: &str| {
         started
             .bound
@@ -375,6 +378,33 @@ async fn a_tool_round_says_only_whole_sentences_before_its_call_and_the_answer_f
     assert_eq!(reply["rest"], "");
     assert_eq!(fake.seen.lock().unwrap().len(), 2);
     assert_eq!(records(ws, "s-1")[0]["assistant"], "笔记里有两份菜谱。");
+    h.kernel.shutdown();
+}
+
+#[tokio::test]
+async fn a_reminder_held_for_the_satellite_is_said_first_as_a_partial_of_its_own() {
+    let dir = workspace();
+    let ws = dir.path();
+    let (url, _fake) =
+        start_sse(|_, _| answer(vec![say("先打三个鸡蛋。"), say("再切番茄。")])).await;
+    let h = house(ws, &url, 0, "").await;
+    // rung while the kitchen was not connected: it waits for the kitchen's next turn
+    let k = h.kernel.clone();
+    let said =
+        tokio::spawn(async move { k.deliver("voice", "next-turn:kitchen", "提醒：关火").await });
+    let mut s = satellite(&h.ws_addr, "kitchen").await;
+    transcript(&mut s, "s-1", "怎么做").await;
+    let frames = until_reply(&mut s, "s-1").await;
+    assert_eq!(
+        partials_of(&frames, "s-1"),
+        ["提醒：关火", "先打三个鸡蛋。", "再切番茄。"]
+    );
+    let reply = frames.last().unwrap();
+    assert_eq!(reply["text"], "提醒：关火 先打三个鸡蛋。再切番茄。");
+    assert_eq!(reply["rest"], "");
+    said.await
+        .unwrap()
+        .expect("the reminder counts as delivered once said");
     h.kernel.shutdown();
 }
 
