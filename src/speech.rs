@@ -374,6 +374,43 @@ mod tests {
     }
 
     #[test]
+    fn both_stream_dialects_tell_where_the_tool_call_begins() {
+        use serde_json::json;
+        // Anthropic: a text block, then a tool_use block whose start is the signal
+        let (p, mut rx) = Partials::new(4000);
+        let a = Answer::new(&p);
+        let mut asm = crate::provider::anthropic_stream::StreamAssembler::default();
+        for e in [
+            json!({"type": "message_start", "message": {"model": "m", "content": [], "usage": {"input_tokens": 5}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "我查一下。然后"}}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "list_files", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "再说。"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+        ] {
+            asm.push(&e.to_string(), Some(&a)).unwrap();
+        }
+        let r = asm.finish().unwrap();
+        a.ended(r.tool_calls.is_empty());
+        assert_eq!(received(&mut rx), [t("我查一下。"), Partial::Aside]);
+        // OpenAI-compatible: content deltas, then a tool_calls delta
+        let (p, mut rx) = Partials::new(4000);
+        let a = Answer::new(&p);
+        let mut asm = crate::provider::openai_stream::StreamAssembler::default();
+        for c in [
+            json!({"choices": [{"index": 0, "delta": {"content": "好的。稍"}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "list_files", "arguments": "{}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"content": "等。"}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        ] {
+            asm.push(&c.to_string(), Some(&a)).unwrap();
+        }
+        let r = asm.finish().unwrap();
+        a.ended(r.tool_calls.is_empty());
+        assert_eq!(received(&mut rx), [t("好的。"), Partial::Aside]);
+    }
+
+    #[test]
     fn a_retried_attempt_says_nothing_twice() {
         // the retry says the same: its repeated sentence is skipped
         let (p, mut rx) = Partials::new(4000);

@@ -6,10 +6,8 @@
 //! a timing.
 
 mod common;
+mod sse_fake;
 
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::response::Response;
 use common::wyoming::{Got, WyPeer};
 use common::*;
 use futures_util::{SinkExt, StreamExt};
@@ -17,144 +15,13 @@ use homebot::channels::contract::Channel;
 use homebot::config::EnvOverrides;
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
+use sse_fake::*;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 const TOKEN: &str = "stream-token-1";
-
-/// One step of a streamed answer.
-enum Step {
-    /// Bytes sent as their own chunk.
-    Send(String),
-    /// Wait until the test has opened this many gates.
-    Gate(usize),
-}
-
-type Script = dyn Fn(&Value, usize) -> Vec<Step> + Send + Sync;
-
-struct Sse {
-    seen: Mutex<Vec<Value>>,
-    gates: watch::Sender<usize>,
-    /// Answers whose stream was dropped before its end (the caller hung up).
-    hung_up: AtomicUsize,
-    script: Box<Script>,
-}
-
-impl Sse {
-    fn open(&self, gate: usize) {
-        self.gates.send_modify(|g| *g = (*g).max(gate));
-    }
-}
-
-/// Counts a stream dropped before it was played to its end.
-struct Playing {
-    fake: Arc<Sse>,
-    steps: std::vec::IntoIter<Step>,
-    gates: watch::Receiver<usize>,
-    done: bool,
-}
-
-impl Playing {
-    fn finished(mut self) {
-        self.done = true;
-    }
-}
-
-impl Drop for Playing {
-    fn drop(&mut self) {
-        if !self.done {
-            self.fake.hung_up.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-}
-
-async fn handle(State(f): State<Arc<Sse>>, body: String) -> Response {
-    let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    let n = {
-        let mut s = f.seen.lock().unwrap();
-        s.push(v.clone());
-        s.len() - 1
-    };
-    let playing = Playing {
-        steps: (f.script)(&v, n).into_iter(),
-        gates: f.gates.subscribe(),
-        fake: f.clone(),
-        done: false,
-    };
-    let stream = futures_util::stream::unfold(playing, |mut p| async move {
-        loop {
-            match p.steps.next() {
-                None => {
-                    p.finished();
-                    return None;
-                }
-                Some(Step::Gate(k)) => {
-                    let _ = p.gates.wait_for(|g| *g >= k).await;
-                }
-                Some(Step::Send(s)) => {
-                    return Some((Ok::<_, std::convert::Infallible>(Bytes::from(s)), p))
-                }
-            }
-        }
-    });
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from_stream(stream))
-        .unwrap()
-}
-
-async fn start_sse(
-    script: impl Fn(&Value, usize) -> Vec<Step> + Send + Sync + 'static,
-) -> (String, Arc<Sse>) {
-    let fake = Arc::new(Sse {
-        seen: Mutex::new(Vec::new()),
-        gates: watch::channel(0).0,
-        hung_up: AtomicUsize::new(0),
-        script: Box::new(script),
-    });
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", axum::routing::post(handle))
-        .with_state(fake.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}/v1"), fake)
-}
-
-fn data(v: Value) -> Step {
-    Step::Send(format!("data: {v}\n\n"))
-}
-
-fn say(text: &str) -> Step {
-    data(json!({"choices": [{"index": 0, "delta": {"content": text}}]}))
-}
-
-fn call(name: &str, args: Value) -> Step {
-    data(
-        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": format!("call_{name}"),
-        "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}]}),
-    )
-}
-
-/// The end of an answer: its finish reason, the usage chunk, `[DONE]`.
-fn end(reason: &str) -> Vec<Step> {
-    vec![
-        data(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})),
-        data(json!({"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 9}})),
-        Step::Send("data: [DONE]\n\n".into()),
-    ]
-}
-
-fn answer(steps: Vec<Step>) -> Vec<Step> {
-    let mut v = steps;
-    v.extend(end("stop"));
-    v
-}
 
 /// The user's words in the request's last message.
 fn words(body: &Value) -> String {
@@ -444,7 +311,7 @@ async fn speaking_again_or_stop_cancels_the_streaming_turn_and_records_what_was_
     assert_eq!(rec[0]["error"], "cancelled by the user");
     assert!(records(ws, "s-2")[0]["error"].is_null());
     // the model's answer was dropped, not read to its end
-    until(|| fake.hung_up.load(Ordering::SeqCst) == 1).await;
+    until(|| fake.hung_up() == 1).await;
 
     // a stop
     transcript(&mut s, "s-3", "慢慢说").await;
@@ -456,7 +323,7 @@ async fn speaking_again_or_stop_cancels_the_streaming_turn_and_records_what_was_
     let rec = records(ws, "s-3");
     assert_eq!(rec[0]["assistant"], "第一句说完了。（已取消这一轮。）");
     assert_eq!(rec[0]["error"], "cancelled by the user");
-    until(|| fake.hung_up.load(Ordering::SeqCst) == 2).await;
+    until(|| fake.hung_up() == 2).await;
 
     // a stop for a satellite this connection does not speak for is refused
     send(&mut s, json!({"type": "stop", "satellite_id": "hall"})).await;
