@@ -15,6 +15,7 @@
 //!   session files, and the supervised `ModeManager` actor that owns all of them;
 //!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
 //! - [`agent`] / [`prompt`] / [`tools`] — one turn: prompt layout, tool loop, tools;
+//!   [`speech`] — a reply said sentence by sentence while the model writes it;
 //!   [`knowledge`] — retrieval over the active mode's knowledge folders for the tail;
 //!   [`summarizer`] — model-written summaries of sessions that ended without one;
 //!   [`context`] — the token budget, chunked trimming and compaction of the history.
@@ -65,6 +66,7 @@ pub mod prompt;
 pub mod provider;
 pub mod reminders;
 pub mod scheduler;
+pub mod speech;
 pub mod strategy;
 pub mod summarizer;
 pub mod tools;

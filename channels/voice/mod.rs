@@ -9,7 +9,10 @@
 //!   any number are served at once, and a bad frame closes only its own connection;
 //! - a **native WebSocket** (`/voice/ws`, JSON) for custom satellites, token-protected:
 //!   `transcript` → `reply` with `dialogue_state`, and server-initiated `announce` to the
-//!   satellite a proactive message is for.
+//!   satellite a proactive message is for. With `provider.stream = true` the reply is
+//!   preceded by `partial` frames of whole sentences as the model writes them, and a
+//!   new `transcript` or a `stop` from the satellite cancels its turn in flight (see
+//!   `partial`). Wyoming keeps whole replies.
 //!
 //! Who speaks: a speaker id a front end reports is only a claim. It becomes a member
 //! only through a mapping the household configured for that front end —
@@ -19,7 +22,8 @@
 //!
 //! Layout: this file — the channel, speakers, reply shaping and the outbound door;
 //! `handle` — the Wyoming handle service's connections; `ws` — the satellite WebSocket
-//! and which connection holds which satellite id; `wyoming` — the framing.
+//! and which connection holds which satellite id; `partial` — a satellite's reply
+//! delivered sentence by sentence, and its turns in flight; `wyoming` — the framing.
 //!
 //! `dialogue_state`: the model is told (in the dynamic tail, never the system prompt) to
 //! end with a question and the marker `[[继续]]` when it needs an answer. The marker is
@@ -29,6 +33,7 @@
 
 mod handle;
 mod held;
+mod partial;
 mod ws;
 pub mod wyoming;
 
@@ -51,7 +56,7 @@ pub const CHANNEL: &str = "voice";
 pub const WS_PATH: &str = "/voice/ws";
 /// The speaker id of everyone the configuration does not vouch for.
 pub const GUEST: &str = "guest";
-const CONTINUE_MARKERS: &[&str] = &["[[继续]]", "[[continue]]", "［［继续］］"];
+use crate::speech::CONTINUE_MARKERS;
 
 /// Voice reply rules, put in the dynamic tail of voice turns.
 pub const VOICE_HINT: &str = "这是语音对话，回答会被念出来：要短（一到三句，约六十字以内），不用 Markdown、列表、表情和链接；\
@@ -116,6 +121,8 @@ struct Shared {
     next_conn: AtomicU64,
     /// Refused frames and refused satellites are logged at most once per interval.
     frame_warnings: crate::netutil::LogThrottle,
+    /// The provider streams its answers: satellites get partial replies.
+    streams: bool,
     /// Proactive messages for a front end that cannot be spoken to now (a satellite not
     /// connected, Wyoming): said before the reply of its next turn.
     held: std::sync::Mutex<held::Held>,
@@ -167,6 +174,7 @@ impl Channel for VoiceChannel {
                 satellites: ws::Registry::default(),
                 next_conn: AtomicU64::new(1),
                 frame_warnings: crate::netutil::LogThrottle::new(crate::netutil::LOG_EVERY),
+                streams: kernel.provider().streams(),
                 held: Default::default(),
             }),
         };
@@ -231,36 +239,26 @@ impl Voice {
     /// `front` is where proactive messages for this speaker go: the satellite id, or
     /// [`WYOMING_TARGET`].
     pub fn submit(&self, session_id: &str, speaker: &str, text: &str, front: &str) -> PendingReply {
-        let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
-        turn.reply_hint = Some(VOICE_HINT.to_string());
-        turn.reply_to = Some(front.to_string());
-        self.shared.kernel.submit(turn)
+        self.shared
+            .kernel
+            .submit(voice_turn(session_id, speaker, text, front))
     }
 
     /// Wait for a submitted utterance's reply and shape it for speech; anything held for
     /// this front end (a reminder that rang while it could not be spoken to) comes first.
     pub async fn finish(&self, pending: PendingReply, front: &str) -> VoiceReply {
         let reply = pending.reply().await;
-        let (text, mut state) = shape_reply(&reply.text);
-        if reply.awaits_answer {
-            // a question with options or a plan to confirm: keep listening for the answer
-            state = DialogueState::Continue;
-        }
-        let held = self
-            .shared
+        let held = self.take_held(front);
+        compose(&reply, held)
+    }
+
+    /// What is held for `front`; it counts as said from now on.
+    fn take_held(&self, front: &str) -> Vec<String> {
+        self.shared
             .held
             .lock()
             .expect("held lock is never poisoned")
-            .take(front);
-        VoiceReply {
-            text: if held.is_empty() {
-                text
-            } else {
-                format!("{} {text}", held.join(" "))
-            },
-            state,
-            failed: reply.error.is_some(),
-        }
+            .take(front)
     }
 
     /// Hold `text` for `front`'s next turn and wait until it is said: only then is it
@@ -321,6 +319,33 @@ impl Voice {
         self.shared
             .next_conn
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A voice utterance as a turn: its session is the chat; proactive messages for its
+/// speaker go to `front`.
+fn voice_turn(session_id: &str, speaker: &str, text: &str, front: &str) -> Turn {
+    let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
+    turn.reply_hint = Some(VOICE_HINT.to_string());
+    turn.reply_to = Some(front.to_string());
+    turn
+}
+
+/// A reply shaped for speech, with what was held for its front end said first.
+fn compose(reply: &crate::turn::Reply, held: Vec<String>) -> VoiceReply {
+    let (text, mut state) = shape_reply(&reply.text);
+    if reply.awaits_answer {
+        // a question with options or a plan to confirm: keep listening for the answer
+        state = DialogueState::Continue;
+    }
+    VoiceReply {
+        text: if held.is_empty() {
+            text
+        } else {
+            format!("{} {text}", held.join(" "))
+        },
+        state,
+        failed: reply.error.is_some(),
     }
 }
 

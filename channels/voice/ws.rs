@@ -285,6 +285,8 @@ impl Voice {
         );
         // every satellite id this connection holds; released when it closes
         let mut held: Vec<String> = Vec::new();
+        // their turns in flight (a `stop`, or barging in while a reply streams, cancels)
+        let mut in_flight = super::partial::InFlight::default();
         let mut current = None;
         if let Some(r) = &reserved {
             if self.shared.satellites.attach(&r.id, conn.id, tx.clone()) {
@@ -374,21 +376,42 @@ impl Voice {
                     // proactive messages for this speaker go to this satellite (or, for a
                     // connection that named none, wait for its next turn)
                     let front = current.clone().unwrap_or_else(|| fallback.clone());
-                    let pending = self.submit(&session, &speaker, &words, &front);
+                    // the satellite speaking again while its reply streams: it stops
+                    let cancel = in_flight.next(&front, self.shared.streams);
+                    let (pending, partials) =
+                        self.submit_satellite(&session, &speaker, &words, &front, cancel.clone());
                     let tx2 = tx.clone();
                     let delivering = self.shared.kernel.hold_delivery();
                     let me = self.clone();
                     tokio::spawn(async move {
                         let _delivering = delivering;
-                        let r = me.finish(pending, &front).await;
-                        let _ = tx2
-                            .send(
-                                json!({"type": "reply", "session_id": session, "text": r.text,
-                                "dialogue_state": r.state.as_str(), "error": r.failed})
-                                .to_string(),
-                            )
+                        me.deliver(pending, partials, cancel, &front, &session, &tx2)
                             .await;
                     });
+                }
+                Some("stop") => {
+                    // the named satellite if this connection holds it, else the current one
+                    let named = v
+                        .get("satellite_id")
+                        .and_then(Value::as_str)
+                        .filter(|x| !x.is_empty());
+                    match named {
+                        Some(sat) if !held.iter().any(|h| h == sat) => {
+                            let sat: String = sat.chars().take(MAX_ID_CHARS).collect();
+                            let _ = tx
+                                .send(error(format!(
+                                    "satellite {sat:?} is not spoken for on this connection"
+                                )))
+                                .await;
+                        }
+                        _ => {
+                            let front = named
+                                .map(str::to_string)
+                                .or_else(|| current.clone())
+                                .unwrap_or_else(|| fallback.clone());
+                            in_flight.stop(&front);
+                        }
+                    }
                 }
                 Some("ping") => {
                     let _ = tx.send(json!({"type": "pong"}).to_string()).await;

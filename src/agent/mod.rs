@@ -70,6 +70,8 @@ pub struct Prepared {
     /// The first request's budgeted size; the tool loop adds what each round adds and
     /// stops before a request would pass the input budget.
     pub tokens: u32,
+    /// The turn's partial-text sink (see [`crate::turn::Partials`]).
+    pub partials: Option<crate::turn::Partials>,
 }
 
 /// How a turn ended.
@@ -209,6 +211,7 @@ impl Agent {
             refused,
             counted,
             tokens,
+            partials: turn.partials.clone(),
         }
     }
 

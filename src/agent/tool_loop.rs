@@ -1,11 +1,20 @@
 //! The tool loop of a turn: request, run the tool calls asked for (within the per-response
 //! and per-turn caps), request again — until the model answers in words, asks the user a
 //! question, or the round cap is reached.
+//!
+//! A turn with a partial-text sink has its answer said as it streams: each provider call
+//! whose purpose is the turn's answer (`turn`; a strategy's drafts, reviews, plan steps
+//! and summaries are named otherwise) goes through a [`speech::Answer`], which passes on
+//! whole sentences while no tool call has begun in the response.
 
 use super::{Agent, AgentOutcome, Prepared};
-use crate::provider::{ChatRequest, Message};
+use crate::provider::{ChatRequest, DeltaSink, Message};
+use crate::speech;
 use crate::tools;
 use tracing::{debug, warn};
+
+/// The purpose of a call whose answer is the turn's reply.
+const ANSWER: &str = "turn";
 
 impl Agent {
     /// The tool loop: request, run the tool calls asked for, request again — until the
@@ -24,8 +33,10 @@ impl Agent {
             meta,
             counted,
             tokens,
+            partials,
             ..
         } = prepared;
+        let partials = partials.as_ref().filter(|_| meta.purpose == ANSWER);
         let mut sent_upto = messages.len();
         let per_response = self.tool_limits.max_calls_per_response;
         let per_turn = self.tool_limits.max_calls_per_turn;
@@ -74,8 +85,13 @@ impl Agent {
                 messages,
                 tools: &self.tools,
             };
-            let resp = match self.provider.complete(&req, meta).await {
+            let answer = partials.map(speech::Answer::new);
+            let deltas = answer.as_ref().map(|a| a as &dyn DeltaSink);
+            let resp = match self.provider.complete_with(&req, meta, deltas).await {
                 Ok(r) => {
+                    if let Some(a) = &answer {
+                        a.ended(r.tool_calls.is_empty());
+                    }
                     if round == 0 {
                         self.context
                             .calibration
@@ -84,10 +100,13 @@ impl Agent {
                     r
                 }
                 Err(e) => {
+                    if let Some(a) = &answer {
+                        a.ended(false);
+                    }
                     return AgentOutcome {
                         reply: e.user_message(),
                         error: Some(e.to_string()),
-                    }
+                    };
                 }
             };
             if resp.tool_calls.is_empty() {

@@ -144,6 +144,7 @@ impl Kernel {
             ),
         );
         let mut awaits_answer = false;
+        let mut cancelled = false;
         let outcome = tokio::select! {
             biased;
             _ = inner.stragglers.cancelled() => {
@@ -155,6 +156,7 @@ impl Kernel {
             }
             _ = cancel.cancelled() => {
                 info!(channel = %turn.channel, chat = %turn.chat_id, "turn cancelled by the sender");
+                cancelled = true;
                 AgentOutcome {
                     reply: "（已取消这一轮。）".into(),
                     error: Some(CANCELLED.into()),
@@ -179,6 +181,12 @@ impl Kernel {
             .take()
             .expect("the guard holds the record until here");
         record.assistant = outcome.reply.clone();
+        if let Some(said) = turn.partials.as_ref().map(|p| p.said()) {
+            if cancelled && !said.trim().is_empty() {
+                // what the user heard before they cut it short
+                record.assistant = format!("{}{}", said.trim_end(), outcome.reply);
+            }
+        }
         record.error = outcome.error.clone();
         let began_in = guard.began_in.take();
         let mut reply = Reply {

@@ -26,7 +26,6 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Mutex;
-use tokio::sync::mpsc::UnboundedSender;
 
 pub const API_VERSION: &str = "2023-06-01";
 /// The API's limit on `cache_control` breakpoints per request.
@@ -348,7 +347,7 @@ impl ChatModel for Anthropic {
     async fn complete_with(
         &self,
         req: &ChatRequest<'_>,
-        deltas: Option<&UnboundedSender<String>>,
+        deltas: Option<&dyn super::DeltaSink>,
     ) -> Result<ChatResponse, ProviderError> {
         let body = self.encode(req);
         let mut post = self

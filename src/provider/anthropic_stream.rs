@@ -10,7 +10,6 @@ use super::{ChatResponse, ProviderError, ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tokio::sync::mpsc::UnboundedSender;
 
 #[derive(Deserialize, Default)]
 struct AnswerIn {
@@ -256,7 +255,7 @@ impl StreamAssembler {
     pub fn push(
         &mut self,
         data: &str,
-        sink: Option<&UnboundedSender<String>>,
+        sink: Option<&dyn super::DeltaSink>,
     ) -> Result<bool, ProviderError> {
         let ev: EventIn = serde_json::from_str(data).map_err(malformed)?;
         match ev {
@@ -272,11 +271,16 @@ impl StreamAssembler {
                 let acc = match content_block {
                     BlockIn::Text { text } => Acc::Text(text),
                     BlockIn::Thinking { thinking } => Acc::Thinking(thinking),
-                    BlockIn::ToolUse { id, name, .. } => Acc::Tool {
-                        id,
-                        name,
-                        json: String::new(),
-                    },
+                    BlockIn::ToolUse { id, name, .. } => {
+                        if let Some(s) = sink {
+                            s.tool_call();
+                        }
+                        Acc::Tool {
+                            id,
+                            name,
+                            json: String::new(),
+                        }
+                    }
                     BlockIn::Other => return Ok(false),
                 };
                 self.blocks.insert(index, acc);
@@ -285,7 +289,7 @@ impl StreamAssembler {
                 match (self.blocks.get_mut(&index), delta) {
                     (Some(Acc::Text(t)), DeltaIn::TextDelta { text }) => {
                         if let Some(s) = sink {
-                            let _ = s.send(text.clone());
+                            s.text(&text);
                         }
                         t.push_str(&text);
                     }

@@ -41,6 +41,25 @@ use tracing::{info, warn};
 /// The longest wait between two attempts, whatever a `Retry-After` asks for.
 pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 
+/// Where a streamed answer goes as it arrives: its text, and the two things a listener
+/// must know to use that text before the answer is complete — that the answer went on to
+/// call a tool, and that a failed attempt is being retried (its text starts over).
+pub trait DeltaSink: Send + Sync {
+    /// A piece of the answer's text.
+    fn text(&self, piece: &str);
+    /// The answer has begun a tool call.
+    fn tool_call(&self) {}
+    /// The attempt failed and another one follows: the text so far is void.
+    fn retry(&self) {}
+}
+
+/// Text only, as it comes.
+impl DeltaSink for UnboundedSender<String> {
+    fn text(&self, piece: &str) {
+        let _ = self.send(piece.to_string());
+    }
+}
+
 /// One LLM backend.
 #[async_trait]
 pub trait ChatModel: Send + Sync {
@@ -50,7 +69,7 @@ pub trait ChatModel: Send + Sync {
     async fn complete_with(
         &self,
         req: &ChatRequest<'_>,
-        deltas: Option<&UnboundedSender<String>>,
+        deltas: Option<&dyn DeltaSink>,
     ) -> Result<ChatResponse, ProviderError> {
         let _ = deltas;
         self.complete(req).await
@@ -171,6 +190,11 @@ impl Provider {
         self.inner.is_some()
     }
 
+    /// Whether answers are asked for as server-sent events (`provider.stream`).
+    pub fn streams(&self) -> bool {
+        self.inner.as_ref().is_some_and(|i| i.stream)
+    }
+
     /// Wait until every usage and audit line of the calls made so far is on disk. The
     /// kernel calls it at shutdown; the writer also drains when the provider is dropped.
     pub async fn flush(&self) {
@@ -231,12 +255,13 @@ impl Provider {
     }
 
     /// [`Provider::complete`], with text deltas handed to `deltas` as they stream in
-    /// (when `provider.stream` is on; a retried attempt may repeat some text).
+    /// (when `provider.stream` is on; before a retried attempt, which may repeat some
+    /// text, `deltas` is told [`DeltaSink::retry`]).
     pub async fn complete_with(
         &self,
         req: &ChatRequest<'_>,
         meta: &CallMeta,
-        deltas: Option<&UnboundedSender<String>>,
+        deltas: Option<&dyn DeltaSink>,
     ) -> Result<ChatResponse, ProviderError> {
         let inner = self.inner.as_ref().ok_or(ProviderError::NotConfigured)?;
         let mut delays = inner.backoff.build();
@@ -281,6 +306,9 @@ impl Provider {
                     let wait = retry_wait(&e, computed);
                     warn!(attempt = attempt + 1, wait_ms = wait.as_millis() as u64, error = %e, "provider call failed; retrying");
                     tokio::time::sleep(wait).await;
+                    if let Some(d) = deltas {
+                        d.retry();
+                    }
                     attempt += 1;
                 }
             }

@@ -17,7 +17,6 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Mutex;
-use tokio::sync::mpsc::UnboundedSender;
 
 pub struct OpenAiCompatible {
     pub(crate) http: Endpoint,
@@ -379,7 +378,7 @@ impl ChatModel for OpenAiCompatible {
     async fn complete_with(
         &self,
         req: &ChatRequest<'_>,
-        deltas: Option<&UnboundedSender<String>>,
+        deltas: Option<&dyn super::DeltaSink>,
     ) -> Result<ChatResponse, ProviderError> {
         let body = self.encode(req);
         let mut post = self.http.client.post(&self.http.url);

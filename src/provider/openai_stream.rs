@@ -10,7 +10,6 @@ use super::openai::{call_id, WireUsage};
 use super::{ChatResponse, ProviderError, ToolCall, Usage};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use tokio::sync::mpsc::UnboundedSender;
 
 #[derive(Default)]
 pub struct StreamAssembler {
@@ -84,7 +83,7 @@ impl StreamAssembler {
     pub fn push(
         &mut self,
         data: &str,
-        sink: Option<&UnboundedSender<String>>,
+        sink: Option<&dyn super::DeltaSink>,
     ) -> Result<bool, ProviderError> {
         let data = data.trim();
         if data == "[DONE]" {
@@ -124,14 +123,18 @@ impl StreamAssembler {
         };
         if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
             if let Some(s) = sink {
-                let _ = s.send(t.clone());
+                s.text(&t);
             }
             self.content.get_or_insert_with(String::new).push_str(&t);
         }
         if let Some(r) = delta.reasoning_content {
             self.reasoning.get_or_insert_with(String::new).push_str(&r);
         }
-        for (pos, c) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+        let calls = delta.tool_calls.unwrap_or_default();
+        if let (Some(s), false) = (sink, calls.is_empty()) {
+            s.tool_call();
+        }
+        for (pos, c) in calls.into_iter().enumerate() {
             let slot = self.calls.entry(c.index.unwrap_or(pos as u64)).or_default();
             if slot.id.is_none() {
                 slot.id = c.id.filter(|i| !i.is_empty());

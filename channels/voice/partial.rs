@@ -1,0 +1,278 @@
+//! A satellite's reply said sentence by sentence (`provider.stream = true`), and the
+//! satellite's turns in flight.
+//!
+//! While the model writes the answer, each whole sentence (or a few) goes to the
+//! satellite as `{"type":"partial","session_id":…,"text":…}`, shaped for speech like
+//! the reply; then the usual `reply` frame carries the whole text and `dialogue_state`,
+//! plus `rest`: what of that text the partial frames did not carry (usually nothing;
+//! the whole text when the turn ended otherwise than the partials said, e.g. an error
+//! after the first sentence). Held messages (a reminder waiting for this satellite) are
+//! said first, as a partial of their own, as they lead the reply's text.
+//!
+//! A new `transcript` from the satellite while its reply streams, or a `stop`, cancels
+//! its turns in flight: the kernel records them as cancelled with what was already said,
+//! no partial frame of them is sent any more, and their reply frame says `cancelled`.
+
+use super::{compose, shape_reply, voice_turn, Voice};
+use crate::kernel::{PendingReply, CANCELLED};
+use crate::turn::{Partial, Partials};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// One connection's turns in flight, by front end (satellite id): a front's turns
+/// share a token, cancelled together. At most one entry per id the connection holds.
+#[derive(Default)]
+pub(super) struct InFlight {
+    fronts: HashMap<String, CancellationToken>,
+}
+
+impl InFlight {
+    /// The token for a new turn of `front`; with `barge_in` the front's turns still in
+    /// flight are cancelled first.
+    pub(super) fn next(&mut self, front: &str, barge_in: bool) -> CancellationToken {
+        if barge_in {
+            self.stop(front);
+        }
+        self.fronts
+            .entry(front.to_string())
+            .or_default()
+            .child_token()
+    }
+
+    /// Cancel `front`'s turns in flight.
+    pub(super) fn stop(&mut self, front: &str) {
+        if let Some(t) = self.fronts.get_mut(front) {
+            t.cancel();
+            *t = CancellationToken::new();
+        }
+    }
+}
+
+/// What a satellite was told of a reply before its reply frame.
+#[derive(Default)]
+struct Told {
+    /// A partial frame was sent.
+    started: bool,
+    /// The held messages said before the first partial (they lead the reply's text).
+    held: Vec<String>,
+    /// What was said that the reply's text begins with: the held messages, then the
+    /// answer's partials since the last aside.
+    heard: Vec<String>,
+    /// How many of `heard` are held messages.
+    held_count: usize,
+}
+
+impl Voice {
+    /// Admit a satellite's utterance; with a streaming provider it carries a partial-text
+    /// sink, bounded by the reply cap, whose receiver is returned.
+    pub(super) fn submit_satellite(
+        &self,
+        session: &str,
+        speaker: &str,
+        words: &str,
+        front: &str,
+        cancel: CancellationToken,
+    ) -> (PendingReply, Option<mpsc::UnboundedReceiver<Partial>>) {
+        let mut turn = voice_turn(session, speaker, words, front);
+        let rx = self.shared.streams.then(|| {
+            let cap = self.shared.kernel.config().agent.max_reply_chars;
+            // room for the mark a cut reply ends with, so what was said stays its beginning
+            let (p, rx) =
+                Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));
+            turn.partials = Some(p);
+            rx
+        });
+        (self.shared.kernel.submit_cancellable(turn, cancel), rx)
+    }
+
+    /// Send a satellite turn's partial frames as they come, then its reply frame.
+    pub(super) async fn deliver(
+        &self,
+        pending: PendingReply,
+        partials: Option<mpsc::UnboundedReceiver<Partial>>,
+        cancel: CancellationToken,
+        front: &str,
+        session: &str,
+        out: &mpsc::Sender<String>,
+    ) {
+        let mut told = Told::default();
+        let reply = match partials {
+            None => pending.reply().await,
+            Some(mut rx) => {
+                let reply = pending.reply();
+                tokio::pin!(reply);
+                loop {
+                    tokio::select! {
+                        biased;
+                        r = &mut reply => {
+                            // everything the turn sent came before its reply
+                            while let Ok(p) = rx.try_recv() {
+                                self.partial(p, &mut told, &cancel, front, session, out).await;
+                            }
+                            break r;
+                        }
+                        Some(p) = rx.recv() => {
+                            self.partial(p, &mut told, &cancel, front, session, out).await;
+                        }
+                    }
+                }
+            }
+        };
+        let cancelled = reply.error.as_deref() == Some(CANCELLED);
+        let held = if told.started {
+            std::mem::take(&mut told.held)
+        } else {
+            self.take_held(front)
+        };
+        let r = compose(&reply, held);
+        let mut frame = json!({"type": "reply", "session_id": session, "text": r.text,
+            "dialogue_state": r.state.as_str(), "error": r.failed});
+        if cancelled {
+            frame["cancelled"] = Value::Bool(true);
+        }
+        if told.started {
+            let rest = if cancel.is_cancelled() {
+                "" // the satellite asked for silence
+            } else {
+                unsaid(&r.text, &told.heard)
+            };
+            frame["rest"] = Value::String(rest.to_string());
+        }
+        let _ = out.send(frame.to_string()).await;
+    }
+
+    async fn partial(
+        &self,
+        p: Partial,
+        told: &mut Told,
+        cancel: &CancellationToken,
+        front: &str,
+        session: &str,
+        out: &mpsc::Sender<String>,
+    ) {
+        if cancel.is_cancelled() {
+            return;
+        }
+        let text = match p {
+            Partial::Aside => {
+                told.heard.truncate(told.held_count);
+                return;
+            }
+            Partial::Text(t) => shape_reply(&t).0,
+        };
+        if text.is_empty() {
+            return;
+        }
+        let frame = |text: &str| json!({"type": "partial", "session_id": session, "text": text});
+        if !told.started {
+            told.started = true;
+            told.held = self.take_held(front);
+            if !told.held.is_empty() {
+                let held = told.held.join(" ");
+                let _ = out.send(frame(&held).to_string()).await;
+                told.heard.push(held);
+                told.held_count = 1;
+            }
+        }
+        let _ = out.send(frame(&text).to_string()).await;
+        told.heard.push(text);
+    }
+}
+
+/// Closing punctuation and spaces: said with the sentence before them.
+fn trailing(c: char) -> bool {
+    c.is_whitespace() || "。！？!?；;，,、：:…”’」』）)】》〉\"'".contains(c)
+}
+
+/// What of `text` is left to say once the texts in `heard` were said, in order:
+/// compared by letters and digits only (shaping a sentence alone may space or mark it
+/// differently than the whole). `text` whole when `heard` is not its beginning.
+pub fn unsaid<'a>(text: &'a str, heard: &[String]) -> &'a str {
+    let mut want = heard
+        .iter()
+        .flat_map(|h| h.chars())
+        .filter(|c| c.is_alphanumeric())
+        .peekable();
+    if want.peek().is_none() {
+        return text;
+    }
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        if want.peek().is_none() {
+            break;
+        }
+        if !c.is_alphanumeric() {
+            continue;
+        }
+        if want.next() != Some(c) {
+            return text;
+        }
+        end = i + c.len_utf8();
+    }
+    if want.peek().is_some() {
+        return text; // more was said than the reply holds
+    }
+    text[end..].trim_start_matches(trailing).trim_end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_left_after_the_partials() {
+        let h = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let table: &[(&str, &[&str], &str)] = &[
+            // all said
+            ("先打蛋。再切番茄。", &["先打蛋。", "再切番茄。"], ""),
+            // the last sentence came with the reply only
+            ("先打蛋。再切番茄", &["先打蛋。"], "再切番茄"),
+            // spaces and marks differ between the pieces and the whole
+            (
+                "第一步： · 打蛋 · 切番茄",
+                &["第一步：", "· 打蛋", "· 切番茄"],
+                "",
+            ),
+            ("Ready? Go now.", &["Ready?"], "Go now."),
+            // a closing quote said with its sentence or not: either way not again
+            ("他说：“好。”然后走了。", &["他说：“好。"], "然后走了。"),
+            // an opening mark of the rest stays
+            ("好的。（小心烫）", &["好的。"], "（小心烫）"),
+            // the reply is not what was said (an error after the first sentence)
+            (
+                "抱歉，模型服务出错了。",
+                &["先打蛋。"],
+                "抱歉，模型服务出错了。",
+            ),
+            // more was said than the reply holds
+            ("先打蛋。", &["先打蛋。", "再切番茄。"], "先打蛋。"),
+            // nothing was said
+            ("先打蛋。", &[], "先打蛋。"),
+            // a held reminder first, then the answer
+            ("提醒：关火 先打蛋。", &["提醒：关火", "先打蛋。"], ""),
+        ];
+        for (text, heard, rest) in table {
+            assert_eq!(unsaid(text, &h(heard)), *rest, "{text} / {heard:?}");
+        }
+    }
+
+    #[test]
+    fn a_stop_cancels_the_fronts_turns_and_later_turns_run() {
+        let mut f = InFlight::default();
+        let a = f.next("kitchen", false);
+        let b = f.next("kitchen", false);
+        let other = f.next("hall", false);
+        f.stop("kitchen");
+        assert!(a.is_cancelled() && b.is_cancelled());
+        assert!(!other.is_cancelled(), "another satellite's turn goes on");
+        let c = f.next("kitchen", false);
+        assert!(!c.is_cancelled(), "a turn after the stop runs");
+        let d = f.next("kitchen", true);
+        assert!(c.is_cancelled(), "barged in on");
+        assert!(!d.is_cancelled());
+        f.stop("nobody"); // nothing in flight: nothing happens
+        assert_eq!(f.fronts.len(), 2);
+    }
+}
