@@ -200,6 +200,54 @@ mod tests {
         );
     }
 
+    /// Household sentences and the content words their topic must keep (and, for a
+    /// word the segmentation may split differently, a part of it that must appear).
+    #[test]
+    fn household_sentences_keep_their_content_words() {
+        let table: &[(&str, &[&str])] = &[
+            ("番茄炒蛋", &["番茄", "炒蛋"]),
+            (
+                "今晚晚饭做番茄炒蛋和紫菜蛋花汤",
+                &["晚饭", "番茄", "炒蛋", "紫菜"],
+            ),
+            ("晚饭吃什么", &["晚饭"]),
+            ("几个人吃饭？", &["几个", "吃饭"]),
+            ("红烧肉少放盐", &["红烧肉", "*盐"]),
+            ("冰箱里还有两个土豆和半颗白菜", &["冰箱", "土豆", "白菜"]),
+            ("明天早上七点提醒我给孩子带午饭", &["提醒", "孩子", "午饭"]),
+            ("奶奶的降压药每天早上吃一片", &["奶奶", "降压药"]),
+            ("爸爸不吃香菜，做菜别放香菜", &["爸爸", "香菜"]),
+            ("清蒸鲈鱼蒸几分钟？", &["清蒸", "鲈鱼"]),
+            (
+                "空调遥控器没电了，电池是几号的？",
+                &["空调", "遥控器", "电池"],
+            ),
+            ("可乐鸡翅需要腌多久？", &["可乐", "鸡翅"]),
+            ("家里的路由器密码是多少？", &["路由器", "密码"]),
+            ("下周三下午三点孩子开家长会", &["孩子", "家长会"]),
+            ("以后在群里回消息简短点", &["群里", "简短"]),
+            ("记住：我们家做饭按三个人的量", &["做饭"]),
+            ("今晚做饭用 air fryer 烤鸡翅", &["做饭", "air", "fryer"]),
+            (
+                "Remind me to pick up the kids at five.",
+                &["remind", "kids"],
+            ),
+        ];
+        for (text, want) in table {
+            let got = topic_words(text, 8);
+            for w in *want {
+                let ok = match w.strip_prefix('*') {
+                    Some(tail) => got.iter().any(|g| g.ends_with(tail)),
+                    None => got.iter().any(|g| g == w),
+                };
+                assert!(ok, "{text}: {w} not in {got:?}");
+            }
+            for g in &got {
+                assert!(!STOP_WORDS.contains(&g.as_str()), "{text}: {got:?}");
+            }
+        }
+    }
+
     #[test]
     fn the_number_of_words_is_bounded() {
         let long = "番茄 土豆 茄子 黄瓜 白菜 萝卜 豆腐 鸡蛋 牛肉 猪肉 ".repeat(500);
