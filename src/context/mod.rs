@@ -2,7 +2,8 @@
 //! request fits the model's window and consecutive requests share a byte-identical
 //! prefix.
 //!
-//! - [`tokens`] — counting (o200k tokenizer, the conservative count, calibration);
+//! - [`tokens`] — counting (a fine estimate and the conservative count from character
+//!   classes, calibrated against the usage the provider reports);
 //! - [`budget`] — the budget of one request and which records it replays (mode
 //!   sessions: checkpoint + the records after it; normal chats: trimmed in chunks);
 //! - [`checkpoint`] — `checkpoint.json`, the summary of a session's older records;

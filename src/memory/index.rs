@@ -12,6 +12,7 @@ use super::topic::topic_words;
 use super::TurnScene;
 use crate::config::MemoryConfig;
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, Clone)]
 pub struct LinkEntry {
@@ -39,7 +40,16 @@ pub struct MemoryEntry {
     pub content: String,
     pub created_at: i64,
     pub origin: String,
-    words: Vec<String>,
+    /// Content words, segmented on the first search (not when the index is built, so
+    /// start-up never builds the segmentation dictionary); shared with the next
+    /// snapshot while the content is the same.
+    words: Arc<OnceLock<Vec<String>>>,
+}
+
+impl MemoryEntry {
+    fn words(&self) -> &[String] {
+        self.words.get_or_init(|| topic_words(&self.content, 64))
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -98,7 +108,7 @@ impl Store {
                 let (id, content, created_at, origin) = row?;
                 let words = match prev.and_then(|p| p.memories.get(&id)) {
                     Some(m) if m.content == content => m.words.clone(),
-                    _ => topic_words(&content, 64),
+                    _ => Arc::default(),
                 };
                 idx.memories.insert(
                     id,
@@ -266,7 +276,7 @@ impl Index {
                 )
             })
             .filter_map(|(id, m)| {
-                let shared = words.iter().filter(|w| m.words.contains(w)).count();
+                let shared = words.iter().filter(|w| m.words().contains(w)).count();
                 let mut score = if words.is_empty() {
                     0.0
                 } else {

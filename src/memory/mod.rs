@@ -2,11 +2,12 @@
 //!
 //! Every turn yields a fingerprint ([`fingerprint`]): identity features `chan` and
 //! `peer`, which make its hierarchical key ([`key`]: `chan:qq/peer:group_1027`), and
-//! weak ones — `tool`, `topic` ([`topic`], jieba segmentation), `part` of day. A scene is
-//! recognized on the second similar occurrence of a key ([`scenes`]); memories committed
-//! in a turn (`memory_commit`) attach to the turn's scene, and when that situation
-//! recurs they are recalled into the dynamic tail of the user message — never the
-//! system prompt — even if nothing in the wording matches ([`index`]). `ScenePolicy::None`
+//! weak ones — `tool`, `topic` ([`topic`], jieba segmentation with a trimmed dictionary
+//! that the first turn needing it builds), `part` of day. A scene is recognized on the
+//! second similar occurrence of a key ([`scenes`]); memories committed in a turn
+//! (`memory_commit`) attach to the turn's scene, and when that situation recurs they are
+//! recalled into the dynamic tail of the user message — never the system prompt — even
+//! if nothing in the wording matches ([`index`]). `ScenePolicy::None`
 //! (per channel, per turn; internal channels by default) produces no features and no
 //! keys. Links fade when unused; twin scenes are merged ([`maintain`]).
 //!
@@ -120,11 +121,9 @@ impl Memory {
         let thread_clock = clock.clone();
         std::thread::Builder::new()
             .name("memory".into())
-            .spawn(move || {
-                // load the segmentation dictionary here, not in the first turn
-                topic::topic_words("预热 warm", 1);
-                run(store, rx, published, thread_clock, now)
-            })
+            // no warm-up of the segmentation dictionary: the first turn with topic words
+            // builds it (see `topic`), so a process that runs none never holds it
+            .spawn(move || run(store, rx, published, thread_clock, now))
             .map_err(|e| {
                 MemoryError::Unavailable(format!("cannot start the memory thread: {e}"))
             })?;
