@@ -64,12 +64,22 @@ impl ChatHistories {
         (log, loaded.warnings)
     }
 
-    /// Append a turn to the chat's file, then to its history in memory.
+    /// Append a turn to the chat's file (fsynced), then to its history in memory.
     pub fn append(&mut self, record: Record) -> (std::io::Result<()>, Vec<String>) {
+        let (r, warnings) = self.append_unsynced(record);
+        (r.and_then(|f| f.sync_data()), warnings)
+    }
+
+    /// [`ChatHistories::append`] without the fsync: the file, to sync before the record
+    /// is relied on.
+    pub fn append_unsynced(
+        &mut self,
+        record: Record,
+    ) -> (std::io::Result<std::fs::File>, Vec<String>) {
         // the in-memory log first: loading it after the append would count the record twice
         let (log, warnings) = self.log(&record.channel, &record.chat_id);
         let path = self.path(&record.channel, &record.chat_id);
-        let r = history::append_record(&path, &record);
+        let r = history::append_record_unsynced(&path, &record);
         if r.is_ok() {
             log.push(record);
         }

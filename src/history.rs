@@ -225,6 +225,11 @@ pub fn corrupt_path(path: &Path) -> PathBuf {
 }
 
 pub fn append_record(path: &Path, r: &Record) -> std::io::Result<()> {
+    append_record_unsynced(path, r)?.sync_data()
+}
+
+/// [`append_record`] without the fsync: the file, to sync before the record is relied on.
+pub fn append_record_unsynced(path: &Path, r: &Record) -> std::io::Result<fs::File> {
     let line = serde_json::to_string(r).expect("Record always serializes");
     if crate::failpoint::active("append.partial") {
         // crash test: half a record reaches the disk, then the process stops dead
@@ -233,7 +238,7 @@ pub fn append_record(path: &Path, r: &Record) -> std::io::Result<()> {
         f.sync_all()?;
         crate::failpoint::hit("append.partial");
     }
-    crate::fsutil::append_line(path, &line)
+    crate::fsutil::append_line_unsynced(path, &line)
 }
 
 #[cfg(test)]
