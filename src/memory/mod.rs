@@ -289,6 +289,11 @@ fn one_line(content: &str) -> String {
 
 /// The memory thread: applies commands in order, publishes snapshots, keeps up with
 /// other writers, runs the daily maintenance. Ends when every handle is gone.
+///
+/// Observations and touches that queued up meanwhile are applied together and published
+/// once (a snapshot reads the whole database; one per observation would cost more than
+/// the turns that cause them when many chats talk at once). Commits, maintenance and
+/// flushes still publish before they answer.
 fn run(
     mut store: Store,
     rx: mpsc::Receiver<Cmd>,
@@ -301,48 +306,13 @@ fn run(
         let mut dirty = false;
         match rx.recv_timeout(IDLE_CHECK) {
             Ok(cmd) => {
-                dirty = true;
-                match cmd {
-                    Cmd::Observe { scene, tools, now } => {
-                        match store.observe(&scene, &tools, now) {
-                            Ok(obs) => {
-                                for o in obs {
-                                    debug!(key = %o.key, observed = ?o.observed, similarity = o.similarity, "turn observed");
-                                }
-                            }
-                            Err(e) => warn!(error = %e, "turn not observed"),
-                        }
-                    }
-                    Cmd::Commit {
-                        content,
-                        keys,
-                        origin,
-                        now,
-                        reply,
-                    } => {
-                        let r = store.commit(&content, &keys, &origin, now);
-                        publish(&store, &index);
-                        let _ = reply.send(r);
-                        continue;
-                    }
-                    Cmd::Touch { links, now } => {
-                        if let Err(e) = store.touch(&links, now) {
-                            warn!(error = %e, "recalled links not refreshed");
-                        }
-                    }
-                    Cmd::Maintain { now, reply } => {
-                        let r = store.maintain(now);
-                        maintained_at = now;
-                        publish(&store, &index);
-                        let _ = reply.send(r);
-                        continue;
-                    }
-                    Cmd::Flush { reply } => {
-                        // whatever another process changed is in the published index too
-                        version = store.data_version();
-                        publish(&store, &index);
-                        let _ = reply.send(());
-                        continue;
+                let mut next = Some(cmd);
+                let mut batch = 0;
+                while let Some(cmd) = next.take() {
+                    dirty |= apply(&mut store, &index, &mut version, &mut maintained_at, cmd);
+                    batch += 1;
+                    if batch < MAX_BATCH {
+                        next = rx.try_recv().ok();
                     }
                 }
             }
@@ -364,6 +334,65 @@ fn run(
         }
         if dirty {
             publish(&store, &index);
+        }
+    }
+}
+
+/// Commands applied before one publish at most (so a flood still publishes now and then).
+const MAX_BATCH: usize = 256;
+
+/// Apply one command; whether the index must be published (the commands that answer
+/// publish themselves first).
+fn apply(
+    store: &mut Store,
+    index: &RwLock<Arc<Index>>,
+    version: &mut i64,
+    maintained_at: &mut i64,
+    cmd: Cmd,
+) -> bool {
+    match cmd {
+        Cmd::Observe { scene, tools, now } => {
+            match store.observe(&scene, &tools, now) {
+                Ok(obs) => {
+                    for o in obs {
+                        debug!(key = %o.key, observed = ?o.observed, similarity = o.similarity, "turn observed");
+                    }
+                }
+                Err(e) => warn!(error = %e, "turn not observed"),
+            }
+            true
+        }
+        Cmd::Commit {
+            content,
+            keys,
+            origin,
+            now,
+            reply,
+        } => {
+            let r = store.commit(&content, &keys, &origin, now);
+            publish(store, index);
+            let _ = reply.send(r);
+            false
+        }
+        Cmd::Touch { links, now } => {
+            if let Err(e) = store.touch(&links, now) {
+                warn!(error = %e, "recalled links not refreshed");
+            }
+            true
+        }
+        Cmd::Maintain { now, reply } => {
+            let r = store.maintain(now);
+            *maintained_at = now;
+            publish(store, index);
+            let _ = reply.send(r);
+            false
+        }
+        Cmd::Flush { reply } => {
+            // whatever another process changed is in the published index too
+            *version = store.data_version();
+            publish(store, index);
+            let _ = reply.send(());
+            false
         }
     }
 }
