@@ -230,6 +230,20 @@ impl ModeCore {
         self.next_turn
     }
 
+    /// Normal chats replay at most `turns` records (`agent.normal_history_turns`): only
+    /// their tail stays in memory.
+    pub fn keep_chat_history(&mut self, turns: usize) {
+        self.chats.set_replayed(turns);
+    }
+
+    pub(super) fn chat_history_kept(&self) -> usize {
+        self.chats.replayed_keep()
+    }
+
+    pub(super) fn set_chat_history_kept(&mut self, keep: usize) {
+        self.chats.set_keep(keep);
+    }
+
     pub(super) fn warn(&mut self, msg: String) {
         warn!("{msg}");
         if self.warnings.len() >= MAX_WARNINGS {

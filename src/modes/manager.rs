@@ -79,6 +79,7 @@ impl ModeManager {
         match reopened {
             Ok(mut fresh) => {
                 fresh.continue_turn_ids(next);
+                fresh.set_chat_history_kept(self.core.chat_history_kept());
                 fresh.notify_archives(notifier);
                 fresh.warn(format!(
                     "the mode manager failed while handling {what} ({why}) and was restarted from disk"
