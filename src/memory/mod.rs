@@ -39,7 +39,7 @@ use crate::config::MemoryConfig;
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
@@ -290,10 +290,11 @@ fn one_line(content: &str) -> String {
 /// The memory thread: applies commands in order, publishes snapshots, keeps up with
 /// other writers, runs the daily maintenance. Ends when every handle is gone.
 ///
-/// Observations and touches that queued up meanwhile are applied together and published
-/// once (a snapshot reads the whole database; one per observation would cost more than
-/// the turns that cause them when many chats talk at once). Commits, maintenance and
-/// flushes still publish before they answer.
+/// A snapshot reads the whole database, so its cost grows with the memories and scenes
+/// kept: changes from observations and touches are published at most every
+/// [`PUBLISH_GAP`] (together with whatever else queued up meanwhile), never once per
+/// turn. Commits, maintenance and flushes publish before they answer, so a memory just
+/// kept is recalled by the very next turn.
 fn run(
     mut store: Store,
     rx: mpsc::Receiver<Cmd>,
@@ -302,14 +303,27 @@ fn run(
     mut maintained_at: i64,
 ) {
     let mut version = store.data_version();
+    // changes applied and not yet published, and when the last snapshot went out
+    let mut stale = false;
+    let mut published = Instant::now();
     loop {
-        let mut dirty = false;
-        match rx.recv_timeout(IDLE_CHECK) {
+        let wait = if stale {
+            PUBLISH_GAP.saturating_sub(published.elapsed())
+        } else {
+            IDLE_CHECK
+        };
+        match rx.recv_timeout(wait) {
             Ok(cmd) => {
                 let mut next = Some(cmd);
                 let mut batch = 0;
                 while let Some(cmd) = next.take() {
-                    dirty |= apply(&mut store, &index, &mut version, &mut maintained_at, cmd);
+                    if apply(&mut store, &index, &mut version, &mut maintained_at, cmd) {
+                        stale = true;
+                    } else {
+                        // it published: everything applied so far is out
+                        stale = false;
+                        published = Instant::now();
+                    }
                     batch += 1;
                     if batch < MAX_BATCH {
                         next = rx.try_recv().ok();
@@ -325,21 +339,25 @@ fn run(
             if let Err(e) = store.maintain(now) {
                 warn!(error = %e, "memory maintenance failed");
             }
-            dirty = true;
+            stale = true;
         }
         let v = store.data_version();
         if v != version {
             version = v;
-            dirty = true;
+            stale = true;
         }
-        if dirty {
+        if stale && published.elapsed() >= PUBLISH_GAP {
             publish(&store, &index);
+            stale = false;
+            published = Instant::now();
         }
     }
 }
 
-/// Commands applied before one publish at most (so a flood still publishes now and then).
+/// Commands applied before the queue is looked at again for a publish at most.
 const MAX_BATCH: usize = 256;
+/// Changes from observations reach the published index within this.
+const PUBLISH_GAP: Duration = Duration::from_millis(200);
 
 /// Apply one command; whether the index must be published (the commands that answer
 /// publish themselves first).
