@@ -3,23 +3,33 @@
 //! format as a mode session (see [`crate::history`]). Not mode logic: the ModeManager owns
 //! an instance because it is the one writer of every history file.
 //!
-//! Only recently used chats stay in memory (voice makes a new chat per wake); an evicted
-//! one reloads from its file. File names come from peer-controlled ids, so they are made
-//! safe and bounded ([`file_safe`]).
+//! Memory stays bounded however long a chat runs and however many chats there are: only
+//! the most recently used chats stay in memory (voice makes a new chat per wake), and of
+//! each only its last records — a request replays at most `agent.normal_history_turns`
+//! of them (see `context::budget`), so the tail kept is twice that plus a margin. A chat
+//! loads only that tail from its file (the lines before are counted, not parsed), so a
+//! year-old group chat loads as fast as a new one. File names come from peer-controlled
+//! ids, so they are made safe and bounded ([`file_safe`]).
 
 use crate::history::{self, HistoryLog, Loaded, Record};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 const MAX_CACHED_CHATS: usize = 256;
 /// Longest file-name stem made from an id; longer ids keep a prefix and a hash.
 const MAX_NAME: usize = 96;
+/// Records replayed by a normal chat when nobody says otherwise (the config default).
+const DEFAULT_REPLAYED: usize = 20;
 
 pub struct ChatHistories {
     dir: PathBuf,
-    cache: HashMap<String, HistoryLog>,
-    /// Load order of `cache`, for eviction.
-    order: VecDeque<String>,
+    /// key → the chat's history and when it was last used.
+    cache: HashMap<String, (HistoryLog, u64)>,
+    uses: u64,
+    /// Records of a chat kept in memory (at least what a request replays).
+    keep: usize,
 }
 
 impl ChatHistories {
@@ -27,8 +37,23 @@ impl ChatHistories {
         Self {
             dir: dir.to_path_buf(),
             cache: HashMap::new(),
-            order: VecDeque::new(),
+            uses: 0,
+            keep: keep_for(DEFAULT_REPLAYED),
         }
+    }
+
+    /// A request replays at most `turns` records of a chat (`agent.normal_history_turns`).
+    pub fn set_replayed(&mut self, turns: usize) {
+        self.keep = keep_for(turns);
+    }
+
+    /// Records of a chat kept in memory.
+    pub fn replayed_keep(&self) -> usize {
+        self.keep
+    }
+
+    pub fn set_keep(&mut self, keep: usize) {
+        self.keep = keep;
     }
 
     pub fn path(&self, channel: &str, chat_id: &str) -> PathBuf {
@@ -42,39 +67,158 @@ impl ChatHistories {
     /// could be read.
     pub fn log(&mut self, channel: &str, chat_id: &str) -> (HistoryLog, Vec<String>) {
         let key = format!("{channel}\u{0}{chat_id}");
-        if let Some(l) = self.cache.get(&key) {
+        self.uses += 1;
+        if let Some((l, used)) = self.cache.get_mut(&key) {
+            *used = self.uses;
             return (l.clone(), Vec::new());
         }
         let path = self.path(channel, chat_id);
-        let loaded = history::load_records(&path).unwrap_or_else(|e| Loaded {
-            records: Vec::new(),
-            warnings: vec![format!(
-                "{}: {e}; starting this chat without history",
-                path.display()
-            )],
-        });
-        let log = HistoryLog::from_records(loaded.records);
-        self.cache.insert(key.clone(), log.clone());
-        self.order.push_back(key);
-        while self.order.len() > MAX_CACHED_CHATS {
-            if let Some(old) = self.order.pop_front() {
+        let (log, warnings) = match load_tail(&path, self.keep) {
+            Ok(Some((records, offset, warnings))) => {
+                (HistoryLog::from_tail(records, offset), warnings)
+            }
+            // torn, not a file, or unreadable as a tail: the full loader repairs and reports
+            other => {
+                let loaded = match other {
+                    Err(e) => Err(e),
+                    _ => history::load_records(&path),
+                }
+                .unwrap_or_else(|e| Loaded {
+                    records: Vec::new(),
+                    warnings: vec![format!(
+                        "{}: {e}; starting this chat without history",
+                        path.display()
+                    )],
+                });
+                let log = HistoryLog::from_records(loaded.records);
+                log.forget_before(log.len().saturating_sub(self.keep));
+                (log, loaded.warnings)
+            }
+        };
+        if self.cache.len() >= MAX_CACHED_CHATS {
+            // the chat used longest ago goes (it reloads from its file when it talks again)
+            if let Some(old) = self
+                .cache
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone())
+            {
                 self.cache.remove(&old);
             }
         }
-        (log, loaded.warnings)
+        self.cache.insert(key, (log.clone(), self.uses));
+        (log, warnings)
     }
 
-    /// Append a turn to the chat's file, then to its history in memory.
+    /// Append a turn to the chat's file (fsynced), then to its history in memory.
     pub fn append(&mut self, record: Record) -> (std::io::Result<()>, Vec<String>) {
+        let (r, warnings) = self.append_unsynced(record);
+        (r.and_then(|f| f.sync_data()), warnings)
+    }
+
+    /// [`ChatHistories::append`] without the fsync: the file, to sync before the record
+    /// is relied on.
+    pub fn append_unsynced(
+        &mut self,
+        record: Record,
+    ) -> (std::io::Result<std::fs::File>, Vec<String>) {
         // the in-memory log first: loading it after the append would count the record twice
         let (log, warnings) = self.log(&record.channel, &record.chat_id);
         let path = self.path(&record.channel, &record.chat_id);
-        let r = history::append_record(&path, &record);
+        let r = history::append_record_unsynced(&path, &record);
         if r.is_ok() {
             log.push(record);
+            // let go of the oldest in chunks, so the tail is not moved every turn
+            if log.held() >= 2 * self.keep {
+                log.forget_before(log.len() - self.keep);
+            }
         }
         (r, warnings)
     }
+}
+
+/// Records kept in memory for a chat that replays `turns`: every record a request can
+/// replay (at most `turns`), twice over, and a margin.
+fn keep_for(turns: usize) -> usize {
+    2 * turns + 16
+}
+
+/// The last `keep` records of a history file and how many lines come before them, reading
+/// only those records (the lines before are counted); `None` when the file needs the
+/// full loader: it is not a regular file, or its last line is torn.
+fn load_tail(
+    path: &Path,
+    keep: usize,
+) -> std::io::Result<Option<(Vec<Record>, usize, Vec<String>)>> {
+    let mut f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Some((Vec::new(), 0, Vec::new())))
+        }
+        Err(e) => return Err(e),
+    };
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let size = meta.len();
+    if size == 0 {
+        return Ok(Some((Vec::new(), 0, Vec::new())));
+    }
+    let mut last = [0u8; 1];
+    f.seek(SeekFrom::End(-1))?;
+    f.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        return Ok(None);
+    }
+    // backwards from the end: the start of the last `keep` lines
+    const BLOCK: u64 = 64 * 1024;
+    let mut buf = vec![0u8; BLOCK as usize];
+    let (mut pos, mut newlines, mut start) = (size, 0usize, 0u64);
+    'back: while pos > 0 {
+        let n = BLOCK.min(pos);
+        pos -= n;
+        f.seek(SeekFrom::Start(pos))?;
+        f.read_exact(&mut buf[..n as usize])?;
+        for i in (0..n as usize).rev() {
+            if buf[i] == b'\n' {
+                newlines += 1;
+                if newlines == keep + 1 {
+                    start = pos + i as u64 + 1;
+                    break 'back;
+                }
+            }
+        }
+    }
+    // forwards: the lines before it, counted
+    let mut before = 0usize;
+    let mut left = start;
+    f.seek(SeekFrom::Start(0))?;
+    while left > 0 {
+        let n = BLOCK.min(left) as usize;
+        f.read_exact(&mut buf[..n])?;
+        before += buf[..n].iter().filter(|&&b| b == b'\n').count();
+        left -= n as u64;
+    }
+    let mut tail = Vec::with_capacity((size - start) as usize);
+    f.seek(SeekFrom::Start(start))?;
+    f.read_to_end(&mut tail)?;
+    let mut records = Vec::new();
+    let mut warnings = Vec::new();
+    for (i, line) in tail.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(line) {
+            Ok(r) => records.push(r),
+            Err(e) => warnings.push(format!(
+                "{}: line {} unreadable ({e}); kept in the file and skipped",
+                path.display(),
+                before + i + 1
+            )),
+        }
+    }
+    Ok(Some((records, before, warnings)))
 }
 
 /// An id as a file name: safe characters kept; if anything had to change (or the id is
@@ -141,5 +285,84 @@ mod tests {
         chats.append(r).0.unwrap();
         let mut fresh = ChatHistories::new(d.path());
         assert_eq!(fresh.log("voice", &id).0.len(), 1);
+    }
+
+    fn rec(i: usize) -> Record {
+        Record {
+            timestamp: "2026-10-22T20:00:00+08:00".into(),
+            channel: "qq".into(),
+            chat_id: "group:1".into(),
+            speaker_id: "mom".into(),
+            user: format!("第{i}问"),
+            assistant: format!("第{i}答"),
+            error: None,
+            prompt: None,
+        }
+    }
+
+    #[test]
+    fn a_long_chat_holds_only_its_tail_and_keeps_the_file_s_indices() {
+        let d = tempfile::tempdir().unwrap();
+        let mut chats = ChatHistories::new(d.path());
+        chats.set_replayed(10);
+        let keep = chats.replayed_keep();
+        for i in 0..500 {
+            chats.append(rec(i)).0.unwrap();
+        }
+        let (log, _) = chats.log("qq", "group:1");
+        assert_eq!(log.len(), 500);
+        assert!(log.held() < 2 * keep, "{} held", log.held());
+        let view = log.view();
+        // the records a request can replay are all there, at their own indices
+        view.with_range(500 - 2 * 10, |records, _| {
+            assert_eq!(records.len(), 20);
+            assert_eq!(records[0].user, "第480问");
+        });
+        // loaded again: only the tail is read, at the same indices
+        let mut fresh = ChatHistories::new(d.path());
+        fresh.set_replayed(10);
+        let (log, warnings) = fresh.log("qq", "group:1");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!((log.len(), log.held()), (500, keep));
+        log.view().with_range(499, |records, _| {
+            assert_eq!(records[0].user, "第499问");
+        });
+    }
+
+    #[test]
+    fn a_torn_or_damaged_file_still_loads_through_the_full_loader() {
+        let d = tempfile::tempdir().unwrap();
+        let mut chats = ChatHistories::new(d.path());
+        for i in 0..3 {
+            chats.append(rec(i)).0.unwrap();
+        }
+        let path = chats.path("qq", "group:1");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"not json\n{\"torn").unwrap();
+        let mut fresh = ChatHistories::new(d.path());
+        let (log, warnings) = fresh.log("qq", "group:1");
+        assert_eq!(log.len(), 3, "{warnings:?}");
+        assert!(!warnings.is_empty());
+    }
+
+    #[test]
+    fn the_chats_used_least_recently_are_the_ones_let_go() {
+        let d = tempfile::tempdir().unwrap();
+        let mut chats = ChatHistories::new(d.path());
+        chats.append(rec(0)).0.unwrap();
+        let (busy, _) = chats.log("qq", "group:1");
+        for wake in 0..(2 * MAX_CACHED_CHATS) {
+            chats.log("qq", "group:1"); // the group keeps talking
+            chats.log("voice", &format!("wake-{wake}"));
+        }
+        assert!(chats.cache.len() <= MAX_CACHED_CHATS);
+        let (still, _) = chats.log("qq", "group:1");
+        assert!(
+            busy.view().same_log(&still.view()),
+            "a busy chat is never evicted"
+        );
     }
 }

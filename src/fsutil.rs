@@ -53,6 +53,13 @@ pub fn create_private_dirs(dir: &Path) -> io::Result<()> {
 
 /// Append `line` (a newline is added) to `path` with one write, then fsync.
 pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
+    append_line_unsynced(path, line)?.sync_data()
+}
+
+/// [`append_line`] without the fsync: returns the file, which must be synced before the
+/// line is relied on (`modes::durable` shares one fsync among the lines appended to a
+/// file meanwhile).
+pub fn append_line_unsynced(path: &Path, line: &str) -> io::Result<File> {
     crate::failpoint::enospc("append.enospc")?;
     if let Some(dir) = path.parent() {
         create_private_dirs(dir)?;
@@ -62,7 +69,7 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
     buf.push(b'\n');
     let mut f = open_append_private(path)?;
     f.write_all(&buf)?;
-    f.sync_data()
+    Ok(f)
 }
 
 /// Open a file for appending, created readable by its owner only.

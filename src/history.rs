@@ -75,6 +75,9 @@ pub struct HistoryLog(Arc<RwLock<Entries>>);
 
 #[derive(Debug, Default)]
 struct Entries {
+    /// Records before this index are no longer held in memory (a long normal chat keeps
+    /// only its tail, see [`HistoryLog::forget_before`]); indices stay those of the file.
+    offset: usize,
     records: Vec<Record>,
     counts: Vec<CountCache>,
 }
@@ -87,8 +90,31 @@ pub struct HistoryView {
 
 impl HistoryLog {
     pub fn from_records(records: Vec<Record>) -> Self {
+        Self::from_tail(records, 0)
+    }
+    /// A log whose first `offset` records are not held: `records` are those from there.
+    pub fn from_tail(records: Vec<Record>, offset: usize) -> Self {
         let counts = records.iter().map(|_| CountCache::new()).collect();
-        Self(Arc::new(RwLock::new(Entries { records, counts })))
+        Self(Arc::new(RwLock::new(Entries {
+            offset,
+            records,
+            counts,
+        })))
+    }
+    /// Let go of the records before index `from` (the length and every index stay as
+    /// they are; reading before `from` gives nothing).
+    pub fn forget_before(&self, from: usize) {
+        let mut guard = self
+            .0
+            .write()
+            .expect("history lock is never poisoned: no panics while held");
+        let g = &mut *guard;
+        let n = from.saturating_sub(g.offset).min(g.records.len());
+        g.records.drain(..n);
+        g.counts.drain(..n);
+        g.records.shrink_to(g.records.len() * 2);
+        g.counts.shrink_to(g.counts.len() * 2);
+        g.offset += n;
     }
     pub fn push(&self, r: Record) {
         let mut g = self
@@ -99,14 +125,19 @@ impl HistoryLog {
         g.counts.push(CountCache::new());
     }
     pub fn len(&self) -> usize {
+        let g = self.0.read().expect("history lock is never poisoned");
+        g.offset + g.records.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Records held in memory (`len` minus those forgotten).
+    pub fn held(&self) -> usize {
         self.0
             .read()
             .expect("history lock is never poisoned")
             .records
             .len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
     pub fn view(&self) -> HistoryView {
         HistoryView {
@@ -123,18 +154,20 @@ impl HistoryView {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-    /// Run `f` over the records this view saw (the log may have grown since).
+    /// Run `f` over the records this view saw (the log may have grown since) that are
+    /// held in memory (all of them unless the log forgot its oldest).
     pub fn with<R>(&self, f: impl FnOnce(&[Record]) -> R) -> R {
-        let g = self.log.0.read().expect("history lock is never poisoned");
-        f(&g.records[..self.len])
+        self.with_range(0, |records, _| f(records))
     }
 
     /// Run `f` over the records `[from, len)` this view saw and their count caches; only
-    /// that range is touched, however long the history is.
+    /// that range is touched, however long the history is. Records the log no longer
+    /// holds are left out.
     pub fn with_range<R>(&self, from: usize, f: impl FnOnce(&[Record], &[CountCache]) -> R) -> R {
         let g = self.log.0.read().expect("history lock is never poisoned");
-        let from = from.min(self.len);
-        f(&g.records[from..self.len], &g.counts[from..self.len])
+        let end = self.len.saturating_sub(g.offset).min(g.records.len());
+        let from = from.saturating_sub(g.offset).min(end);
+        f(&g.records[from..end], &g.counts[from..end])
     }
 
     /// A view of the same log as it is now (including records appended since).
@@ -239,6 +272,11 @@ pub fn corrupt_path(path: &Path) -> PathBuf {
 }
 
 pub fn append_record(path: &Path, r: &Record) -> std::io::Result<()> {
+    append_record_unsynced(path, r)?.sync_data()
+}
+
+/// [`append_record`] without the fsync: the file, to sync before the record is relied on.
+pub fn append_record_unsynced(path: &Path, r: &Record) -> std::io::Result<fs::File> {
     let line = serde_json::to_string(r).expect("Record always serializes");
     if crate::failpoint::active("append.partial") {
         // crash test: half a record reaches the disk, then the process stops dead
@@ -247,7 +285,7 @@ pub fn append_record(path: &Path, r: &Record) -> std::io::Result<()> {
         f.sync_all()?;
         crate::failpoint::hit("append.partial");
     }
-    crate::fsutil::append_line(path, &line)
+    crate::fsutil::append_line_unsynced(path, &line)
 }
 
 #[cfg(test)]

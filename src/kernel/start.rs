@@ -44,6 +44,7 @@ impl Kernel {
             clock.now(),
             prompt::frozen_mode_prompt,
         )?;
+        core.keep_chat_history(cfg.agent.normal_history_turns);
         // sessions archived without a model summary get one from the summarizer, a
         // service of its own (it needs a runtime; without one they keep the excerpt
         // summary until the next start that has)

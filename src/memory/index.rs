@@ -189,8 +189,10 @@ impl Index {
         if turn.is_none() || cfg.recall_max_memories == 0 {
             return Vec::new();
         }
-        let mut best: BTreeMap<i64, Recalled> = BTreeMap::new();
-        for s in &self.scenes {
+        // memory → (score, the scene it scored in): nothing is copied until chosen, since a
+        // scene may hold hundreds of memories of which five are recalled
+        let mut best: BTreeMap<i64, (f64, usize)> = BTreeMap::new();
+        for (si, s) in self.scenes.iter().enumerate() {
             if !turn.keys.iter().any(|k| s.key.covers(k)) {
                 continue;
             }
@@ -206,41 +208,39 @@ impl Index {
             }
             for l in &s.links {
                 let strength = decayed(l.strength, l.decayed_at, now, cfg.link_half_life_days);
-                let Some(m) = self.memories.get(&l.memory) else {
-                    continue;
-                };
-                if strength < cfg.link_floor {
+                if !self.memories.contains_key(&l.memory) || strength < cfg.link_floor {
                     continue;
                 }
                 let score = sim * strength;
-                if best.get(&l.memory).is_none_or(|b| score > b.score) {
-                    best.insert(
-                        l.memory,
-                        Recalled {
-                            memory: l.memory,
-                            scene: s.id,
-                            key: s.key.clone(),
-                            content: m.content.clone(),
-                            score,
-                        },
-                    );
+                if best.get(&l.memory).is_none_or(|b| score > b.0) {
+                    best.insert(l.memory, (score, si));
                 }
             }
         }
-        let mut all: Vec<Recalled> = best.into_values().collect();
-        all.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.memory.cmp(&a.memory)));
+        let mut ranked: Vec<(i64, f64, usize)> = best
+            .into_iter()
+            .map(|(m, (score, si))| (m, score, si))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
         let mut out = Vec::new();
         let mut tokens = 0;
-        for r in all {
+        for (memory, score, si) in ranked {
             if out.len() >= cfg.recall_max_memories {
                 break;
             }
-            let t = estimate_tokens(&r.content) + 4;
+            let content = &self.memories[&memory].content;
+            let t = estimate_tokens(content) + 4;
             if tokens + t > cfg.recall_max_tokens {
                 continue;
             }
             tokens += t;
-            out.push(r);
+            out.push(Recalled {
+                memory,
+                scene: self.scenes[si].id,
+                key: self.scenes[si].key.clone(),
+                content: content.clone(),
+                score,
+            });
         }
         out
     }

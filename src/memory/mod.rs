@@ -40,7 +40,7 @@ use crate::config::MemoryConfig;
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
@@ -288,6 +288,12 @@ fn one_line(content: &str) -> String {
 
 /// The memory thread: applies commands in order, publishes snapshots, keeps up with
 /// other writers, runs the daily maintenance. Ends when every handle is gone.
+///
+/// A snapshot reads the whole database, so its cost grows with the memories and scenes
+/// kept: changes from observations and touches are published at most every
+/// [`PUBLISH_GAP`] (together with whatever else queued up meanwhile), never once per
+/// turn. Commits, maintenance and flushes publish before they answer, so a memory just
+/// kept is recalled by the very next turn.
 fn run(
     mut store: Store,
     rx: mpsc::Receiver<Cmd>,
@@ -296,52 +302,30 @@ fn run(
     mut maintained_at: i64,
 ) {
     let mut version = store.data_version();
+    // changes applied and not yet published, and when the last snapshot went out
+    let mut stale = false;
+    let mut published = Instant::now();
     loop {
-        let mut dirty = false;
-        match rx.recv_timeout(IDLE_CHECK) {
+        let wait = if stale {
+            PUBLISH_GAP.saturating_sub(published.elapsed())
+        } else {
+            IDLE_CHECK
+        };
+        match rx.recv_timeout(wait) {
             Ok(cmd) => {
-                dirty = true;
-                match cmd {
-                    Cmd::Observe { scene, tools, now } => {
-                        match store.observe(&scene, &tools, now) {
-                            Ok(obs) => {
-                                for o in obs {
-                                    debug!(key = %o.key, observed = ?o.observed, similarity = o.similarity, "turn observed");
-                                }
-                            }
-                            Err(e) => warn!(error = %e, "turn not observed"),
-                        }
+                let mut next = Some(cmd);
+                let mut batch = 0;
+                while let Some(cmd) = next.take() {
+                    if apply(&mut store, &index, &mut version, &mut maintained_at, cmd) {
+                        stale = true;
+                    } else {
+                        // it published: everything applied so far is out
+                        stale = false;
+                        published = Instant::now();
                     }
-                    Cmd::Commit {
-                        content,
-                        keys,
-                        origin,
-                        now,
-                        reply,
-                    } => {
-                        let r = store.commit(&content, &keys, &origin, now);
-                        publish(&store, &index);
-                        let _ = reply.send(r);
-                        continue;
-                    }
-                    Cmd::Touch { links, now } => {
-                        if let Err(e) = store.touch(&links, now) {
-                            warn!(error = %e, "recalled links not refreshed");
-                        }
-                    }
-                    Cmd::Maintain { now, reply } => {
-                        let r = store.maintain(now);
-                        maintained_at = now;
-                        publish(&store, &index);
-                        let _ = reply.send(r);
-                        continue;
-                    }
-                    Cmd::Flush { reply } => {
-                        // whatever another process changed is in the published index too
-                        version = store.data_version();
-                        publish(&store, &index);
-                        let _ = reply.send(());
-                        continue;
+                    batch += 1;
+                    if batch < MAX_BATCH {
+                        next = rx.try_recv().ok();
                     }
                 }
             }
@@ -354,15 +338,78 @@ fn run(
             if let Err(e) = store.maintain(now) {
                 warn!(error = %e, "memory maintenance failed");
             }
-            dirty = true;
+            stale = true;
         }
         let v = store.data_version();
         if v != version {
             version = v;
-            dirty = true;
+            stale = true;
         }
-        if dirty {
+        if stale && published.elapsed() >= PUBLISH_GAP {
             publish(&store, &index);
+            stale = false;
+            published = Instant::now();
+        }
+    }
+}
+
+/// Commands applied before the queue is looked at again for a publish at most.
+const MAX_BATCH: usize = 256;
+/// Changes from observations reach the published index within this.
+const PUBLISH_GAP: Duration = Duration::from_millis(200);
+
+/// Apply one command; whether the index must be published (the commands that answer
+/// publish themselves first).
+fn apply(
+    store: &mut Store,
+    index: &RwLock<Arc<Index>>,
+    version: &mut i64,
+    maintained_at: &mut i64,
+    cmd: Cmd,
+) -> bool {
+    match cmd {
+        Cmd::Observe { scene, tools, now } => {
+            match store.observe(&scene, &tools, now) {
+                Ok(obs) => {
+                    for o in obs {
+                        debug!(key = %o.key, observed = ?o.observed, similarity = o.similarity, "turn observed");
+                    }
+                }
+                Err(e) => warn!(error = %e, "turn not observed"),
+            }
+            true
+        }
+        Cmd::Commit {
+            content,
+            keys,
+            origin,
+            now,
+            reply,
+        } => {
+            let r = store.commit(&content, &keys, &origin, now);
+            publish(store, index);
+            let _ = reply.send(r);
+            false
+        }
+        Cmd::Touch { links, now } => {
+            if let Err(e) = store.touch(&links, now) {
+                warn!(error = %e, "recalled links not refreshed");
+            }
+            true
+        }
+        Cmd::Maintain { now, reply } => {
+            let r = store.maintain(now);
+            *maintained_at = now;
+            publish(store, index);
+            let _ = reply.send(r);
+            false
+        }
+        Cmd::Flush { reply } => {
+            // whatever another process changed is in the published index too
+            *version = store.data_version();
+            publish(store, index);
+            let _ = reply.send(());
+            false
         }
     }
 }

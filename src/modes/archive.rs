@@ -28,6 +28,10 @@ impl ModeCore {
         }
         let s = self.active.take().expect("due implies an active session");
         let marker = s.exit.clone().expect("due implies an exit request");
+        // records whose fsync a turn is still waiting on reach the disk before the summary
+        if let Ok(f) = std::fs::File::open(s.dir.join(session::CONVERSATION_FILE)) {
+            let _ = f.sync_data();
+        }
         let result = s.log.view().with(|records| {
             self.archive_files(
                 s.mode.as_ref(),

@@ -23,6 +23,7 @@
 //!   before they reach the LLM, until a probe write succeeds again.
 
 use super::action::ActionDoc;
+use super::durable::Pending;
 use super::plugin::{ContextPath, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
 use super::session::{self, ExitMarker, HistoryLog, HistoryView, Record};
@@ -176,6 +177,8 @@ pub struct ModeCore {
     /// Turn ids below this were handed out before a restart of the ModeManager.
     first_turn: TurnId,
     chats: ChatHistories,
+    /// History files with records written and not yet synced (group commit).
+    syncs: super::durable::Syncs,
     warnings: Vec<String>,
     recording_failure: Option<RecordingFailure>,
 }
@@ -210,6 +213,7 @@ impl ModeCore {
             next_turn: 1,
             first_turn: 1,
             chats,
+            syncs: Default::default(),
             warnings: Vec::new(),
             recording_failure: None,
         }
@@ -224,6 +228,20 @@ impl ModeCore {
 
     pub(super) fn next_turn_id(&self) -> TurnId {
         self.next_turn
+    }
+
+    /// Normal chats replay at most `turns` records (`agent.normal_history_turns`): only
+    /// their tail stays in memory.
+    pub fn keep_chat_history(&mut self, turns: usize) {
+        self.chats.set_replayed(turns);
+    }
+
+    pub(super) fn chat_history_kept(&self) -> usize {
+        self.chats.replayed_keep()
+    }
+
+    pub(super) fn set_chat_history_kept(&mut self, keep: usize) {
+        self.chats.set_keep(keep);
     }
 
     pub(super) fn warn(&mut self, msg: String) {
@@ -299,6 +317,23 @@ impl ModeCore {
         record: Record,
         began_in: Option<&str>,
     ) -> Result<EndOutcome, ModeError> {
+        self.end_turn_deferred(now, turn_id, record, began_in, false)
+            .map(|(out, _)| out)
+    }
+
+    /// [`ModeCore::end_turn`]; with `defer_sync` the record is written but its fsync is
+    /// left to the caller, who must wait on the returned [`Pending`] before the turn is
+    /// acknowledged (see [`super::durable`]: waits on one file share fsyncs, and this
+    /// actor never blocks on the disk). A session with an exit pending is synced here, so
+    /// its archive follows durable records.
+    pub fn end_turn_deferred(
+        &mut self,
+        now: DateTime<Utc>,
+        turn_id: TurnId,
+        record: Record,
+        began_in: Option<&str>,
+        defer_sync: bool,
+    ) -> Result<(EndOutcome, Option<Pending>), ModeError> {
         let session = match self.turns.remove(&turn_id) {
             Some(entry) => entry.session,
             // ended already, or never begun
@@ -319,12 +354,16 @@ impl ModeCore {
             }
         };
         let mut out = EndOutcome::default();
+        let mut pending = None;
         let (channel, chat_id) = (record.channel.clone(), record.chat_id.clone());
         let result = match session {
             Some((sid, dir)) => {
                 let active = self.active.as_mut().filter(|s| s.session_id == sid);
+                let defer = defer_sync && active.as_ref().is_some_and(|s| s.exit.is_none());
                 let path = dir.join(session::CONVERSATION_FILE);
-                let r = session::append_record(&path, &record).map_err(io("append to", &path));
+                let r = session::append_record_unsynced(&path, &record)
+                    .and_then(|fd| Self::durable(&mut self.syncs, &path, fd, defer, &mut pending))
+                    .map_err(io("append to", &path));
                 match active {
                     Some(s) => {
                         s.in_flight.remove(&turn_id);
@@ -344,12 +383,13 @@ impl ModeCore {
                 r
             }
             None => {
-                let (r, warnings) = self.chats.append(record.clone());
+                let (r, warnings) = self.chats.append_unsynced(record.clone());
                 for w in warnings {
                     self.warn(w);
                 }
                 let path = self.chats.path(&record.channel, &record.chat_id);
-                r.map_err(io("append to", &path))
+                r.and_then(|fd| Self::durable(&mut self.syncs, &path, fd, defer_sync, &mut pending))
+                    .map_err(io("append to", &path))
             }
         };
         match &result {
@@ -366,7 +406,30 @@ impl ModeCore {
             }
         }
         out.archived = self.maybe_archive();
-        result.map(|_| out)
+        result.map(|_| (out, pending))
+    }
+
+    /// A record was written through `fd`: sync it now, or leave a [`Pending`] for the
+    /// caller to wait on.
+    fn durable(
+        syncs: &mut super::durable::Syncs,
+        path: &Path,
+        fd: std::fs::File,
+        defer: bool,
+        pending: &mut Option<Pending>,
+    ) -> std::io::Result<()> {
+        if defer {
+            *pending = Some(syncs.written(path, fd));
+            Ok(())
+        } else {
+            fd.sync_data()
+        }
+    }
+
+    /// A record's deferred fsync failed (see [`ModeCore::end_turn_deferred`]): remember it
+    /// as a recording failure, as if the append itself had failed.
+    pub fn sync_failed(&mut self, now: DateTime<Utc>, channel: &str, chat_id: &str, e: &ModeError) {
+        self.note_recording_failure(now, channel, chat_id, e);
     }
 
     fn note_recording_failure(

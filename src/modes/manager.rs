@@ -17,6 +17,7 @@
 use super::core::{
     EndOutcome, ModeCore, ModeError, ModeStatus, SwitchOrigin, TurnId, TurnMeta, TurnTicket,
 };
+use super::durable::Pending;
 use super::session::Record;
 use super::switch::SwitchAction;
 use super::switched::{SwitchError, Switched};
@@ -78,6 +79,7 @@ impl ModeManager {
         match reopened {
             Ok(mut fresh) => {
                 fresh.continue_turn_ids(next);
+                fresh.set_chat_history_kept(self.core.chat_history_kept());
                 fresh.notify_archives(notifier);
                 fresh.warn(format!(
                     "the mode manager failed while handling {what} ({why}) and was restarted from disk"
@@ -103,12 +105,23 @@ impl Actor for ModeManager {
 pub struct BeginTurn(pub TurnMeta);
 
 #[derive(Message)]
-#[rtype(result = "Result<EndOutcome, ModeError>")]
+#[rtype(result = "Result<(EndOutcome, Option<Pending>), ModeError>")]
 pub struct EndTurn {
     pub turn_id: TurnId,
     pub record: Record,
     /// The session the turn's ticket named (places it after a restart).
     pub began_in: Option<String>,
+    /// Leave the record's fsync to the sender (it waits on the [`Pending`]).
+    pub defer_sync: bool,
+}
+
+/// A deferred fsync of a turn's record failed: keep it as a recording failure.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SyncFailed {
+    pub channel: String,
+    pub chat_id: String,
+    pub error: ModeError,
 }
 
 #[derive(Message)]
@@ -140,11 +153,26 @@ impl Handler<BeginTurn> for ModeManager {
 }
 
 impl Handler<EndTurn> for ModeManager {
-    type Result = Result<EndOutcome, ModeError>;
+    type Result = Result<(EndOutcome, Option<Pending>), ModeError>;
     fn handle(&mut self, msg: EndTurn, _: &mut Context<Self>) -> Self::Result {
         self.supervised("end-turn", |core, now| {
-            core.end_turn(now, msg.turn_id, msg.record, msg.began_in.as_deref())
+            core.end_turn_deferred(
+                now,
+                msg.turn_id,
+                msg.record,
+                msg.began_in.as_deref(),
+                msg.defer_sync,
+            )
         })?
+    }
+}
+
+impl Handler<SyncFailed> for ModeManager {
+    type Result = ();
+    fn handle(&mut self, msg: SyncFailed, _: &mut Context<Self>) {
+        let _ = self.supervised("sync-failed", |core, now| {
+            core.sync_failed(now, &msg.channel, &msg.chat_id, &msg.error)
+        });
     }
 }
 
@@ -196,28 +224,54 @@ impl ModesHandle {
             .map_err(|_| ModeError::Gone)?
     }
 
+    /// End a turn: its record is written by the actor and on disk when this returns
+    /// `Ok` (the fsync runs here, shared with the other turns that wrote to the same file
+    /// meanwhile — see [`super::durable`]).
     pub async fn end_turn(
         &self,
         turn_id: TurnId,
         record: Record,
         began_in: Option<String>,
     ) -> Result<EndOutcome, ModeError> {
-        self.addr
+        let (channel, chat_id) = (record.channel.clone(), record.chat_id.clone());
+        let (out, pending) = self
+            .addr
             .send(EndTurn {
                 turn_id,
                 record,
                 began_in,
+                defer_sync: true,
             })
             .await
-            .map_err(|_| ModeError::Gone)?
+            .map_err(|_| ModeError::Gone)??;
+        if let Some(p) = pending {
+            let path = p.path.clone();
+            if let Err(source) = p.wait().await {
+                let error = |source| ModeError::Io {
+                    what: "fsync",
+                    path: path.clone(),
+                    source,
+                };
+                let copy = std::io::Error::new(source.kind(), source.to_string());
+                self.addr.do_send(SyncFailed {
+                    channel,
+                    chat_id,
+                    error: error(copy),
+                });
+                return Err(error(source));
+            }
+        }
+        Ok(out)
     }
 
-    /// End a turn without waiting (from a drop guard, when the turn's task died).
+    /// End a turn without waiting (from a drop guard, when the turn's task died); its
+    /// record is synced by the actor.
     pub fn end_turn_detached(&self, turn_id: TurnId, record: Record, began_in: Option<String>) {
         self.addr.do_send(EndTurn {
             turn_id,
             record,
             began_in,
+            defer_sync: false,
         });
     }
 

@@ -12,7 +12,7 @@
 //!   [`session_id`] — `SessionId`, the session's name and start time.
 //! - [`core`] — `ModeCore`, the synchronous state machine (turns, status);
 //!   [`switching`] — enter, exit, expire; [`recovery`] — opening it from disk after any
-//!   stop; [`archive`] — ending a session.
+//!   stop; [`archive`] — ending a session; [`durable`] — group commit of the records.
 //! - [`manager`] — `ModeManager`, the supervised actor that owns a `ModeCore`, and
 //!   `ModesHandle`; [`listing`] — every session folder and its true state.
 //!
@@ -22,6 +22,7 @@ pub mod action;
 pub mod archive;
 pub mod carry;
 pub mod core;
+pub mod durable;
 pub mod listing;
 pub mod manager;
 pub mod manifest;

@@ -29,7 +29,9 @@ pub struct SummaryJob {
     pub attempts: u32,
 }
 
-pub use crate::history::{append_record, load_records, HistoryLog, HistoryView, Loaded, Record};
+pub use crate::history::{
+    append_record, append_record_unsynced, load_records, HistoryLog, HistoryView, Loaded, Record,
+};
 
 /// The exit request, persisted so an archive interrupted by a crash resumes.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
