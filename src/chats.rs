@@ -143,13 +143,13 @@ fn keep_for(turns: usize) -> usize {
     2 * turns + 16
 }
 
+/// A chat file's last records, the number of lines before them, and the warnings.
+type Tail = (Vec<Record>, usize, Vec<String>);
+
 /// The last `keep` records of a history file and how many lines come before them, reading
 /// only those records (the lines before are counted); `None` when the file needs the
 /// full loader: it is not a regular file, or its last line is torn.
-fn load_tail(
-    path: &Path,
-    keep: usize,
-) -> std::io::Result<Option<(Vec<Record>, usize, Vec<String>)>> {
+fn load_tail(path: &Path, keep: usize) -> std::io::Result<Option<Tail>> {
     let mut f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -296,7 +296,7 @@ mod tests {
             user: format!("第{i}问"),
             assistant: format!("第{i}答"),
             error: None,
-            prompt: None,
+            speaker_name: None,
         }
     }
 
