@@ -120,14 +120,22 @@ enum ConfigCommand {
     Check,
 }
 
+/// Logs to stderr, filtered by `RUST_LOG` (`warn`, `homebot=debug,info`: targets and
+/// levels; an unreadable value falls back to `default`).
 fn init_logging(default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     use std::io::IsTerminal;
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| v.parse::<Targets>().ok())
+        .unwrap_or_else(|| default.parse().expect("the default filter is a level"));
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
+        .finish()
+        .with(filter)
         .init();
 }
 
