@@ -143,13 +143,14 @@ fn keep_for(turns: usize) -> usize {
     2 * turns + 16
 }
 
+/// The last records of a history file, how many lines come before them, and what was
+/// wrong with the lines read.
+type Tail = (Vec<Record>, usize, Vec<String>);
+
 /// The last `keep` records of a history file and how many lines come before them, reading
 /// only those records (the lines before are counted); `None` when the file needs the
 /// full loader: it is not a regular file, or its last line is torn.
-fn load_tail(
-    path: &Path,
-    keep: usize,
-) -> std::io::Result<Option<(Vec<Record>, usize, Vec<String>)>> {
+fn load_tail(path: &Path, keep: usize) -> std::io::Result<Option<Tail>> {
     let mut f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
