@@ -143,7 +143,8 @@ fn keep_for(turns: usize) -> usize {
     2 * turns + 16
 }
 
-/// A chat file's last records, the number of lines before them, and the warnings.
+/// The last records of a history file, how many lines come before them, and what was
+/// wrong with the lines read.
 type Tail = (Vec<Record>, usize, Vec<String>);
 
 /// The last `keep` records of a history file and how many lines come before them, reading
