@@ -1,8 +1,9 @@
 //! `ModeCore`: the run-mode state machine, synchronous and runtime-free, so it can be
 //! unit-tested directly; the [`super::manager::ModeManager`] actor only adds ordering.
 //! Entering, exiting and expiring are in [`super::switching`], start-up recovery in
-//! [`super::recovery`], archiving in [`super::archive`], and
-//! normal-operation chat histories in [`crate::chats`].
+//! [`super::recovery`], archiving in [`super::archive`], the fsync of records and
+//! recording failures in [`super::recording`], and normal-operation chat histories in
+//! [`crate::chats`].
 //!
 //! A turn's life: [`ModeCore::begin_turn`] (expiry catch-up, then a snapshot of the active
 //! session, or of the chat's normal history) → the agent runs elsewhere →
@@ -180,7 +181,7 @@ pub struct ModeCore {
     /// History files with records written and not yet synced (group commit).
     syncs: super::durable::Syncs,
     warnings: Vec<String>,
-    recording_failure: Option<RecordingFailure>,
+    pub(super) recording_failure: Option<RecordingFailure>,
 }
 
 /// Where a switch request comes from.
@@ -407,90 +408,6 @@ impl ModeCore {
         }
         out.archived = self.maybe_archive();
         result.map(|_| (out, pending))
-    }
-
-    /// A record was written through `fd`: sync it now, or leave a [`Pending`] for the
-    /// caller to wait on.
-    fn durable(
-        syncs: &mut super::durable::Syncs,
-        path: &Path,
-        fd: std::fs::File,
-        defer: bool,
-        pending: &mut Option<Pending>,
-    ) -> std::io::Result<()> {
-        if defer {
-            *pending = Some(syncs.written(path, fd));
-            Ok(())
-        } else {
-            fd.sync_data()
-        }
-    }
-
-    /// A record's deferred fsync failed (see [`ModeCore::end_turn_deferred`]): remember it
-    /// as a recording failure, as if the append itself had failed.
-    pub fn sync_failed(&mut self, now: DateTime<Utc>, channel: &str, chat_id: &str, e: &ModeError) {
-        self.note_recording_failure(now, channel, chat_id, e);
-    }
-
-    fn note_recording_failure(
-        &mut self,
-        now: DateTime<Utc>,
-        channel: &str,
-        chat_id: &str,
-        e: &ModeError,
-    ) {
-        let at = Self::rfc3339(self.local(now));
-        let (path, error, disk_full) = match e {
-            ModeError::Io { path, source, .. } => (
-                path.clone(),
-                source.to_string(),
-                crate::fsutil::is_disk_full(source),
-            ),
-            other => (PathBuf::new(), other.to_string(), false),
-        };
-        self.warn(format!(
-            "{at}: a turn of {channel}/{chat_id} could not be recorded in {}: {error}",
-            path.display()
-        ));
-        let since = match self.recording_failure.take() {
-            Some(f) => f.since,
-            None => at,
-        };
-        self.recording_failure = Some(RecordingFailure {
-            since,
-            path,
-            error,
-            disk_full,
-        });
-    }
-
-    /// Before a turn that will be recorded: refuse it while the disk is known to be full
-    /// (the last turn could not be recorded for lack of space) and a probe write in the
-    /// same folder still fails, so nobody gets an answer that is then lost. Once the probe
-    /// succeeds, turns are taken again. Any other failure lets the turn through: its own
-    /// recording tells.
-    pub fn check_recordable(&mut self) -> Result<(), ModeError> {
-        let Some(f) = self.recording_failure.as_ref().filter(|f| f.disk_full) else {
-            return Ok(());
-        };
-        let dir = f
-            .path
-            .parent()
-            .filter(|d| d.is_dir())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| self.ws.root().to_path_buf());
-        match crate::fsutil::probe_space(&dir) {
-            Ok(()) => {
-                info!(dir = %dir.display(), "the disk takes writes again");
-                self.recording_failure = None;
-                Ok(())
-            }
-            Err(e) if crate::fsutil::is_disk_full(&e) => Err(ModeError::DiskFull {
-                since: f.since.clone(),
-                error: e.to_string(),
-            }),
-            Err(_) => Ok(()),
-        }
     }
 
     // ---- status --------------------------------------------------------------------

@@ -12,7 +12,8 @@
 //!   [`session_id`] — `SessionId`, the session's name and start time.
 //! - [`core`] — `ModeCore`, the synchronous state machine (turns, status);
 //!   [`switching`] — enter, exit, expire; [`recovery`] — opening it from disk after any
-//!   stop; [`archive`] — ending a session; [`durable`] — group commit of the records.
+//!   stop; [`archive`] — ending a session; [`recording`] — where a record goes and what a
+//!   failure to record leaves; [`durable`] — group commit of the records.
 //! - [`manager`] — `ModeManager`, the supervised actor that owns a `ModeCore`, and
 //!   `ModesHandle`; [`listing`] — every session folder and its true state.
 //!
@@ -27,6 +28,7 @@ pub mod listing;
 pub mod manager;
 pub mod manifest;
 pub mod plugin;
+pub mod recording;
 pub mod recovery;
 pub mod registry;
 pub mod session;
