@@ -34,6 +34,12 @@ pub struct Record {
 /// The longest speaker tag replayed (an id a peer chose is hostile).
 const MAX_TAG_CHARS: usize = 40;
 
+/// `text` with its square brackets made full-width: text a user or a model wrote, shown
+/// inside a labelled `[块]…[/块]` block, cannot then close the block or open another.
+pub fn defang(text: &str) -> String {
+    text.replace('[', "［").replace(']', "］")
+}
+
 /// A user's turn as every request shows it: the speaker tag, a full-width colon, the
 /// words ("妈妈：少放盐"). The current message starts with exactly these bytes and adds
 /// its per-request blocks after them; a later request replays only these bytes. The tag

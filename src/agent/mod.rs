@@ -132,13 +132,19 @@ impl Agent {
         sections.extend(extra.iter().cloned());
         let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
         let system = prompt::system_message(&self.base_prompt, ticket, profile);
-        let source = match &ticket.mode {
-            Some(m) => Source::Mode {
-                session_dir: &m.session_dir,
-                policy: self.context.policy(&m.mode_id),
-            },
-            None => Source::Normal {
-                turns: self.normal_history_turns,
+        let mode_checkpoint = ticket
+            .mode
+            .as_ref()
+            .map(|m| crate::context::checkpoint::path_in(&m.session_dir));
+        let carried = self.carried(ticket);
+        let source = match (&ticket.mode, &mode_checkpoint) {
+            (Some(m), Some(file)) => Source::mode(file, self.context.policy(&m.mode_id)),
+            _ => Source {
+                carried: carried.as_ref().map(|(id, b)| (id.as_str(), b)),
+                ..Source::normal(
+                    self.normal_history_turns,
+                    ticket.chat.as_ref().map(|c| c.checkpoint.as_path()),
+                )
             },
         };
         let planned = self
@@ -222,24 +228,50 @@ impl Agent {
         prompt_shape(&self.context, plan, messages)
     }
 
-    /// After a turn of a mode session was recorded (the kernel calls this, off every
-    /// actor): compact the session in the background if its history passed the threshold.
+    /// A normal chat's carried block (the ended session's id and the block), if any.
+    fn carried(&self, ticket: &TurnTicket) -> Option<(String, Arc<str>)> {
+        let s = ticket.chat.as_ref()?.carried.as_ref()?;
+        Some((s.session_id.clone(), self.context.carried_block(s)?))
+    }
+
+    /// After a turn was recorded (the kernel calls this, off every actor): compact its
+    /// history — the mode session's, or the normal chat's — in the background if it
+    /// passed the threshold.
     pub fn after_turn(&self, ticket: &TurnTicket, channel: &str, chat_id: &str) {
         self.compact_later(ticket, channel, chat_id);
     }
 
     fn compact_later(&self, ticket: &TurnTicket, channel: &str, chat_id: &str) {
-        let Some(m) = &ticket.mode else { return };
         let system = prompt::system_message(&self.base_prompt, ticket, None);
+        let (checkpoint, session_dir, session_id, policy, focus) =
+            match (&ticket.mode, &ticket.chat) {
+                (Some(m), _) => (
+                    crate::context::checkpoint::path_in(&m.session_dir),
+                    Some(m.session_dir.clone()),
+                    Some(m.session_id.clone()),
+                    self.context.policy(&m.mode_id),
+                    self.context.compaction_focus(&m.mode_id),
+                ),
+                (None, Some(c)) => (
+                    c.checkpoint.clone(),
+                    None,
+                    None,
+                    Source::normal(self.normal_history_turns, None).policy,
+                    None,
+                ),
+                (None, None) => return,
+            };
         self.context.after_turn(
             &self.provider,
             compaction::Job {
-                session_dir: m.session_dir.clone(),
-                session_id: m.session_id.clone(),
+                checkpoint,
+                session_dir,
+                session_id,
+                carried: self.carried(ticket),
                 history: ticket.history.clone(),
                 system: system.into(),
-                policy: self.context.policy(&m.mode_id),
-                focus: self.context.compaction_focus(&m.mode_id),
+                policy,
+                focus,
                 channel: channel.to_string(),
                 chat_id: chat_id.to_string(),
                 now: ticket
@@ -255,6 +287,9 @@ impl Agent {
 /// the current user message).
 pub fn prompt_shape(ctx: &Context, plan: &Plan, messages: &[Message]) -> PromptShape {
     let mut blocks = vec![("system", plan.system_tokens), ("tools", plan.tools_tokens)];
+    if plan.carried.is_some() {
+        blocks.push(("carried", plan.carried_tokens));
+    }
     if plan.checkpoint.is_some() {
         blocks.push(("checkpoint", plan.checkpoint_tokens));
     }

@@ -13,6 +13,10 @@ pub const MIN_WINDOW_TOKENS: u32 = 512;
 pub const MAX_WINDOW_TOKENS: u32 = 10_000_000;
 /// The input budget must leave at least this much after the output reserve.
 pub const MIN_INPUT_TOKENS: u32 = 256;
+/// The most a normal chat's block about a mode session that just ended may take.
+pub const DEFAULT_CARRY_OVER_TOKENS: u32 = 600;
+/// The largest `carry_over_tokens` accepted.
+pub const MAX_CARRY_OVER_TOKENS: u32 = 8_000;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -26,6 +30,10 @@ pub struct ContextConfig {
     /// Replayed history (in % of the history budget) above which a mode session is
     /// compacted, unless its `mode.json` sets `context.summary_threshold_tokens`.
     pub compact_at_percent: u32,
+    /// After a mode session ends, the chats that took part carry its summary (or, until
+    /// the summary is written, its last turns) for a day in at most this many tokens;
+    /// 0 turns it off.
+    pub carry_over_tokens: u32,
 }
 
 impl Default for ContextConfig {
@@ -35,6 +43,7 @@ impl Default for ContextConfig {
             models: BTreeMap::new(),
             compaction: true,
             compact_at_percent: 50,
+            carry_over_tokens: DEFAULT_CARRY_OVER_TOKENS,
         }
     }
 }
@@ -61,6 +70,15 @@ impl ContextConfig {
             return Err((
                 "context.compact_at_percent".into(),
                 format!("must be 10..=90, got {}", self.compact_at_percent),
+            ));
+        }
+        if self.carry_over_tokens > MAX_CARRY_OVER_TOKENS {
+            return Err((
+                "context.carry_over_tokens".into(),
+                format!(
+                    "must be 0..={MAX_CARRY_OVER_TOKENS}, got {}",
+                    self.carry_over_tokens
+                ),
             ));
         }
         Ok(())

@@ -3,11 +3,12 @@
 //! A request may hold `request_limit` = 90 % of the input budget (window − output
 //! reserve). The system message, the tool definitions and the current user message are
 //! never trimmed: if they alone pass the limit the turn is refused with a clear reply.
-//! What is left is the history budget: the checkpoint summary (mode sessions) and the
-//! records replayed after it.
+//! What is left is the history budget: a normal chat's carried block (the mode session
+//! it just left, see [`super::carry`]), the checkpoint summary, and the records replayed
+//! after it.
 //!
-//! Which records: a mode session replays everything after its checkpoint; a normal chat
-//! its last `normal_history_turns` records. Both are cut **in chunks**: when a cap is
+//! Which records: everything after the checkpoint — up to the mode's `history_limit` in a
+//! mode session, up to `normal_history_turns` in a normal chat. Both are cut **in chunks**: when a cap is
 //! passed, the start jumps forward by half the cap at once, aligned to a fixed grid, so
 //! the start (and with it the request's prefix) stays put between jumps instead of
 //! sliding one turn per request. The same grid serves the token budget when the history
@@ -29,13 +30,16 @@ const FALLBACK_STEP: usize = 8;
 /// What the request replays and what each block costs.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
-    /// The checkpoint replayed first (mode sessions), if any.
+    /// A normal chat's carried block (its user message), replayed first, if any.
+    pub carried: Option<Arc<str>>,
+    /// The checkpoint replayed next, if any.
     pub checkpoint: Option<Arc<Checkpoint>>,
     /// Records `[from, to)` are replayed (failed turns among them are skipped).
     pub from: usize,
     pub to: usize,
     pub system_tokens: u32,
     pub tools_tokens: u32,
+    pub carried_tokens: u32,
     pub checkpoint_tokens: u32,
     pub history_tokens: u32,
     pub tail_tokens: u32,
@@ -51,6 +55,7 @@ impl Plan {
     pub fn total(&self) -> u32 {
         self.system_tokens
             .saturating_add(self.tools_tokens)
+            .saturating_add(self.carried_tokens)
             .saturating_add(self.checkpoint_tokens)
             .saturating_add(self.history_tokens)
             .saturating_add(self.tail_tokens)
@@ -67,16 +72,43 @@ pub enum PlanError {
     },
 }
 
-/// Where the history comes from.
+/// What a history replays besides its records, and its policy.
 #[derive(Debug, Clone, Copy)]
-pub enum Source<'a> {
-    Mode {
-        session_dir: &'a Path,
-        policy: ModePolicy,
-    },
-    Normal {
-        turns: usize,
-    },
+pub struct Source<'a> {
+    /// The history's checkpoint file (`None`: it keeps none).
+    pub checkpoint: Option<&'a Path>,
+    pub policy: ModePolicy,
+    /// A normal chat's carried block: the ended session's id and the block.
+    pub carried: Option<(&'a str, &'a Arc<str>)>,
+}
+
+impl<'a> Source<'a> {
+    /// A mode session: its `checkpoint.json` and the mode's policy.
+    pub fn mode(checkpoint: &'a Path, policy: ModePolicy) -> Self {
+        Self {
+            checkpoint: Some(checkpoint),
+            policy,
+            carried: None,
+        }
+    }
+
+    /// A normal chat replaying at most `turns` records after its checkpoint (if it keeps
+    /// one); compacted like a mode session whose `history_limit` is `turns`.
+    pub fn normal(turns: usize, checkpoint: Option<&'a Path>) -> Self {
+        Self {
+            checkpoint,
+            policy: ModePolicy {
+                history_limit: Some(turns),
+                summary_threshold_tokens: None,
+            },
+            carried: None,
+        }
+    }
+}
+
+/// The marked user/assistant pair a carried block is replayed as.
+pub fn carried_messages(block: &str) -> (String, String) {
+    (block.to_string(), super::carry::CARRIED_ACK.to_string())
 }
 
 /// The marked first user/assistant pair a checkpoint is replayed as (after the system
@@ -154,34 +186,42 @@ impl Context {
         }
         plan.history_budget = limit - needed;
         let len = history.len();
-        let (lo, cap, threshold) = match source {
-            Source::Mode {
-                session_dir,
-                policy,
-            } => {
-                let ckpt = self.checkpoint(session_dir, history);
-                if let Some(c) = &ckpt {
-                    let (u, a) = checkpoint_messages(c);
-                    let raw = Counts::message(&u).plus(Counts::message(&a));
-                    let t = count(raw);
-                    // a checkpoint is at most 60 % of the budget it was written for; one
-                    // that does not fit this request's is left out, never the request cut
-                    if t <= plan.history_budget {
-                        plan.checkpoint_tokens = t;
-                        plan.checkpoint = Some(c.clone());
-                        plan.tokenizer_total += u64::from(raw.tokenizer);
-                    }
-                }
-                let lo = ckpt.as_ref().map_or(0, |c| c.through.min(len));
-                (
-                    lo,
-                    policy.history_limit,
-                    Some(self.threshold(plan.history_budget, policy)),
-                )
+        let policy = source.policy;
+        let ckpt = source.checkpoint.and_then(|p| self.checkpoint(p, history));
+        if let Some((session, block)) = source.carried {
+            let folded = ckpt
+                .as_ref()
+                .is_some_and(|c| c.carried.as_deref() == Some(session));
+            let (u, a) = carried_messages(block);
+            let raw = Counts::message(&u).plus(Counts::message(&a));
+            let t = count(raw);
+            // bounded by `carry_over_tokens` when rendered; never more than half of what
+            // history may take
+            if !folded && t <= plan.history_budget / 2 {
+                plan.carried_tokens = t;
+                plan.carried = Some(block.clone());
+                plan.tokenizer_total += u64::from(raw.tokenizer);
             }
-            Source::Normal { turns } => (0, Some(turns), None),
-        };
-        let records_budget = u64::from(plan.history_budget - plan.checkpoint_tokens);
+        }
+        if let Some(c) = &ckpt {
+            let (u, a) = checkpoint_messages(c);
+            let raw = Counts::message(&u).plus(Counts::message(&a));
+            let t = count(raw);
+            // a checkpoint is at most 60 % of the budget it was written for; one that does
+            // not fit this request's is left out, never the request cut
+            if t <= plan.history_budget - plan.carried_tokens {
+                plan.checkpoint_tokens = t;
+                plan.checkpoint = Some(c.clone());
+                plan.tokenizer_total += u64::from(raw.tokenizer);
+            }
+        }
+        let lo = ckpt.as_ref().map_or(0, |c| c.through.min(len));
+        let (cap, threshold) = (
+            policy.history_limit,
+            self.threshold(plan.history_budget, policy),
+        );
+        let records_budget =
+            u64::from(plan.history_budget - plan.carried_tokens - plan.checkpoint_tokens);
         let mut start = chunked_start(lo, len, cap);
         // per record, the larger of the calibrated and the conservative count, so the sum
         // bounds the request under either way of counting
@@ -211,12 +251,12 @@ impl Context {
         plan.to = len;
         plan.history_tokens = total as u32;
         plan.wants_compaction = skip > 0
-            || threshold.is_some_and(|t| unfiltered > u64::from(t))
-            || matches!(source, Source::Mode { policy, .. } if policy.history_limit.is_some_and(|l| len - lo > l));
+            || unfiltered > u64::from(threshold)
+            || policy.history_limit.is_some_and(|l| len - lo > l);
         Ok(plan)
     }
 
-    /// Replayed-history tokens above which a mode session is compacted: the mode's
+    /// Replayed-history tokens above which a history is compacted: the mode's
     /// `summary_threshold_tokens`, else `compact_at_percent` of the history budget —
     /// never above the budget itself.
     pub fn threshold(&self, history_budget: u32, policy: ModePolicy) -> u32 {
@@ -275,7 +315,7 @@ mod tests {
         for n in 0..80 {
             let h = log(n, "番茄炒蛋要先炒蛋再炒番茄");
             let p = ctx
-                .plan("系统", "现在几点", &h, Source::Normal { turns: 20 })
+                .plan("系统", "现在几点", &h, Source::normal(20, None))
                 .unwrap();
             assert!(p.total() <= ctx.request_limit());
             assert!(n - p.from <= 20);
@@ -295,12 +335,12 @@ mod tests {
         let huge = "字".repeat(900);
         let h = log(3, "x");
         assert!(matches!(
-            ctx.plan("系统", &huge, &h, Source::Normal { turns: 20 }),
+            ctx.plan("系统", &huge, &h, Source::normal(20, None)),
             Err(PlanError::TooBig { .. })
         ));
         let h = log(40, &"很长的一句话".repeat(10));
         let p = ctx
-            .plan("系统", "问", &h, Source::Normal { turns: 40 })
+            .plan("系统", "问", &h, Source::normal(40, None))
             .unwrap();
         assert!(p.total() <= ctx.request_limit(), "{p:?}");
         assert!(p.from > 0 && p.to == 40);
@@ -311,12 +351,14 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let ctx = Context::new(65536, 61440, &[]);
         let h = log(30, "好");
+        let file = super::super::checkpoint::path_in(d.path());
         super::super::checkpoint::save(
-            d.path(),
+            &file,
             &Checkpoint {
                 through: 12,
                 summary: "前十二轮".into(),
                 created_at: "t".into(),
+                carried: None,
             },
         )
         .unwrap();
@@ -324,10 +366,7 @@ mod tests {
             history_limit: Some(10),
             summary_threshold_tokens: None,
         };
-        let src = Source::Mode {
-            session_dir: d.path(),
-            policy,
-        };
+        let src = Source::mode(&file, policy);
         let p = ctx.plan("系统", "问", &h, src).unwrap();
         assert_eq!(p.checkpoint.as_ref().unwrap().through, 12);
         assert!(p.to - p.from <= 10 && p.from >= 12, "{p:?}");

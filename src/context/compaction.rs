@@ -1,12 +1,14 @@
-//! Compaction: when a mode session's replayed history passes its threshold (or its
-//! `history_limit`), the older rounds are summarized by the provider into a new
-//! `checkpoint.json` — the previous summary plus the newly covered records — and later
-//! prompts replay the checkpoint, then the records after it.
+//! Compaction: when a history's replayed part passes its threshold (or its cap: a mode's
+//! `history_limit`, a normal chat's `normal_history_turns`), the older rounds are
+//! summarized by the provider into a new checkpoint — the previous summary plus the newly
+//! covered records (and a normal chat's carried block, folded in once) — and later
+//! prompts replay the checkpoint, then the records after it. Mode sessions and normal
+//! chats (QQ groups, private chats, the terminal) are compacted alike; the history file
+//! is never rewritten, so it stays the archive of what was compacted.
 //!
-//! - Checked after each recorded turn of a mode session (the kernel calls
-//!   [`Context::after_turn`]), and again while a prompt is built when that prompt had to
-//!   be cut; it runs in its own task, so no turn and no actor waits for it, and at most
-//!   one runs per session.
+//! - Checked after each recorded turn (the kernel calls [`Context::after_turn`]), and
+//!   again while a prompt is built when that prompt had to be cut; it runs in its own
+//!   task, so no turn and no actor waits for it, and at most one runs per history.
 //! - In batches: one compaction brings the replayed history down to about half the
 //!   threshold, so most turns pass without one. The last two rounds always stay verbatim.
 //! - The summary is at most 60 % of the history budget (asked for, then enforced).
@@ -46,13 +48,19 @@ const REQUEST_SLACK: u32 = 256;
 /// compaction request: a hand-edited log, a pasted book) that the summarizer is shown.
 const EXCERPT_CHARS: usize = 200;
 
-/// One session to check after a turn.
+/// One history to check after a turn.
 pub struct Job {
-    pub session_dir: PathBuf,
-    pub session_id: String,
-    /// The session's log (any view of it: the latest length is used).
+    /// Where its checkpoint is kept.
+    pub checkpoint: PathBuf,
+    /// A mode session's folder and id (`None`: a normal chat).
+    pub session_dir: Option<PathBuf>,
+    pub session_id: Option<String>,
+    /// A normal chat's carried block (the ended session's id and the block), folded into
+    /// the next checkpoint.
+    pub carried: Option<(String, Arc<str>)>,
+    /// The history's log (any view of it: the latest length is used).
     pub history: HistoryView,
-    /// The frozen system message the session's requests start with.
+    /// The system message the history's requests start with.
     pub system: Arc<str>,
     pub policy: ModePolicy,
     /// The mode's own `context.compaction_instructions`, if any.
@@ -73,9 +81,19 @@ pub enum Skipped {
     Failed(String),
 }
 
+impl Job {
+    /// The history, for the log: the session id, else the chat.
+    fn label(&self) -> String {
+        match &self.session_id {
+            Some(s) => s.clone(),
+            None => format!("{}/{}", self.channel, self.chat_id),
+        }
+    }
+}
+
 impl Context {
-    /// After a turn of a mode session was recorded: compact it in a task of its own if
-    /// its history passed the threshold. Returns at once.
+    /// After a turn was recorded: compact its history in a task of its own if it passed
+    /// the threshold. Returns at once.
     pub fn after_turn(self: &Arc<Self>, provider: &Provider, job: Job) {
         if !self.compaction || !provider.is_configured() {
             return;
@@ -98,13 +116,25 @@ impl Context {
         if !self.compaction {
             return Err(Skipped::Disabled);
         }
-        let Some(_slot) = self.begin_compaction(&job.session_dir) else {
+        let Some(_slot) = self.begin_compaction(&job.checkpoint) else {
             return Err(Skipped::Busy);
         };
         let history = job.history.latest();
         let len = history.len();
-        let prev = self.checkpoint(&job.session_dir, &history);
-        let lo = prev.as_ref().map_or(0, |c| c.through.min(len));
+        let prev = self.checkpoint(&job.checkpoint, &history);
+        // a normal chat holds only its tail in memory: records before it that no summary
+        // covers (compactions failed for that long) stay in the file, not in the summary
+        let held_from = len - history.with_range(0, |records, _| records.len());
+        let lo = prev
+            .as_ref()
+            .map_or(0, |c| c.through.min(len))
+            .max(held_from);
+        let label = job.label();
+        // a carried block not yet in the chat's summary is folded into this one
+        let fold = job
+            .carried
+            .as_ref()
+            .filter(|(id, _)| prev.as_ref().and_then(|c| c.carried.as_deref()) != Some(id));
         let cal = &self.calibration;
         let count = |c: Counts| cal.combine(c.tokenizer, c.conservative);
         // the history budget of a request with an empty current message
@@ -151,7 +181,14 @@ impl Context {
         let summary_cap = (u64::from(budget) * 6 / 10) as u32;
         // the compaction request itself must fit: instructions + previous summary +
         // the records it covers (a batch: the oldest ones that fit, the rest next time)
-        let prev_text = prev.as_ref().map(|c| checkpoint_messages(c).0);
+        let mut prev_text = prev.as_ref().map(|c| checkpoint_messages(c).0);
+        if let Some((_, block)) = fold {
+            let t = prev_text.get_or_insert_with(String::new);
+            if !t.is_empty() {
+                t.push_str("\n\n");
+            }
+            t.push_str(block);
+        }
         let base = instructions(job.focus.as_deref());
         let mut room = self
             .request_limit()
@@ -176,7 +213,7 @@ impl Context {
         }
         through = batch_end;
         if through <= lo {
-            warn!(session = %job.session_id, "compaction skipped: the oldest record alone does not fit a request");
+            warn!(history = %label, "compaction skipped: the oldest record alone does not fit a request");
             return Err(Skipped::NothingToCompact);
         }
         let mut dialogue = String::new();
@@ -231,8 +268,8 @@ impl Context {
         let meta = CallMeta {
             channel: job.channel.clone(),
             chat_id: job.chat_id.clone(),
-            session_id: Some(job.session_id.clone()),
-            session_dir: Some(job.session_dir.clone()),
+            session_id: job.session_id.clone(),
+            session_dir: job.session_dir.clone(),
             purpose: "compaction",
             shape: Some(Arc::new(shape)),
         };
@@ -243,26 +280,30 @@ impl Context {
         let summary = match provider.complete(&req, &meta).await {
             Ok(r) => r.content.unwrap_or_default().trim().to_string(),
             Err(e) => {
-                warn!(session = %job.session_id, error = %e, "compaction failed; older turns are trimmed to fit the window until the next try");
+                warn!(history = %label, error = %e, "compaction failed; older turns are trimmed to fit the window until the next try");
                 return Err(Skipped::Failed(e.to_string()));
             }
         };
         if summary.is_empty() {
-            warn!(session = %job.session_id, "compaction returned an empty summary; not written");
+            warn!(history = %label, "compaction returned an empty summary; not written");
             return Err(Skipped::Failed("empty summary".into()));
         }
-        let summary = cap_summary(self, summary, summary_cap);
+        let summary = cap_to(&self.calibration, summary, summary_cap);
         let c = Checkpoint {
             through,
             summary,
             created_at: job.now.clone(),
+            carried: match fold {
+                Some((id, _)) => Some(id.clone()),
+                None => prev.as_ref().and_then(|c| c.carried.clone()),
+            },
         };
-        if let Err(e) = checkpoint::save(&job.session_dir, &c) {
-            warn!(session = %job.session_id, error = %e, "cannot write the checkpoint; older turns are trimmed to fit the window");
+        if let Err(e) = checkpoint::save(&job.checkpoint, &c) {
+            warn!(history = %label, error = %e, "cannot write the checkpoint; older turns are trimmed to fit the window");
             return Err(Skipped::Failed(e.to_string()));
         }
-        info!(session = %job.session_id, through, previous = lo, "history compacted");
-        self.set_checkpoint(&job.session_dir, c.clone());
+        info!(history = %label, through, previous = lo, "history compacted");
+        self.set_checkpoint(&job.checkpoint, c.clone());
         Ok(c)
     }
 }
@@ -278,8 +319,8 @@ fn excerpt(text: &str) -> String {
 }
 
 /// `summary` cut (at a character boundary, with a mark) until it counts at most `cap`.
-fn cap_summary(ctx: &Context, summary: String, cap: u32) -> String {
-    if ctx.calibration.count(&summary) <= cap {
+pub(super) fn cap_to(cal: &super::tokens::Calibration, summary: String, cap: u32) -> String {
+    if cal.count(&summary) <= cap {
         return summary;
     }
     let chars: Vec<char> = summary.chars().collect();
@@ -288,7 +329,7 @@ fn cap_summary(ctx: &Context, summary: String, cap: u32) -> String {
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
         let s: String = chars[..mid].iter().collect();
-        if ctx.calibration.count(&s) + 2 <= cap {
+        if cal.count(&s) + 2 <= cap {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -300,193 +341,5 @@ fn cap_summary(ctx: &Context, summary: String, cap: u32) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::history::{HistoryLog, Record};
-    use crate::provider::{ChatModel, ChatResponse, ProviderError};
-    use std::sync::Mutex;
-
-    /// Answers every call with `summary`, keeping what it was asked.
-    struct Summarizer {
-        summary: String,
-        asked: Mutex<Vec<String>>,
-        fail: bool,
-    }
-
-    #[async_trait::async_trait]
-    impl ChatModel for Summarizer {
-        async fn complete(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
-            if let Some(Message::User { content }) = req.messages.last() {
-                self.asked.lock().unwrap().push(content.clone());
-            }
-            if self.fail {
-                return Err(ProviderError::NotConfigured);
-            }
-            Ok(ChatResponse {
-                content: Some(self.summary.clone()),
-                ..Default::default()
-            })
-        }
-        fn model_name(&self) -> &str {
-            "summarizer"
-        }
-    }
-
-    fn record(i: usize) -> Record {
-        Record {
-            timestamp: "2026-10-22T20:05:00+08:00".into(),
-            channel: "qq".into(),
-            chat_id: "group:1".into(),
-            speaker_id: if i.is_multiple_of(2) { "mom" } else { "dad" }.into(),
-            user: format!("第{i}步怎么做？"),
-            assistant: "把番茄切块，鸡蛋打散，先炒蛋再下番茄，中火翻炒两分钟。".repeat(3),
-            error: None,
-            speaker_name: None,
-        }
-    }
-
-    fn setup(
-        summary: &str,
-        fail: bool,
-    ) -> (Arc<Context>, Provider, Arc<Summarizer>, tempfile::TempDir) {
-        let model = Arc::new(Summarizer {
-            summary: summary.into(),
-            asked: Mutex::new(Vec::new()),
-            fail,
-        });
-        let d = tempfile::tempdir().unwrap();
-        let provider = Provider::with_model(model.clone(), 1, 0, d.path().join("usage.jsonl"));
-        (Arc::new(Context::new(8192, 7168, &[])), provider, model, d)
-    }
-
-    fn job(dir: &std::path::Path, log: &HistoryLog, threshold: u32) -> Job {
-        Job {
-            session_dir: dir.to_path_buf(),
-            session_id: "cook-1".into(),
-            history: log.view(),
-            system: "系统".into(),
-            policy: ModePolicy {
-                history_limit: None,
-                summary_threshold_tokens: Some(threshold),
-            },
-            focus: None,
-            channel: "qq".into(),
-            chat_id: "group:1".into(),
-            now: "2026-10-22T21:00:00+08:00".into(),
-        }
-    }
-
-    #[tokio::test]
-    async fn compaction_works_in_batches_and_folds_in_the_previous_summary() {
-        let (ctx, provider, model, d) = setup("第一份摘要：妈妈和爸爸在做番茄炒蛋。", false);
-        let log = HistoryLog::from_records((0..30).map(record).collect());
-        let costs: Vec<u32> = log.view().with_range(0, |r, c| {
-            r.iter()
-                .zip(c)
-                .map(|(r, c)| {
-                    let [t, k] = record_counts(r, c);
-                    ctx.calibration.combine(t, k)
-                })
-                .collect()
-        });
-        let threshold = 1000;
-        assert!(costs.iter().sum::<u32>() > threshold);
-        // below the threshold: nothing
-        let small = HistoryLog::from_records((0..3).map(record).collect());
-        assert_eq!(
-            ctx.compact(&provider, job(d.path(), &small, threshold), false)
-                .await,
-            Err(Skipped::BelowThreshold)
-        );
-        let c = ctx
-            .compact(&provider, job(d.path(), &log, threshold), false)
-            .await
-            .unwrap();
-        // the records kept verbatim fit half the threshold, and are at least two
-        let kept: u32 = costs[c.through..].iter().sum();
-        assert!(30 - c.through >= 2, "{}", c.through);
-        assert!(kept <= threshold / 2, "{kept}");
-        assert_eq!(checkpoint::load(d.path(), 30), Some(c.clone()));
-        // the prompt from now on: checkpoint + records after it, far below the threshold
-        // until enough new turns come
-        for i in 30..60 {
-            log.push(record(i));
-        }
-        let c2 = ctx
-            .compact(&provider, job(d.path(), &log, threshold), false)
-            .await
-            .unwrap();
-        assert!(c2.through > c.through);
-        let asked = model.asked.lock().unwrap().clone();
-        assert_eq!(asked.len(), 2);
-        assert!(
-            asked[1].contains("第一份摘要"),
-            "the previous summary is folded in"
-        );
-        assert!(asked[1].contains(&format!("第{}步", c.through)));
-        assert!(
-            !asked[1].contains("第0步怎么做"),
-            "already covered records are not resent"
-        );
-        assert!(asked[1].contains("mom@qq"), "who said it");
-    }
-
-    #[tokio::test]
-    async fn a_failing_summarizer_writes_nothing_and_the_summary_is_capped() {
-        let (ctx, provider, _, d) = setup("x", true);
-        let log = HistoryLog::from_records((0..30).map(record).collect());
-        let r = ctx
-            .compact(&provider, job(d.path(), &log, 500), false)
-            .await;
-        assert!(matches!(r, Err(Skipped::Failed(_))), "{r:?}");
-        assert!(!checkpoint::path_in(d.path()).exists());
-        // a summary far longer than 60 % of the history budget is cut to it
-        let (ctx, provider, _, d) = setup(&"很长的摘要".repeat(5000), false);
-        let c = ctx
-            .compact(&provider, job(d.path(), &log, 500), false)
-            .await
-            .unwrap();
-        let budget = ctx.request_limit() - ctx.system_counts("系统").conservative;
-        assert!(ctx.calibration.count(&c.summary) <= budget * 6 / 10);
-    }
-
-    #[tokio::test]
-    async fn an_oversized_record_is_compacted_as_an_excerpt_and_blocks_nothing() {
-        let (ctx, provider, model, d) = setup("摘要：做了番茄炒蛋。", false);
-        let mut records: Vec<Record> = (0..30).map(record).collect();
-        // the oldest record: a hand edit far bigger than any request
-        records[0].user = "番茄".repeat(2_000_000);
-        let log = HistoryLog::from_records(records);
-        let c = ctx
-            .compact(&provider, job(d.path(), &log, 1000), false)
-            .await
-            .unwrap();
-        assert!(c.through > 1, "compaction went past the oversized record");
-        let asked = model.asked.lock().unwrap().clone();
-        assert!(
-            asked[0].contains("原文过长，其余 3999800 字略去"),
-            "excerpt mark"
-        );
-        assert!(asked[0].len() < 64 * 1024, "{} bytes asked", asked[0].len());
-        assert!(asked[0].contains("第1步怎么做"));
-    }
-
-    #[test]
-    fn a_mode_words_what_its_compaction_keeps() {
-        let generic = instructions(None);
-        assert!(generic.starts_with(INSTRUCTIONS) && generic.contains(DEFAULT_FOCUS));
-        assert!(!generic.contains('菜'), "{generic}");
-        let own = instructions(Some("保留每道题的答案"));
-        assert!(own.starts_with(INSTRUCTIONS) && own.contains("保留每道题的答案"));
-        assert!(!own.contains(DEFAULT_FOCUS));
-    }
-
-    #[test]
-    fn a_long_summary_is_cut_to_its_cap() {
-        let ctx = Context::new(8192, 7168, &[]);
-        let s = cap_summary(&ctx, "番茄".repeat(500), 100);
-        assert!(ctx.calibration.count(&s) <= 100, "{s}");
-        assert!(s.ends_with('…'));
-        assert_eq!(cap_summary(&ctx, "短".into(), 100), "短");
-    }
-}
+#[path = "compaction_tests.rs"]
+mod tests;

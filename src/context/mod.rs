@@ -6,15 +6,19 @@
 //!   classes, calibrated against the usage the provider reports);
 //! - [`budget`] — the budget of one request and which records it replays (mode
 //!   sessions: checkpoint + the records after it; normal chats: trimmed in chunks);
-//! - [`checkpoint`] — `checkpoint.json`, the summary of a session's older records;
+//! - [`checkpoint`] — the summary of a history's older records (a mode session's
+//!   `checkpoint.json`, a normal chat's `<chat>.checkpoint.json`);
 //! - [`compaction`] — writing a new checkpoint with the provider, after a turn is
-//!   recorded, off every actor.
+//!   recorded, off every actor;
+//! - [`carry`] — the block a normal chat carries for a day after a mode session it took
+//!   part in ended.
 //!
 //! One [`Context`] per agent: the window, the calibration, and the checkpoints of the
 //! sessions seen (cached; the file is the truth). The agent asks it for a plan when it
 //! builds a prompt; the kernel hands it each recorded turn of a mode session.
 
 pub mod budget;
+pub mod carry;
 pub mod checkpoint;
 pub mod compaction;
 pub mod tokens;
@@ -30,9 +34,9 @@ use tokens::{Calibration, Counts};
 
 pub use budget::{Plan, PlanError};
 
-/// The sessions whose checkpoints are kept in memory at most (one is active at a time;
-/// the bound only matters for a process that lives through many sessions).
-const MAX_CACHED_CHECKPOINTS: usize = 16;
+/// The histories whose checkpoints are kept in memory at most (one mode session is
+/// active at a time; busy normal chats are a few dozen at most).
+const MAX_CACHED_CHECKPOINTS: usize = 64;
 
 /// Context policy of a mode session (`mode.json` `context`), as the budget needs it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -52,10 +56,14 @@ pub struct Context {
     pub calibration: Calibration,
     /// The tool definitions' counts (they are sent with every request and never change).
     tools: Counts,
-    /// Session folder → its checkpoint (`None`: it has none).
+    /// Checkpoint file → its checkpoint (`None`: there is none).
     checkpoints: Mutex<HashMap<PathBuf, Option<Arc<Checkpoint>>>>,
-    /// Sessions with a compaction under way.
+    /// Histories (by checkpoint file) with a compaction under way.
     compacting: Mutex<HashSet<PathBuf>>,
+    /// The most a carried block of an ended session may take (`context.carry_over_tokens`).
+    pub carry_over_tokens: u32,
+    /// Ended sessions' carried blocks as rendered (see [`carry`]).
+    carried: carry::CarryCache,
     /// Each mode's `context` policy, by mode id.
     policies: HashMap<String, ModePolicy>,
     /// Each mode's own `context.compaction_instructions`, by mode id.
@@ -89,6 +97,8 @@ impl Context {
             tools: Counts::of(&json),
             checkpoints: Mutex::new(HashMap::new()),
             compacting: Mutex::new(HashSet::new()),
+            carry_over_tokens: crate::config::DEFAULT_CARRY_OVER_TOKENS,
+            carried: carry::CarryCache::default(),
             policies: HashMap::new(),
             compaction_focus: HashMap::new(),
             system_counts: Mutex::new(HashMap::new()),
@@ -177,6 +187,7 @@ impl Context {
         let mut c = Self::new(window, input, tools);
         c.compaction = cfg.context.compaction;
         c.compact_at_percent = cfg.context.compact_at_percent;
+        c.carry_over_tokens = cfg.context.carry_over_tokens;
         Ok(c.with_policies(registry))
     }
 
@@ -191,49 +202,54 @@ impl Context {
             .combine(self.tools.tokenizer, self.tools.conservative)
     }
 
-    /// The session's checkpoint (from the cache, else from its folder).
-    pub fn checkpoint(&self, session_dir: &Path, history: &HistoryView) -> Option<Arc<Checkpoint>> {
+    /// The checkpoint at `path` (from the cache, else from the file).
+    pub fn checkpoint(&self, path: &Path, history: &HistoryView) -> Option<Arc<Checkpoint>> {
         let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
-        if let Some(c) = cache.get(session_dir) {
+        if let Some(c) = cache.get(path) {
             return c.clone();
         }
-        let loaded = checkpoint::load(session_dir, history.latest().len()).map(Arc::new);
-        if cache.len() >= MAX_CACHED_CHECKPOINTS {
-            cache.clear();
-        }
-        cache.insert(session_dir.to_path_buf(), loaded.clone());
+        let loaded = checkpoint::load(path, history.latest().len()).map(Arc::new);
+        evict_one(&mut cache);
+        cache.insert(path.to_path_buf(), loaded.clone());
         loaded
     }
 
-    fn set_checkpoint(&self, session_dir: &Path, c: Checkpoint) {
+    fn set_checkpoint(&self, path: &Path, c: Checkpoint) {
         let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
-        if cache.len() >= MAX_CACHED_CHECKPOINTS {
-            cache.clear();
-        }
-        cache.insert(session_dir.to_path_buf(), Some(Arc::new(c)));
+        evict_one(&mut cache);
+        cache.insert(path.to_path_buf(), Some(Arc::new(c)));
     }
 
-    /// Mark a compaction of `session_dir` as under way; `None` if one already is.
-    fn begin_compaction(self: &Arc<Self>, session_dir: &Path) -> Option<CompactionSlot> {
+    /// Mark a compaction of the history checkpointed at `path` as under way; `None` if
+    /// one already is.
+    fn begin_compaction(self: &Arc<Self>, path: &Path) -> Option<CompactionSlot> {
         let mut set = self.compacting.lock().expect("compaction set lock");
-        set.insert(session_dir.to_path_buf())
-            .then(|| CompactionSlot {
-                ctx: self.clone(),
-                dir: session_dir.to_path_buf(),
-            })
+        set.insert(path.to_path_buf()).then(|| CompactionSlot {
+            ctx: self.clone(),
+            path: path.to_path_buf(),
+        })
     }
 }
 
-/// Held while a session is compacted; frees the session when dropped.
+/// Room for one more checkpoint in a full cache (any one goes: it reloads from its file).
+fn evict_one(cache: &mut HashMap<PathBuf, Option<Arc<Checkpoint>>>) {
+    if cache.len() >= MAX_CACHED_CHECKPOINTS {
+        if let Some(k) = cache.keys().next().cloned() {
+            cache.remove(&k);
+        }
+    }
+}
+
+/// Held while a history is compacted; frees it when dropped.
 struct CompactionSlot {
     ctx: Arc<Context>,
-    dir: PathBuf,
+    path: PathBuf,
 }
 
 impl Drop for CompactionSlot {
     fn drop(&mut self) {
         if let Ok(mut set) = self.ctx.compacting.lock() {
-            set.remove(&self.dir);
+            set.remove(&self.path);
         }
     }
 }

@@ -196,15 +196,20 @@ impl Kernel {
         };
         match inner.modes.end_turn(ticket.turn_id, record, began_in).await {
             Ok(o) => {
-                if let Some(sid) = o.recorded_in {
-                    tracing::debug!(session = %sid, "turn recorded in mode session");
-                    // compaction check, in a task of its own: nobody waits for it (a
-                    // session this turn ended is not compacted any more)
-                    if o.archived.as_deref() != Some(sid.as_str()) {
-                        inner
-                            .agent
-                            .after_turn(&ticket, &turn.channel, &turn.chat_id);
+                // compaction check, in a task of its own: nobody waits for it (a session
+                // this turn ended is not compacted any more)
+                let compact = match &o.recorded_in {
+                    Some(sid) => {
+                        tracing::debug!(session = %sid, "turn recorded in mode session");
+                        o.archived.as_deref() != Some(sid.as_str())
                     }
+                    // a normal chat's turn (the ticket says which history it replayed)
+                    None => ticket.chat.is_some(),
+                };
+                if compact {
+                    inner
+                        .agent
+                        .after_turn(&ticket, &turn.channel, &turn.chat_id);
                 }
             }
             Err(e) => {

@@ -135,6 +135,20 @@ impl ModeCore {
             None => self.mark_index_pending(dir, &format!("mode {mode_id:?} is not loaded")),
         }
         crate::failpoint::hit("archive.after_index");
+        // the chats that took part carry the session for a day (a failure costs only that)
+        if let Ok(ended) = chrono::DateTime::parse_from_rfc3339(&marker.requested_at) {
+            let carried = crate::chats::carried::CarriedSession {
+                session_id: session_id.into(),
+                mode_name: display_name.into(),
+                session_dir: dir.to_path_buf(),
+                ended_at: marker.requested_at.clone(),
+            };
+            if let Err(e) = self.chats.session_ended(records, carried, ended) {
+                self.warn(format!(
+                    "session {session_id}: the chats that took part will not carry it: {e}"
+                ));
+            }
+        }
         // the summarizer goes to work only once the archive's own files are written:
         // it replaces summary.md, and the archive must not write over its result
         if dir.join(SUMMARY_PENDING_FILE).exists() {

@@ -106,6 +106,17 @@ pub struct TurnTicket {
     /// The mode's history, or the chat's normal-operation history.
     pub history: HistoryView,
     pub began_at: DateTime<FixedOffset>,
+    /// Outside a mode: the chat's checkpoint and the ended session it carries.
+    pub chat: Option<ChatReplay>,
+}
+
+/// What a normal chat's turn replays besides its records.
+#[derive(Debug, Clone)]
+pub struct ChatReplay {
+    /// The chat's `<chat>.checkpoint.json` (it may not exist yet).
+    pub checkpoint: PathBuf,
+    /// A mode session this chat took part in that ended less than a day ago.
+    pub carried: Option<crate::chats::carried::CarriedSession>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -177,7 +188,7 @@ pub struct ModeCore {
     next_turn: TurnId,
     /// Turn ids below this were handed out before a restart of the ModeManager.
     first_turn: TurnId,
-    chats: ChatHistories,
+    pub(super) chats: ChatHistories,
     /// History files with records written and not yet synced (group commit).
     syncs: super::durable::Syncs,
     warnings: Vec<String>,
@@ -280,13 +291,14 @@ impl ModeCore {
         let turn_id = self.next_turn;
         self.next_turn += 1;
         let began_at = self.local(now);
-        let (mode, history, session) = match self.active.as_mut() {
+        let (mode, history, session, chat) = match self.active.as_mut() {
             Some(s) if s.exit.is_none() => {
                 s.in_flight.insert(turn_id);
                 (
                     Some(snapshot(s)),
                     s.log.view(),
                     Some((s.session_id.clone(), s.dir.clone())),
+                    None,
                 )
             }
             _ => {
@@ -294,7 +306,11 @@ impl ModeCore {
                 for w in warnings {
                     self.warn(w);
                 }
-                (None, log.view(), None)
+                let chat = ChatReplay {
+                    checkpoint: self.chats.checkpoint_path(&meta.channel, &meta.chat_id),
+                    carried: self.chats.carried(&meta.channel, &meta.chat_id, began_at),
+                };
+                (None, log.view(), None, Some(chat))
             }
         };
         self.turns.insert(turn_id, TurnEntry { session });
@@ -303,6 +319,7 @@ impl ModeCore {
             mode,
             history,
             began_at,
+            chat,
         }
     }
 

@@ -40,7 +40,7 @@ pub mod switching;
 #[cfg(test)]
 mod tests;
 
-pub use self::core::{ModeCore, ModeSnapshot, ModeStatus, TurnTicket};
+pub use self::core::{ChatReplay, ModeCore, ModeSnapshot, ModeStatus, TurnTicket};
 pub use manager::{ModeManager, ModesHandle};
 pub use manifest::ModeManifest;
 pub use plugin::{ContextPath, ModePlugin};

@@ -4,9 +4,11 @@
 //! 1. stable prefix: the base system prompt (built once at start) → in a mode, the
 //!    frozen `system_prompt.md`; outside a mode, the current member's `USER.md` →
 //!    tool definitions in a fixed order (sent beside the messages);
-//! 2. history: in a mode, the checkpoint summary (a marked user/assistant pair) and the
-//!    records of `conversation.jsonl` after it; outside, the chat's recent turns, trimmed
-//!    in chunks (see [`crate::context::budget`]). Each earlier turn is replayed as its
+//! 2. history: outside a mode, first the block about a mode session the chat took part
+//!    in that ended within a day (a marked user/assistant pair, see
+//!    [`crate::context::carry`]); then the checkpoint summary (a marked pair) and the
+//!    records after it — a mode's `conversation.jsonl`, or the chat's own log, at most
+//!    `normal_history_turns` of it (see [`crate::context::budget`]). Each earlier turn is replayed as its
 //!    speaker tag and words ("妈妈：少放盐", [`crate::history::said`]) and the reply, so
 //!    the model sees who said each line; failed turns are left out;
 //! 3. the current user message: the same speaker tag and words, then the dynamic tail —
@@ -30,14 +32,10 @@ mod tail;
 pub use frozen::frozen_mode_prompt;
 pub use tail::{dynamic_tail, TailInfo, TailSection};
 
+pub use crate::history::defang;
+
 /// The base system prompt: who homebot is and how it behaves. Built once per process;
 /// nothing per-request (time, speaker, counters) may ever enter it.
-/// `text` with its square brackets made full-width: text a user or a model wrote, shown
-/// inside a labelled `[块]…[/块]` block, cannot then close the block or open another.
-pub fn defang(text: &str) -> String {
-    text.replace('[', "［").replace(']', "］")
-}
-
 pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Option<&str>) -> String {
     let mut s = format!(
         "你是 homebot，“{household}”这个家庭的家庭助手。家里人通过家里的音箱（语音）、QQ 群和私聊、以及终端和你说话。\n\
@@ -115,8 +113,8 @@ pub fn system_message(base: &str, ticket: &TurnTicket, profile: Option<&str>) ->
     system
 }
 
-/// The messages of the first request of a turn: the system message, the checkpoint
-/// pair and the records the [`Plan`] replays (each user message as its speaker tag and
+/// The messages of the first request of a turn: the system message, a normal chat's
+/// carried pair (the mode session it just left), the checkpoint pair and the records the [`Plan`] replays (each user message as its speaker tag and
 /// words, see [`crate::history::Record::replayed_user`]), then the current user message. Only
 /// the planned range of the history is read.
 pub fn build_messages(
@@ -127,6 +125,15 @@ pub fn build_messages(
 ) -> Vec<Message> {
     let mut msgs = Vec::with_capacity(2 * (plan.to - plan.from) + 4);
     msgs.push(Message::System { content: system });
+    if let Some(block) = &plan.carried {
+        let (user, assistant) = crate::context::budget::carried_messages(block);
+        msgs.push(Message::User { content: user });
+        msgs.push(Message::Assistant {
+            content: Some(assistant),
+            tool_calls: vec![],
+            reasoning_content: None,
+        });
+    }
     if let Some(c) = &plan.checkpoint {
         let (user, assistant) = crate::context::budget::checkpoint_messages(c);
         msgs.push(Message::User { content: user });

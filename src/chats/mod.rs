@@ -8,14 +8,22 @@
 //! each only its last records — a request replays at most `agent.normal_history_turns`
 //! of them (see `context::budget`), so the tail kept is twice that plus a margin. A chat
 //! loads only that tail from its file (the lines before are counted, not parsed), so a
-//! year-old group chat loads as fast as a new one. File names come from peer-controlled
-//! ids, so they are made safe and bounded ([`file_safe`]).
+//! year-old group chat loads as fast as a new one ([`tail`]). File names come from
+//! peer-controlled ids, so they are made safe and bounded ([`file_safe`]).
+//!
+//! Beside each log: `<chat>.checkpoint.json`, the summary of its older turns (written by
+//! `context::compaction`); and for the whole folder `carried.json`, the mode session each
+//! chat took part in that ended within a day ([`carried`]).
+
+pub mod carried;
+pub mod tail;
 
 use crate::history::{self, HistoryLog, Loaded, Record};
+use carried::{Carried, CarriedSession};
+use chrono::{DateTime, FixedOffset};
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use tail::load_tail;
 
 const MAX_CACHED_CHATS: usize = 256;
 /// Longest file-name stem made from an id; longer ids keep a prefix and a hash.
@@ -30,6 +38,8 @@ pub struct ChatHistories {
     uses: u64,
     /// Records of a chat kept in memory (at least what a request replays).
     keep: usize,
+    /// Which ended session each chat carries.
+    carried: Carried,
 }
 
 impl ChatHistories {
@@ -39,7 +49,40 @@ impl ChatHistories {
             cache: HashMap::new(),
             uses: 0,
             keep: keep_for(DEFAULT_REPLAYED),
+            carried: Carried::load(dir),
         }
+    }
+
+    /// The ended mode session `channel`/`chat_id` carries at `now`, if any.
+    pub fn carried(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        now: DateTime<FixedOffset>,
+    ) -> Option<CarriedSession> {
+        self.carried.get(channel, chat_id, now)
+    }
+
+    /// A mode session ended: the chats that took part in it (from its `records`) carry
+    /// it for a day.
+    pub fn session_ended(
+        &mut self,
+        records: &[Record],
+        session: CarriedSession,
+        now: DateTime<FixedOffset>,
+    ) -> std::io::Result<()> {
+        let chats = carried::participants(records);
+        if chats.is_empty() {
+            return Ok(());
+        }
+        self.carried.ended(&chats, session, now)
+    }
+
+    /// Where the checkpoint of a chat's older turns is kept: `<chat>.checkpoint.json`
+    /// beside its log (`context::checkpoint` reads and writes it).
+    pub fn checkpoint_path(&self, channel: &str, chat_id: &str) -> PathBuf {
+        self.path(channel, chat_id)
+            .with_extension("checkpoint.json")
     }
 
     /// A request replays at most `turns` records of a chat (`agent.normal_history_turns`).
@@ -141,85 +184,6 @@ impl ChatHistories {
 /// replay (at most `turns`), twice over, and a margin.
 fn keep_for(turns: usize) -> usize {
     2 * turns + 16
-}
-
-/// The last records of a history file, how many lines come before them, and what was
-/// wrong with the lines read.
-type Tail = (Vec<Record>, usize, Vec<String>);
-
-/// The last `keep` records of a history file and how many lines come before them, reading
-/// only those records (the lines before are counted); `None` when the file needs the
-/// full loader: it is not a regular file, or its last line is torn.
-fn load_tail(path: &Path, keep: usize) -> std::io::Result<Option<Tail>> {
-    let mut f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Some((Vec::new(), 0, Vec::new())))
-        }
-        Err(e) => return Err(e),
-    };
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        return Ok(None);
-    }
-    let size = meta.len();
-    if size == 0 {
-        return Ok(Some((Vec::new(), 0, Vec::new())));
-    }
-    let mut last = [0u8; 1];
-    f.seek(SeekFrom::End(-1))?;
-    f.read_exact(&mut last)?;
-    if last[0] != b'\n' {
-        return Ok(None);
-    }
-    // backwards from the end: the start of the last `keep` lines
-    const BLOCK: u64 = 64 * 1024;
-    let mut buf = vec![0u8; BLOCK as usize];
-    let (mut pos, mut newlines, mut start) = (size, 0usize, 0u64);
-    'back: while pos > 0 {
-        let n = BLOCK.min(pos);
-        pos -= n;
-        f.seek(SeekFrom::Start(pos))?;
-        f.read_exact(&mut buf[..n as usize])?;
-        for i in (0..n as usize).rev() {
-            if buf[i] == b'\n' {
-                newlines += 1;
-                if newlines == keep + 1 {
-                    start = pos + i as u64 + 1;
-                    break 'back;
-                }
-            }
-        }
-    }
-    // forwards: the lines before it, counted
-    let mut before = 0usize;
-    let mut left = start;
-    f.seek(SeekFrom::Start(0))?;
-    while left > 0 {
-        let n = BLOCK.min(left) as usize;
-        f.read_exact(&mut buf[..n])?;
-        before += buf[..n].iter().filter(|&&b| b == b'\n').count();
-        left -= n as u64;
-    }
-    let mut tail = Vec::with_capacity((size - start) as usize);
-    f.seek(SeekFrom::Start(start))?;
-    f.read_to_end(&mut tail)?;
-    let mut records = Vec::new();
-    let mut warnings = Vec::new();
-    for (i, line) in tail.split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<Record>(line) {
-            Ok(r) => records.push(r),
-            Err(e) => warnings.push(format!(
-                "{}: line {} unreadable ({e}); kept in the file and skipped",
-                path.display(),
-                before + i + 1
-            )),
-        }
-    }
-    Ok(Some((records, before, warnings)))
 }
 
 /// An id as a file name: safe characters kept; if anything had to change (or the id is
