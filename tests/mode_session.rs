@@ -200,10 +200,17 @@ async fn cooking_session_across_speakers_and_chats() {
             "{last}"
         );
         assert!(last.contains("说话人: "), "{last}");
-        assert!(last.contains(&format!("会话 {sid}")), "{last}");
+        // the session's own facts are constant: in the frozen prompt, not every tail
         assert!(
-            last.contains("cooking/history.md"),
-            "data paths in the tail: {last}"
+            !last.contains(&sid) && !last.contains("history.md"),
+            "{last}"
+        );
+        let system = msgs[0]["content"].as_str().unwrap();
+        assert!(
+            system.contains(&format!(
+                "\n[本次会话]\n会话: {sid} · 会话目录: modes/sessions/cooking/{sid}\n"
+            )) && system.contains("做饭历史索引: cooking/history.md\n"),
+            "{system}"
         );
     }
     let last_of = |i: usize| {

@@ -39,11 +39,23 @@ use tracing::{info, warn};
 
 pub type TurnId = u64;
 
-/// Lays out a session's frozen system prompt from the mode, its skill's static prompt and
-/// the previous session's summary to carry over (if any).
+/// Lays out a session's frozen system prompt from the mode, its skill's static prompt,
+/// the previous session's summary to carry over (if any) and the session's own facts.
 /// The caller supplies it (homebot's is `prompt::frozen_mode_prompt`, beside the rest of
 /// the prompt layout), so this module never imports the prompt that depends on it.
-pub type FrozenPromptFn = fn(&RegisteredMode, &str, Option<&super::carry::CarryOver>) -> String;
+pub type FrozenPromptFn =
+    fn(&RegisteredMode, &str, Option<&super::carry::CarryOver>, &SessionFacts) -> String;
+
+/// What a session's frozen prompt names of the session itself: constant while it lasts,
+/// so it sits in the cached prefix instead of every request's tail.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionFacts {
+    pub session_id: String,
+    /// The session folder, relative to the workspace.
+    pub session_dir: String,
+    /// The plugin's data paths (label, path relative to the workspace).
+    pub paths: Vec<(String, String)>,
+}
 
 const MAX_WARNINGS: usize = 50;
 

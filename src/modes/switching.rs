@@ -184,7 +184,22 @@ impl ModeCore {
             .is_none_or(|c| c.carries_over())
             .then(|| super::carry::previous(&self.ws, &mode.manifest.id))
             .flatten();
-        let system_prompt = (self.frozen_prompt)(mode, &static_prompt, carry.as_ref());
+        let context_paths = mode.plugin.runtime_context(&ctx);
+        let rel = |p: &Path| {
+            p.strip_prefix(self.ws.root())
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        };
+        let facts = super::core::SessionFacts {
+            session_id: session_id.to_string(),
+            session_dir: rel(&dir),
+            paths: context_paths
+                .iter()
+                .map(|c| (c.label.clone(), rel(&c.path)))
+                .collect(),
+        };
+        let system_prompt = (self.frozen_prompt)(mode, &static_prompt, carry.as_ref(), &facts);
         let built = build_session_dir(&tmp, &system_prompt).and_then(|()| {
             crate::failpoint::hit("session.before_rename");
             std::fs::rename(&tmp, &dir)
@@ -210,7 +225,6 @@ impl ModeCore {
             }
             return Err(e.into());
         }
-        let context_paths = mode.plugin.runtime_context(&ctx);
         self.action = doc;
         self.active = Some(ActiveSession {
             mode: Some(mode.clone()),

@@ -2,17 +2,25 @@
 //! when the mode is entered and never changed while the session lasts.
 
 use crate::modes::carry::CarryOver;
+use crate::modes::core::SessionFacts;
 use crate::modes::manifest::KnowledgeRoot;
 use crate::modes::registry::RegisteredMode;
 use crate::modes::switch::{self, SwitchAction};
 
-/// The frozen part of a mode's system prompt: fixed mode notes, the context policy's
-/// labelled blocks, the skill's own prompt, then — when there is one — the previous
-/// session's summary as a marked "last time" block (never its dialogue).
+/// Marks the block of the session's own facts; a frozen prompt without it (written by an
+/// earlier version) leaves them to the dynamic tail.
+pub const SESSION_BLOCK: &str = "\n[本次会话]\n";
+
+/// The frozen part of a mode's system prompt: fixed mode notes, the session's own facts
+/// (its id, folder and the plugin's data paths — constant while it lasts, so they sit in
+/// the cached prefix, not in every tail), the context policy's labelled blocks, the
+/// skill's own prompt, then — when there is one — the previous session's summary as a
+/// marked "last time" block (never its dialogue).
 pub fn frozen_mode_prompt(
     mode: &RegisteredMode,
     static_prompt: &str,
     carry: Option<&CarryOver>,
+    facts: &SessionFacts,
 ) -> String {
     let m = &mode.manifest;
     let exit_verbs = switch::verbs_for(m, SwitchAction::Exit).join("/");
@@ -23,11 +31,20 @@ pub fn frozen_mode_prompt(
          - 多位家庭成员可能交替说话：每条用户消息以“说话人：”开头；当前说话人、时间和频道在最新一条消息末尾的 [上下文] 块里；\n\
          - 与模式主题无关的话题照常回答；\n\
          - 只有当用户原话明确包含“{name}”和退出动作（{exit_verbs}）时，才调用 switch_mode(action=\"exit\", mode_id=\"{id}\")，可附一句简短 summary；\n\
-         - 过往会话的索引和总结按需用 read_file 读取（路径见 [上下文]），不要凭记忆编造。\n",
+         - 过往会话的索引和总结按需用 read_file 读取（路径见 [本次会话]），不要凭记忆编造。\n",
         name = m.display_name,
         id = m.id,
         exit_verbs = exit_verbs
     );
+    out.push_str(SESSION_BLOCK);
+    out.push_str(&format!(
+        "会话: {} · 会话目录: {}\n",
+        facts.session_id, facts.session_dir
+    ));
+    for (label, path) in &facts.paths {
+        out.push_str(&format!("{label}: {path}\n"));
+    }
+    out.push_str("[/本次会话]\n");
     if let Some(ctx) = &m.context {
         if let Some(role) = &ctx.role {
             out.push_str(&format!("\n[ROLE]\n{}\n", role.trim()));

@@ -185,7 +185,16 @@ mod tests {
         let base = base_system_prompt("家", &reg, None);
         assert!(base.contains("“打开作业模式”“关闭作业模式”"), "{base}");
         assert!(!base.contains("做饭"), "{base}");
-        let frozen = frozen_mode_prompt(&reg.modes()[0], "检查作业。", None);
+        let facts = crate::modes::core::SessionFacts {
+            session_id: "homework-1".into(),
+            session_dir: "modes/sessions/homework/homework-1".into(),
+            paths: vec![("作业本".into(), "homework/books".into())],
+        };
+        let frozen = frozen_mode_prompt(&reg.modes()[0], "检查作业。", None, &facts);
+        assert!(
+            frozen.contains("\n[本次会话]\n会话: homework-1 · 会话目录: modes/sessions/homework/homework-1\n作业本: homework/books\n[/本次会话]\n"),
+            "{frozen}"
+        );
         assert!(frozen.contains("关闭/退出/结束/收工"), "{frozen}");
         assert!(!frozen.contains("做饭"), "{frozen}");
         let tools = serde_json::to_string(&crate::tools::definitions(&reg, &[])).unwrap();

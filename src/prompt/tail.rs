@@ -68,7 +68,13 @@ pub fn dynamic_tail(
         Some(name) => t.push_str(&format!("说话人: {}（{}）\n", info.speaker_id, name)),
         None => t.push_str(&format!("说话人: {}\n", info.speaker_id)),
     }
-    if let Some(m) = &ticket.mode {
+    // the session's own facts are in its frozen prompt (sessions begun by an earlier
+    // version have them here)
+    let facts_frozen = ticket
+        .mode
+        .as_ref()
+        .is_some_and(|m| m.system_prompt.contains(super::frozen::SESSION_BLOCK));
+    if let Some(m) = ticket.mode.as_ref().filter(|_| !facts_frozen) {
         t.push_str(&format!(
             "当前模式: {}（{}）· 会话 {} · 会话目录 {}\n",
             m.display_name,
@@ -93,4 +99,57 @@ pub fn dynamic_tail(
         ));
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::modes::{ContextPath, ModeSnapshot};
+    use std::path::PathBuf;
+
+    fn ticket(system_prompt: &str) -> TurnTicket {
+        TurnTicket {
+            turn_id: 1,
+            mode: Some(ModeSnapshot {
+                mode_id: "cooking".into(),
+                display_name: "做饭模式".into(),
+                session_id: "cook-1".into(),
+                session_dir: PathBuf::from("/ws/modes/sessions/cooking/cook-1"),
+                system_prompt: system_prompt.into(),
+                context_paths: vec![ContextPath {
+                    label: "家庭菜谱".into(),
+                    path: PathBuf::from("/ws/cooking/recipes"),
+                }],
+            }),
+            history: Default::default(),
+            began_at: chrono::DateTime::parse_from_rfc3339("2026-10-22T20:00:00+08:00").unwrap(),
+            chat: None,
+        }
+    }
+
+    #[test]
+    fn the_session_s_facts_are_in_the_tail_only_when_its_frozen_prompt_lacks_them() {
+        let info = TailInfo {
+            now: chrono::DateTime::parse_from_rfc3339("2026-10-22T20:00:00+08:00").unwrap(),
+            channel: "qq",
+            chat_id: "group:1",
+            speaker_id: "mom",
+            speaker_name: Some("妈妈"),
+            channel_hint: None,
+            workspace: Path::new("/ws"),
+        };
+        let frozen = format!(
+            "## 运行模式{}会话: cook-1\n[/本次会话]\n",
+            super::super::frozen::SESSION_BLOCK
+        );
+        let t = dynamic_tail(&ticket(&frozen), &info, &[], "少放盐");
+        assert!(t.starts_with("妈妈：少放盐\n\n[上下文]\n时间: "), "{t}");
+        assert!(!t.contains("cook-1") && !t.contains("recipes"), "{t}");
+        // a session begun by an earlier version: its frozen prompt has no such block
+        let t = dynamic_tail(&ticket("## 运行模式：做饭模式"), &info, &[], "少放盐");
+        assert!(
+            t.contains("当前模式: 做饭模式（cooking）· 会话 cook-1 · 会话目录 modes/sessions/cooking/cook-1\n家庭菜谱: cooking/recipes\n"),
+            "{t}"
+        );
+    }
 }
