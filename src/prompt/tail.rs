@@ -15,6 +15,8 @@ pub struct TailInfo<'a> {
     pub speaker_name: Option<&'a str>,
     /// Channel-specific reply guidance (e.g. voice: short, no markdown).
     pub channel_hint: Option<&'a str>,
+    /// The room the speaker is in (a voice satellite's area), when known.
+    pub room: Option<&'a str>,
     pub workspace: &'a Path,
 }
 
@@ -67,6 +69,9 @@ pub fn dynamic_tail(
     match info.speaker_name {
         Some(name) => t.push_str(&format!("说话人: {}（{}）\n", info.speaker_id, name)),
         None => t.push_str(&format!("说话人: {}\n", info.speaker_id)),
+    }
+    if let Some(room) = info.room {
+        t.push_str(&format!("房间: {room}\n"));
     }
     if let Some(m) = &ticket.mode {
         t.push_str(&format!(
