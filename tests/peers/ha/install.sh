@@ -7,6 +7,17 @@ cd "$(dirname "$0")/../../.."
 VENV=.venv-ha
 HERE=tests/peers/ha
 STAMP="$VENV/.installed"
+# HA converts announcements for Wyoming satellites with ffmpeg
+if ! command -v ffmpeg >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing ffmpeg (Home Assistant needs it to announce on Wyoming satellites)" >&2
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends ffmpeg; } >&2 ||
+      { echo "could not install ffmpeg with apt-get" >&2; exit 2; }
+  else
+    echo "ffmpeg is missing (install it: Home Assistant needs it to announce on Wyoming satellites)" >&2
+    exit 2
+  fi
+fi
 want="$(sha256sum "$HERE/requirements-ha.txt" | cut -c1-16)"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
   echo "$PWD/$VENV/bin/python"
