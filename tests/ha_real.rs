@@ -144,6 +144,22 @@ async fn homebot_with_a_real_home_assistant() {
         st.contains(&format!("{}（厨房）", ha.satellite_entity)),
         "{st}"
     );
+    // `homebot doctor` connects once by itself; a wrong token is named as such
+    for (token, expect) in [
+        (TOKEN, "/api/websocket: connected · 版本 2025.4.4"),
+        ("wrong-token", "access token refused"),
+    ] {
+        let o = homebot(&ws, None)
+            .arg("doctor")
+            .env("HOMEBOT_HA_TOKEN", token)
+            .output()
+            .await
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(out.contains(expect), "{out}");
+        assert!(!out.contains(token), "the token is never printed: {out}");
+        println!("homebot doctor:\n{out}");
+    }
     let r = process(&ha, &agent, "你好").await;
     assert_eq!(speech(&r), "好的：你好", "{r}");
     assert!(

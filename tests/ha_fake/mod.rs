@@ -41,6 +41,9 @@ pub struct SimState {
     pub mode: Mutex<Mode>,
     /// Satellites whose announcements fail (like one HA cannot reach).
     pub refuse_announce: Mutex<HashSet<String>>,
+    /// Satellites that cannot start a conversation (like Wyoming ones in HA 2025.4; the
+    /// kitchen's by default), with HA's error.
+    pub refuse_start: Mutex<HashSet<String>>,
     /// Every `call_service`, with when it arrived.
     pub calls: Mutex<Vec<(Instant, Value)>>,
     pub auth_attempts: AtomicUsize,
@@ -96,6 +99,7 @@ impl SimHa {
             entities: Mutex::new(entities),
             mode: Mutex::new(Mode::Normal),
             refuse_announce: Mutex::new(HashSet::new()),
+            refuse_start: Mutex::new(HashSet::from(["assist_satellite.kitchen".to_string()])),
             calls: Mutex::new(Vec::new()),
             auth_attempts: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
@@ -229,8 +233,10 @@ async fn conn(socket: WebSocket, st: Arc<SimState>) {
                             Mode::DropOnCall => return,
                             Mode::Normal if st.refuse_announce.lock().unwrap().contains(&target) =>
                                 Some(err("home_assistant_error", "Satellite is not connected")),
-                            Mode::Normal if cmd["service"] == "start_conversation" =>
-                                Some(err("home_assistant_error", "Entity assist_satellite.kitchen does not support action assist_satellite.start_conversation")),
+                            Mode::Normal if cmd["service"] == "start_conversation"
+                                && st.refuse_start.lock().unwrap().contains(&target) =>
+                                Some(err("service_validation_error", &format!(
+                                    "Validation error: Entity {target} does not support action assist_satellite.start_conversation"))),
                             Mode::Normal => Some(ok(json!({"context": {"id": "c1", "parent_id": null, "user_id": null}, "response": null}))),
                         }
                     }
