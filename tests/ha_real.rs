@@ -3,7 +3,9 @@
 //! `conversation/process`; a reminder set through it is announced on the Wyoming satellite
 //! stand-in (HA synthesises it and streams the audio to the satellite); and after a
 //! question homebot asks HA to make the satellite listen again — which HA 2025.4 refuses
-//! for a Wyoming satellite, as its source says (ESPHome and VoIP satellites only).
+//! for a Wyoming satellite, as its source says (ESPHome and VoIP satellites only), and does
+//! for an ESPHome satellite (tests/peers/ha/fake_voice_pe.py, added through the real
+//! `esphome` config flow): the user's answer reaches homebot without a wake word.
 //!
 //! Needs the HA venv (`tests/run.sh` installs it). Without it the test says so loudly and
 //! passes, unless HOMEBOT_REQUIRE_REAL_HA=1.
@@ -29,6 +31,9 @@ async fn model() -> FakeLlm {
         }
         if words.contains("鸡蛋") {
             return text("好，先打三个鸡蛋。蛋液打好了吗？[[继续]]");
+        }
+        if words.contains("打好了") {
+            return text("好，热锅下油，先炒鸡蛋。");
         }
         text(&format!("好的：{words}"))
     })
@@ -236,4 +241,109 @@ async fn homebot_with_a_real_home_assistant() {
         line.contains("start_conversation") || line.contains("support"),
         "{line}"
     );
+
+    // 4. an ESPHome satellite (a Voice PE stand-in) in the dining room, whose pipeline's
+    // agent is homebot and whose speech-to-text hears "我要做番茄炒鸡蛋", then "打好了"
+    let (pe_port, asr_port) = (real_ha::free_port(), real_ha::free_port());
+    let out = ha.dir.path().join("voice_pe");
+    let mut pe = ha.peer(
+        &python,
+        "fake_voice_pe.py",
+        &[
+            "--port",
+            &pe_port.to_string(),
+            "--outdir",
+            out.to_str().unwrap(),
+        ],
+    );
+    let mut asr = ha.peer(
+        &python,
+        "fake_asr.py",
+        &[
+            "--uri",
+            &format!("tcp://127.0.0.1:{asr_port}"),
+            "--text",
+            "我要做番茄炒鸡蛋",
+            "--text",
+            "打好了",
+        ],
+    );
+    ha.wait_peer(pe_port, "fake_voice_pe.py", &mut pe).await;
+    ha.wait_peer(asr_port, "fake_asr.py", &mut asr).await;
+    let stt_entry = ha.add_wyoming(asr_port).await;
+    let stt = hws.entity_of(&stt_entry, "stt.").await["entity_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pe_entry = ha.add_esphome(pe_port).await;
+    let pe_sat = hws.entity_of(&pe_entry, "assist_satellite.").await;
+    let pe_entity = pe_sat["entity_id"].as_str().unwrap().to_string();
+    let area = hws
+        .call(json!({"type": "config/area_registry/create", "name": "餐厅"}))
+        .await
+        .unwrap();
+    hws.call(
+        json!({"type": "config/device_registry/update", "device_id": pe_sat["device_id"],
+                    "area_id": area["area_id"]}),
+    )
+    .await
+    .unwrap();
+    let pipeline = hws
+        .call(
+            json!({"type": "assist_pipeline/pipeline/create", "name": "homebot",
+            "conversation_engine": agent, "conversation_language": "en", "language": "en",
+            "stt_engine": stt, "stt_language": "en", "tts_engine": "demo", "tts_language": "en",
+            "tts_voice": null, "wake_word_entity": null, "wake_word_id": null}),
+        )
+        .await
+        .unwrap();
+    hws.call(
+        json!({"type": "assist_pipeline/pipeline/set_preferred", "pipeline_id": pipeline["id"]}),
+    )
+    .await
+    .unwrap();
+    // homebot learns the new satellite and its room from the registry events
+    for _ in 0..200 {
+        let o = homebot(&ws, None).arg("status").output().await.unwrap();
+        if String::from_utf8_lossy(&o.stdout).contains(&format!("{pe_entity}（餐厅）")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // an automation asks (start_conversation); the user's words reach homebot, which asks
+    // back; the satellite then listens again by itself and the answer reaches homebot
+    hws.call(json!({"type": "call_service", "domain": "assist_satellite", "service": "start_conversation",
+                    "target": {"entity_id": pe_entity},
+                    "service_data": {"start_message": "想做什么菜？", "preannounce": false}}))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !fake
+        .requests()
+        .iter()
+        .any(|r| r.to_string().contains("打好了"))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the answer never reached homebot.\nVoice PE: {}\nhomebot:\n{}\nHA:\n{}",
+            std::fs::read_to_string(out.join("events.jsonl")).unwrap_or_default(),
+            gw.log(),
+            ha.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let said = last_user(&fake);
+    assert!(
+        said.contains("打好了") && said.contains("房间: 餐厅"),
+        "{said}"
+    );
+    gw.wait_log("satellite listens again for the answer", 30)
+        .await;
+    let events = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
+    let asked: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains("\"announce\"") && l.contains("\"start_conversation\": true"))
+        .collect();
+    assert_eq!(asked.len(), 2, "the automation's and homebot's: {events}");
+    println!("Voice PE stand-in saw:\n{events}");
 }

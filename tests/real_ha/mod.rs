@@ -279,6 +279,43 @@ impl RealHa {
         done["result"]["entry_id"].as_str().unwrap().to_string()
     }
 
+    /// Add an ESPHome device through the real `esphome` config flow; the entry id.
+    pub async fn add_esphome(&self, port: u16) -> String {
+        let flow = self
+            .post(
+                "/api/config/config_entries/flow",
+                json!({"handler": "esphome"}),
+            )
+            .await;
+        let id = flow["flow_id"].as_str().unwrap().to_string();
+        let done = self
+            .post(
+                &format!("/api/config/config_entries/flow/{id}"),
+                json!({"host": "127.0.0.1", "port": port}),
+            )
+            .await;
+        assert_eq!(done["type"], "create_entry", "{done}");
+        done["result"]["entry_id"].as_str().unwrap().to_string()
+    }
+
+    /// Run a stand-in from tests/peers/ha with the HA venv's python (killed with the test).
+    pub fn peer(&self, python: &Path, script: &str, args: &[&str]) -> Child {
+        let log = std::fs::File::create(self.dir.path().join(format!("{script}.log"))).unwrap();
+        Command::new(python)
+            .arg(repo().join("tests/peers/ha").join(script))
+            .args(args)
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Wait until a stand-in listens on `port`.
+    pub async fn wait_peer(&self, port: u16, script: &str, child: &mut Child) {
+        let log = self.dir.path().join(format!("{script}.log"));
+        wait_port(port, script, child, &log).await;
+    }
+
     /// The stand-in's logged events (`announcement-recorded`, `audio-start`, …).
     pub fn satellite_events(&self) -> Vec<Value> {
         std::fs::read_to_string(self.satellite_out.join("events.jsonl"))
@@ -312,6 +349,28 @@ impl HaWs {
         let ok = ws.next().await.unwrap().unwrap();
         assert!(ok.to_string().contains("auth_ok"), "{ok}");
         Self { ws, next: 0 }
+    }
+
+    /// The entity of a config entry whose id starts with `prefix` (`conversation.`, …),
+    /// once it is registered.
+    pub async fn entity_of(&mut self, entry: &str, prefix: &str) -> Value {
+        for _ in 0..300 {
+            let all = self
+                .call(json!({"type": "config/entity_registry/list"}))
+                .await
+                .unwrap();
+            if let Some(e) = all.as_array().unwrap().iter().find(|e| {
+                e["config_entry_id"] == entry
+                    && e["entity_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .starts_with(prefix)
+            }) {
+                return e.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no {prefix}* entity for config entry {entry}");
     }
 
     /// One command; its `result`, or the error.
