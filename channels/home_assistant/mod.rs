@@ -3,8 +3,9 @@
 //! makes a satellite listen again after a question.
 //!
 //! Layout: `actor` — the [`actor::HaActor`] that owns what homebot knows of Home
-//! Assistant, on its own arbiter thread; `connection` — the one WebSocket session, auth,
-//! commands, keep-alive and reconnects; `protocol` — the message shapes; `rooms` — areas,
+//! Assistant, on its own arbiter thread; `connection` — connecting, auth and reconnects;
+//! `session` — one session's subscriptions, commands and keep-alive; `doctor` — the
+//! one-shot probe of `homebot doctor`; `protocol` — the message shapes; `rooms` — areas,
 //! satellites and media players from HA's registries; `announce` — the voice channel's
 //! door to HA speakers (`assist_satellite.announce`, then `tts.speak`); `listen` —
 //! listening again after a question (`assist_satellite.start_conversation`).
@@ -18,9 +19,11 @@
 mod actor;
 mod announce;
 mod connection;
+mod doctor;
 mod listen;
 pub mod protocol;
 pub mod rooms;
+mod session;
 
 use crate::config::{HomeAssistantConfig, Secret};
 use actix::prelude::*;
@@ -28,6 +31,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use connection::AUTH_RETRY;
+pub use doctor::doctor;
 
 /// Why a Home Assistant call did not succeed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -125,7 +129,7 @@ fn token(cfg: &HomeAssistantConfig) -> Result<Secret, String> {
     }
 }
 
-fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings, String> {
+pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings, String> {
     let url = cfg
         .websocket_url()
         .ok_or_else(|| "no url ([home_assistant] url or HOMEBOT_HA_URL)".to_string())?;
@@ -232,40 +236,5 @@ impl HomeAssistant {
         .await
         .ok()
         .flatten()
-    }
-}
-
-/// `homebot doctor`: connect once with the configuration and the token in the
-/// environment; the lines to print and whether Home Assistant answered.
-pub async fn doctor(cfg: &HomeAssistantConfig) -> (Vec<String>, bool) {
-    let s = match settings(cfg) {
-        Ok(s) => s,
-        Err(why) => return (vec![format!("Home Assistant: {why}")], false),
-    };
-    let shown = s.url.clone();
-    match connection::probe(&s).await {
-        Err(why) => (
-            vec![format!("Home Assistant: {shown}: not reachable: {why}")],
-            false,
-        ),
-        Ok(p) => {
-            let rooms = rooms::Rooms::from_registries(&p.areas, &p.devices, &p.entities, cfg);
-            let status = Status {
-                connected: true,
-                link: format!("{shown}: connected"),
-                version: p.version,
-                entities: rooms.entities,
-                exposed: p.exposed,
-                satellites: rooms
-                    .satellites
-                    .iter()
-                    .map(|s| {
-                        let room = s.area_id.as_deref().map(|a| rooms.room_name(a));
-                        (s.entity_id.clone(), room)
-                    })
-                    .collect(),
-            };
-            (status.lines(), true)
-        }
     }
 }
