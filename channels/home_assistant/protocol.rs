@@ -102,6 +102,16 @@ fn one(mut v: Value) -> Incoming {
     }
 }
 
+/// A state change of an entity that is no satellite — most of a big house's traffic on
+/// the `state_changed` subscription — recognised without parsing it (HA writes compact
+/// JSON), so it costs a scan, not a parse. Anything else, or in doubt: `false`.
+pub fn other_state_change(text: &str) -> bool {
+    text.starts_with("{\"id\":")
+        && text.contains("\"type\":\"event\"")
+        && text.contains("\"event_type\":\"state_changed\"")
+        && !text.contains("assist_satellite.")
+}
+
 pub fn auth(token: &str) -> String {
     json!({"type": "auth", "access_token": token}).to_string()
 }
@@ -182,6 +192,18 @@ mod tests {
             }]
         );
         assert_eq!(parse("not json"), [Incoming::Other]);
+        let light = r#"{"id":2,"type":"event","event":{"event_type":"state_changed","data":{"entity_id":"light.k","new_state":{"state":"on"}}}}"#;
+        assert!(other_state_change(light));
+        assert!(!other_state_change(
+            &light.replace("light.k", "assist_satellite.k")
+        ));
+        assert!(
+            !other_state_change(&format!("[{light}]")),
+            "a coalesced batch is parsed"
+        );
+        assert!(!other_state_change(
+            r#"{"id":3,"type":"result","success":true,"result":null}"#
+        ));
         assert_eq!(parse(r#"{"type":"result"}"#), [Incoming::Other]);
         assert_eq!(
             command(

@@ -123,6 +123,7 @@ pub(super) async fn session(
             msg = ws.next() => match msg {
                 None => return lost("closed by Home Assistant", true),
                 Some(Err(e)) => return lost(e, true),
+                Some(Ok(Message::Text(text))) if protocol::other_state_change(&text) => {}
                 Some(Ok(Message::Text(text))) => {
                     for inc in protocol::parse(&text) {
                         if let Some(ask) = live.on_message(inc, report) {
