@@ -6,6 +6,8 @@
 //! - [`cli`] — the terminal: interactive chat and one-shot `-m`.
 //! - [`qq`] — QQ through OneBot v11 (reverse and forward WebSocket).
 //! - [`voice`] — speakers: a Wyoming handle service and a native satellite WebSocket.
+//! - [`home_assistant`] — Home Assistant's WebSocket API: rooms, satellites, announcing
+//!   (used by the voice channel).
 //! - [`text`] — reply shaping shared by channels (markdown flattening, splitting);
 //!   [`auth`] — token checks; [`net`] — binding, graceful HTTP serving and the WebSocket
 //!   writer task, shared by their servers.
@@ -13,6 +15,7 @@
 pub mod auth;
 pub mod cli;
 pub mod contract;
+pub mod home_assistant;
 pub mod net;
 pub mod qq;
 pub mod text;
@@ -30,8 +33,12 @@ pub fn enabled(cfg: &Config) -> Vec<Box<dyn Channel>> {
     if cfg.qq.enabled() {
         v.push(Box::new(qq::QqChannel::new(cfg.qq.clone())));
     }
-    if cfg.voice.enabled() {
-        v.push(Box::new(voice::VoiceChannel::new(cfg.voice.clone())));
+    // Home Assistant's speakers are voice's too: its door announces on them
+    if cfg.voice.enabled() || cfg.home_assistant.enabled() {
+        v.push(Box::new(
+            voice::VoiceChannel::new(cfg.voice.clone())
+                .with_home_assistant(cfg.home_assistant.clone()),
+        ));
     }
     v
 }

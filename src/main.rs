@@ -337,7 +337,20 @@ async fn main() -> anyhow::Result<()> {
             for line in &report.lines {
                 println!("{line}");
             }
-            if !report.reachable {
+            // Home Assistant, when configured: one connection, as the gateway would make it
+            let ws = Workspace::open(&root)?;
+            let mut cfg = Config::load_or_init(ws.root())?;
+            cfg.apply_env(&homebot::config::EnvOverrides::from_env())?;
+            let mut ha_ok = true;
+            if cfg.home_assistant.enabled() {
+                let (lines, ok) =
+                    homebot::channels::home_assistant::doctor(&cfg.home_assistant).await;
+                for line in lines {
+                    println!("{line}");
+                }
+                ha_ok = ok;
+            }
+            if !report.reachable || !ha_ok {
                 std::process::exit(1);
             }
         }

@@ -43,6 +43,11 @@ pub trait Outbound: Send + Sync {
     fn later(&self, _target: &str) -> Option<String> {
         None
     }
+
+    /// Lines for `homebot status` about what this door reaches (voice: Home Assistant).
+    async fn status(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The outbound doors of the running channels, by channel name.
@@ -83,6 +88,21 @@ impl Doors {
             .collect();
         v.sort();
         v
+    }
+
+    /// Every door's status lines, by channel name.
+    pub async fn status_lines(&self) -> Vec<String> {
+        let doors: Vec<Arc<dyn Outbound>> = {
+            let map = self.0.lock().expect("doors lock is never poisoned");
+            let mut v: Vec<(&String, &Arc<dyn Outbound>)> = map.iter().collect();
+            v.sort_by(|a, b| a.0.cmp(b.0));
+            v.into_iter().map(|(_, d)| d.clone()).collect()
+        };
+        let mut lines = Vec::new();
+        for d in doors {
+            lines.extend(d.status().await);
+        }
+        lines
     }
 
     pub async fn deliver(

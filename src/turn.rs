@@ -24,6 +24,9 @@ pub struct Turn {
     /// door (a satellite id, `group:<id>`, …). `None`: the chat id itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
+    /// The room the speaker is in (a voice satellite's area), said in the dynamic tail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room: Option<String>,
     /// Scene memory for this turn only (`auto` / `none`); `None`: the channel's policy
     /// (`[memory.channels]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +61,7 @@ impl Turn {
             may_switch_modes: true,
             reply_hint: None,
             reply_to: None,
+            room: None,
             scene_policy: None,
             scenes: Vec::new(),
             partials: None,

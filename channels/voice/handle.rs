@@ -140,8 +140,30 @@ impl Voice {
         let reported = get("speaker_id").or_else(|| get("speaker"));
         // unauthenticated: only the household's own mapping for Wyoming makes a member
         let speaker = speaker_member(Some(&self.shared.cfg.wyoming_speakers), reported.as_deref());
-        let pending = self.submit(&session, &speaker, text, super::WYOMING_TARGET);
-        let reply = self.finish(pending, super::WYOMING_TARGET).await;
+        // which Home Assistant satellite spoke (and so the room), when HA is configured
+        let located = match &self.shared.ha {
+            Some(ha) => ha.locate(get("satellite_id"), get("device_id")).await,
+            None => None,
+        };
+        let front = located.as_ref().map_or_else(
+            || super::WYOMING_TARGET.to_string(),
+            |l| format!("{}{}", super::HA_PREFIX, l.entity_id),
+        );
+        let room = located.as_ref().and_then(|l| l.room.clone());
+        let pending = self.submit_in(&session, &speaker, text, &front, room);
+        let mut reply = self.finish(pending, &front).await;
+        if front != super::WYOMING_TARGET {
+            // what waits for any Wyoming speaker is said here too
+            let held = self.take_held(super::WYOMING_TARGET);
+            if !held.is_empty() {
+                reply.text = format!("{} {}", held.join(" "), reply.text);
+            }
+        }
+        if let (Some(ha), Some(l)) = (&self.shared.ha, &located) {
+            if reply.state == super::DialogueState::Continue && !reply.failed {
+                ha.listen_again(l.entity_id.clone());
+            }
+        }
         let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
         if reply.failed {
             Event::new(

@@ -28,8 +28,11 @@
 //! `dialogue_state`: the model is told (in the dynamic tail, never the system prompt) to
 //! end with a question and the marker `[[继续]]` when it needs an answer. The marker is
 //! stripped; a reply ending in a question also counts as `continue`. For Wyoming the
-//! state travels in `handled.context.dialogue_state`, and because the reply then ends with
-//! a question mark, Home Assistant keeps the conversation open on its side as well.
+//! state travels in `handled.context.dialogue_state`, but Home Assistant ignores it (and a
+//! trailing question mark) for a Wyoming agent: with `[home_assistant]` configured, the
+//! satellite is asked to listen again through Home Assistant (see
+//! `channels::home_assistant`), which also lets a Wyoming turn know its room and lets a
+//! reminder set by voice ring on that room's satellite.
 
 mod handle;
 mod held;
@@ -38,8 +41,9 @@ mod ws;
 pub mod wyoming;
 
 use crate::channels::contract::{Channel, StartError, Started};
+use crate::channels::home_assistant::HomeAssistant;
 use crate::channels::net::{listener_limit, HttpLimits};
-use crate::config::VoiceConfig;
+use crate::config::{HomeAssistantConfig, VoiceConfig};
 use crate::kernel::{Kernel, PendingReply};
 use crate::outbound::{DeliveryError, Outbound};
 use crate::turn::Turn;
@@ -126,16 +130,28 @@ struct Shared {
     /// Proactive messages for a front end that cannot be spoken to now (a satellite not
     /// connected, Wyoming): said before the reply of its next turn.
     held: std::sync::Mutex<held::Held>,
+    /// Home Assistant, when `[home_assistant]` is configured: rooms, satellites, announce.
+    ha: Option<HomeAssistant>,
 }
 
 /// The voice channel before it starts: its configuration.
 pub struct VoiceChannel {
     cfg: VoiceConfig,
+    ha: HomeAssistantConfig,
 }
 
 impl VoiceChannel {
     pub fn new(cfg: VoiceConfig) -> Self {
-        Self { cfg }
+        Self {
+            cfg,
+            ha: HomeAssistantConfig::default(),
+        }
+    }
+
+    /// Speak through Home Assistant too (when `ha` has a URL).
+    pub fn with_home_assistant(mut self, ha: HomeAssistantConfig) -> Self {
+        self.ha = ha;
+        self
     }
 }
 
@@ -166,6 +182,14 @@ impl Channel for VoiceChannel {
         cancel: CancellationToken,
     ) -> Result<Started, StartError> {
         let cfg = self.cfg;
+        // Home Assistant connects (and reconnects) by itself: its being down delays nothing
+        let ha = match self.ha.enabled() {
+            true => Some(
+                HomeAssistant::start(self.ha, cancel.child_token())
+                    .map_err(|e| StartError::new("home_assistant", "-", e))?,
+            ),
+            false => None,
+        };
         let ch = Voice {
             shared: Arc::new(Shared {
                 kernel: kernel.clone(),
@@ -176,6 +200,7 @@ impl Channel for VoiceChannel {
                 frame_warnings: crate::netutil::LogThrottle::new(crate::netutil::LOG_EVERY),
                 streams: kernel.provider().streams(),
                 held: Default::default(),
+                ha,
             }),
         };
         let budget = crate::netutil::fd_budget();
@@ -239,9 +264,21 @@ impl Voice {
     /// `front` is where proactive messages for this speaker go: the satellite id, or
     /// [`WYOMING_TARGET`].
     pub fn submit(&self, session_id: &str, speaker: &str, text: &str, front: &str) -> PendingReply {
-        self.shared
-            .kernel
-            .submit(voice_turn(session_id, speaker, text, front))
+        self.submit_in(session_id, speaker, text, front, None)
+    }
+
+    /// [`Voice::submit`] for a speaker in a known room (said in the dynamic tail).
+    pub fn submit_in(
+        &self,
+        session_id: &str,
+        speaker: &str,
+        text: &str,
+        front: &str,
+        room: Option<String>,
+    ) -> PendingReply {
+        let mut turn = voice_turn(session_id, speaker, text, front);
+        turn.room = room;
+        self.shared.kernel.submit(turn)
     }
 
     /// Wait for a submitted utterance's reply and shape it for speech; anything held for
@@ -371,7 +408,14 @@ impl Outbound for Voice {
             return self.hold_until_said(front, text).await;
         }
         let who = format!("satellite {target:?}");
+        if let Some(entity) = target.strip_prefix(HA_PREFIX) {
+            return self.say_in_home_assistant(entity, &text).await;
+        }
         let Some(tx) = self.shared.satellites.sender(target) else {
+            if self.shared.ha.is_some() {
+                // an area or a satellite of Home Assistant (`kitchen`, `assist_satellite.x`)
+                return self.say_in_home_assistant(target, &text).await;
+            }
             return Err(DeliveryError::Unreachable(who));
         };
         match tx.try_send(json!({"type": "announce", "text": text}).to_string()) {
@@ -384,6 +428,40 @@ impl Outbound for Voice {
     /// A satellite that cannot be reached now hears it on its next turn.
     fn later(&self, target: &str) -> Option<String> {
         (!target.starts_with(NEXT_TURN)).then(|| format!("{NEXT_TURN}{target}"))
+    }
+
+    /// Home Assistant's connection, version, entities and satellites, when configured.
+    async fn status(&self) -> Vec<String> {
+        match &self.shared.ha {
+            Some(ha) => ha.status().await.lines(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// `ha:<entity id>`: a Home Assistant satellite (the front of a Wyoming turn whose
+/// satellite is known).
+pub const HA_PREFIX: &str = "ha:";
+
+impl Voice {
+    /// Announce through Home Assistant; delivered only when Home Assistant said success.
+    async fn say_in_home_assistant(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
+        use crate::channels::home_assistant::HaError;
+        let Some(ha) = &self.shared.ha else {
+            return Err(DeliveryError::Unreachable(format!("satellite {target:?}")));
+        };
+        match ha.announce(target, text).await {
+            Ok(_) => Ok(()),
+            Err(HaError::UnknownTarget(t)) => Err(DeliveryError::BadTarget {
+                channel: CHANNEL.into(),
+                target: t,
+                why: "neither a connected satellite nor an area or satellite of Home Assistant"
+                    .into(),
+            }),
+            Err(e) => Err(DeliveryError::Unreachable(format!(
+                "Home Assistant satellite {target:?} ({e})"
+            ))),
+        }
     }
 }
 

@@ -5,11 +5,12 @@
 //! - this file — the file's sections, loading, environment overrides, members;
 //! - `validate` — every value checked and bounded before anything runs;
 //! - `provider` — the LLM endpoint after overrides, and which key goes where;
-//! - `channels` — the QQ and voice sections; `context` — the context window (`[context]`);
+//! - `channels` — the QQ and voice sections; `home_assistant` — `[home_assistant]`; `context` — the context window (`[context]`);
 //! - `default.toml` — the commented file written on first use.
 
 mod channels;
 mod context;
+mod home_assistant;
 mod memory;
 mod provider;
 mod strategy;
@@ -17,6 +18,7 @@ mod validate;
 
 pub use channels::*;
 pub use context::*;
+pub use home_assistant::{HaMediaPlayer, HaSatellite, HomeAssistantConfig};
 pub use memory::{MemoryConfig, ScenePolicy, INTERNAL_CHANNELS};
 pub use provider::*;
 pub use strategy::{StrategyConfig, StrategyKind};
@@ -75,6 +77,7 @@ pub struct Config {
     pub skills: SkillsConfig,
     pub qq: QqConfig,
     pub voice: VoiceConfig,
+    pub home_assistant: HomeAssistantConfig,
     pub memory: MemoryConfig,
     pub strategy: StrategyConfig,
     pub members: Vec<Member>,
@@ -213,6 +216,8 @@ pub struct EnvOverrides {
     pub wyoming_listen: Option<String>,
     pub voice_ws_listen: Option<String>,
     pub voice_token: Option<Secret>,
+    /// `HOMEBOT_HA_URL`: Home Assistant's base URL (`[home_assistant] url`).
+    pub ha_url: Option<String>,
     /// `HOMEBOT_CONTEXT_WINDOW`: the whole context window in tokens (checked at start).
     pub context_window: Option<String>,
 }
@@ -233,6 +238,7 @@ impl EnvOverrides {
             wyoming_listen: get("HOMEBOT_WYOMING_LISTEN"),
             voice_ws_listen: get("HOMEBOT_VOICE_WS_LISTEN"),
             voice_token: get("HOMEBOT_VOICE_TOKEN").map(Secret),
+            ha_url: get("HOMEBOT_HA_URL"),
             context_window: get("HOMEBOT_CONTEXT_WINDOW"),
         }
     }
@@ -310,6 +316,9 @@ impl Config {
         }
         if let Some(t) = &env.voice_token {
             self.voice.token = Some(t.clone());
+        }
+        if let Some(u) = &env.ha_url {
+            self.home_assistant.url = Some(u.clone());
         }
         self.validate(Path::new("environment (HOMEBOT_*)"))
     }

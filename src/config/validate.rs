@@ -19,6 +19,7 @@ impl Config {
         self.validate_limits(path)?;
         self.memory.validate(path)?;
         self.strategy.validate(path)?;
+        self.home_assistant.validate(path)?;
         if let Err((key, message)) = self.context.check() {
             return Err(invalid(&key, message));
         }

@@ -377,7 +377,12 @@ impl Kernel {
 
     /// The status text (`/status`, `homebot status`).
     pub async fn status_text(&self) -> String {
-        crate::commands::status_text(&self.command_context()).await
+        let mut text = crate::commands::status_text(&self.command_context()).await;
+        for line in self.inner.doors.status_lines().await {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
     }
 
     pub(crate) fn command_context(&self) -> crate::commands::Context<'_> {

@@ -127,6 +127,7 @@ impl Kernel {
             speaker_id: &turn.speaker_id,
             speaker_name: member.and_then(|m| m.name.as_deref()),
             channel_hint: turn.reply_hint.as_deref(),
+            room: turn.room.as_deref(),
             workspace: inner.ws.root(),
         };
         let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);

@@ -15,6 +15,8 @@ pub struct TailInfo<'a> {
     pub speaker_name: Option<&'a str>,
     /// Channel-specific reply guidance (e.g. voice: short, no markdown).
     pub channel_hint: Option<&'a str>,
+    /// The room the speaker is in (a voice satellite's area), when known.
+    pub room: Option<&'a str>,
     pub workspace: &'a Path,
 }
 
@@ -67,6 +69,9 @@ pub fn dynamic_tail(
     match info.speaker_name {
         Some(name) => t.push_str(&format!("说话人: {}（{}）\n", info.speaker_id, name)),
         None => t.push_str(&format!("说话人: {}\n", info.speaker_id)),
+    }
+    if let Some(room) = info.room {
+        t.push_str(&format!("房间: {room}\n"));
     }
     // the session's own facts are in its frozen prompt (sessions begun by an earlier
     // version have them here)
@@ -137,6 +142,7 @@ mod tests {
             speaker_name: Some("妈妈"),
             channel_hint: None,
             workspace: Path::new("/ws"),
+            room: Some("厨房"),
         };
         let frozen = format!(
             "## 运行模式{}会话: cook-1\n[/本次会话]\n",
@@ -145,6 +151,7 @@ mod tests {
         let t = dynamic_tail(&ticket(&frozen), &info, &[], "少放盐");
         assert!(t.starts_with("妈妈：少放盐\n\n[上下文]\n时间: "), "{t}");
         assert!(!t.contains("cook-1") && !t.contains("recipes"), "{t}");
+        assert!(t.contains("说话人: mom（妈妈）\n房间: 厨房\n"), "{t}");
         // a session begun by an earlier version: its frozen prompt has no such block
         let t = dynamic_tail(&ticket("## 运行模式：做饭模式"), &info, &[], "少放盐");
         assert!(

@@ -1,0 +1,294 @@
+//! The Home Assistant actor: the one owner of what homebot knows of Home Assistant — the
+//! connection's state, HA's version, the rooms and satellites, which satellite listens —
+//! and the only way to its connection. It runs on its own actix arbiter thread
+//! (`homebot-ha`) with its connection task, so parsing a big registry never delays a turn
+//! or the ModeManager. Handlers never wait: a command is handed to the connection and
+//! answered by a future ([`ResponseFuture`]) bounded by the timeout.
+
+use super::connection::{self, Call, Report};
+use super::rooms::{Listening, Rooms};
+use super::{HaError, Located, Status};
+use crate::config::HomeAssistantConfig;
+use actix::prelude::*;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+pub struct HaActor {
+    cfg: HomeAssistantConfig,
+    /// The connection task's mailbox (`None`: no token, nothing to connect with).
+    calls: Option<mpsc::Sender<Call>>,
+    settings: Option<connection::Settings>,
+    link: Link,
+    version: Option<String>,
+    rooms: Rooms,
+    listening: Listening,
+    exposed: Option<usize>,
+    /// Satellites Home Assistant said cannot start a conversation (logged once each).
+    no_listen_again: HashSet<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Link {
+    Connecting,
+    Up,
+    Down(String),
+    AuthFailed(String),
+    NoToken(String),
+}
+
+impl HaActor {
+    pub fn new(cfg: HomeAssistantConfig, settings: Result<connection::Settings, String>) -> Self {
+        let rooms = {
+            let mut r = Rooms::default();
+            r.apply_config(&cfg);
+            r
+        };
+        let (settings, link) = match settings {
+            Ok(s) => (Some(s), Link::Connecting),
+            Err(why) => (None, Link::NoToken(why)),
+        };
+        Self {
+            cfg,
+            calls: None,
+            settings,
+            link,
+            version: None,
+            rooms,
+            listening: Listening::default(),
+            exposed: None,
+            no_listen_again: HashSet::new(),
+        }
+    }
+}
+
+impl Actor for HaActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let Some(s) = self.settings.clone() else {
+            return;
+        };
+        // a small mailbox: the callers' own timeouts bound the wait, a full one refuses
+        let (tx, rx) = mpsc::channel(connection::MAX_IN_FLIGHT);
+        self.calls = Some(tx);
+        let me = ctx.address();
+        actix::spawn(connection::run(s, rx, move |r| {
+            me.do_send(FromConnection(r))
+        }));
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct FromConnection(pub Report);
+
+impl Handler<FromConnection> for HaActor {
+    type Result = ();
+    fn handle(&mut self, msg: FromConnection, _: &mut Context<Self>) {
+        match msg.0 {
+            Report::Connected { version } => {
+                self.link = Link::Up;
+                self.version = version;
+            }
+            Report::Down { why } => self.link = Link::Down(why),
+            Report::AuthFailed { why } => self.link = Link::AuthFailed(why),
+            Report::Registries {
+                areas,
+                devices,
+                entities,
+            } => {
+                self.rooms = Rooms::from_registries(&areas, &devices, &entities, &self.cfg);
+                tracing::info!(
+                    areas = self.rooms.areas.len(),
+                    satellites = self.rooms.satellites.len(),
+                    entities = self.rooms.entities,
+                    "Home Assistant registries read"
+                );
+            }
+            Report::Exposed(n) => self.exposed = Some(n),
+            Report::State { entity_id, state } => self.listening.update(&entity_id, &state),
+        }
+    }
+}
+
+/// A command for Home Assistant; answered with its `result` or why not.
+#[derive(Message)]
+#[rtype(result = "Result<Value, HaError>")]
+pub struct Command {
+    pub body: Value,
+    /// How long its answer may take (an announcement's answer comes once it was played).
+    pub within: Duration,
+}
+
+impl Handler<Command> for HaActor {
+    type Result = ResponseFuture<Result<Value, HaError>>;
+    fn handle(&mut self, msg: Command, _: &mut Context<Self>) -> Self::Result {
+        let timeout = msg.within;
+        let ready = match (&self.link, &self.calls) {
+            (Link::Up, Some(tx)) => Ok(tx.clone()),
+            (link, _) => Err(HaError::NotConnected(link_text(link))),
+        };
+        Box::pin(async move {
+            let tx = ready?;
+            let (reply, rx) = oneshot::channel();
+            tx.try_send(Call {
+                body: msg.body,
+                reply,
+            })
+            .map_err(|_| HaError::Busy)?;
+            match tokio::time::timeout(timeout, rx).await {
+                Err(_) => Err(HaError::Timeout(timeout)),
+                Ok(Err(_)) => Err(HaError::Disconnected),
+                Ok(Ok(r)) => r,
+            }
+        })
+    }
+}
+
+pub fn link_text(l: &Link) -> String {
+    match l {
+        Link::Connecting => "connecting".into(),
+        Link::Up => "connected".into(),
+        Link::Down(why) => format!("not connected: {why}"),
+        Link::AuthFailed(why) => format!("access token refused ({why})"),
+        Link::NoToken(why) => why.clone(),
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "Status")]
+pub struct GetStatus;
+
+impl Handler<GetStatus> for HaActor {
+    type Result = MessageResult<GetStatus>;
+    fn handle(&mut self, _: GetStatus, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(Status {
+            connected: matches!(self.link, Link::Up),
+            link: link_text(&self.link),
+            version: self.version.clone(),
+            entities: self.rooms.entities,
+            exposed: self.exposed,
+            satellites: self
+                .rooms
+                .satellites
+                .iter()
+                .map(|s| {
+                    let room = s.area_id.as_deref().map(|a| self.rooms.room_name(a));
+                    (s.entity_id.clone(), room)
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Which satellite (and room) a voice turn comes from: the ids Home Assistant sent, else
+/// the satellite listening now, else the configured default.
+#[derive(Message)]
+#[rtype(result = "Option<Located>")]
+pub struct Locate {
+    pub satellite_id: Option<String>,
+    pub device_id: Option<String>,
+}
+
+impl Handler<Locate> for HaActor {
+    type Result = MessageResult<Locate>;
+    fn handle(&mut self, msg: Locate, _: &mut Context<Self>) -> Self::Result {
+        let r = &self.rooms;
+        let sat = msg
+            .satellite_id
+            .as_deref()
+            .and_then(|id| r.satellite(id))
+            .or_else(|| {
+                msg.device_id
+                    .as_deref()
+                    .and_then(|d| r.satellite_of_device(d))
+            })
+            .map(|s| s.entity_id.clone())
+            .or_else(|| self.listening.active().map(str::to_string))
+            .or_else(|| self.cfg.default_satellite.clone());
+        MessageResult(sat.map(|entity_id| {
+            let room = r
+                .satellite(&entity_id)
+                .and_then(|s| s.area_id.as_deref())
+                .map(|a| r.room_name(a));
+            Located { entity_id, room }
+        }))
+    }
+}
+
+/// Where a message for `target` (an area id or name, or a satellite entity id) is said:
+/// the satellites, and for each the media players of its area (the fallback).
+#[derive(Message)]
+#[rtype(result = "Vec<(String, Vec<String>)>")]
+pub struct Resolve(pub String);
+
+impl Handler<Resolve> for HaActor {
+    type Result = MessageResult<Resolve>;
+    fn handle(&mut self, msg: Resolve, _: &mut Context<Self>) -> Self::Result {
+        let r = &self.rooms;
+        let mut out: Vec<(String, Vec<String>)> = r
+            .targets(&msg.0)
+            .into_iter()
+            .map(|s| {
+                let players = s
+                    .area_id
+                    .as_deref()
+                    .map(|a| {
+                        r.media_players_in(a)
+                            .into_iter()
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (s.entity_id.clone(), players)
+            })
+            .collect();
+        if out.is_empty() {
+            // an area with no satellite may still have a media player
+            if let Some(a) = r.area(&msg.0) {
+                let players: Vec<String> = r
+                    .media_players_in(&a.id)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
+                if !players.is_empty() {
+                    out.push((String::new(), players));
+                }
+            }
+        }
+        MessageResult(out)
+    }
+}
+
+/// A satellite's last known state (`idle`, `listening`, `processing`, `responding`).
+#[derive(Message)]
+#[rtype(result = "Option<String>")]
+pub struct SatelliteState(pub String);
+
+impl Handler<SatelliteState> for HaActor {
+    type Result = Option<String>;
+    fn handle(&mut self, msg: SatelliteState, _: &mut Context<Self>) -> Option<String> {
+        self.listening.state(&msg.0).map(str::to_string)
+    }
+}
+
+/// Whether a satellite may be asked to listen again (`false` once HA refused it), and
+/// the record of a refusal.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct ListenAgain {
+    pub entity_id: String,
+    pub refused: bool,
+}
+
+impl Handler<ListenAgain> for HaActor {
+    type Result = bool;
+    fn handle(&mut self, msg: ListenAgain, _: &mut Context<Self>) -> bool {
+        if msg.refused {
+            self.no_listen_again.insert(msg.entity_id.clone());
+        }
+        self.cfg.listen_again && !self.no_listen_again.contains(&msg.entity_id)
+    }
+}

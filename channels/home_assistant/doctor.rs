@@ -1,0 +1,127 @@
+//! `homebot doctor`: one connection with the configuration and the token in the
+//! environment — authenticate, read the version, the registries and the exposed entities,
+//! then close — and the lines it prints.
+
+use super::connection::{open, send, Ended, Settings};
+use super::protocol::{self, Incoming};
+use super::rooms::Rooms;
+use super::Status;
+use crate::config::HomeAssistantConfig;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+/// One connection for `homebot doctor`: authenticate, read the version, the registries
+/// and the exposed entities, then close.
+async fn probe(s: &Settings) -> Result<Probe, String> {
+    let (mut ws, version) = match open(s).await {
+        Ok(x) => x,
+        Err(Ended::AuthInvalid(why)) => return Err(format!("access token refused: {why}")),
+        Err(Ended::Lost { why, .. }) => return Err(why),
+        Err(Ended::Closed) => return Err("closed".into()),
+    };
+    let mut out = Probe {
+        version,
+        ..Default::default()
+    };
+    let kinds = [
+        "config/area_registry/list",
+        "config/device_registry/list",
+        "config/entity_registry/list",
+        "homeassistant/expose_entity/list",
+    ];
+    for (i, kind) in kinds.iter().enumerate() {
+        let id = i as u64 + 1;
+        if let Err(Ended::Lost { why, .. }) = send(
+            &mut ws,
+            protocol::command(id, json!({ "type": kind })),
+            s.timeout,
+        )
+        .await
+        {
+            return Err(why);
+        }
+    }
+    let mut got = 0;
+    while got < kinds.len() {
+        let text = match tokio::time::timeout(s.timeout, ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => t,
+            Ok(Some(Ok(_))) => continue,
+            Ok(Some(Err(e))) => return Err(protocol::short(&e.to_string(), 200)),
+            Ok(None) => return Err("closed by Home Assistant".into()),
+            Err(_) => return Err("no answer within the timeout".into()),
+        };
+        for inc in protocol::parse(&text) {
+            if let Incoming::Result { id, outcome } = inc {
+                got += 1;
+                let v = outcome.unwrap_or(Value::Null);
+                match id {
+                    1 => out.areas = v,
+                    2 => out.devices = v,
+                    3 => out.entities = v,
+                    4 => {
+                        out.exposed =
+                            v.get("exposed_entities")
+                                .and_then(Value::as_object)
+                                .map(|m| {
+                                    m.values()
+                                        .filter(|e| {
+                                            e.get("conversation").and_then(Value::as_bool)
+                                                == Some(true)
+                                        })
+                                        .count()
+                                })
+                    }
+                    _ => got -= 1,
+                }
+            }
+        }
+    }
+    let _ = ws.close(None).await;
+    Ok(out)
+}
+
+/// What `homebot doctor` learned in one connection.
+#[derive(Debug, Default)]
+struct Probe {
+    pub version: Option<String>,
+    pub areas: Value,
+    pub devices: Value,
+    pub entities: Value,
+    pub exposed: Option<usize>,
+}
+
+/// `homebot doctor`: connect once with the configuration and the token in the
+/// environment; the lines to print and whether Home Assistant answered.
+pub async fn doctor(cfg: &HomeAssistantConfig) -> (Vec<String>, bool) {
+    let s = match super::settings(cfg) {
+        Ok(s) => s,
+        Err(why) => return (vec![format!("Home Assistant: {why}")], false),
+    };
+    let shown = s.url.clone();
+    match probe(&s).await {
+        Err(why) => (
+            vec![format!("Home Assistant: {shown}: not reachable: {why}")],
+            false,
+        ),
+        Ok(p) => {
+            let rooms = Rooms::from_registries(&p.areas, &p.devices, &p.entities, cfg);
+            let status = Status {
+                connected: true,
+                link: format!("{shown}: connected"),
+                version: p.version,
+                entities: rooms.entities,
+                exposed: p.exposed,
+                satellites: rooms
+                    .satellites
+                    .iter()
+                    .map(|s| {
+                        let room = s.area_id.as_deref().map(|a| rooms.room_name(a));
+                        (s.entity_id.clone(), room)
+                    })
+                    .collect(),
+            };
+            (status.lines(), true)
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! One authenticated session with Home Assistant: subscriptions to state and registry
+//! changes, the three registry lists and the list of entities exposed to Assist; then
+//! commands from the actor, each numbered and answered by its `result`, and a `ping`
+//! every [`PING_EVERY`] that must be answered within the timeout. A registry change
+//! refetches the lists (once per second at most). It ends when the connection is lost
+//! (every waiting caller then hears so) or the actor stops.
+
+use super::connection::{
+    lost, open, send, Call, Ended, Report, Settings, Socket, MAX_IN_FLIGHT, PING_EVERY,
+};
+use super::protocol::{self, Incoming};
+use super::HaError;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::Message;
+use tracing::{info, warn};
+
+/// What a command's `result` is for.
+enum Waiting {
+    Caller(oneshot::Sender<Result<Value, HaError>>),
+    Subscribed,
+    Areas(u64),
+    Devices(u64),
+    Entities(u64),
+    Exposed,
+}
+
+#[derive(Default)]
+struct Fetch {
+    generation: u64,
+    areas: Option<Value>,
+    devices: Option<Value>,
+    entities: Option<Value>,
+}
+
+struct Live {
+    next_id: u64,
+    waiting: HashMap<u64, Waiting>,
+    fetch: Fetch,
+    /// The id and send time of a ping not answered yet.
+    ping: Option<(u64, Instant)>,
+    /// Subscription ids: their events are ours.
+    subscriptions: Vec<u64>,
+}
+
+impl Live {
+    async fn command(
+        &mut self,
+        ws: &mut Socket,
+        body: Value,
+        what: Waiting,
+        timeout: Duration,
+    ) -> Result<u64, Ended> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.waiting.insert(id, what);
+        send(ws, protocol::command(id, body), timeout).await?;
+        Ok(id)
+    }
+
+    async fn fetch_registries(&mut self, ws: &mut Socket, t: Duration) -> Result<(), Ended> {
+        self.fetch = Fetch {
+            generation: self.fetch.generation + 1,
+            ..Default::default()
+        };
+        let g = self.fetch.generation;
+        for (kind, what) in [
+            ("config/area_registry/list", Waiting::Areas(g)),
+            ("config/device_registry/list", Waiting::Devices(g)),
+            ("config/entity_registry/list", Waiting::Entities(g)),
+        ] {
+            self.command(ws, json!({ "type": kind }), what, t).await?;
+        }
+        self.command(
+            ws,
+            json!({"type": "homeassistant/expose_entity/list"}),
+            Waiting::Exposed,
+            t,
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+pub(super) async fn session(
+    s: &Settings,
+    calls: &mut mpsc::Receiver<Call>,
+    report: &impl Fn(Report),
+) -> Ended {
+    let (mut ws, version) = match open(s).await {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    info!(url = %s.url, version = version.as_deref().unwrap_or("?"), "connected to Home Assistant");
+    report(Report::Connected { version });
+    let t = s.timeout;
+    let mut live = Live {
+        next_id: 0,
+        waiting: HashMap::new(),
+        fetch: Fetch::default(),
+        ping: None,
+        subscriptions: Vec::new(),
+    };
+    for ev in protocol::SUBSCRIBED {
+        let body = json!({"type": "subscribe_events", "event_type": ev});
+        match live.command(&mut ws, body, Waiting::Subscribed, t).await {
+            Ok(id) => live.subscriptions.push(id),
+            Err(e) => return e,
+        }
+    }
+    if let Err(e) = live.fetch_registries(&mut ws, t).await {
+        return e;
+    }
+    let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
+    let mut refetch: Option<Instant> = None;
+    loop {
+        let refetch_at = refetch.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+        tokio::select! {
+            msg = ws.next() => match msg {
+                None => return lost("closed by Home Assistant", true),
+                Some(Err(e)) => return lost(e, true),
+                Some(Ok(Message::Text(text))) if protocol::other_state_change(&text) => {}
+                Some(Ok(Message::Text(text))) => {
+                    for inc in protocol::parse(&text) {
+                        if let Some(ask) = live.on_message(inc, report) {
+                            refetch.get_or_insert(Instant::now() + ask);
+                        }
+                    }
+                }
+                Some(Ok(Message::Close(_))) => return lost("closed by Home Assistant", true),
+                Some(Ok(_)) => {}
+            },
+            c = calls.recv() => {
+                let Some(c) = c else { return Ended::Closed };
+                live.waiting.retain(|_, w| !matches!(w, Waiting::Caller(tx) if tx.is_closed()));
+                let callers = live.waiting.values().filter(|w| matches!(w, Waiting::Caller(_))).count();
+                if callers >= MAX_IN_FLIGHT {
+                    let _ = c.reply.send(Err(HaError::Busy));
+                    continue;
+                }
+                if let Err(e) = live.command(&mut ws, c.body, Waiting::Caller(c.reply), t).await {
+                    return e;
+                }
+            },
+            _ = ping.tick() => {
+                if let Some((_, at)) = live.ping {
+                    if at.elapsed() > t {
+                        return lost("no pong within the timeout", true);
+                    }
+                } else {
+                    live.next_id += 1;
+                    let id = live.next_id;
+                    live.ping = Some((id, Instant::now()));
+                    if let Err(e) = send(&mut ws, json!({"id": id, "type": "ping"}).to_string(), t).await {
+                        return e;
+                    }
+                }
+                // callers that gave up (their own timeout) free their place
+                live.waiting.retain(|_, w| !matches!(w, Waiting::Caller(tx) if tx.is_closed()));
+            },
+            _ = tokio::time::sleep_until(refetch_at), if refetch.is_some() => {
+                refetch = None;
+                if let Err(e) = live.fetch_registries(&mut ws, t).await {
+                    return e;
+                }
+            },
+        }
+    }
+}
+
+impl Live {
+    /// Handle one message; `Some(delay)` asks for the registries to be fetched again.
+    fn on_message(&mut self, inc: Incoming, report: &impl Fn(Report)) -> Option<Duration> {
+        match inc {
+            Incoming::Pong { id } if self.ping.is_some_and(|(p, _)| p == id) => {
+                self.ping = None;
+            }
+            Incoming::Result { id, outcome } => match self.waiting.remove(&id)? {
+                Waiting::Caller(tx) => {
+                    let _ = tx.send(outcome.map_err(HaError::Refused));
+                }
+                Waiting::Subscribed => {
+                    if let Err(e) = outcome {
+                        warn!(error = %e, "Home Assistant refused a subscription");
+                    }
+                }
+                Waiting::Exposed => {
+                    if let Ok(v) = outcome {
+                        let n = v
+                            .get("exposed_entities")
+                            .and_then(Value::as_object)
+                            .map(|m| {
+                                m.values()
+                                    .filter(|e| {
+                                        e.get("conversation").and_then(Value::as_bool) == Some(true)
+                                    })
+                                    .count()
+                            })
+                            .unwrap_or(0);
+                        report(Report::Exposed(n));
+                    }
+                }
+                Waiting::Areas(g) | Waiting::Devices(g) | Waiting::Entities(g)
+                    if g != self.fetch.generation => {}
+                w => {
+                    let v = outcome.unwrap_or_else(|e| {
+                        warn!(error = %e, "Home Assistant refused a registry list");
+                        Value::Null
+                    });
+                    match w {
+                        Waiting::Areas(_) => self.fetch.areas = Some(v),
+                        Waiting::Devices(_) => self.fetch.devices = Some(v),
+                        _ => self.fetch.entities = Some(v),
+                    }
+                    let f = &mut self.fetch;
+                    if f.areas.is_some() && f.devices.is_some() && f.entities.is_some() {
+                        report(Report::Registries {
+                            areas: f.areas.take().unwrap_or_default(),
+                            devices: f.devices.take().unwrap_or_default(),
+                            entities: f.entities.take().unwrap_or_default(),
+                        });
+                    }
+                }
+            },
+            Incoming::Event { id, event } if self.subscriptions.contains(&id) => {
+                let kind = event
+                    .get("event_type")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if kind == "state_changed" {
+                    let data = event.get("data").unwrap_or(&Value::Null);
+                    let entity = data
+                        .get("entity_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    if entity.starts_with("assist_satellite.") && entity.len() <= 255 {
+                        let state = data
+                            .pointer("/new_state/state")
+                            .and_then(Value::as_str)
+                            .unwrap_or("unavailable");
+                        report(Report::State {
+                            entity_id: entity.to_string(),
+                            state: protocol::short(state, 32),
+                        });
+                    }
+                } else if kind.ends_with("_registry_updated") {
+                    return Some(Duration::from_secs(1));
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+}

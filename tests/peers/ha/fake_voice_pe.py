@@ -1,0 +1,156 @@
+"""An ESPHome voice satellite stand-in (like a Home Assistant Voice PE) for
+tests/ha_real.rs: it speaks the ESPHome native API (plaintext frames: 0x00, varint
+length, varint type, protobuf) well enough for Home Assistant's `esphome` integration to
+add it as a real `assist_satellite` that supports announce and start_conversation.
+
+- announce: answers VoiceAssistantAnnounceFinished(success).
+- start_conversation (an announcement with start_conversation=true): after answering,
+  it starts a voice pipeline itself, as the firmware does: VoiceAssistantRequest(start),
+  then a second of audio over the API and the end of the audio, so HA's
+  speech-to-text (the ASR stand-in) turns it into text for the conversation agent.
+- Every announcement and pipeline event HA sends is logged to events.jsonl in --outdir.
+
+Run with the Home Assistant venv's python (it has aioesphomeapi):
+    python fake_voice_pe.py --port PORT --outdir DIR
+"""
+
+import argparse
+import asyncio
+import json
+import time
+from pathlib import Path
+
+from aioesphomeapi import api_pb2 as pb
+from aioesphomeapi.core import MESSAGE_TYPE_TO_PROTO
+
+TYPE_OF = {cls: num for num, cls in MESSAGE_TYPE_TO_PROTO.items()}
+# VOICE_ASSISTANT | SPEAKER | API_AUDIO | ANNOUNCE | START_CONVERSATION
+FEATURES = 1 | 2 | 4 | 16 | 32
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+async def read_varint(r):
+    shift = value = 0
+    while True:
+        b = (await r.readexactly(1))[0]
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value
+        shift += 7
+
+
+class Device:
+    def __init__(self, args):
+        self.args = args
+        self.writer = None
+
+    def log(self, **kw):
+        with open(Path(self.args.outdir) / "events.jsonl", "a") as f:
+            f.write(json.dumps({"t": time.time(), **kw}) + "\n")
+
+    def send(self, msg):
+        data = msg.SerializeToString()
+        self.writer.write(b"\x00" + varint(len(data)) + varint(TYPE_OF[type(msg)]) + data)
+
+    async def serve(self, reader, writer):
+        self.writer = writer
+        try:
+            while True:
+                if (await reader.readexactly(1)) != b"\x00":
+                    return
+                length = await read_varint(reader)
+                kind = await read_varint(reader)
+                body = await reader.readexactly(length)
+                cls = MESSAGE_TYPE_TO_PROTO.get(kind)
+                if cls is None:
+                    continue
+                msg = cls()
+                msg.ParseFromString(body)
+                await self.handle(msg)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def handle(self, m):
+        if isinstance(m, pb.HelloRequest):
+            self.send(pb.HelloResponse(api_version_major=1, api_version_minor=10,
+                                       server_info="homebot test Voice PE stand-in", name=self.args.name))
+        elif isinstance(m, pb.ConnectRequest):
+            self.send(pb.ConnectResponse(invalid_password=False))
+        elif isinstance(m, pb.DeviceInfoRequest):
+            self.send(pb.DeviceInfoResponse(
+                uses_password=False, name=self.args.name, mac_address="02:00:00:00:00:01",
+                esphome_version="2025.4.0", compilation_time="", model="stand-in",
+                manufacturer="homebot", friendly_name="Voice PE stand-in",
+                voice_assistant_feature_flags=FEATURES))
+        elif isinstance(m, pb.ListEntitiesRequest):
+            self.send(pb.ListEntitiesDoneResponse())
+        elif isinstance(m, pb.PingRequest):
+            self.send(pb.PingResponse())
+        elif isinstance(m, pb.DisconnectRequest):
+            self.send(pb.DisconnectResponse())
+        elif isinstance(m, pb.VoiceAssistantConfigurationRequest):
+            self.send(pb.VoiceAssistantConfigurationResponse(max_active_wake_words=1))
+        elif isinstance(m, pb.VoiceAssistantAnnounceRequest):
+            self.log(type="announce", media_id=m.media_id, text=m.text,
+                     start_conversation=m.start_conversation)
+            self.send(pb.VoiceAssistantAnnounceFinished(success=True))
+            if m.start_conversation:
+                # the firmware listens right after the announcement: no wake word
+                self.log(type="listening")
+                self.send(pb.VoiceAssistantRequest(
+                    start=True, conversation_id="", flags=0,
+                    audio_settings=pb.VoiceAssistantAudioSettings(volume_multiplier=1.0)))
+        elif isinstance(m, pb.VoiceAssistantResponse):
+            self.log(type="pipeline-started", port=m.port, error=m.error)
+            if not m.error:
+                asyncio.get_running_loop().create_task(self.speak())
+        elif isinstance(m, pb.VoiceAssistantEventResponse):
+            self.log(type="pipeline-event", event_type=m.event_type,
+                     data={d.name: d.value for d in m.data})
+        elif isinstance(m, pb.VoiceAssistantAudio):
+            pass  # the reply's audio
+        else:
+            self.log(type="message", name=type(m).__name__)
+
+    async def speak(self):
+        """A second of 16 kHz mono audio (its words are the ASR stand-in's), then its end
+        (HA goes on to speech-to-text; a stop request would abort the pipeline)."""
+        for _ in range(10):
+            self.send(pb.VoiceAssistantAudio(data=bytes(3200)))
+            await asyncio.sleep(0.01)
+        self.send(pb.VoiceAssistantAudio(end=True))
+        await self.writer.drain()
+
+
+async def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--outdir", required=True)
+    p.add_argument("--name", default="kitchen-voice-pe")
+    a = p.parse_args()
+    Path(a.outdir).mkdir(parents=True, exist_ok=True)
+
+    async def conn(reader, writer):
+        await Device(a).serve(reader, writer)
+
+    server = await asyncio.start_server(conn, "127.0.0.1", a.port)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
