@@ -34,9 +34,11 @@ fn jitter(n: usize) -> u64 {
 /// prompt was built for (`None`: normal operation).
 type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
-fn session_in_tail(tail: &str) -> Option<String> {
-    let i = tail.find("· 会话 ")?;
-    let rest = &tail[i + "· 会话 ".len()..];
+/// The mode session a request was built in: named by the frozen prompt's
+/// `[本次会话]` block in the system message.
+fn session_in_system(system: &str) -> Option<String> {
+    let i = system.find("\n[本次会话]\n会话: ")?;
+    let rest = &system[i + "\n[本次会话]\n会话: ".len()..];
     Some(rest.split_whitespace().next()?.to_string())
 }
 
@@ -66,11 +68,11 @@ async fn concurrent_channels_keep_every_invariant() {
         let msgs = body["messages"].as_array().unwrap();
         let last = msgs.last().unwrap();
         if last["role"] == "user" {
-            let tail = last["content"].as_str().unwrap();
+            let system = msgs[0]["content"].as_str().unwrap();
             seen2
                 .lock()
                 .unwrap()
-                .push((user_words(last), session_in_tail(tail)));
+                .push((user_words(last), session_in_system(system)));
         }
         FakeReply::Delay(Duration::from_millis(jitter(n)), Box::new(scripted(body)))
     })
