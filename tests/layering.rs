@@ -175,3 +175,50 @@ fn imports_have_no_circles_and_the_kernel_never_imports_channels() {
         "modes must get its plugin table from the caller"
     );
 }
+
+/// Channel names and chat-id prefixes the kernel must not decide on.
+const CHANNEL_WORDS: &[&str] = &[
+    "== \"qq\"",
+    "== \"voice\"",
+    "== \"cli\"",
+    "\"group:",
+    "\"private:",
+    "\"qq\" =>",
+    "\"voice\" =>",
+    "\"cli\" =>",
+];
+
+#[test]
+fn the_kernel_decides_on_typed_facts_not_on_channel_names() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut found = Vec::new();
+    for p in files {
+        let rel = p
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        // the registry itself; a configuration section naming its own channel; tests
+        if rel == "turn/facts.rs"
+            || rel.starts_with("config/")
+            || rel.contains("/tests/")
+            || rel.ends_with("tests.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (n, line) in without_test_modules(&text).lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            if let Some(w) = CHANNEL_WORDS.iter().find(|w| code.contains(*w)) {
+                found.push(format!("src/{rel}:{}: {w}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "channel names compared outside the registry (src/turn/facts.rs):\n{}",
+        found.join("\n")
+    );
+}

@@ -10,7 +10,7 @@ use crate::channels::contract::{Channel, StartError, Started};
 use crate::control::{self, Request};
 use crate::kernel::{Kernel, KernelError, KernelOptions};
 use crate::outbound::{DeliveryError, Outbound};
-use crate::turn::{Reply, Turn};
+use crate::turn::{Audience, Facts, Modality, Reply, Trust, Turn};
 use rustyline::error::ReadlineError;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -94,6 +94,12 @@ impl CliOptions {
     /// A turn of this chat, with its scene keys and policy.
     pub fn turn(&self, text: &str) -> Turn {
         let mut t = Turn::new(CHANNEL, &self.chat_id, &self.speaker, text);
+        t.facts = Some(Facts {
+            audience: Audience::Terminal,
+            modality: Modality::Text,
+            trust: Trust::Owner,
+            memory_peer: Some(self.chat_id.clone()).filter(|c| !c.is_empty()),
+        });
         t.scenes = self.scenes.clone();
         t.scene_policy = self.scene_policy;
         t

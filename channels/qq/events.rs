@@ -14,7 +14,7 @@ use super::message::{self, Addressed};
 use super::{Qq, CHANNEL};
 use crate::config::{Access, QqPolicy, QqSwitchPolicy};
 use crate::kernel::PendingReply;
-use crate::turn::{Reply, Turn};
+use crate::turn::{Audience, Facts, Modality, Reply, Trust, Turn};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
@@ -286,7 +286,22 @@ impl Qq {
         let reply = if text.is_empty() {
             PendingReply::Ready(Reply::ok("在的，请说。"))
         } else {
+            let audience = match &target {
+                Target::Group { group_id, .. } => (Audience::Group, format!("group_{group_id}")),
+                Target::Private { user_id } => (Audience::Private, format!("private_{user_id}")),
+            };
             let mut turn = Turn::new(CHANNEL, target.key(), speaker, text);
+            turn.facts = Some(Facts {
+                audience: audience.0,
+                modality: Modality::Text,
+                // a member only through the household's qq_ids mapping
+                trust: if member.is_some() {
+                    Trust::Member
+                } else {
+                    Trust::Guest
+                },
+                memory_peer: Some(audience.1),
+            });
             turn.may_switch_modes = may_switch;
             turn.reply_to = Some(target.outbound());
             // admitted now, at arrival: the chat's FIFO keeps QQ's order

@@ -46,7 +46,7 @@ use crate::channels::net::{listener_limit, HttpLimits};
 use crate::config::{HomeAssistantConfig, VoiceConfig};
 use crate::kernel::{Kernel, PendingReply};
 use crate::outbound::{DeliveryError, Outbound};
-use crate::turn::Turn;
+use crate::turn::{Audience, Facts, Modality, Trust, Turn};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
@@ -59,7 +59,7 @@ use tracing::warn;
 pub const CHANNEL: &str = "voice";
 pub const WS_PATH: &str = "/voice/ws";
 /// The speaker id of everyone the configuration does not vouch for.
-pub const GUEST: &str = "guest";
+pub const GUEST: &str = crate::turn::facts::GUEST;
 use crate::speech::CONTINUE_MARKERS;
 
 /// Voice reply rules, put in the dynamic tail of voice turns.
@@ -363,6 +363,14 @@ impl Voice {
 /// speaker go to `front`.
 fn voice_turn(session_id: &str, speaker: &str, text: &str, front: &str) -> Turn {
     let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
+    // every wake is a new session: the speaker the household mapped is the identity
+    let guest = speaker.is_empty() || speaker == GUEST;
+    turn.facts = Some(Facts {
+        audience: Audience::Room,
+        modality: Modality::Speech,
+        trust: if guest { Trust::Guest } else { Trust::Member },
+        memory_peer: Some(if guest { GUEST } else { speaker }.to_string()),
+    });
     turn.reply_hint = Some(VOICE_HINT.to_string());
     turn.reply_to = Some(front.to_string());
     turn

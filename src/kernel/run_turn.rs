@@ -55,8 +55,8 @@ impl Kernel {
             );
         }
         if text.starts_with('/') {
-            // the terminal is the owner's; every other chat sees its own reminders
-            let scope = if turn.channel == "cli" {
+            // the owner (the terminal) sees the household's; every other chat its own
+            let scope = if turn.facts().trust == crate::turn::Trust::Owner {
                 crate::cron::Scope::Household
             } else {
                 crate::cron::Scope::Chat {

@@ -26,9 +26,6 @@ use crate::turn::Turn;
 use chrono::{DateTime, FixedOffset, Timelike};
 use std::collections::BTreeMap;
 
-/// The speaker id of voice users the household did not vouch for.
-const GUEST: &str = "guest";
-
 /// A stable stand-in for an id no key can hold (too long): FNV-1a, 64 bits. Stable across
 /// builds (keys are stored), unlike `std`'s hasher.
 fn stand_in(id: &str) -> String {
@@ -97,25 +94,6 @@ pub fn part_of_day(t: DateTime<FixedOffset>) -> &'static str {
     }
 }
 
-/// The peer of a turn, or `None` when the channel gives no identity worth a scene.
-pub fn peer_of(channel: &str, chat_id: &str, speaker_id: &str) -> Option<String> {
-    match channel {
-        "qq" => {
-            if let Some(g) = chat_id.strip_prefix("group:") {
-                Some(format!("group_{g}"))
-            } else {
-                chat_id
-                    .strip_prefix("private:")
-                    .map(|u| format!("private_{u}"))
-            }
-        }
-        // every wake is a new session: the trusted speaker is the identity, not the chat
-        "voice" if speaker_id.is_empty() => Some(GUEST.to_string()),
-        "voice" => Some(speaker_id.to_string()),
-        _ => (!chat_id.is_empty()).then(|| chat_id.to_string()),
-    }
-}
-
 /// Where a turn stands in the scene index: its keys and its weak features. Empty for a
 /// turn under `ScenePolicy::None`: no features, no keys.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -150,7 +128,7 @@ impl TurnScene {
         }
         if keys.is_empty() {
             let chan = format!("chan:{}", turn.channel);
-            let key = match peer_of(&turn.channel, &turn.chat_id, &turn.speaker_id) {
+            let key = match turn.facts().memory_peer {
                 // an id no key can hold (too long, nothing but punctuation) keeps a peer of
                 // its own: falling back to the bare channel would make it cover every chat
                 // …and so does one that normalizing would change: `A-b` and `a-b`, or
@@ -236,20 +214,7 @@ mod tests {
 
     #[test]
     fn peers_keep_groups_private_chats_and_guests_apart() {
-        assert_eq!(
-            peer_of("qq", "group:1027", "mom").as_deref(),
-            Some("group_1027")
-        );
-        assert_eq!(
-            peer_of("qq", "private:42", "mom").as_deref(),
-            Some("private_42")
-        );
-        assert_eq!(peer_of("voice", "sess-1", "mom").as_deref(), Some("mom"));
-        assert_eq!(
-            peer_of("voice", "sess-1", "guest").as_deref(),
-            Some("guest")
-        );
-        assert_eq!(peer_of("cli", "local", "owner").as_deref(), Some("local"));
+        // (the peers themselves: the registry's table, `turn::facts` tests)
         let cfg = MemoryConfig::default();
         let t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
         let s = TurnScene::of(&t, at(19), &cfg);

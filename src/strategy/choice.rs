@@ -36,9 +36,9 @@ const FILLERS: &[&str] = &[
     "要", "就", "第", "个", "号", "项", "吧", "的", "和", "跟", "与", "呢", "啊", "嗯", "那",
 ];
 
-/// How the question is shown: `voice` spoken, everything else a numbered list.
-pub fn render(a: &Asked, channel: &str, group_asker_only: bool) -> String {
-    if channel == "voice" {
+/// How the question is shown: spoken as words, else a numbered list.
+pub fn render(a: &Asked, modality: crate::turn::Modality, group_asker_only: bool) -> String {
+    if modality == crate::turn::Modality::Speech {
         let opts: Vec<String> = a
             .options
             .iter()
@@ -253,15 +253,15 @@ mod tests {
     #[test]
     fn rendering_per_channel() {
         let a = q(&["番茄炒蛋", "青椒肉丝"], false, false);
-        let qq = render(&a, "qq", true);
+        let qq = render(&a, crate::turn::Modality::Text, true);
         assert!(
             qq.starts_with("今晚做哪个？\n1. 番茄炒蛋\n2. 青椒肉丝\n（"),
             "{qq}"
         );
         assert!(qq.contains("请提问的人 @我 回答"), "{qq}");
-        let cli = render(&a, "cli", false);
+        let cli = render(&a, crate::turn::Modality::Text, false);
         assert!(!cli.contains("@我"), "{cli}");
-        let voice = render(&a, "voice", false);
+        let voice = render(&a, crate::turn::Modality::Speech, false);
         assert_eq!(
             voice,
             "今晚做哪个？ 一，番茄炒蛋；二，青椒肉丝。请说序号或名字。"

@@ -129,7 +129,7 @@ impl Ctx<'_> {
         v
     }
     pub(super) fn group_asker_only(&self, anyone: bool) -> bool {
-        self.turn.channel == "qq" && self.turn.chat_id.starts_with("group:") && !anyone
+        self.turn.facts().audience == crate::turn::Audience::Group && !anyone
     }
 }
 
@@ -247,7 +247,7 @@ async fn check_answer(c: &Ctx<'_>) -> Answer {
     let now = c.now();
     let speaker = c.turn.speaker_id.clone();
     let text = c.text.to_string();
-    let group = c.turn.channel == "qq" && c.turn.chat_id.starts_with("group:");
+    let group = c.turn.facts().audience == crate::turn::Audience::Group;
     let r =
         c.st.update(|st| {
             let Some(p) = st.choices.get(&key).cloned() else {
@@ -330,7 +330,11 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> St
     let Some(asked) = p.env.choice.take() else {
         return StrategyOutcome::done(o);
     };
-    let reply = choice::render(&asked, &c.turn.channel, c.group_asker_only(asked.anyone));
+    let reply = choice::render(
+        &asked,
+        c.turn.facts().modality,
+        c.group_asker_only(asked.anyone),
+    );
     let pending = PendingChoice {
         asked: asked.clone(),
         asker: c.turn.speaker_id.clone(),

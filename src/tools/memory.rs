@@ -24,6 +24,8 @@ pub struct MemoryEnv {
     pub now: i64,
     /// `memory_commit` calls made so far in this turn.
     pub commits: AtomicUsize,
+    /// The speaker is the owner (the terminal): every scene is theirs to read and forget.
+    pub owner: bool,
 }
 
 impl MemoryEnv {
@@ -37,6 +39,7 @@ impl MemoryEnv {
             memory: memory.clone(),
             now: now.timestamp(),
             commits: AtomicUsize::new(0),
+            owner: turn.facts().trust == crate::turn::Trust::Owner,
         }
     }
 }
@@ -133,8 +136,8 @@ fn visible(scene: &TurnScene, owner: bool, origin: &str, from: &str, keys: &[&Sc
 pub async fn execute(env: &ToolEnv, call: &ToolCall) -> Option<ToolResult> {
     let m = &env.memory;
     let cfg = m.memory.config();
-    // the terminal is the owner's, whatever its scene policy
-    let owner = env.origin.channel == "cli";
+    // the owner's, whatever its scene policy
+    let owner = m.owner;
     Some(match call.name.as_str() {
         "memory_commit" => {
             let a: CommitArgs = match parse_args(call) {

@@ -1,5 +1,9 @@
-//! What channels send into the kernel and what comes back.
+//! What channels send into the kernel and what comes back. A turn's typed facts — its
+//! audience, modality, trust and memory peer — are in [`facts`].
 
+pub mod facts;
+
+pub use facts::{Audience, Facts, Modality, Trust};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -40,6 +44,11 @@ pub struct Turn {
     /// over the control socket.
     #[serde(skip)]
     pub partials: Option<Partials>,
+    /// What the channel states about this turn; `None`: the kernel's registry decides
+    /// from the channel's name ([`facts::defaults`]). Never taken from the control
+    /// socket: a turn sent there gets the registry's facts.
+    #[serde(skip)]
+    pub facts: Option<Facts>,
 }
 
 fn yes() -> bool {
@@ -65,7 +74,15 @@ impl Turn {
             scene_policy: None,
             scenes: Vec::new(),
             partials: None,
+            facts: None,
         }
+    }
+
+    /// The turn's facts: as its channel stated them, else the registry's.
+    pub fn facts(&self) -> Facts {
+        self.facts
+            .clone()
+            .unwrap_or_else(|| facts::defaults(&self.channel, &self.chat_id, &self.speaker_id))
     }
 
     /// Where proactive messages for this turn's chat go (see `reply_to`).
