@@ -188,7 +188,7 @@ impl Config {
             .or_else(|| is_anthropic(&base_url).then(|| ANTHROPIC_MODEL.to_string()));
         let local = is_loopback(&base_url);
         // the same output cap everywhere: a slow local model is given time instead
-        // (`timeout_secs`), and its owner may lower `max_tokens` (README)
+        // (`timeout_secs`), and its owner may lower `max_tokens` (docs/providers.md)
         let max_tokens = file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
         Some(ResolvedProvider {
             model: ModelChoice(model),

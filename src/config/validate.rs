@@ -169,7 +169,7 @@ fn opt<T: TryInto<u64>>(key: &'static str, value: Option<T>, min: u64, max: u64)
 }
 
 impl Config {
-    /// The range of every number in the file (README "Limits" lists them).
+    /// The range of every number in the file (docs/configuration.md, "Bounds", lists them).
     fn limits(&self) -> Vec<Bound> {
         let a = &self.agent;
         let t = &self.tools;

@@ -1,5 +1,5 @@
 //! Run modes: explicitly entered, global context spaces that survive across channels
-//! and voice wakes (the README's introduction and "The workspace" describe them).
+//! and voice wakes (docs/modes-and-skills.md and docs/operations.md, "The workspace", describe them).
 //!
 //! - [`manifest`] — `mode.json`, strictly parsed (and the expiry policy).
 //! - [`plugin`] — the `ModePlugin` trait a mode's code implements.

@@ -15,7 +15,7 @@
 //! during the session. Switching is a hot patch of this state: it never touches the
 //! conversation, the frozen `system_prompt.md` or the tool list; the strategy's
 //! instruction goes in the dynamic tail as a [`TailSection`], so the cached prefix of a
-//! running session stays byte-identical (see README, "Strategies").
+//! running session stays byte-identical (see docs/strategies.md).
 //!
 //! Layout: this file — the state handle, `/strategy`, the effective strategy;
 //! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect`; [`choice`] — `ask_user_choice` rendered per
