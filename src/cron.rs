@@ -14,6 +14,7 @@ use crate::clock::SharedClock;
 use crate::modes::ModesHandle;
 use crate::outbound::Doors;
 use crate::reminders::{store, when, BookError, Origin, Reminder, ReminderBook};
+use crate::supervise::Supervisor;
 use actix::prelude::*;
 use chrono::{DateTime, FixedOffset};
 use chrono_tz::Tz;
@@ -37,7 +38,12 @@ pub enum ReminderError {
     Store(String),
     #[error("the cron actor has stopped")]
     Gone,
+    #[error(transparent)]
+    Unavailable(#[from] crate::supervise::Unavailable),
 }
+
+/// The Cron actor's name in supervision messages.
+const ACTOR: &str = "the cron actor";
 
 /// How deliveries are retried.
 #[derive(Debug, Clone, Copy)]
@@ -73,6 +79,8 @@ pub struct Cron {
     /// `reminders.json` could not be read: nothing is written over it.
     read_only: Option<String>,
     timer: Option<SpawnHandle>,
+    /// Restarts after a panic ([`crate::supervise`]): the book is read again from disk.
+    sup: Supervisor,
 }
 
 pub struct CronSetup {
@@ -110,8 +118,45 @@ impl Cron {
             delivering: HashMap::new(),
             read_only,
             timer: None,
+            sup: Supervisor::new(ACTOR),
         };
         (cron, warning)
+    }
+
+    /// Run `f` supervised: a panic in it reads the book afresh from `reminders.json`.
+    fn supervised<R>(
+        &mut self,
+        what: &'static str,
+        f: impl FnOnce(&mut Cron) -> R,
+    ) -> Result<R, crate::supervise::Unavailable> {
+        let mut sup = std::mem::replace(&mut self.sup, Supervisor::new(ACTOR));
+        let r = sup.run(self, what, f, |old, hit| old.reloaded(hit));
+        self.sup = sup;
+        r
+    }
+
+    /// This actor with its book read again from disk; deliveries under way and the
+    /// timer carry over.
+    fn reloaded(&mut self, hit: &str) -> Result<Cron, String> {
+        let (book, warning) = store::load(&self.path).map_err(|e| e.to_string())?;
+        if let Some(w) = warning {
+            warn!("{w}");
+        }
+        warn!(hit, "the cron actor was restarted from disk");
+        Ok(Cron {
+            modes: self.modes.clone(),
+            period: self.period,
+            clock: self.clock.clone(),
+            tz: self.tz,
+            path: self.path.clone(),
+            book,
+            doors: self.doors.clone(),
+            retry: self.retry,
+            delivering: std::mem::take(&mut self.delivering),
+            read_only: None,
+            timer: self.timer.take(),
+            sup: Supervisor::new(ACTOR),
+        })
     }
 
     fn now(&self) -> DateTime<FixedOffset> {
@@ -306,9 +351,12 @@ pub struct Delivering;
 impl Handler<Delivering> for Cron {
     type Result = MessageResult<Delivering>;
     fn handle(&mut self, _: Delivering, _: &mut Context<Self>) -> Self::Result {
-        let mut ids: Vec<u32> = self.delivering.keys().copied().collect();
-        ids.sort();
-        MessageResult(ids)
+        let ids = self.supervised("delivering", |c| {
+            let mut ids: Vec<u32> = c.delivering.keys().copied().collect();
+            ids.sort();
+            ids
+        });
+        MessageResult(ids.unwrap_or_default())
     }
 }
 
@@ -322,71 +370,81 @@ struct Delivered {
 impl Handler<SetReminder> for Cron {
     type Result = Result<Reminder, ReminderError>;
     fn handle(&mut self, m: SetReminder, ctx: &mut Context<Self>) -> Self::Result {
-        let now = self.now();
-        let due = when::resolve(self.clock.now(), self.tz, m.in_seconds, m.at.as_deref())?;
-        let r = self.commit(|b| b.add(now, due, &m.text, m.origin).cloned())?;
-        info!(id = r.id, due = %r.due_at, "reminder set");
-        self.arm(ctx);
-        Ok(r)
+        self.supervised("set-reminder", |c| {
+            crate::failpoint::panic_once("cron.set_reminder");
+            let now = c.now();
+            let due = when::resolve(c.clock.now(), c.tz, m.in_seconds, m.at.as_deref())?;
+            let r = c.commit(|b| b.add(now, due, &m.text, m.origin).cloned())?;
+            info!(id = r.id, due = %r.due_at, "reminder set");
+            c.arm(ctx);
+            Ok(r)
+        })?
     }
 }
 
 impl Handler<ListReminders> for Cron {
     type Result = MessageResult<ListReminders>;
     fn handle(&mut self, m: ListReminders, _: &mut Context<Self>) -> Self::Result {
-        let list: Vec<Reminder> = if m.all {
-            self.book.all().cloned().collect()
-        } else {
-            self.book.pending().cloned().collect()
-        };
-        MessageResult(list.into_iter().filter(|r| m.scope.covers(r)).collect())
+        let list = self.supervised("list-reminders", |c| {
+            let list: Vec<Reminder> = if m.all {
+                c.book.all().cloned().collect()
+            } else {
+                c.book.pending().cloned().collect()
+            };
+            list.into_iter().filter(|r| m.scope.covers(r)).collect()
+        });
+        MessageResult(list.unwrap_or_default())
     }
 }
 
 impl Handler<CancelReminder> for Cron {
     type Result = Result<Reminder, ReminderError>;
     fn handle(&mut self, m: CancelReminder, ctx: &mut Context<Self>) -> Self::Result {
-        let now = self.now();
-        // another chat's reminder is as if it did not exist
-        if !self.book.get(m.id).is_some_and(|r| m.scope.covers(r)) {
-            return Err(BookError::NotPending(m.id).into());
-        }
-        let r = self.commit(|b| b.cancel(m.id, now).cloned())?;
-        // being delivered right now: stop it, it must not ring after all
-        if let Some(task) = self.delivering.remove(&m.id) {
-            task.abort();
-        }
-        self.arm(ctx);
-        Ok(r)
+        self.supervised("cancel-reminder", |c| {
+            let now = c.now();
+            // another chat's reminder is as if it did not exist
+            if !c.book.get(m.id).is_some_and(|r| m.scope.covers(r)) {
+                return Err(BookError::NotPending(m.id).into());
+            }
+            let r = c.commit(|b| b.cancel(m.id, now).cloned())?;
+            // being delivered right now: stop it, it must not ring after all
+            if let Some(task) = c.delivering.remove(&m.id) {
+                task.abort();
+            }
+            c.arm(ctx);
+            Ok(r)
+        })?
     }
 }
 
 impl Handler<Wake> for Cron {
     type Result = ();
     fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
-        self.tick(ctx);
+        let _ = self.supervised("wake", |c| c.tick(ctx));
     }
 }
 
 impl Handler<Delivered> for Cron {
     type Result = ();
     fn handle(&mut self, m: Delivered, ctx: &mut Context<Self>) {
-        self.delivering.remove(&m.id);
-        let now = self.now();
-        match m.result {
-            Ok(()) => {
-                info!(id = m.id, "reminder delivered");
-                // crash test: delivered, not yet marked fired
-                crate::failpoint::hit("reminder.before_marked");
-                self.book.mark_fired(m.id, now);
+        let _ = self.supervised("delivered", |c| {
+            c.delivering.remove(&m.id);
+            let now = c.now();
+            match m.result {
+                Ok(()) => {
+                    info!(id = m.id, "reminder delivered");
+                    // crash test: delivered, not yet marked fired
+                    crate::failpoint::hit("reminder.before_marked");
+                    c.book.mark_fired(m.id, now);
+                }
+                Err(e) => {
+                    warn!(id = m.id, error = %e, "reminder undelivered; shown by `homebot reminders`");
+                    c.book.mark_undelivered(m.id, now, &e);
+                }
             }
-            Err(e) => {
-                warn!(id = m.id, error = %e, "reminder undelivered; shown by `homebot reminders`");
-                self.book.mark_undelivered(m.id, now, &e);
-            }
-        }
-        let _ = self.save();
-        self.arm(ctx);
+            let _ = c.save();
+            c.arm(ctx);
+        });
     }
 }
 

@@ -26,7 +26,8 @@
 //!   (SQLite, one memory thread).
 //! - [`strategy`] — how the agent works (Build / Plan / Spec / Reflect / Assist /
 //!   Custom), run by the kernel around the agent's tool loop; `ask_user_choice` answers.
-//! - [`cron`] — the Cron actor: mode expiry (and later user timers).
+//! - [`cron`] — the Cron actor: mode expiry and reminders; [`supervise`] — the one
+//!   supervision helper of the actors (restart from disk after a panic, capped backoff).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
 //!   [`netutil`] — connection caps, the descriptor budget, the accept loop (used by
@@ -69,6 +70,7 @@ pub mod scheduler;
 pub mod speech;
 pub mod strategy;
 pub mod summarizer;
+pub mod supervise;
 pub mod tools;
 pub mod turn;
 pub mod workspace;

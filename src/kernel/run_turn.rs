@@ -86,6 +86,13 @@ impl Kernel {
                     e.to_string(),
                 );
             }
+            Err(e @ ModeError::Recovering { secs }) => {
+                warn!(error = %e, "turn refused: the mode manager is recovering");
+                return Reply::failed(
+                    format!("抱歉，系统内部出错后正在恢复，请 {secs} 秒后再说一次。"),
+                    e.to_string(),
+                );
+            }
             Err(e @ ModeError::DiskFull { .. }) => {
                 warn!(error = %e, "turn refused: recording is failing for lack of space");
                 return Reply::failed(

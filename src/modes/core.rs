@@ -73,6 +73,8 @@ pub enum ModeError {
     UnknownTurn(TurnId),
     #[error("the mode manager failed while handling this request and was restarted from disk")]
     Restarted,
+    #[error("the mode manager is recovering from repeated failures; try again in {secs} s")]
+    Recovering { secs: u64 },
     #[error("the mode manager has stopped")]
     Gone,
     #[error("turns cannot be recorded since {since} ({error}); new turns wait until the disk takes writes again")]

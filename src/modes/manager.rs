@@ -22,78 +22,66 @@ use super::session::Record;
 use super::switch::SwitchAction;
 use super::switched::{SwitchError, Switched};
 use crate::clock::SharedClock;
+use crate::supervise::{Supervisor, Unavailable};
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use tracing::error;
 
 pub struct ModeManager {
     core: ModeCore,
     clock: SharedClock,
+    supervisor: Supervisor,
 }
 
 impl ModeManager {
     pub fn new(core: ModeCore, clock: SharedClock) -> Self {
-        Self { core, clock }
+        Self {
+            core,
+            clock,
+            supervisor: Supervisor::new("the mode manager"),
+        }
     }
 
-    /// Run `f` on the core; a panic restarts the core from disk.
+    /// Run `f` on the core, supervised ([`crate::supervise`]): a panic reopens the core
+    /// from disk.
     fn supervised<R>(
         &mut self,
         what: &'static str,
         f: impl FnOnce(&mut ModeCore, DateTime<Utc>) -> R,
     ) -> Result<R, ModeError> {
         let now = self.clock.now();
-        match catch_unwind(AssertUnwindSafe(|| f(&mut self.core, now))) {
-            Ok(r) => Ok(r),
-            Err(panic) => {
-                let why = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic".into());
-                self.restart(what, &why);
-                Err(ModeError::Restarted)
-            }
-        }
+        let clock = self.clock.clone();
+        self.supervisor
+            .run(
+                &mut self.core,
+                what,
+                |core| f(core, now),
+                |old, hit| reopen(old, clock.now(), hit),
+            )
+            .map_err(|e| match e {
+                Unavailable::Restarted { .. } => ModeError::Restarted,
+                Unavailable::Recovering { secs, .. } => ModeError::Recovering { secs },
+            })
     }
+}
 
-    fn restart(&mut self, what: &str, why: &str) {
-        error!(
-            request = what,
-            panic = why,
-            "the mode manager panicked; reopening the mode state from disk"
-        );
-        let ws = self.core.workspace().clone();
-        let registry = self.core.registry().clone();
-        let tz = self.core.timezone();
-        let next = self.core.next_turn_id();
-        let frozen = self.core.frozen_prompt_fn();
-        let notifier = self.core.archive_notifier();
-        let now = self.clock.now();
-        // reopening runs the same recovery as start-up; it must not take the actor down
-        let reopened = catch_unwind(AssertUnwindSafe(|| {
-            ModeCore::open(ws, registry, tz, now, frozen)
-        }))
-        .unwrap_or_else(|_| Err(ModeError::Restarted));
-        match reopened {
-            Ok(mut fresh) => {
-                fresh.continue_turn_ids(next);
-                fresh.set_chat_history_kept(self.core.chat_history_kept());
-                fresh.notify_archives(notifier);
-                fresh.warn(format!(
-                    "the mode manager failed while handling {what} ({why}) and was restarted from disk"
-                ));
-                self.core = fresh;
-            }
-            Err(e) => {
-                error!(error = %e, "the mode state could not be reopened; continuing with the state in memory");
-                self.core.warn(format!(
-                    "the mode manager failed while handling {what} ({why}) and could not reopen the workspace: {e}"
-                ));
-            }
-        }
-    }
+/// A core opened afresh from the workspace (the same recovery as start-up), carrying over
+/// what is not on disk: turn ids, how much chat history is kept, the summarizer's channel.
+fn reopen(old: &mut ModeCore, now: DateTime<Utc>, hit: &str) -> Result<ModeCore, String> {
+    let mut fresh = ModeCore::open(
+        old.workspace().clone(),
+        old.registry().clone(),
+        old.timezone(),
+        now,
+        old.frozen_prompt_fn(),
+    )
+    .map_err(|e| e.to_string())?;
+    fresh.continue_turn_ids(old.next_turn_id());
+    fresh.set_chat_history_kept(old.chat_history_kept());
+    fresh.notify_archives(old.archive_notifier());
+    fresh.warn(format!(
+        "the mode manager failed while handling {hit} and was restarted from disk"
+    ));
+    Ok(fresh)
 }
 
 impl Actor for ModeManager {
