@@ -131,8 +131,15 @@ impl Kernel {
             workspace: inner.ws.root(),
         };
         let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
-        let agent = tokio::time::timeout(
-            limit,
+        let agent = tokio::time::timeout(limit, async {
+            // Home Assistant's own agent first (issue 20): its answer, or the LLM's
+            let home = &inner.agent.home;
+            if let Some(speech) = home
+                .fast_path(&turn, ticket.mode.is_some(), &inner.strategies)
+                .await
+            {
+                return crate::tools::home::fast_path::outcome(speech);
+            }
             crate::strategy::run(
                 &inner.agent,
                 &inner.strategies,
@@ -142,8 +149,9 @@ impl Kernel {
                 text,
                 &turn,
                 &inner.modes,
-            ),
-        );
+            )
+            .await
+        });
         let mut awaits_answer = false;
         let mut cancelled = false;
         let outcome = tokio::select! {
