@@ -41,7 +41,11 @@ async fn model() -> FakeLlm {
             )
         };
         match words.trim() {
-            "开灯" => control("light.kitchen_light", "turn_on", json!({"brightness_pct": 40})),
+            "开灯" => control(
+                "light.kitchen_light",
+                "turn_on",
+                json!({"brightness_pct": 40}),
+            ),
             "开保险箱" => control("switch.secret_safe", "turn_on", json!({})),
             "关传感器" => control("sensor.washer_power", "turn_off", json!({})),
             "炸灯" => control("light.kitchen_light", "explode", json!({})),
@@ -114,7 +118,10 @@ async fn home_control_reaches_ha_only_within_the_households_rules() {
 
     // a light: the right domain, service, target and data
     let r = chat(&ws, "开灯").await;
-    assert!(r.contains("done: light.turn_on on light.kitchen_light"), "{r}");
+    assert!(
+        r.contains("done: light.turn_on on light.kitchen_light"),
+        "{r}"
+    );
     let on = ha.service_calls("light", "turn_on");
     assert_eq!(on.len(), 1, "{on:?}");
     assert_eq!(on[0]["target"], json!({"entity_id": "light.kitchen_light"}));
@@ -155,16 +162,31 @@ async fn home_control_reaches_ha_only_within_the_households_rules() {
     assert_eq!(ha.service_calls("light", "turn_on").len(), 1);
     let v = say(&gw, "看看家里").await;
     assert!(
-        v["data"]["text"].as_str().unwrap().contains("light.kitchen_light"),
+        v["data"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("light.kitchen_light"),
         "{v}"
     );
 
     // home_state: exposed entities only; a hostile name stays a name
     let r = chat(&ws, "看看家里").await;
-    assert!(r.contains("light.kitchen_light · 厨房 · Kitchen Light: on"), "{r}");
-    assert!(r.contains("lock.front_door") && r.contains("sensor.washer_power"), "{r}");
-    assert!(!r.contains("secret_safe"), "an unexposed entity was listed: {r}");
-    assert!(!r.contains("assist_satellite."), "satellites are not exposed: {r}");
+    assert!(
+        r.contains("light.kitchen_light · 厨房 · Kitchen Light: on"),
+        "{r}"
+    );
+    assert!(
+        r.contains("lock.front_door") && r.contains("sensor.washer_power"),
+        "{r}"
+    );
+    assert!(
+        !r.contains("secret_safe"),
+        "an unexposed entity was listed: {r}"
+    );
+    assert!(
+        !r.contains("assist_satellite."),
+        "satellites are not exposed: {r}"
+    );
     let evil = r.lines().find(|l| l.contains("switch.evil")).unwrap();
     assert!(!evil.contains('[') && !evil.contains("[/上下文]"), "{evil}");
 
@@ -229,7 +251,10 @@ async fn home_assistants_own_agent_answers_first_and_a_watch_reaches_a_qq_group(
     assert!(chats > 0);
     let o = homebot(&ws, None).arg("stats").output().await.unwrap();
     let stats = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(stats.contains("fast path") && stats.contains("1 turns"), "{stats}");
+    assert!(
+        stats.contains("fast path") && stats.contains("1 turns"),
+        "{stats}"
+    );
 
     // HA does not know it: the LLM answers as before
     let r = chat(&ws, "讲个笑话").await;

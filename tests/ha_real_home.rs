@@ -22,7 +22,10 @@ async fn model() -> FakeLlm {
     FakeLlm::start(|body, _| {
         let last = body["messages"].as_array().unwrap().last().unwrap().clone();
         if last["role"] == "tool" {
-            return text(&format!("结果：{}", last["content"].as_str().unwrap_or_default()));
+            return text(&format!(
+                "结果：{}",
+                last["content"].as_str().unwrap_or_default()
+            ));
         }
         let words = user_words(&last);
         if words.contains("测试控制") {
@@ -79,13 +82,17 @@ async fn acting_on_a_real_home_assistant() {
         .find(|a| a["name"] == "厨房")
         .unwrap()["area_id"]
         .clone();
-    hws.call(json!({"type": "config/entity_registry/update", "entity_id": LIGHT, "area_id": kitchen}))
-        .await
-        .unwrap();
-    hws.call(json!({"type": "homeassistant/expose_entity", "assistants": ["conversation"],
-                    "entity_ids": [LIGHT], "should_expose": true}))
-        .await
-        .unwrap();
+    hws.call(
+        json!({"type": "config/entity_registry/update", "entity_id": LIGHT, "area_id": kitchen}),
+    )
+    .await
+    .unwrap();
+    hws.call(
+        json!({"type": "homeassistant/expose_entity", "assistants": ["conversation"],
+                    "entity_ids": [LIGHT], "should_expose": true}),
+    )
+    .await
+    .unwrap();
     hws.watch_states().await;
 
     let fake = model().await;
@@ -123,13 +130,20 @@ async fn acting_on_a_real_home_assistant() {
         "fast path: {r:?} in {:.2} s (with the CLI process)",
         started.elapsed().as_secs_f64()
     );
-    assert!(r.contains("厨房") && r.contains("打开"), "{r}\n{}", gw.log());
+    assert!(
+        r.contains("厨房") && r.contains("打开"),
+        "{r}\n{}",
+        gw.log()
+    );
     assert_eq!(fake.calls(), 0, "the LLM was asked: {:?}", fake.requests());
     assert_eq!(hws.state_change(LIGHT, 30).await, "on");
 
     // 2. home_control through the LLM switches it off
     let r = chat(&ws, "测试控制").await;
-    assert!(r.contains("done: light.turn_off on light.kitchen_light"), "{r}");
+    assert!(
+        r.contains("done: light.turn_off on light.kitchen_light"),
+        "{r}"
+    );
     assert!(fake.calls() >= 1);
     assert_eq!(hws.state_change(LIGHT, 30).await, "off");
 

@@ -6,8 +6,8 @@
 //! answered by a future ([`ResponseFuture`]) bounded by the timeout.
 
 use super::connection::{self, Call, Report};
-use super::rooms::{Listening, Rooms};
 use super::home::HomeView;
+use super::rooms::{Listening, Rooms};
 use super::{HaError, Located, Status};
 use crate::config::HomeAssistantConfig;
 use actix::prelude::*;

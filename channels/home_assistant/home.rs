@@ -172,7 +172,11 @@ impl Home for HomeAssistant {
     }
 
     async fn services(&self, domain: &str) -> Result<Option<Vec<String>>, String> {
-        let fresh = |c: &Option<Services>| c.as_ref().filter(|(at, _)| at.elapsed() < SERVICES_FOR).map(|(_, m)| m.get(domain).cloned());
+        let fresh = |c: &Option<Services>| {
+            c.as_ref()
+                .filter(|(at, _)| at.elapsed() < SERVICES_FOR)
+                .map(|(_, m)| m.get(domain).cloned())
+        };
         if let Some(hit) = fresh(&self.services.lock().expect("services lock")) {
             return Ok(hit);
         }
@@ -210,7 +214,10 @@ impl Home for HomeAssistant {
         data: Value,
     ) -> Result<(), String> {
         let body = protocol::call_service(domain, service, entity_id, data);
-        self.command(body).await.map(|_| ()).map_err(|e| e.to_string())
+        self.command(body)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     async fn converse(&self, text: &str, room: Option<&str>, within: Duration) -> Converse {
@@ -222,7 +229,12 @@ impl Home for HomeAssistant {
             return Converse::NotHandled(why.into());
         }
         let key = text.to_string();
-        if !self.in_flight.lock().expect("in-flight lock").insert(key.clone()) {
+        if !self
+            .in_flight
+            .lock()
+            .expect("in-flight lock")
+            .insert(key.clone())
+        {
             return Converse::NotHandled(
                 "the same sentence is with Home Assistant's agent already (it came back)".into(),
             );

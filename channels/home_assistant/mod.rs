@@ -126,7 +126,9 @@ pub struct HomeAssistant {
     /// while it is there is not sent again).
     in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// Fired watches, until the channel's delivery task takes them.
-    watches: std::sync::Arc<std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>>>>,
+    watches: std::sync::Arc<
+        std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>>>,
+    >,
 }
 
 /// The token from `token_env`, or why there is none.
@@ -201,9 +203,7 @@ impl HomeAssistant {
     }
 
     /// The fired watches (once: the channel's delivery task takes them).
-    pub fn take_watches(
-        &self,
-    ) -> Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>> {
+    pub fn take_watches(&self) -> Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>> {
         self.watches.lock().ok()?.take()
     }
 

@@ -191,11 +191,8 @@ impl Channel for VoiceChannel {
             false => None,
         };
         if let Some(rx) = ha.as_ref().and_then(HomeAssistant::take_watches) {
-            let deliver = crate::channels::home_assistant::watch::deliver(
-                rx,
-                kernel.clone(),
-                cancel.clone(),
-            );
+            let deliver =
+                crate::channels::home_assistant::watch::deliver(rx, kernel.clone(), cancel.clone());
             kernel.spawn_service(deliver);
         }
         let ch = Voice {

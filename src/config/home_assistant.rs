@@ -282,10 +282,7 @@ impl HomeAssistantConfig {
         if self.watch.len() > MAX_WATCHES {
             return Err(invalid(
                 "watch".into(),
-                format!(
-                    "at most {MAX_WATCHES} watches, got {}",
-                    self.watch.len()
-                ),
+                format!("at most {MAX_WATCHES} watches, got {}", self.watch.len()),
             ));
         }
         for (i, w) in self.watch.iter().enumerate() {
@@ -293,7 +290,10 @@ impl HomeAssistantConfig {
             if !is_entity_id(&w.entity_id) {
                 return Err(invalid(
                     key("entity_id"),
-                    format!("must be an entity id like sensor.washer_power, got {:?}", w.entity_id),
+                    format!(
+                        "must be an entity id like sensor.washer_power, got {:?}",
+                        w.entity_id
+                    ),
                 ));
             }
             for (k, v, max) in [
@@ -305,7 +305,10 @@ impl HomeAssistantConfig {
                 if v.trim().is_empty() || v.chars().count() > max {
                     return Err(invalid(
                         key(k),
-                        format!("must be 1–{max} characters, got {:?}", v.chars().take(40).collect::<String>()),
+                        format!(
+                            "must be 1–{max} characters, got {:?}",
+                            v.chars().take(40).collect::<String>()
+                        ),
                     ));
                 }
             }

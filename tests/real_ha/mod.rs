@@ -409,7 +409,10 @@ impl HaWs {
             for e in events {
                 let data = &e["event"]["data"];
                 if e["type"] == "event" && data["entity_id"] == entity_id {
-                    return data["new_state"]["state"].as_str().unwrap_or_default().to_string();
+                    return data["new_state"]["state"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
                 }
             }
         }

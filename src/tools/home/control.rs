@@ -122,8 +122,7 @@ pub async fn run(env: &ToolEnv, home: &HomeEnv, call: &ToolCall, a: Args) -> Too
         Err(e) => return ToolResult::err(format!("error: could not read Home Assistant: {e}")),
     }
     let sensitive = matches!(domain, "lock" | "alarm_control_panel")
-        || (domain == "cover"
-            && matches!(target.device_class.as_deref(), Some("garage" | "gate")))
+        || (domain == "cover" && matches!(target.device_class.as_deref(), Some("garage" | "gate")))
         || cfg.confirm_entities.iter().any(|e| e == entity);
     if sensitive {
         match confirmed(env, home, entity, service, &data) {
@@ -154,8 +153,18 @@ enum Confirmation {
 
 /// Whether this turn answers a confirmation of exactly this call, from its asker, with
 /// "确认". A confirmation is used once.
-fn confirmed(env: &ToolEnv, home: &HomeEnv, entity: &str, service: &str, data: &Value) -> Confirmation {
-    let mut pending = home.access.pending.lock().expect("pending lock is never poisoned");
+fn confirmed(
+    env: &ToolEnv,
+    home: &HomeEnv,
+    entity: &str,
+    service: &str,
+    data: &Value,
+) -> Confirmation {
+    let mut pending = home
+        .access
+        .pending
+        .lock()
+        .expect("pending lock is never poisoned");
     let Some(p) = pending.get(&home.chat) else {
         return Confirmation::Ask;
     };
@@ -198,7 +207,11 @@ fn ask(
         Err(e) => return e,
     };
     {
-        let mut pending = home.access.pending.lock().expect("pending lock is never poisoned");
+        let mut pending = home
+            .access
+            .pending
+            .lock()
+            .expect("pending lock is never poisoned");
         pending.retain(|_, p| p.at.elapsed() <= CONFIRM_FOR);
         while pending.len() >= MAX_PENDING {
             let oldest = pending

@@ -60,7 +60,11 @@ pub fn render(mut all: Vec<HomeEntity>, a: &Args, room: Option<&str>) -> String 
         if n == 1 { "y" } else { "ies" }
     );
     for e in all.iter().take(MAX_LINES) {
-        let unit = e.unit.as_deref().map(|u| format!(" {u}")).unwrap_or_default();
+        let unit = e
+            .unit
+            .as_deref()
+            .map(|u| format!(" {u}"))
+            .unwrap_or_default();
         out.push_str(&format!(
             "{} · {} · {}: {}{unit}\n",
             e.entity_id,
@@ -120,7 +124,10 @@ mod tests {
             name: None,
         };
         let out = render(all, &kitchen, None);
-        assert!(out.starts_with("1 exposed entity") && !out.contains("bed"), "{out}");
+        assert!(
+            out.starts_with("1 exposed entity") && !out.contains("bed"),
+            "{out}"
+        );
         let many: Vec<HomeEntity> = (0..120)
             .map(|i| e(&format!("sensor.s{i:03}"), None, "S", "1"))
             .collect();
