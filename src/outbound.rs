@@ -50,7 +50,7 @@ pub trait Outbound: Send + Sync {
     }
 
     /// Home Assistant, when this channel holds it (the home tools and the fast path).
-    fn home(&self) -> Option<Arc<dyn crate::tools::home::Home>> {
+    fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
         None
     }
 }
@@ -84,7 +84,7 @@ impl Doors {
     }
 
     /// The first running channel's Home Assistant door, if one holds it.
-    pub fn home(&self) -> Option<Arc<dyn crate::tools::home::Home>> {
+    pub fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
         let doors = self.0.lock().expect("doors lock is never poisoned");
         doors.values().find_map(|d| d.home())
     }

@@ -12,7 +12,7 @@ use super::protocol::{self, short};
 use super::rooms::{clean_name, Rooms};
 use super::{actor, HomeAssistant};
 use crate::config::HomeAssistantConfig;
-use crate::tools::home::{Converse, Home, HomeEntity};
+use crate::home::{Converse, Home, HomeEntity};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -244,7 +244,7 @@ impl Home for HomeAssistant {
             "type": "conversation/process",
             "text": text,
             "language": self.language,
-            "agent_id": crate::tools::home::fast_path::AGENT,
+            "agent_id": crate::home::BUILTIN_AGENT,
         });
         match self.command_within(within, body).await {
             Ok(v) => conversed(&v),

@@ -444,7 +444,7 @@ impl Outbound for Voice {
     }
 
     /// Home Assistant for the home tools and the fast path, when configured.
-    fn home(&self) -> Option<Arc<dyn crate::tools::home::Home>> {
+    fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
         let ha = self.shared.ha.clone()?;
         Some(Arc::new(ha))
     }

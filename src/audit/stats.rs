@@ -46,7 +46,7 @@ pub fn compute(records: &[AuditRecord]) -> Stats {
     let mut s = Stats::default();
     for r in records {
         let day = r.timestamp.get(..10).unwrap_or("?").to_string();
-        if r.purpose == crate::tools::home::fast_path::PURPOSE {
+        if r.purpose == crate::home::FAST_PATH {
             *s.fast_path.entry(day).or_default() += 1;
             continue;
         }

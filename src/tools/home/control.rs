@@ -10,7 +10,6 @@
 
 use super::{HomeEnv, ToolResult, CONTROL, MAX_PENDING};
 use crate::provider::ToolCall;
-use crate::tools::choice::Asked;
 use crate::tools::ToolEnv;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -40,7 +39,6 @@ pub struct Pending {
     entity_id: String,
     service: String,
     data: Value,
-    asked: Asked,
     turn_id: crate::modes::core::TurnId,
     at: Instant,
 }
@@ -174,13 +172,33 @@ fn confirmed(
         return Confirmation::Ask;
     }
     let p = pending.remove(&home.chat).expect("checked above");
-    let yes = p.speaker == home.speaker
-        && crate::strategy::choice::parse(&env.user_text, &p.asked)
-            == crate::strategy::choice::Parsed::Selected(vec![0]);
+    let yes = p.speaker == home.speaker && chose_confirm(&env.user_text);
     match yes {
         true => Confirmation::Yes,
         false => Confirmation::No,
     }
+}
+
+/// Whether an answer chose the first option, [`CONFIRM`], and nothing else: "1", "一",
+/// "第一个", "确认", "确定" (with filler and punctuation around). Strict on purpose:
+/// anything else leaves the device alone.
+pub fn chose_confirm(answer: &str) -> bool {
+    let t: String = answer
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect::<String>()
+        .to_lowercase();
+    let mut t = t.as_str();
+    for filler in ["我选", "选择", "选", "就", "我要", "要"] {
+        t = t.strip_prefix(filler).unwrap_or(t);
+    }
+    for filler in ["吧", "的", "了", "执行"] {
+        t = t.strip_suffix(filler).unwrap_or(t);
+    }
+    matches!(
+        t,
+        "1" | "一" | "第一个" | "第1个" | "第一" | "第一项" | "确认" | "确定" | "ok" | "yes"
+    )
 }
 
 /// Keep the call and ask the user through `ask_user_choice` (the turn ends there).
@@ -202,10 +220,9 @@ fn ask(
         name: crate::tools::choice::NAME.into(),
         arguments,
     };
-    let asked = match crate::tools::choice::validate(&probe) {
-        Ok(a) => a,
-        Err(e) => return e,
-    };
+    if let Err(e) = crate::tools::choice::validate(&probe) {
+        return e;
+    }
     {
         let mut pending = home
             .access
@@ -228,7 +245,6 @@ fn ask(
                 entity_id: target.entity_id.clone(),
                 service: service.to_string(),
                 data,
-                asked: asked.clone(),
                 turn_id: env.turn_id,
                 at: Instant::now(),
             },
@@ -242,4 +258,37 @@ fn ask(
         "{CONTROL}: {} needs the user's confirmation; they were asked and the turn ends here. When their answer comes and chose {CONFIRM}, call {CONTROL} again with the same arguments.",
         target.entity_id
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_clear_first_choice_confirms() {
+        for yes in [
+            "1",
+            "一",
+            "第一个",
+            "确认",
+            "确认。",
+            "我选1",
+            "确定吧",
+            "确认执行",
+        ] {
+            assert!(chose_confirm(yes), "{yes}");
+        }
+        for no in [
+            "2",
+            "算了",
+            "不要",
+            "确认个屁不要",
+            "12",
+            "",
+            "1和2",
+            "取消",
+        ] {
+            assert!(!chose_confirm(no), "{no}");
+        }
+    }
 }

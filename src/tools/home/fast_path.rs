@@ -20,11 +20,7 @@ use std::time::{Duration, Instant};
 pub const WITHIN: Duration = Duration::from_secs(2);
 /// Longest sentence sent to Home Assistant's agent.
 pub const MAX_CHARS: usize = 100;
-/// The `purpose` of a fast-path turn's audit line.
-pub const PURPOSE: &str = "fast_path";
-/// Home Assistant's built-in agent: always this one, so a sentence that came from Home
-/// Assistant's pipeline (homebot being its conversation agent) never goes back to homebot.
-pub const AGENT: &str = "conversation.home_assistant";
+pub use crate::home::{BUILTIN_AGENT as AGENT, FAST_PATH as PURPOSE};
 
 /// Whether a sentence may take the fast path at all.
 pub fn plain(text: &str) -> bool {
@@ -38,11 +34,13 @@ pub fn plain(text: &str) -> bool {
 
 impl HomeAccess {
     /// Home Assistant's answer to this turn's sentence, if its own agent handled it.
+    /// `waiting` says whether a question or plan waits for this chat's answer (asked only
+    /// once the cheaper conditions hold).
     pub async fn fast_path(
         &self,
         turn: &Turn,
         in_mode: bool,
-        strategies: &crate::strategy::Strategies,
+        waiting: impl std::future::Future<Output = bool>,
     ) -> Option<String> {
         if !self.cfg.enabled() || !self.cfg.fast_path || in_mode || !plain(&turn.text) {
             return None;
@@ -52,13 +50,7 @@ impl HomeAccess {
         }
         let door = self.door()?;
         // a question or a plan waiting for this chat's answer takes the sentence
-        let st = strategies.snapshot().await;
-        let waiting = st.choices.contains_key(&turn.chat_key())
-            || st
-                .pending_work
-                .as_ref()
-                .is_some_and(|w| w.channel == turn.channel && w.chat_id == turn.chat_id);
-        if waiting {
+        if waiting.await {
             return None;
         }
         let started = Instant::now();
@@ -125,17 +117,6 @@ impl HomeAccess {
             }
         })
         .await;
-    }
-}
-
-/// A fast-path answer as the turn's outcome.
-pub fn outcome(speech: String) -> crate::strategy::StrategyOutcome {
-    crate::strategy::StrategyOutcome {
-        outcome: crate::agent::AgentOutcome {
-            reply: speech,
-            error: None,
-        },
-        awaits_answer: false,
     }
 }
 

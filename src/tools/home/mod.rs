@@ -18,11 +18,11 @@ use super::{parse_args, ToolResult};
 use crate::config::{Config, HomeAssistantConfig};
 use crate::outbound::Doors;
 use crate::provider::{ToolCall, ToolDef};
-use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+pub use crate::home::{Converse, Home, HomeEntity};
 pub use control::Pending;
 
 pub const STATE: &str = "home_state";
@@ -31,56 +31,6 @@ pub const CONTROL: &str = "home_control";
 pub const MAX_LINES: usize = 50;
 /// Confirmations waiting at once (the oldest goes first).
 pub const MAX_PENDING: usize = 64;
-
-/// One entity exposed to Assist, with its live state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HomeEntity {
-    pub entity_id: String,
-    /// Its friendly name (cleaned: one line, no brackets, bounded).
-    pub name: String,
-    /// Its room (area name), when it has one.
-    pub area: Option<String>,
-    pub state: String,
-    pub unit: Option<String>,
-    pub device_class: Option<String>,
-}
-
-/// What Home Assistant's own agent made of a sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Converse {
-    /// `action_done` / `query_answer`: its speech is the reply.
-    Handled {
-        speech: String,
-        response_type: String,
-    },
-    /// Anything else (`error`, `no_intent_match`, a timeout, not asked at all): why.
-    NotHandled(String),
-}
-
-/// Home Assistant, as the kernel sees it.
-#[async_trait]
-pub trait Home: Send + Sync {
-    /// The entities exposed to Assist (`conversation: true`), with their live states.
-    async fn exposed(&self) -> Result<Vec<HomeEntity>, String>;
-    /// The services Home Assistant has in `domain` (`None`: no such domain).
-    async fn services(&self, domain: &str) -> Result<Option<Vec<String>>, String>;
-    /// `call_service` on one entity.
-    async fn call(
-        &self,
-        domain: &str,
-        service: &str,
-        entity_id: &str,
-        data: Value,
-    ) -> Result<(), String>;
-    /// The sentence to Home Assistant's built-in agent (`conversation.home_assistant`),
-    /// within `within`; `room` is where the speaker is.
-    async fn converse(
-        &self,
-        text: &str,
-        room: Option<&str>,
-        within: std::time::Duration,
-    ) -> Converse;
-}
 
 /// The kernel's side of Home Assistant: the rules of `[home_assistant]` and the
 /// confirmations waiting for an answer. One per kernel.
@@ -198,14 +148,25 @@ pub async fn execute(env: &super::ToolEnv, call: &ToolCall) -> Option<ToolResult
             "error: Home Assistant is not configured in this household ([home_assistant] url).",
         ));
     };
-    Some(match call.name.as_str() {
-        STATE => match parse_args::<state::Args>(call) {
-            Ok(a) => state::run(home, a).await,
-            Err(e) => e,
-        },
-        _ => match parse_args::<control::Args>(call) {
-            Ok(a) => control::run(env, home, call, a).await,
-            Err(e) => e,
-        },
-    })
+    // each Home Assistant command has the timeout; the whole call has it too, so a
+    // slow Home Assistant never holds a turn longer than `timeout_secs`
+    let within = std::time::Duration::from_secs(home.access.cfg.timeout_secs);
+    let run = async {
+        match call.name.as_str() {
+            STATE => match parse_args::<state::Args>(call) {
+                Ok(a) => state::run(home, a).await,
+                Err(e) => e,
+            },
+            _ => match parse_args::<control::Args>(call) {
+                Ok(a) => control::run(env, home, call, a).await,
+                Err(e) => e,
+            },
+        }
+    };
+    Some(tokio::time::timeout(within, run).await.unwrap_or_else(|_| {
+        ToolResult::err(format!(
+            "error: Home Assistant did not answer within {} s; nothing more was done. Say so.",
+            within.as_secs()
+        ))
+    }))
 }
