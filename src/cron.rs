@@ -247,7 +247,7 @@ impl Cron {
 
 /// Deliver through the origin's channel door, retrying with backoff until the policy
 /// gives up.
-async fn deliver(
+pub async fn deliver(
     doors: &Doors,
     origin: &Origin,
     message: &str,

@@ -8,7 +8,8 @@
 //! - [`kernel`] — starts the actors; `submit` is the one door for channels;
 //!   [`scheduler`] — per-chat FIFOs, chats in parallel; [`commands`] — slash commands
 //!   and the status text; [`outbound`] — the doors through which the kernel speaks to
-//!   running channels (the channel contract itself is `channels::contract`).
+//!   running channels (the channel contract itself is `channels::contract`); [`home`] —
+//!   the door through which Home Assistant reaches the home tools and the fast path.
 //! - [`lock`] — one owner per workspace; [`control`] — the local control socket (a CLI
 //!   beside a running gateway routes through it).
 //! - [`modes`] — run modes: manifests, the registry, switch validation, `action.json`,
@@ -56,6 +57,7 @@ pub mod doctor;
 pub mod failpoint;
 pub mod fsutil;
 pub mod history;
+pub mod home;
 pub mod kernel;
 pub mod knowledge;
 pub mod lock;

@@ -48,6 +48,11 @@ pub trait Outbound: Send + Sync {
     async fn status(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Home Assistant, when this channel holds it (the home tools and the fast path).
+    fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
+        None
+    }
 }
 
 /// The outbound doors of the running channels, by channel name.
@@ -76,6 +81,12 @@ impl Doors {
             .expect("doors lock is never poisoned")
             .get(channel)
             .cloned()
+    }
+
+    /// The first running channel's Home Assistant door, if one holds it.
+    pub fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
+        let doors = self.0.lock().expect("doors lock is never poisoned");
+        doors.values().find_map(|d| d.home())
     }
 
     pub fn names(&self) -> Vec<String> {

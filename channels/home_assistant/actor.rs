@@ -6,6 +6,7 @@
 //! answered by a future ([`ResponseFuture`]) bounded by the timeout.
 
 use super::connection::{self, Call, Report};
+use super::home::HomeView;
 use super::rooms::{Listening, Rooms};
 use super::{HaError, Located, Status};
 use crate::config::HomeAssistantConfig;
@@ -25,6 +26,12 @@ pub struct HaActor {
     rooms: Rooms,
     listening: Listening,
     exposed: Option<usize>,
+    /// The entities exposed to Assist.
+    exposed_ids: HashSet<String>,
+    /// What the home tools see, rebuilt when the registries or the exposed list change.
+    view: std::sync::Arc<HomeView>,
+    /// Where fired watches go (the delivery task of the channel holding Home Assistant).
+    watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
     /// Satellites Home Assistant said cannot start a conversation (logged once each).
     no_listen_again: HashSet<String>,
 }
@@ -39,7 +46,11 @@ pub enum Link {
 }
 
 impl HaActor {
-    pub fn new(cfg: HomeAssistantConfig, settings: Result<connection::Settings, String>) -> Self {
+    pub fn new(
+        cfg: HomeAssistantConfig,
+        settings: Result<connection::Settings, String>,
+        watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
+    ) -> Self {
         let rooms = {
             let mut r = Rooms::default();
             r.apply_config(&cfg);
@@ -58,8 +69,15 @@ impl HaActor {
             rooms,
             listening: Listening::default(),
             exposed: None,
+            exposed_ids: HashSet::new(),
+            view: Default::default(),
+            watch_tx,
             no_listen_again: HashSet::new(),
         }
+    }
+
+    fn rebuild_view(&mut self) {
+        self.view = std::sync::Arc::new(HomeView::new(&self.rooms, &self.exposed_ids, &self.cfg));
     }
 }
 
@@ -100,6 +118,7 @@ impl Handler<FromConnection> for HaActor {
                 entities,
             } => {
                 self.rooms = Rooms::from_registries(&areas, &devices, &entities, &self.cfg);
+                self.rebuild_view();
                 tracing::info!(
                     areas = self.rooms.areas.len(),
                     satellites = self.rooms.satellites.len(),
@@ -107,7 +126,20 @@ impl Handler<FromConnection> for HaActor {
                     "Home Assistant registries read"
                 );
             }
-            Report::Exposed(n) => self.exposed = Some(n),
+            Report::Exposed(ids) => {
+                self.exposed = Some(ids.len());
+                self.exposed_ids = ids.into_iter().collect();
+                self.rebuild_view();
+            }
+            Report::Watch(i) => {
+                let (Some(w), Some(tx)) = (self.cfg.watch.get(i), &self.watch_tx) else {
+                    return;
+                };
+                tracing::info!(entity = %w.entity_id, to = %w.to, channel = %w.channel, "a Home Assistant watch fired");
+                if tx.try_send(w.clone()).is_err() {
+                    tracing::warn!(entity = %w.entity_id, "too many watch messages waiting; this one is dropped");
+                }
+            }
             Report::State { entity_id, state } => self.listening.update(&entity_id, &state),
         }
     }
@@ -290,5 +322,17 @@ impl Handler<ListenAgain> for HaActor {
             self.no_listen_again.insert(msg.entity_id.clone());
         }
         self.cfg.listen_again && !self.no_listen_again.contains(&msg.entity_id)
+    }
+}
+
+/// What the home tools see of the house (shared, cheap to hand out).
+#[derive(Message)]
+#[rtype(result = "std::sync::Arc<HomeView>")]
+pub struct GetView;
+
+impl Handler<GetView> for HaActor {
+    type Result = MessageResult<GetView>;
+    fn handle(&mut self, _: GetView, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.view.clone())
     }
 }

@@ -57,7 +57,10 @@ pub enum Report {
         devices: Value,
         entities: Value,
     },
-    Exposed(usize),
+    /// The entities exposed to Assist (`conversation: true`), bounded.
+    Exposed(Vec<String>),
+    /// Watch number `i` of `home_assistant.watch` fired.
+    Watch(usize),
     State {
         entity_id: String,
         state: String,
@@ -70,6 +73,8 @@ pub struct Settings {
     pub token: Secret,
     pub timeout: Duration,
     pub max_message: usize,
+    /// `(entity_id, to)` of each watch, subscribed with `subscribe_trigger`.
+    pub watches: Vec<(String, String)>,
 }
 
 pub(super) enum Ended {

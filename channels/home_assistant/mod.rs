@@ -20,6 +20,7 @@ mod actor;
 mod announce;
 mod connection;
 mod doctor;
+mod home;
 mod listen;
 pub mod protocol;
 pub mod rooms;
@@ -32,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use connection::AUTH_RETRY;
 pub use doctor::doctor;
+pub mod watch;
 
 /// Why a Home Assistant call did not succeed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -116,6 +118,17 @@ pub struct HomeAssistant {
     tts_entity: Option<String>,
     /// How long an announcement may take to be played and answered.
     announce_timeout: Duration,
+    /// The language of Home Assistant's own agent.
+    language: String,
+    /// Home Assistant's services by domain, and when they were read.
+    services: std::sync::Arc<std::sync::Mutex<Option<home::Services>>>,
+    /// Sentences on their way to Home Assistant's agent now (a sentence coming back
+    /// while it is there is not sent again).
+    in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// Fired watches, until the channel's delivery task takes them.
+    watches: std::sync::Arc<
+        std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>>>,
+    >,
 }
 
 /// The token from `token_env`, or why there is none.
@@ -138,6 +151,11 @@ pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings
         token: token(cfg)?,
         timeout: Duration::from_secs(cfg.timeout_secs),
         max_message: cfg.max_message_bytes,
+        watches: cfg
+            .watch
+            .iter()
+            .map(|w| (w.entity_id.clone(), w.to.clone()))
+            .collect(),
     })
 }
 
@@ -148,6 +166,8 @@ impl HomeAssistant {
         let timeout = Duration::from_secs(cfg.timeout_secs);
         let tts_entity = cfg.tts_entity.clone();
         let announce_timeout = Duration::from_secs(cfg.announce_timeout_secs);
+        let language = cfg.language.clone();
+        let (watch_tx, watch_rx) = tokio::sync::mpsc::channel(watch::QUEUE);
         let s = settings(&cfg);
         if let Err(why) = &s {
             tracing::warn!("Home Assistant: {why}");
@@ -158,7 +178,7 @@ impl HomeAssistant {
             .spawn(move || {
                 let sys = actix::System::new();
                 sys.block_on(async move {
-                    let addr = actor::HaActor::new(cfg, s).start();
+                    let addr = actor::HaActor::new(cfg, s, Some(watch_tx)).start();
                     let _ = tx.send(addr);
                     actix::spawn(async move {
                         cancel.cancelled().await;
@@ -175,7 +195,16 @@ impl HomeAssistant {
             timeout,
             tts_entity,
             announce_timeout,
+            language,
+            services: Default::default(),
+            in_flight: Default::default(),
+            watches: std::sync::Arc::new(std::sync::Mutex::new(Some(watch_rx))),
         })
+    }
+
+    /// The fired watches (once: the channel's delivery task takes them).
+    pub fn take_watches(&self) -> Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>> {
+        self.watches.lock().ok()?.take()
     }
 
     /// Send a message to the actor, bounded by the timeout.

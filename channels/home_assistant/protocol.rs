@@ -135,6 +135,33 @@ pub fn call_service(domain: &str, service: &str, entity_id: &str, data: Value) -
     })
 }
 
+/// Entities kept from `homeassistant/expose_entity/list` (a house has hundreds).
+pub const MAX_EXPOSED: usize = 5000;
+
+/// The entity ids of `homeassistant/expose_entity/list` exposed to Assist
+/// (`conversation: true`), well formed, at most [`MAX_EXPOSED`].
+pub fn exposed(result: &Value) -> Vec<String> {
+    let Some(m) = result.get("exposed_entities").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    m.iter()
+        .filter(|(id, e)| {
+            e.get("conversation").and_then(Value::as_bool) == Some(true)
+                && crate::config::is_entity_id(id)
+        })
+        .map(|(id, _)| id.clone())
+        .take(MAX_EXPOSED)
+        .collect()
+}
+
+/// A watch: `subscribe_trigger` with a state trigger (`entity_id` turns `to`).
+pub fn watch_trigger(entity_id: &str, to: &str) -> Value {
+    json!({
+        "type": "subscribe_trigger",
+        "trigger": {"platform": "state", "entity_id": entity_id, "to": to},
+    })
+}
+
 /// The events this client subscribes to: state changes (which satellite listens) and
 /// registry changes (rooms and satellites added, renamed or moved).
 pub const SUBSCRIBED: [&str; 4] = [

@@ -42,6 +42,25 @@ pub struct Rooms {
     pub media_players: Vec<(String, String)>,
     /// Entities in the entity registry.
     pub entities: usize,
+    /// entity id → area id, for entities with an area (their own, else their device's).
+    pub entity_areas: HashMap<String, String>,
+    /// Names (lowercase) of entities whose control needs confirmation — locks, alarm
+    /// panels, garage doors — and of their ids: a sentence naming one skips the fast path.
+    pub sensitive: Vec<String>,
+}
+
+/// Entities placed in rooms at most (a very big house has a few thousand).
+pub const MAX_PLACED: usize = 100_000;
+
+/// Whether controlling an entity of this registry entry needs the asker's confirmation.
+fn sensitive(entity_id: &str, e: &Value) -> bool {
+    let class = |k: &str| e.get(k).and_then(Value::as_str);
+    entity_id.starts_with("lock.")
+        || entity_id.starts_with("alarm_control_panel.")
+        || (entity_id.starts_with("cover.")
+            && [class("device_class"), class("original_device_class")]
+                .iter()
+                .any(|c| matches!(c, Some("garage" | "gate"))))
 }
 
 /// A name from Home Assistant made safe to show to the model: one line, no control
@@ -105,6 +124,27 @@ impl Rooms {
             let device_id = ids(e, "device_id");
             let area_id = ids(e, "area_id")
                 .or_else(|| device_id.as_ref().and_then(|d| device_area.get(d).cloned()));
+            if let Some(a) = &area_id {
+                if rooms.entity_areas.len() < MAX_PLACED {
+                    rooms.entity_areas.insert(entity_id.clone(), a.clone());
+                }
+            }
+            if sensitive(&entity_id, e) && rooms.sensitive.len() < MAX_ROOMS {
+                rooms.sensitive.push(entity_id.to_lowercase());
+                for k in ["name", "original_name"] {
+                    if let Some(n) = e.get(k).and_then(Value::as_str).map(clean_name) {
+                        if !n.is_empty() {
+                            rooms.sensitive.push(n.to_lowercase());
+                        }
+                    }
+                }
+                let aliases = e.get("aliases").and_then(Value::as_array);
+                for a in aliases.into_iter().flatten().take(10) {
+                    if let Some(n) = a.as_str().map(clean_name).filter(|n| !n.is_empty()) {
+                        rooms.sensitive.push(n.to_lowercase());
+                    }
+                }
+            }
             if entity_id.starts_with("assist_satellite.") && rooms.satellites.len() < MAX_ROOMS {
                 rooms.satellites.push(Satellite {
                     entity_id,

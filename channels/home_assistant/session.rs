@@ -45,6 +45,8 @@ struct Live {
     ping: Option<(u64, Instant)>,
     /// Subscription ids: their events are ours.
     subscriptions: Vec<u64>,
+    /// `subscribe_trigger` ids → the watch each is for.
+    watches: HashMap<u64, usize>,
 }
 
 impl Live {
@@ -104,11 +106,21 @@ pub(super) async fn session(
         fetch: Fetch::default(),
         ping: None,
         subscriptions: Vec::new(),
+        watches: HashMap::new(),
     };
     for ev in protocol::SUBSCRIBED {
         let body = json!({"type": "subscribe_events", "event_type": ev});
         match live.command(&mut ws, body, Waiting::Subscribed, t).await {
             Ok(id) => live.subscriptions.push(id),
+            Err(e) => return e,
+        }
+    }
+    for (i, (entity_id, to)) in s.watches.iter().enumerate() {
+        let body = protocol::watch_trigger(entity_id, to);
+        match live.command(&mut ws, body, Waiting::Subscribed, t).await {
+            Ok(id) => {
+                live.watches.insert(id, i);
+            }
             Err(e) => return e,
         }
     }
@@ -190,18 +202,7 @@ impl Live {
                 }
                 Waiting::Exposed => {
                     if let Ok(v) = outcome {
-                        let n = v
-                            .get("exposed_entities")
-                            .and_then(Value::as_object)
-                            .map(|m| {
-                                m.values()
-                                    .filter(|e| {
-                                        e.get("conversation").and_then(Value::as_bool) == Some(true)
-                                    })
-                                    .count()
-                            })
-                            .unwrap_or(0);
-                        report(Report::Exposed(n));
+                        report(Report::Exposed(protocol::exposed(&v)));
                     }
                 }
                 Waiting::Areas(g) | Waiting::Devices(g) | Waiting::Entities(g)
@@ -226,6 +227,9 @@ impl Live {
                     }
                 }
             },
+            Incoming::Event { id, .. } if self.watches.contains_key(&id) => {
+                report(Report::Watch(self.watches[&id]));
+            }
             Incoming::Event { id, event } if self.subscriptions.contains(&id) => {
                 let kind = event
                     .get("event_type")

@@ -190,6 +190,11 @@ impl Channel for VoiceChannel {
             ),
             false => None,
         };
+        if let Some(rx) = ha.as_ref().and_then(HomeAssistant::take_watches) {
+            let deliver =
+                crate::channels::home_assistant::watch::deliver(rx, kernel.clone(), cancel.clone());
+            kernel.spawn_service(deliver);
+        }
         let ch = Voice {
             shared: Arc::new(Shared {
                 kernel: kernel.clone(),
@@ -444,6 +449,12 @@ impl Outbound for Voice {
             Some(ha) => ha.status().await.lines(),
             None => Vec::new(),
         }
+    }
+
+    /// Home Assistant for the home tools and the fast path, when configured.
+    fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
+        let ha = self.shared.ha.clone()?;
+        Some(Arc::new(ha))
     }
 }
 

@@ -39,6 +39,8 @@ pub struct Agent {
     pub memory: crate::memory::Memory,
     /// The context window, the history budget and compaction.
     pub context: Arc<Context>,
+    /// Home Assistant's tools and fast path.
+    pub home: Arc<tools::home::HomeAccess>,
 }
 
 /// What ends a reply cut at `agent.max_reply_chars`.
@@ -201,6 +203,7 @@ impl Agent {
             memory: tools::memory::MemoryEnv::new(&self.memory, turn, tail.now),
             choice: Default::default(),
             strategy: None,
+            home: self.home.env_for(turn),
         };
         let meta = CallMeta {
             channel: tail.channel.to_string(),

@@ -38,12 +38,18 @@ pub struct Stats {
     pub days: BTreeMap<String, Totals>,
     pub sessions: BTreeMap<String, Totals>,
     pub total: Totals,
+    /// Turns Home Assistant's own agent answered (the fast path: no provider call), by day.
+    pub fast_path: BTreeMap<String, u64>,
 }
 
 pub fn compute(records: &[AuditRecord]) -> Stats {
     let mut s = Stats::default();
     for r in records {
         let day = r.timestamp.get(..10).unwrap_or("?").to_string();
+        if r.purpose == crate::home::FAST_PATH {
+            *s.fast_path.entry(day).or_default() += 1;
+            continue;
+        }
         s.days.entry(day).or_default().add(r);
         if let Some(id) = &r.session_id {
             s.sessions.entry(id.clone()).or_default().add(r);
@@ -79,6 +85,7 @@ pub fn render(s: &Stats) -> String {
     let mut out = String::new();
     if s.total.calls == 0 {
         out.push_str("no provider calls recorded yet\n");
+        fast_path(&mut out, s);
         return out;
     }
     header(&mut out, "day");
@@ -95,5 +102,22 @@ pub fn render(s: &Stats) -> String {
     }
     out.push('\n');
     row(&mut out, "total", &s.total);
+    fast_path(&mut out, s);
     out
+}
+
+/// Turns answered by Home Assistant's own agent, apart from the provider calls.
+fn fast_path(out: &mut String, s: &Stats) {
+    if s.fast_path.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nfast path (answered by Home Assistant's own agent, no provider call)"
+    );
+    for (d, n) in &s.fast_path {
+        let _ = writeln!(out, "{d:<30} {n:>6} turns");
+    }
+    let total: u64 = s.fast_path.values().sum();
+    let _ = writeln!(out, "{:<30} {total:>6} turns", "total");
 }

@@ -32,7 +32,54 @@ pub struct HomeAssistantConfig {
     pub media_players: Vec<HaMediaPlayer>,
     /// After a reply that needs an answer, make the satellite listen again.
     pub listen_again: bool,
+    /// The language of Home Assistant's own agent on the fast path (`zh-cn`, `en`, …).
+    pub language: String,
+    /// Send a plain sentence to Home Assistant's own agent first (`conversation/process`);
+    /// its answer is the reply when it handled the sentence, with no LLM call.
+    pub fast_path: bool,
+    /// Domains `home_control` may call services in.
+    pub allowed_domains: Vec<String>,
+    /// Entities whose service calls need the asker's confirmation first (locks, alarm
+    /// panels and garage covers always do).
+    pub confirm_entities: Vec<String>,
+    /// Guests (unmapped voices, unknown QQ users) may control devices, not only read them.
+    pub guests_may_control: bool,
+    /// State changes that become messages.
+    pub watch: Vec<HaWatch>,
 }
+
+/// `[[home_assistant.watch]]`: when `entity_id` turns `to`, say `message` through
+/// `channel` to `target` (like a reminder).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HaWatch {
+    pub entity_id: String,
+    pub to: String,
+    pub message: String,
+    /// `qq`, `voice`, …
+    pub channel: String,
+    /// The channel's target: `group:<id>`, an area or a satellite, …
+    pub target: String,
+}
+
+/// At most this many watches.
+pub const MAX_WATCHES: usize = 50;
+
+/// The domains `home_control` may call by default.
+pub const DEFAULT_ALLOWED_DOMAINS: [&str; 12] = [
+    "light",
+    "switch",
+    "fan",
+    "climate",
+    "cover",
+    "media_player",
+    "scene",
+    "script",
+    "input_boolean",
+    "vacuum",
+    "humidifier",
+    "water_heater",
+];
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -64,6 +111,12 @@ impl Default for HomeAssistantConfig {
             satellites: Vec::new(),
             media_players: Vec::new(),
             listen_again: true,
+            language: "zh-cn".into(),
+            fast_path: true,
+            allowed_domains: DEFAULT_ALLOWED_DOMAINS.map(String::from).to_vec(),
+            confirm_entities: Vec::new(),
+            guests_may_control: false,
+            watch: Vec::new(),
         }
     }
 }
@@ -182,8 +235,99 @@ impl HomeAssistantConfig {
                 ));
             }
         }
+        self.validate_home(path)
+    }
+
+    /// The keys of part 2: language, domains, confirmations, watches.
+    fn validate_home(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: format!("home_assistant.{key}"),
+            message,
+        };
+        let word = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        };
+        let lang_ok = !self.language.is_empty()
+            && self.language.len() <= 16
+            && self
+                .language
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !lang_ok {
+            return Err(invalid(
+                "language".into(),
+                format!("must be a language tag like zh-cn, got {:?}", self.language),
+            ));
+        }
+        for (i, d) in self.allowed_domains.iter().enumerate() {
+            if !word(d) {
+                return Err(invalid(
+                    format!("allowed_domains[{i}]"),
+                    format!("must be a domain like light, got {d:?}"),
+                ));
+            }
+        }
+        for (i, e) in self.confirm_entities.iter().enumerate() {
+            if !is_entity_id(e) {
+                return Err(invalid(
+                    format!("confirm_entities[{i}]"),
+                    format!("must be an entity id like lock.front_door, got {e:?}"),
+                ));
+            }
+        }
+        if self.watch.len() > MAX_WATCHES {
+            return Err(invalid(
+                "watch".into(),
+                format!("at most {MAX_WATCHES} watches, got {}", self.watch.len()),
+            ));
+        }
+        for (i, w) in self.watch.iter().enumerate() {
+            let key = |k: &str| format!("watch[{i}].{k}");
+            if !is_entity_id(&w.entity_id) {
+                return Err(invalid(
+                    key("entity_id"),
+                    format!(
+                        "must be an entity id like sensor.washer_power, got {:?}",
+                        w.entity_id
+                    ),
+                ));
+            }
+            for (k, v, max) in [
+                ("to", &w.to, 255),
+                ("message", &w.message, 500),
+                ("channel", &w.channel, 32),
+                ("target", &w.target, 200),
+            ] {
+                if v.trim().is_empty() || v.chars().count() > max {
+                    return Err(invalid(
+                        key(k),
+                        format!(
+                            "must be 1–{max} characters, got {:?}",
+                            v.chars().take(40).collect::<String>()
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(())
     }
+}
+
+/// `domain.object_id`: lowercase letters, digits and `_`, at most 255 bytes.
+pub fn is_entity_id(s: &str) -> bool {
+    let Some((d, o)) = s.split_once('.') else {
+        return false;
+    };
+    let part = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    s.len() <= 255 && part(d) && part(o)
 }
 
 #[cfg(test)]
@@ -233,5 +377,26 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("home_assistant.media_players[0].area"), "{e}");
+        let c = parse("[home_assistant]\nurl = \"http://h:8123\"\n[[home_assistant.watch]]\nentity_id = \"sensor.washer\"\nto = \"off\"\nmessage = \"洗衣机洗好了\"\nchannel = \"qq\"\ntarget = \"group:1\"\n").unwrap();
+        let ha = &c.home_assistant;
+        assert!(ha.fast_path && !ha.guests_may_control && ha.language == "zh-cn");
+        assert!(ha.allowed_domains.iter().any(|d| d == "light"));
+        assert!(!ha.allowed_domains.iter().any(|d| d == "lock"));
+        assert_eq!(ha.watch[0].message, "洗衣机洗好了");
+        for (bad, key) in [
+            ("allowed_domains = [\"Light\"]", "allowed_domains[0]"),
+            ("confirm_entities = [\"front door\"]", "confirm_entities[0]"),
+            ("language = \"zh cn\"", "language"),
+            ("[[home_assistant.watch]]\nentity_id = \"x\"\nto = \"off\"\nmessage = \"m\"\nchannel = \"qq\"\ntarget = \"t\"", "watch[0].entity_id"),
+            ("[[home_assistant.watch]]\nentity_id = \"a.b\"\nto = \"\"\nmessage = \"m\"\nchannel = \"qq\"\ntarget = \"t\"", "watch[0].to"),
+        ] {
+            let e = parse(&format!("[home_assistant]\n{bad}\n")).unwrap_err().to_string();
+            assert!(e.contains(&format!("key `home_assistant.{key}`")), "{bad}: {e}");
+        }
+        let many: String = (0..51)
+            .map(|i| format!("[[home_assistant.watch]]\nentity_id = \"sensor.s{i}\"\nto = \"on\"\nmessage = \"m\"\nchannel = \"qq\"\ntarget = \"group:1\"\n"))
+            .collect();
+        let e = parse(&many).unwrap_err().to_string();
+        assert!(e.contains("at most 50 watches"), "{e}");
     }
 }

@@ -18,7 +18,9 @@ mod validate;
 
 pub use channels::*;
 pub use context::*;
-pub use home_assistant::{HaMediaPlayer, HaSatellite, HomeAssistantConfig};
+pub use home_assistant::{
+    is_entity_id, HaMediaPlayer, HaSatellite, HaWatch, HomeAssistantConfig, MAX_WATCHES,
+};
 pub use memory::{MemoryConfig, ScenePolicy, INTERNAL_CHANNELS};
 pub use provider::*;
 pub use strategy::{StrategyConfig, StrategyKind};

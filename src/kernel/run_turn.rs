@@ -138,8 +138,22 @@ impl Kernel {
             workspace: inner.ws.root(),
         };
         let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
-        let agent = tokio::time::timeout(
-            limit,
+        let agent = tokio::time::timeout(limit, async {
+            // Home Assistant's own agent first (issue 20): its answer, or the LLM's
+            let waiting = async {
+                let st = inner.strategies.snapshot().await;
+                st.choices.contains_key(&turn.chat_key())
+                    || (st.pending_work.as_ref())
+                        .is_some_and(|w| w.channel == turn.channel && w.chat_id == turn.chat_id)
+            };
+            let home = &inner.agent.home;
+            if let Some(reply) = home.fast_path(&turn, ticket.mode.is_some(), waiting).await {
+                let outcome = AgentOutcome { reply, error: None };
+                return crate::strategy::StrategyOutcome {
+                    outcome,
+                    awaits_answer: false,
+                };
+            }
             crate::strategy::run(
                 &inner.agent,
                 &inner.strategies,
@@ -149,8 +163,9 @@ impl Kernel {
                 text,
                 &turn,
                 &inner.modes,
-            ),
-        );
+            )
+            .await
+        });
         let mut awaits_answer = false;
         let mut cancelled = false;
         let outcome = tokio::select! {

@@ -36,7 +36,10 @@ impl Kernel {
         let extra = std::fs::read_to_string(ws.system_extra()).ok();
         let base = prompt::base_system_prompt(&cfg.household.name, &registry, extra.as_deref());
         let files = Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry));
-        let tools = crate::tools::definitions(&registry, &files.writable_names());
+        let mut tools = crate::tools::definitions(&registry, &files.writable_names());
+        if cfg.home_assistant.enabled() {
+            tools.extend(crate::tools::home::definitions());
+        }
         let mut core = ModeCore::open(
             ws.clone(),
             registry.clone(),
@@ -91,6 +94,13 @@ impl Kernel {
                 &registry,
             )),
             memory,
+            home: Arc::new(crate::tools::home::HomeAccess::new(
+                doors.clone(),
+                &cfg,
+                ws.root()
+                    .join(crate::workspace::LOGS_DIR)
+                    .join(crate::provider::audit::AUDIT_DIR),
+            )),
         };
         let strategies = crate::strategy::Strategies::open(
             ws.root(),

@@ -16,6 +16,7 @@
 pub mod choice;
 pub mod files;
 mod guard;
+pub mod home;
 pub mod memory;
 pub mod reminders;
 pub mod set_strategy;
@@ -59,6 +60,8 @@ pub struct ToolEnv {
     /// Where an accepted `set_strategy` goes (the strategy layer sets it on every turn it
     /// runs; `None`: the strategy cannot be changed from this call).
     pub strategy: Option<std::sync::Arc<dyn set_strategy::Setter>>,
+    /// Home Assistant's tools (`None`: not configured).
+    pub home: Option<home::HomeEnv>,
 }
 
 /// Tool definitions, always in this order, so the prefix stays byte-identical. The
@@ -276,6 +279,9 @@ pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
         "memory_commit" | "memory_search" => memory::execute(env, call)
             .await
             .expect("the memory tools run their own names"),
+        home::STATE | home::CONTROL => home::execute(env, call)
+            .await
+            .expect("the home tools run their own names"),
         other => match reminders::execute(env, call).await {
             Some(r) => r,
             None => ToolResult::err(format!(

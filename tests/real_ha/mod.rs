@@ -106,6 +106,17 @@ websocket_api:
 conversation:
 ffmpeg:
 demo:
+input_boolean:
+  kitchen_light_power: {{name: Kitchen light power}}
+light:
+  - platform: template
+    lights:
+      kitchen_light:
+        friendly_name: "Kitchen Light"
+        unique_id: homebot_kitchen_light
+        value_template: "{{{{ is_state('input_boolean.kitchen_light_power', 'on') }}}}"
+        turn_on: {{action: input_boolean.turn_on, target: {{entity_id: input_boolean.kitchen_light_power}}}}
+        turn_off: {{action: input_boolean.turn_off, target: {{entity_id: input_boolean.kitchen_light_power}}}}
 "#
     )
 }
@@ -371,6 +382,40 @@ impl HaWs {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("no {prefix}* entity for config entry {entry}");
+    }
+
+    /// Subscribe to `state_changed` (then read them with [`HaWs::state_change`]).
+    pub async fn watch_states(&mut self) {
+        self.call(json!({"type": "subscribe_events", "event_type": "state_changed"}))
+            .await
+            .unwrap();
+    }
+
+    /// The next `state_changed` of `entity_id` (its new state), within `secs`.
+    pub async fn state_change(&mut self, entity_id: &str, secs: u64) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let m = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .unwrap_or_else(|_| panic!("no state_changed of {entity_id} within {secs} s"))
+                .unwrap()
+                .unwrap();
+            let Message::Text(t) = m else { continue };
+            let v: Value = serde_json::from_str(&t).unwrap();
+            let events = match v {
+                Value::Array(a) => a,
+                v => vec![v],
+            };
+            for e in events {
+                let data = &e["event"]["data"];
+                if e["type"] == "event" && data["entity_id"] == entity_id {
+                    return data["new_state"]["state"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                }
+            }
+        }
     }
 
     /// One command; its `result`, or the error.

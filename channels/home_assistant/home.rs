@@ -1,0 +1,308 @@
+//! Home Assistant as the kernel's [`Home`] door: the exposed entities with their live
+//! states (`get_states`, kept to the exposed ones), the services a domain has
+//! (`get_services`, read again after a minute), one service call, and Home Assistant's
+//! own agent for the fast path (`conversation/process` with
+//! `agent_id: conversation.home_assistant`, explicitly: with homebot as the pipeline's
+//! conversation agent, the default agent would be homebot again).
+//!
+//! Everything read here is a peer's text: ids are checked, names and states cleaned
+//! (one line, no brackets) and bounded, lists capped.
+
+use super::protocol::{self, short};
+use super::rooms::{clean_name, Rooms};
+use super::{actor, HomeAssistant};
+use crate::config::HomeAssistantConfig;
+use crate::home::{Converse, Home, HomeEntity};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// Entities `exposed()` returns at most.
+pub const MAX_ENTITIES: usize = 2000;
+/// Services of a domain kept at most.
+pub const MAX_SERVICES: usize = 200;
+/// How long the services list is trusted before it is read again.
+pub const SERVICES_FOR: Duration = Duration::from_secs(60);
+/// Longest speech of Home Assistant's agent used as a reply.
+pub const MAX_SPEECH: usize = 500;
+/// Words that name what needs confirmation (locks, alarms, garage doors): a sentence with
+/// one never takes the fast path, so the confirmation rules of `home_control` apply.
+const SENSITIVE_WORDS: [&str; 10] = [
+    "锁", "lock", "alarm", "警报", "警戒", "布防", "撤防", "车库", "garage", "gate",
+];
+
+/// Services by domain, and when they were read.
+pub type Services = (Instant, HashMap<String, Vec<String>>);
+
+/// What the home tools see of the house (rebuilt by the actor when it changes).
+#[derive(Debug, Default)]
+pub struct HomeView {
+    pub exposed: HashSet<String>,
+    /// entity id → room name
+    pub room_of: HashMap<String, String>,
+    /// Area names and ids, lowercase.
+    pub rooms: Vec<String>,
+    /// Lowercase names and ids of what needs confirmation (see [`SENSITIVE_WORDS`]).
+    pub sensitive: Vec<String>,
+}
+
+impl HomeView {
+    pub fn new(rooms: &Rooms, exposed: &HashSet<String>, cfg: &HomeAssistantConfig) -> Self {
+        let room_of = rooms
+            .entity_areas
+            .iter()
+            .filter(|(e, _)| exposed.contains(*e))
+            .map(|(e, a)| (e.clone(), rooms.room_name(a)))
+            .collect();
+        let mut sensitive = rooms.sensitive.clone();
+        sensitive.extend(cfg.confirm_entities.iter().map(|e| e.to_lowercase()));
+        sensitive.extend(SENSITIVE_WORDS.iter().map(|w| w.to_string()));
+        sensitive.retain(|s| !s.trim().is_empty());
+        Self {
+            exposed: exposed.clone(),
+            room_of,
+            rooms: rooms
+                .areas
+                .iter()
+                .flat_map(|a| [a.name.to_lowercase(), a.id.to_lowercase()])
+                .filter(|s| !s.is_empty())
+                .collect(),
+            sensitive,
+        }
+    }
+
+    /// Why a sentence must not take the fast path, if it must not.
+    pub fn not_for_fast_path(&self, text: &str, room: Option<&str>) -> Option<&'static str> {
+        let t = text.to_lowercase();
+        if self.sensitive.iter().any(|s| t.contains(s.as_str())) {
+            return Some("it names a device that needs confirmation");
+        }
+        // "关灯" from the kitchen: Home Assistant does not know the speaker's room, the
+        // LLM (with the room in its context) does
+        if room.is_some() && !self.rooms.iter().any(|r| t.contains(r.as_str())) {
+            return Some("it names no room and the speaker's room is known");
+        }
+        None
+    }
+}
+
+/// One entity of `get_states`, if it is exposed and well formed.
+fn entity(s: &Value, view: &HomeView) -> Option<HomeEntity> {
+    let id = s.get("entity_id")?.as_str()?;
+    if !view.exposed.contains(id) || !crate::config::is_entity_id(id) {
+        return None;
+    }
+    let attr = s.get("attributes").unwrap_or(&Value::Null);
+    let text = |v: Option<&Value>, max: usize| {
+        v.and_then(Value::as_str)
+            .map(|x| clean_name(&short(x, max)))
+            .filter(|x| !x.is_empty())
+    };
+    Some(HomeEntity {
+        entity_id: id.to_string(),
+        name: text(attr.get("friendly_name"), 40).unwrap_or_else(|| id.to_string()),
+        area: view.room_of.get(id).cloned(),
+        state: text(s.get("state"), 40).unwrap_or_else(|| "unknown".into()),
+        unit: text(attr.get("unit_of_measurement"), 10),
+        device_class: text(attr.get("device_class"), 32),
+    })
+}
+
+/// What Home Assistant's agent answered (`conversation/process`'s result).
+pub fn conversed(result: &Value) -> Converse {
+    let r = result.get("response").unwrap_or(&Value::Null);
+    let kind = r
+        .get("response_type")
+        .and_then(Value::as_str)
+        .map(|k| short(k, 40))
+        .unwrap_or_default();
+    let speech = r
+        .pointer("/speech/plain/speech")
+        .and_then(Value::as_str)
+        .map(|s| short(s, MAX_SPEECH))
+        .unwrap_or_default();
+    match kind.as_str() {
+        "action_done" | "query_answer" if !speech.is_empty() => Converse::Handled {
+            speech,
+            response_type: kind,
+        },
+        _ => {
+            let code = r
+                .pointer("/data/code")
+                .and_then(Value::as_str)
+                .map(|c| short(c, 40))
+                .unwrap_or_default();
+            Converse::NotHandled(format!("{kind} {code}").trim().to_string())
+        }
+    }
+}
+
+/// Takes a sentence out of the in-flight set when its call ends, however it ends.
+struct InFlight<'a>(&'a std::sync::Mutex<HashSet<String>>, String);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.0.lock() {
+            s.remove(&self.1);
+        }
+    }
+}
+
+impl HomeAssistant {
+    async fn view(&self) -> Result<std::sync::Arc<HomeView>, String> {
+        self.ask(actor::GetView).await.map_err(|e| e.to_string())
+    }
+}
+
+#[async_trait::async_trait]
+impl Home for HomeAssistant {
+    async fn exposed(&self) -> Result<Vec<HomeEntity>, String> {
+        let view = self.view().await?;
+        let states = self
+            .command(json!({"type": "get_states"}))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(states
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| entity(s, &view))
+            .take(MAX_ENTITIES)
+            .collect())
+    }
+
+    async fn services(&self, domain: &str) -> Result<Option<Vec<String>>, String> {
+        let fresh = |c: &Option<Services>| {
+            c.as_ref()
+                .filter(|(at, _)| at.elapsed() < SERVICES_FOR)
+                .map(|(_, m)| m.get(domain).cloned())
+        };
+        if let Some(hit) = fresh(&self.services.lock().expect("services lock")) {
+            return Ok(hit);
+        }
+        let all = self
+            .command(json!({"type": "get_services"}))
+            .await
+            .map_err(|e| e.to_string())?;
+        let map: HashMap<String, Vec<String>> = all
+            .as_object()
+            .into_iter()
+            .flatten()
+            .take(1000)
+            .map(|(d, svcs)| {
+                let names = svcs
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(s, _)| s.clone())
+                    .filter(|s| s.len() <= 64)
+                    .take(MAX_SERVICES)
+                    .collect();
+                (d.clone(), names)
+            })
+            .collect();
+        let hit = map.get(domain).cloned();
+        *self.services.lock().expect("services lock") = Some((Instant::now(), map));
+        Ok(hit)
+    }
+
+    async fn call(
+        &self,
+        domain: &str,
+        service: &str,
+        entity_id: &str,
+        data: Value,
+    ) -> Result<(), String> {
+        let body = protocol::call_service(domain, service, entity_id, data);
+        self.command(body)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    async fn converse(&self, text: &str, room: Option<&str>, within: Duration) -> Converse {
+        let view = match self.view().await {
+            Ok(v) => v,
+            Err(e) => return Converse::NotHandled(e),
+        };
+        if let Some(why) = view.not_for_fast_path(text, room) {
+            return Converse::NotHandled(why.into());
+        }
+        let key = text.to_string();
+        if !self
+            .in_flight
+            .lock()
+            .expect("in-flight lock")
+            .insert(key.clone())
+        {
+            return Converse::NotHandled(
+                "the same sentence is with Home Assistant's agent already (it came back)".into(),
+            );
+        }
+        let _out = InFlight(&self.in_flight, key);
+        let body = json!({
+            "type": "conversation/process",
+            "text": text,
+            "language": self.language,
+            "agent_id": crate::home::BUILTIN_AGENT,
+        });
+        match self.command_within(within, body).await {
+            Ok(v) => conversed(&v),
+            Err(e) => Converse::NotHandled(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handled_only_when_ha_acted_or_answered() {
+        let done = json!({"response": {"response_type": "action_done", "language": "zh-cn",
+            "speech": {"plain": {"speech": "厨房灯已打开\n", "extra_data": null}}, "data": {"targets": []}}});
+        assert_eq!(
+            conversed(&done),
+            Converse::Handled {
+                speech: "厨房灯已打开".into(),
+                response_type: "action_done".into()
+            }
+        );
+        let miss = json!({"response": {"response_type": "error",
+            "speech": {"plain": {"speech": "抱歉，我不明白"}}, "data": {"code": "no_intent_match"}}});
+        assert_eq!(
+            conversed(&miss),
+            Converse::NotHandled("error no_intent_match".into())
+        );
+        let huge = json!({"response": {"response_type": "query_answer",
+            "speech": {"plain": {"speech": "是".repeat(10_000)}}}});
+        match conversed(&huge) {
+            Converse::Handled { speech, .. } => assert_eq!(speech.chars().count(), MAX_SPEECH),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(conversed(&json!(null)), Converse::NotHandled(_)));
+    }
+
+    #[test]
+    fn locks_and_roomless_sentences_skip_the_fast_path() {
+        let areas = json!([{"area_id": "chu_fang", "name": "厨房"}]);
+        let entities = json!([
+            {"entity_id": "lock.front", "name": "大门", "area_id": "chu_fang"},
+            {"entity_id": "cover.g", "original_name": "卷帘", "device_class": "garage"},
+            {"entity_id": "light.k", "area_id": "chu_fang"}
+        ]);
+        let cfg = HomeAssistantConfig::default();
+        let rooms = Rooms::from_registries(&areas, &json!([]), &entities, &cfg);
+        let exposed: HashSet<String> = ["light.k".to_string()].into();
+        let v = HomeView::new(&rooms, &exposed, &cfg);
+        assert_eq!(v.room_of.get("light.k").map(String::as_str), Some("厨房"));
+        assert!(!v.room_of.contains_key("lock.front"), "not exposed");
+        assert!(v.not_for_fast_path("打开大门", None).is_some());
+        assert!(v.not_for_fast_path("打开卷帘", None).is_some());
+        assert!(v.not_for_fast_path("把门锁上", None).is_some());
+        assert_eq!(v.not_for_fast_path("打开厨房的灯", None), None);
+        assert_eq!(v.not_for_fast_path("打开厨房的灯", Some("厨房")), None);
+        assert!(v.not_for_fast_path("关灯", Some("厨房")).is_some());
+        assert_eq!(v.not_for_fast_path("关灯", None), None);
+    }
+}
