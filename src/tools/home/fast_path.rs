@@ -45,7 +45,7 @@ impl HomeAccess {
         if !self.cfg.enabled() || !self.cfg.fast_path || in_mode || !plain(&turn.text) {
             return None;
         }
-        if self.is_guest(&turn.channel, &turn.speaker_id) && !self.cfg.guests_may_control {
+        if self.is_guest(turn) && !self.cfg.guests_may_control {
             return None;
         }
         let door = self.door()?;

@@ -76,16 +76,22 @@ impl HomeAccess {
         self.doors.home()
     }
 
-    /// A guest: neither the terminal (the owner's) nor a household member.
-    pub fn is_guest(&self, channel: &str, speaker_id: &str) -> bool {
-        channel != "cli" && !self.members.iter().any(|m| m == speaker_id)
+    /// A guest: the channel vouches for nobody, or the speaker is neither the owner
+    /// (the terminal) nor one of the household's configured members.
+    pub fn is_guest(&self, turn: &crate::turn::Turn) -> bool {
+        use crate::turn::Trust;
+        match turn.facts().trust {
+            Trust::Guest => true,
+            Trust::Owner => false,
+            Trust::Member => !self.members.iter().any(|m| *m == turn.speaker_id),
+        }
     }
 
     /// The tools' view of one turn (`None` when Home Assistant is not configured).
     pub fn env_for(self: &Arc<Self>, turn: &crate::turn::Turn) -> Option<HomeEnv> {
         self.enabled().then(|| HomeEnv {
             access: self.clone(),
-            guest: self.is_guest(&turn.channel, &turn.speaker_id),
+            guest: self.is_guest(turn),
             room: turn.room.clone(),
             chat: turn.chat_key(),
             speaker: turn.speaker_id.clone(),
