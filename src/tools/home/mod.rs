@@ -83,7 +83,7 @@ impl HomeAccess {
         match turn.facts().trust {
             Trust::Guest => true,
             Trust::Owner => false,
-            Trust::Member => !self.members.iter().any(|m| *m == turn.speaker_id),
+            Trust::Member => !self.members.contains(&turn.speaker_id),
         }
     }
 
