@@ -12,8 +12,8 @@
 //! next start and dropped after [`MAX_ATTEMPTS`] failures.
 
 use crate::fsutil;
+use crate::modes::dirs::read_dirs;
 use crate::modes::plugin::PluginContext;
-use crate::modes::recovery::read_dirs;
 use crate::modes::session::{
     self, load_records, SummaryJob, CONVERSATION_FILE, SUMMARY_FILE, SUMMARY_PENDING_FILE,
 };

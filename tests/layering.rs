@@ -225,3 +225,139 @@ fn the_kernel_decides_on_typed_facts_not_on_channel_names() {
         found.join("\n")
     );
 }
+
+/// Inside each module folder, file → the sibling files (not `mod.rs`, the folder's
+/// façade) its non-test code names through `super::` or `crate::<module>::` paths.
+fn file_graph(module_dir: &Path, crate_name: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(module_dir, &mut files);
+    // file → its module path inside the folder ("core", "switch/judge", "switch" for switch/mod.rs)
+    let node = |p: &Path| -> String {
+        let rel = p
+            .strip_prefix(module_dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let rel = rel.trim_end_matches(".rs").to_string();
+        rel.strip_suffix("/mod").map(str::to_string).unwrap_or(rel)
+    };
+    let known: BTreeSet<String> = files.iter().map(|p| node(p)).collect();
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for p in &files {
+        let me = node(p);
+        let name = p.file_name().unwrap().to_string_lossy();
+        if me == "mod" || name == "tests.rs" || name.ends_with("_tests.rs") || me.contains("tests/")
+        {
+            continue;
+        }
+        let is_mod_rs = name == "mod.rs";
+        // the module `super::` names, as a path inside the folder
+        let mut parent: Vec<&str> = me.split('/').collect();
+        if !is_mod_rs {
+            parent.pop();
+        } else {
+            parent.pop();
+        }
+        let code = without_test_modules(&std::fs::read_to_string(p).unwrap());
+        let mut deps = BTreeSet::new();
+        for line in code.lines() {
+            let line = line.split("//").next().unwrap();
+            let mut starts: Vec<(Vec<String>, &str)> = Vec::new();
+            for (i, _) in line.match_indices("super::") {
+                // count chained super::super::
+                let before = &line[..i];
+                if before.ends_with("super::") {
+                    continue;
+                }
+                let mut rest = &line[i..];
+                let mut base: Vec<String> = parent.iter().map(|s| s.to_string()).collect();
+                rest = &rest["super::".len()..];
+                while let Some(r) = rest.strip_prefix("super::") {
+                    base.pop();
+                    rest = r;
+                }
+                starts.push((base, rest));
+            }
+            let prefix = format!("crate::{crate_name}::");
+            for (i, _) in line.match_indices(&prefix) {
+                starts.push((Vec::new(), &line[i + prefix.len()..]));
+            }
+            for (base, rest) in starts {
+                let heads: Vec<String> = if let Some(group) = rest.strip_prefix('{') {
+                    let group = group.split('}').next().unwrap_or_default();
+                    group.split(',').map(|s| s.trim().to_string()).collect()
+                } else {
+                    vec![rest.to_string()]
+                };
+                for h in heads {
+                    // the longest path of known files this names
+                    let mut path = base.clone();
+                    let mut target = None;
+                    for seg in h.split("::") {
+                        let seg: String = seg
+                            .trim()
+                            .chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                            .collect();
+                        if seg.is_empty() {
+                            break;
+                        }
+                        path.push(seg);
+                        let candidate = path.join("/");
+                        if known.contains(&candidate) {
+                            target = Some(candidate);
+                        } else {
+                            break;
+                        }
+                    }
+                    if let Some(t) =
+                        target.filter(|t| *t != me && !me.starts_with(&format!("{t}/")))
+                    {
+                        deps.insert(t);
+                    }
+                }
+            }
+        }
+        g.insert(me, deps);
+    }
+    g
+}
+
+#[test]
+fn files_inside_a_module_import_each_other_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut circles = Vec::new();
+    let mut dirs: Vec<(PathBuf, String)> = Vec::new();
+    for base in ["src", "channels"] {
+        for e in std::fs::read_dir(root.join(base)).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                let crate_name = if base == "channels" {
+                    format!("channels::{name}")
+                } else {
+                    name
+                };
+                dirs.push((p, crate_name));
+            }
+        }
+    }
+    for (dir, crate_name) in dirs {
+        let g = file_graph(&dir, &crate_name);
+        for (f, deps) in &g {
+            for d in deps {
+                if reaches(&g, d, f) {
+                    circles.push(format!(
+                        "{}: {f} -> {d} -> … -> {f}",
+                        dir.strip_prefix(root).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "file import circles:\n{}",
+        circles.join("\n")
+    );
+}

@@ -6,7 +6,7 @@
 //! answered by a future ([`ResponseFuture`]) bounded by the timeout.
 
 use super::connection::{self, Call, Report};
-use super::home::HomeView;
+use super::home::{GetView, HomeView};
 use super::rooms::{Listening, Rooms};
 use super::{HaError, Located, Status};
 use crate::config::HomeAssistantConfig;
@@ -92,7 +92,7 @@ impl Actor for HaActor {
         let (tx, rx) = mpsc::channel(connection::MAX_IN_FLIGHT);
         self.calls = Some(tx);
         let me = ctx.address();
-        actix::spawn(connection::run(s, rx, move |r| {
+        actix::spawn(super::session::run(s, rx, move |r| {
             me.do_send(FromConnection(r))
         }));
     }
@@ -324,11 +324,6 @@ impl Handler<ListenAgain> for HaActor {
         self.cfg.listen_again && !self.no_listen_again.contains(&msg.entity_id)
     }
 }
-
-/// What the home tools see of the house (shared, cheap to hand out).
-#[derive(Message)]
-#[rtype(result = "std::sync::Arc<HomeView>")]
-pub struct GetView;
 
 impl Handler<GetView> for HaActor {
     type Result = MessageResult<GetView>;

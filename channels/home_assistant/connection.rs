@@ -18,16 +18,14 @@ use crate::config::Secret;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
-use tokio::time::Instant;
+use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
-use tracing::{debug, error, warn};
 
 pub const PING_EVERY: Duration = Duration::from_secs(20);
 pub const AUTH_RETRY: Duration = Duration::from_secs(300);
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
+pub(super) const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+pub(super) const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// Commands waiting for their `result` at once; more are refused as busy.
 pub const MAX_IN_FLIGHT: usize = 64;
 
@@ -81,60 +79,6 @@ pub(super) enum Ended {
     AuthInvalid(String),
     Lost { why: String, was_up: bool },
     Closed,
-}
-
-/// Keep a session up until `calls` closes (the actor stopped).
-pub async fn run(s: Settings, mut calls: mpsc::Receiver<Call>, report: impl Fn(Report)) {
-    let mut backoff = FIRST_BACKOFF;
-    let mut auth_logged = false;
-    let mut down_logged = false;
-    loop {
-        let (why, wait) = match super::session::session(&s, &mut calls, &report).await {
-            Ended::Closed => return,
-            Ended::AuthInvalid(why) => {
-                if !auth_logged {
-                    error!(url = %s.url, reason = %why, retry_secs = AUTH_RETRY.as_secs(), "Home Assistant refused the access token; check the long-lived token (it is not retried sooner: Home Assistant bans addresses after failed logins)");
-                    auth_logged = true;
-                }
-                report(Report::AuthFailed { why: why.clone() });
-                (format!("access token refused: {why}"), AUTH_RETRY)
-            }
-            Ended::Lost { why, was_up } => {
-                if was_up {
-                    backoff = FIRST_BACKOFF;
-                    down_logged = false;
-                    warn!(url = %s.url, error = %why, "Home Assistant connection lost; reconnecting");
-                } else if !down_logged {
-                    warn!(url = %s.url, error = %why, "cannot reach Home Assistant; retrying with backoff (logged once until it comes up)");
-                    down_logged = true;
-                } else {
-                    debug!(url = %s.url, error = %why, "Home Assistant still unreachable");
-                }
-                report(Report::Down { why: why.clone() });
-                let wait = jitter(backoff);
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                (why, wait)
-            }
-        };
-        // calls meanwhile are refused at once, never queued behind the wait
-        let until = Instant::now() + wait;
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep_until(until) => break,
-                c = calls.recv() => match c {
-                    Some(c) => {
-                        let _ = c.reply.send(Err(HaError::NotConnected(why.clone())));
-                    }
-                    None => return,
-                },
-            }
-        }
-    }
-}
-
-/// ±20 %, so many homebots (or restarts) do not knock in step.
-fn jitter(d: Duration) -> Duration {
-    d.mul_f64(0.8 + rand::random::<f64>() * 0.4)
 }
 
 pub(super) fn lost(why: impl ToString, was_up: bool) -> Ended {

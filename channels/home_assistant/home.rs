@@ -10,7 +10,7 @@
 
 use super::protocol::{self, short};
 use super::rooms::{clean_name, Rooms};
-use super::{actor, HomeAssistant};
+use super::HomeAssistant;
 use crate::config::HomeAssistantConfig;
 use crate::home::{Converse, Home, HomeEntity};
 use serde_json::{json, Value};
@@ -33,6 +33,11 @@ const SENSITIVE_WORDS: [&str; 10] = [
 
 /// Services by domain, and when they were read.
 pub type Services = (Instant, HashMap<String, Vec<String>>);
+
+/// What the home tools see of the house (shared, cheap to hand out).
+#[derive(actix::Message)]
+#[rtype(result = "std::sync::Arc<HomeView>")]
+pub struct GetView;
 
 /// What the home tools see of the house (rebuilt by the actor when it changes).
 #[derive(Debug, Default)]
@@ -150,7 +155,7 @@ impl Drop for InFlight<'_> {
 
 impl HomeAssistant {
     async fn view(&self) -> Result<std::sync::Arc<HomeView>, String> {
-        self.ask(actor::GetView).await.map_err(|e| e.to_string())
+        self.ask(GetView).await.map_err(|e| e.to_string())
     }
 }
 

@@ -6,7 +6,8 @@
 //! (every waiting caller then hears so) or the actor stops.
 
 use super::connection::{
-    lost, open, send, Call, Ended, Report, Settings, Socket, MAX_IN_FLIGHT, PING_EVERY,
+    lost, open, send, Call, Ended, Report, Settings, Socket, AUTH_RETRY, FIRST_BACKOFF,
+    MAX_BACKOFF, MAX_IN_FLIGHT, PING_EVERY,
 };
 use super::protocol::{self, Incoming};
 use super::HaError;
@@ -17,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
-use tracing::{info, warn};
+use tracing::{debug, error, info, warn};
 
 /// What a command's `result` is for.
 enum Waiting {
@@ -259,4 +260,57 @@ impl Live {
         }
         None
     }
+}
+/// Keep a session up until `calls` closes (the actor stopped).
+pub async fn run(s: Settings, mut calls: mpsc::Receiver<Call>, report: impl Fn(Report)) {
+    let mut backoff = FIRST_BACKOFF;
+    let mut auth_logged = false;
+    let mut down_logged = false;
+    loop {
+        let (why, wait) = match session(&s, &mut calls, &report).await {
+            Ended::Closed => return,
+            Ended::AuthInvalid(why) => {
+                if !auth_logged {
+                    error!(url = %s.url, reason = %why, retry_secs = AUTH_RETRY.as_secs(), "Home Assistant refused the access token; check the long-lived token (it is not retried sooner: Home Assistant bans addresses after failed logins)");
+                    auth_logged = true;
+                }
+                report(Report::AuthFailed { why: why.clone() });
+                (format!("access token refused: {why}"), AUTH_RETRY)
+            }
+            Ended::Lost { why, was_up } => {
+                if was_up {
+                    backoff = FIRST_BACKOFF;
+                    down_logged = false;
+                    warn!(url = %s.url, error = %why, "Home Assistant connection lost; reconnecting");
+                } else if !down_logged {
+                    warn!(url = %s.url, error = %why, "cannot reach Home Assistant; retrying with backoff (logged once until it comes up)");
+                    down_logged = true;
+                } else {
+                    debug!(url = %s.url, error = %why, "Home Assistant still unreachable");
+                }
+                report(Report::Down { why: why.clone() });
+                let wait = jitter(backoff);
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                (why, wait)
+            }
+        };
+        // calls meanwhile are refused at once, never queued behind the wait
+        let until = Instant::now() + wait;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => break,
+                c = calls.recv() => match c {
+                    Some(c) => {
+                        let _ = c.reply.send(Err(HaError::NotConnected(why.clone())));
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+}
+
+/// ±20 %, so many homebots (or restarts) do not knock in step.
+fn jitter(d: Duration) -> Duration {
+    d.mul_f64(0.8 + rand::random::<f64>() * 0.4)
 }

@@ -99,7 +99,7 @@ fn render(s: &CarriedSession, cal: &Calibration, max_tokens: u32) -> (Option<Arc
     if room == 0 {
         return (None, settled);
     }
-    let body = super::compaction::cap_to(cal, body, room);
+    let body = super::tokens::cap_to(cal, body, room);
     (
         Some(Arc::from(format!("{head}\n{body}\n[/刚结束]"))),
         settled,

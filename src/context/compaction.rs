@@ -288,7 +288,7 @@ impl Context {
             warn!(history = %label, "compaction returned an empty summary; not written");
             return Err(Skipped::Failed("empty summary".into()));
         }
-        let summary = cap_to(&self.calibration, summary, summary_cap);
+        let summary = super::tokens::cap_to(&self.calibration, summary, summary_cap);
         let c = Checkpoint {
             through,
             summary,
@@ -316,28 +316,6 @@ fn excerpt(text: &str) -> String {
         out.push_str(&format!("…（原文过长，其余 {left} 字略去）"));
     }
     out
-}
-
-/// `summary` cut (at a character boundary, with a mark) until it counts at most `cap`.
-pub(super) fn cap_to(cal: &super::tokens::Calibration, summary: String, cap: u32) -> String {
-    if cal.count(&summary) <= cap {
-        return summary;
-    }
-    let chars: Vec<char> = summary.chars().collect();
-    let (mut lo, mut hi) = (0usize, chars.len());
-    // the longest prefix that fits, by bisection
-    while lo < hi {
-        let mid = (lo + hi).div_ceil(2);
-        let s: String = chars[..mid].iter().collect();
-        if cal.count(&s) + 2 <= cap {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    let mut s: String = chars[..lo].iter().collect();
-    s.push('…');
-    s
 }
 
 #[cfg(test)]

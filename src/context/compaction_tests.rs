@@ -189,10 +189,13 @@ fn a_mode_words_what_its_compaction_keeps() {
 #[test]
 fn a_long_summary_is_cut_to_its_cap() {
     let ctx = Context::new(8192, 7168, &[]);
-    let s = cap_to(&ctx.calibration, "番茄".repeat(500), 100);
+    let s = super::super::tokens::cap_to(&ctx.calibration, "番茄".repeat(500), 100);
     assert!(ctx.calibration.count(&s) <= 100, "{s}");
     assert!(s.ends_with('…'));
-    assert_eq!(cap_to(&ctx.calibration, "短".into(), 100), "短");
+    assert_eq!(
+        super::super::tokens::cap_to(&ctx.calibration, "短".into(), 100),
+        "短"
+    );
 }
 
 #[tokio::test]

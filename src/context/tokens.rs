@@ -217,6 +217,28 @@ impl Counts {
     }
 }
 
+/// `summary` cut (at a character boundary, with a mark) until it counts at most `cap`.
+pub fn cap_to(cal: &Calibration, summary: String, cap: u32) -> String {
+    if cal.count(&summary) <= cap {
+        return summary;
+    }
+    let chars: Vec<char> = summary.chars().collect();
+    let (mut lo, mut hi) = (0usize, chars.len());
+    // the longest prefix that fits, by bisection
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let s: String = chars[..mid].iter().collect();
+        if cal.count(&s) + 2 <= cap {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut s: String = chars[..lo].iter().collect();
+    s.push('…');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

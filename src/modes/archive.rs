@@ -167,7 +167,7 @@ impl ModeCore {
     }
 
     pub(super) fn mark_index_pending(&mut self, dir: &Path, why: &str) {
-        let session = super::recovery::file_name(dir);
+        let session = super::dirs::file_name(dir);
         let path = dir.join(INDEX_PENDING_FILE);
         if let Err(e) = fsutil::write_atomic(&path, why.as_bytes()) {
             self.warn(format!("{}: {e}", path.display()));

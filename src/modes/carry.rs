@@ -4,7 +4,7 @@
 //! never the excerpt of raw dialogue a mechanical summary holds, and never another
 //! session's conversation.
 
-use super::recovery::{file_name, read_dirs};
+use super::dirs::{file_name, read_dirs};
 use super::session::SUMMARY_FILE;
 use super::session_id::SessionId;
 use crate::workspace::Workspace;
@@ -21,8 +21,7 @@ pub struct CarryOver {
     pub summary: String,
 }
 
-/// What `render_summary` writes when no model summary exists.
-pub const NO_MODEL_SUMMARY: &str = "（没有模型给出的总结；以下为对话摘录。）";
+pub use super::session::NO_MODEL_SUMMARY;
 
 /// The newest archived session of `mode_id` that has a model-written summary.
 pub fn previous(ws: &Workspace, mode_id: &str) -> Option<CarryOver> {

@@ -7,7 +7,7 @@
 //! of those: archived as `recovered` at the next start).
 
 use super::action::ActionDoc;
-use super::recovery::{file_name, read_dirs};
+use super::dirs::{file_name, read_dirs};
 use super::session::{CONVERSATION_FILE, EXIT_MARKER_FILE, SUMMARY_FILE};
 use super::session_id::SessionId;
 use crate::workspace::Workspace;

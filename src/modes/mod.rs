@@ -23,6 +23,7 @@ pub mod action;
 pub mod archive;
 pub mod carry;
 pub mod core;
+pub mod dirs;
 pub mod durable;
 pub mod listing;
 pub mod manager;

@@ -41,6 +41,9 @@ pub struct ExitMarker {
     pub requested_at: String,
 }
 
+/// What `render_summary` writes when no model summary exists.
+pub const NO_MODEL_SUMMARY: &str = "（没有模型给出的总结；以下为对话摘录。）";
+
 /// Everything `summary.md` is made of.
 pub struct SummaryInput<'a> {
     pub display_name: &'a str,
@@ -79,7 +82,7 @@ pub fn render_summary(s: &SummaryInput<'_>) -> String {
     );
     match s.llm_summary.map(str::trim).filter(|t| !t.is_empty()) {
         Some(t) => out.push_str(t),
-        None => out.push_str(super::carry::NO_MODEL_SUMMARY),
+        None => out.push_str(NO_MODEL_SUMMARY),
     }
     out.push_str("\n\n## 对话摘录\n\n");
     if s.records.is_empty() {

@@ -24,6 +24,7 @@
 //! strategy (`set_strategy`, checked against the user's words by the tool) applied.
 
 pub mod choice;
+mod ctx;
 pub mod doc;
 mod flows;
 pub mod journal;
@@ -32,7 +33,8 @@ mod spoken;
 pub mod state;
 mod work;
 
-pub use flows::{run, StrategyOutcome};
+pub use ctx::StrategyOutcome;
+pub use flows::run;
 pub use state::{PendingChoice, PendingWork, Preset, State, Thinking, WorkKind};
 
 use crate::config::{StrategyConfig, StrategyKind};

@@ -1,7 +1,7 @@
 //! Reflect: draft → critical review → revision, `strategy.reflect_rounds` times; only the
 //! last revision is the reply. Draft and reviews go to the journal, never to the record.
 
-use super::flows::{ask, finish, push_assistant, push_user, Ctx, StrategyOutcome};
+use super::ctx::{ask, finish, push_assistant, push_user, Ctx, StrategyOutcome};
 use crate::prompt::TailSection;
 use tracing::warn;
 

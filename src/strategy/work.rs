@@ -1,10 +1,10 @@
 //! Plan and Spec: ask for the document (re-asked once when invalid), keep it pending for
 //! the household, and run it step by step once someone confirms it.
 
-use super::doc::{self, Verdict};
-use super::flows::{
+use super::ctx::{
     ask, failed, finish, older_than, push_assistant, push_user, Ctx, StrategyOutcome,
 };
+use super::doc::{self, Verdict};
 use super::state::{PendingWork, WorkKind};
 use crate::agent::AgentOutcome;
 use crate::prompt::TailSection;

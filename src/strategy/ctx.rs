@@ -1,0 +1,225 @@
+//! What every strategy flow works with: the turn's [`Ctx`] (its agent, ticket, tail and
+//! strategy in force), the [`StrategyOutcome`] a flow ends in, and the small helpers the
+//! flows share (one provider call without tools, message building, finishing a tool loop
+//! with a pending question). The flows themselves ([`super::flows`], [`super::work`],
+//! [`super::reflect`]) use this file; it uses none of them.
+
+use super::choice;
+use super::journal::{self, clip, Entry};
+use super::state::{PendingChoice, MAX_PENDING_CHOICES};
+use super::{Effective, Strategies};
+use crate::agent::{Agent, AgentOutcome, Prepared};
+use crate::modes::{ModesHandle, TurnTicket};
+use crate::prompt::{TailInfo, TailSection};
+use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError};
+use crate::tools::set_strategy::Setter;
+use crate::turn::Turn;
+use chrono::{DateTime, FixedOffset};
+use std::sync::Arc;
+
+/// A turn's outcome, and whether the reply waits for an answer (voice keeps listening).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategyOutcome {
+    pub outcome: AgentOutcome,
+    pub awaits_answer: bool,
+}
+
+impl StrategyOutcome {
+    pub(super) fn done(outcome: AgentOutcome) -> Self {
+        Self {
+            outcome,
+            awaits_answer: false,
+        }
+    }
+    pub(super) fn say(reply: impl Into<String>, awaits_answer: bool) -> Self {
+        Self {
+            outcome: AgentOutcome {
+                reply: reply.into(),
+                error: None,
+            },
+            awaits_answer,
+        }
+    }
+}
+
+pub(super) struct Ctx<'a> {
+    pub(super) agent: &'a Agent,
+    pub(super) st: &'a Strategies,
+    pub(super) ticket: &'a TurnTicket,
+    pub(super) tail: &'a TailInfo<'a>,
+    pub(super) profile: Option<&'a str>,
+    pub(super) text: &'a str,
+    pub(super) turn: &'a Turn,
+    pub(super) modes: &'a ModesHandle,
+    pub(super) eff: Effective,
+    /// The strategy's `[策略]` block: in the tail of every turn of the strategy (the tail
+    /// is never replayed, so it is paid for once per turn, not once per turn of history).
+    pub(super) block: Option<TailSection>,
+    pub(super) rounds: u32,
+    /// Where an accepted `set_strategy` of this turn goes.
+    pub(super) setter: Arc<dyn Setter>,
+    /// The tools every tool loop of this turn called (for scene memory).
+    pub(super) called: std::sync::Mutex<Vec<String>>,
+}
+
+impl Ctx<'_> {
+    pub(super) fn session(&self) -> Option<&str> {
+        self.ticket.mode.as_ref().map(|m| m.session_id.as_str())
+    }
+    pub(super) fn now(&self) -> DateTime<FixedOffset> {
+        self.ticket.began_at
+    }
+    pub(super) fn stamp(&self) -> String {
+        self.now()
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
+    }
+    pub(super) async fn log(
+        &self,
+        flow: &str,
+        stage: &str,
+        text: &str,
+        detail: Option<serde_json::Value>,
+    ) {
+        let e = Entry {
+            timestamp: self.stamp(),
+            flow,
+            stage,
+            channel: &self.turn.channel,
+            chat_id: &self.turn.chat_id,
+            speaker_id: &self.turn.speaker_id,
+            session_id: self.session(),
+            text: clip(text),
+            detail,
+        };
+        journal::append(self.st.workspace(), &e).await;
+    }
+    /// The turn's first request, with `sections` put in the dynamic tail; its tools may
+    /// change the strategy (`set_strategy`).
+    pub(super) fn prepare(&self, sections: &[TailSection]) -> Prepared {
+        let mut p = self.agent.prepare(
+            self.ticket,
+            self.tail,
+            self.profile,
+            self.text,
+            self.turn,
+            self.modes,
+            sections,
+        );
+        p.env.strategy = Some(self.setter.clone());
+        p
+    }
+    /// The agent's tool loop at this turn's round cap, remembering the tools it called.
+    pub(super) async fn tool_loop(&self, p: &mut Prepared) -> AgentOutcome {
+        let o = self.agent.tool_loop(p, self.rounds).await;
+        self.called
+            .lock()
+            .expect("never poisoned")
+            .extend(crate::agent::tools_called(&p.messages));
+        o
+    }
+    /// The strategy's own block (when it must be sent) plus `extra`.
+    pub(super) fn sections(&self, extra: Vec<TailSection>) -> Vec<TailSection> {
+        let mut v = extra;
+        v.extend(self.block.clone());
+        v
+    }
+    pub(super) fn group_asker_only(&self, anyone: bool) -> bool {
+        self.turn.facts().audience == crate::turn::Audience::Group && !anyone
+    }
+}
+
+/// Add a user message, or extend the last one if it is already the user's.
+pub(super) fn push_user(messages: &mut Vec<Message>, text: String) {
+    if let Some(Message::User { content }) = messages.last_mut() {
+        content.push_str("\n\n");
+        content.push_str(&text);
+        return;
+    }
+    messages.push(Message::User { content: text });
+}
+
+pub(super) fn push_assistant(messages: &mut Vec<Message>, text: &str) {
+    messages.push(Message::Assistant {
+        content: Some(text.to_string()),
+        tool_calls: vec![],
+        reasoning_content: None,
+    });
+}
+
+/// One provider call without running tools (planning, review, revision).
+pub(super) async fn ask(
+    agent: &Agent,
+    p: &Prepared,
+    purpose: &'static str,
+) -> Result<ChatResponse, ProviderError> {
+    let mut meta = p.meta.clone();
+    meta.purpose = purpose;
+    let req = ChatRequest {
+        messages: &p.messages,
+        tools: &agent.tools,
+    };
+    agent.provider.complete(&req, &meta).await
+}
+
+pub(super) fn failed(e: ProviderError) -> StrategyOutcome {
+    StrategyOutcome::done(AgentOutcome {
+        reply: e.user_message(),
+        error: Some(e.to_string()),
+    })
+}
+
+pub(super) fn older_than(stamp: &str, now: DateTime<FixedOffset>, limit: chrono::Duration) -> bool {
+    DateTime::parse_from_rfc3339(stamp)
+        .map(|t| now - t > limit)
+        .unwrap_or(true)
+}
+
+/// After a tool loop: a question asked with `ask_user_choice` becomes the reply and
+/// waits in this chat.
+pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> StrategyOutcome {
+    let Some(asked) = p.env.choice.take() else {
+        return StrategyOutcome::done(o);
+    };
+    let reply = choice::render(
+        &asked,
+        c.turn.facts().modality,
+        c.group_asker_only(asked.anyone),
+    );
+    let pending = PendingChoice {
+        asked: asked.clone(),
+        asker: c.turn.speaker_id.clone(),
+        asked_at: c.stamp(),
+    };
+    let key = c.turn.chat_key();
+    let saved =
+        c.st.update(|st| {
+            st.choices.insert(key, pending);
+            while st.choices.len() > MAX_PENDING_CHOICES {
+                let oldest = st
+                    .choices
+                    .iter()
+                    .min_by(|a, b| a.1.asked_at.cmp(&b.1.asked_at))
+                    .map(|(k, _)| k.clone())
+                    .expect("the map is not empty");
+                st.choices.remove(&oldest);
+            }
+        })
+        .await;
+    c.log(
+        "choice",
+        "asked",
+        &asked.question,
+        serde_json::to_value(&asked.options).ok(),
+    )
+    .await;
+    match saved {
+        Ok(()) => StrategyOutcome::say(reply, true),
+        Err(e) => StrategyOutcome {
+            outcome: AgentOutcome {
+                reply: format!("{reply}\n（注意：这个问题没能保存，回答时请把选项说完整。）"),
+                error: Some(format!("pending choice not saved: {e}")),
+            },
+            awaits_answer: true,
+        },
+    }
+}
