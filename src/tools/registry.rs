@@ -123,3 +123,133 @@ impl ToolRegistry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    const ORDER: [&str; 11] = [
+        "switch_mode",
+        "set_strategy",
+        "read_file",
+        "list_files",
+        "write_file",
+        "set_reminder",
+        "list_reminders",
+        "cancel_reminder",
+        "memory_commit",
+        "memory_search",
+        "ask_user_choice",
+    ];
+
+    fn standard(modes: &ModeRegistry) -> ToolRegistry {
+        ToolRegistry::new(&ToolSetup {
+            modes,
+            writable: &["notes/".into()],
+        })
+    }
+
+    /// A tool of a feature that may or may not be configured.
+    struct Lamp;
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct LampArgs {
+        /// the room, as Home Assistant names it
+        room: String,
+        /// brightness in percent
+        #[schemars(range(max = 100))]
+        level: Option<u8>,
+        /// fade in (default false)
+        #[serde(default)]
+        fade: bool,
+    }
+
+    #[async_trait::async_trait]
+    impl Tool for Lamp {
+        const NAME: &'static str = "lamp";
+        type Args = LampArgs;
+        fn description(&self) -> String {
+            "Turn a lamp on.".into()
+        }
+        async fn call(&self, _env: &ToolEnv, a: LampArgs, _call: &ToolCall) -> ToolResult {
+            ToolResult::ok(format!("{} {:?} {}", a.room, a.level, a.fade))
+        }
+    }
+
+    fn with_lamp(modes: &ModeRegistry, configured: bool) -> ToolRegistry {
+        let mut r = standard(modes);
+        if configured {
+            r.add(Lamp);
+        }
+        r
+    }
+
+    #[test]
+    fn the_tools_come_in_a_fixed_order_with_their_definitions() {
+        let r = standard(&ModeRegistry::default());
+        assert_eq!(r.names(), ORDER);
+        let defined: Vec<&str> = r.definitions().iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(defined, ORDER);
+        // built twice, the same bytes
+        let again = standard(&ModeRegistry::default());
+        assert_eq!(
+            serde_json::to_string(r.definitions()).unwrap(),
+            serde_json::to_string(again.definitions()).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_tool_of_a_configured_feature_comes_last_and_changes_nothing_before_it() {
+        let modes = ModeRegistry::default();
+        let without = with_lamp(&modes, false);
+        let with = with_lamp(&modes, true);
+        assert_eq!(without.names(), ORDER);
+        assert_eq!(with.names().last(), Some(&"lamp"));
+        assert_eq!(with.definitions()[..ORDER.len()], *without.definitions());
+        assert!(without.permissions("lamp").is_none());
+        assert_eq!(with.permissions("lamp"), Some(&[][..]));
+    }
+
+    #[test]
+    #[should_panic(expected = "two tools are named lamp")]
+    fn two_tools_of_one_name_are_a_mistake() {
+        let mut r = ToolRegistry::empty();
+        r.add(Lamp).add(Lamp);
+    }
+
+    #[test]
+    fn the_permissions_are_declared_on_the_tools() {
+        let r = standard(&ModeRegistry::default());
+        for name in ORDER {
+            let want: &[Permission] = match name {
+                "switch_mode" | "set_strategy" => &[Permission::SwitchModes],
+                "write_file" => &[Permission::WritesFiles],
+                _ => &[],
+            };
+            assert_eq!(r.permissions(name), Some(want), "{name}");
+        }
+        assert!(r.permissions("rm_rf").is_none());
+    }
+
+    #[test]
+    fn a_schema_is_derived_from_the_argument_struct() {
+        let d = Lamp.definition();
+        assert_eq!(
+            d.parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "room": {"type": "string", "description": "the room, as Home Assistant names it"},
+                    "level": {"type": "integer", "description": "brightness in percent", "minimum": 0, "maximum": 100},
+                    "fade": {"type": "boolean", "description": "fade in (default false)"}
+                },
+                "required": ["room"],
+                "additionalProperties": false
+            })
+        );
+    }
+}
