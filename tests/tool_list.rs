@@ -1,7 +1,10 @@
 //! The tool list is part of the stable prompt prefix: its order and bytes must not change
 //! unless a change means to (a changed byte misses every provider's prefix cache). The
-//! fixtures were generated from the tools as they were before the tool registry; a tool
-//! added on purpose is added to them on purpose.
+//! fixtures were generated from the hand-written tool definitions, before the tool
+//! registry derived them. To change the list on purpose (a new tool, a reworded
+//! description), run this test with `HOMEBOT_WRITE_TOOL_FIXTURES=1` and commit the
+//! fixtures' diff with the change: the diff is what every household's prompt loses from
+//! its cache.
 
 use homebot::modes::ModeRegistry;
 use homebot::provider::ToolDef;

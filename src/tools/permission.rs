@@ -10,7 +10,7 @@ pub enum Permission {
     /// sender the channel lets switch modes (`Turn::may_switch_modes`); anyone else gets
     /// the tool's `Tool::refused`.
     SwitchModes,
-    /// Writes files in the workspace: the bytes of each call (`Tool::bytes_written`)
+    /// Writes files in the workspace: the bytes of each call (`Tool::bytes_to_write`)
     /// count against the turn's budget, `tools.max_write_bytes_per_turn`; a call that
     /// would pass it is refused unrun.
     WritesFiles,

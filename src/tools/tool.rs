@@ -10,7 +10,7 @@ use super::env::ToolEnv;
 pub use super::permission::Permission;
 use super::result::{ToolError, ToolResult};
 use crate::provider::{ToolCall, ToolDef};
-use schemars::generate::SchemaSettings;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::transform::RecursiveTransform;
 use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
@@ -50,7 +50,7 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// Bytes this call would write (for a tool with [`Permission::WritesFiles`]).
-    fn bytes_written(&self, _args: &Self::Args) -> u64 {
+    fn bytes_to_write(&self, _args: &Self::Args) -> u64 {
         0
     }
 
@@ -60,17 +60,25 @@ pub trait Tool: Send + Sync + 'static {
 }
 
 /// The JSON schema of `T` as the model sees it: inline (no `$ref`), without `$schema`,
-/// title or the type's own doc comment; `properties` even when there are none; an optional property is one that is not
-/// `required` (its type is not widened with `null`, and a `#[serde(default)]` value is not
-/// shown: the description says it), and integers carry no `format`.
-/// Keys come out sorted (`serde_json` without `preserve_order`), `required` in field
-/// order.
+/// title or the type's own doc comment, with `properties` even when there are none. An
+/// optional property is one that is not `required`: its type is not widened with `null`,
+/// and a `#[serde(default)]` value is not shown (the description says it). Integers carry
+/// no `format`. Keys come out sorted (`serde_json` without `preserve_order`), `required`
+/// in field order.
 pub fn schema_of<T: JsonSchema>() -> Value {
+    // only the generator's call is per type; the rest is shared (smaller binary)
+    for_the_model_root(generator().into_root_schema_for::<T>())
+}
+
+fn generator() -> SchemaGenerator {
     let mut settings = SchemaSettings::draft2020_12();
     settings.meta_schema = None;
     settings.inline_subschemas = true;
     settings.transforms = vec![Box::new(RecursiveTransform(for_the_model))];
-    let mut schema = settings.into_generator().into_root_schema_for::<T>();
+    settings.into_generator()
+}
+
+fn for_the_model_root(mut schema: Schema) -> Value {
     schema.remove("title");
     schema.remove("description");
     // an object always names its properties, none too (as providers expect)
@@ -147,7 +155,7 @@ impl<T: Tool> Offered for T {
             match p {
                 Permission::SwitchModes => {}
                 Permission::WritesFiles => {
-                    let len = self.bytes_written(&args);
+                    let len = self.bytes_to_write(&args);
                     let budget = env.limits.max_write_bytes_per_turn;
                     let so_far = env.written.load(Ordering::SeqCst);
                     if so_far.saturating_add(len) > budget {

@@ -103,7 +103,7 @@ impl Tool for WriteFile {
         )
     }
 
-    fn bytes_written(&self, a: &WriteArgs) -> u64 {
+    fn bytes_to_write(&self, a: &WriteArgs) -> u64 {
         a.content.len() as u64
     }
 
