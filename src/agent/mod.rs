@@ -13,7 +13,7 @@ use crate::context::budget::Source;
 use crate::context::{compaction, Context, Plan, PlanError};
 use crate::modes::{ModesHandle, TurnTicket};
 use crate::prompt::{self, TailInfo};
-use crate::provider::{BlockTokens, CallMeta, Message, PromptShape, Provider, ToolDef};
+use crate::provider::{BlockTokens, CallMeta, Message, PromptShape, Provider};
 use crate::tools::{self, ToolEnv};
 
 mod tool_loop;
@@ -23,7 +23,8 @@ use tracing::warn;
 pub struct Agent {
     pub provider: Provider,
     pub base_prompt: Arc<str>,
-    pub tools: Vec<ToolDef>,
+    /// The tools offered to the model (built once at start, in a fixed order).
+    pub tools: tools::ToolRegistry,
     pub max_tool_rounds: u32,
     pub normal_history_turns: usize,
     pub files: Arc<crate::tools::FileAccess>,

@@ -10,7 +10,6 @@
 use super::{Agent, AgentOutcome, Prepared};
 use crate::provider::{ChatRequest, DeltaSink, Message};
 use crate::speech;
-use crate::tools;
 use tracing::{debug, warn};
 
 /// The purpose of a call whose answer is the turn's reply.
@@ -83,7 +82,7 @@ impl Agent {
             }
             let req = ChatRequest {
                 messages,
-                tools: &self.tools,
+                tools: self.tools.definitions(),
             };
             let answer = partials.map(speech::Answer::new);
             let deltas = answer.as_ref().map(|a| a as &dyn DeltaSink);
@@ -184,7 +183,7 @@ impl Agent {
                     continue;
                 }
                 calls_run += 1;
-                let result = tools::execute(env, call).await;
+                let result = self.tools.execute(env, call).await;
                 debug!(tool = %call.name, error = result.is_error, "tool call");
                 messages.push(Message::Tool {
                     tool_call_id: call.id.clone(),

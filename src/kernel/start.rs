@@ -36,10 +36,11 @@ impl Kernel {
         let extra = std::fs::read_to_string(ws.system_extra()).ok();
         let base = prompt::base_system_prompt(&cfg.household.name, &registry, extra.as_deref());
         let files = Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry));
-        let mut tools = crate::tools::definitions(&registry, &files.writable_names());
-        if cfg.home_assistant.enabled() {
-            tools.extend(crate::tools::home::definitions());
-        }
+        let tools = crate::tools::ToolRegistry::new(&crate::tools::ToolSetup {
+            modes: &registry,
+            writable: &files.writable_names(),
+            home: cfg.home_assistant.enabled(),
+        });
         let mut core = ModeCore::open(
             ws.clone(),
             registry.clone(),
@@ -77,7 +78,8 @@ impl Kernel {
                     error!(error = %e, "scene memory is unavailable; running without it");
                     crate::memory::Memory::disabled(cfg.memory.clone(), clock.clone())
                 });
-        let context = crate::context::Context::from_config(&cfg, &env, &tools, &registry)?;
+        let context =
+            crate::context::Context::from_config(&cfg, &env, tools.definitions(), &registry)?;
         let agent = Agent {
             context: Arc::new(context),
             provider,

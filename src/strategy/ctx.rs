@@ -156,7 +156,7 @@ pub(super) async fn ask(
     meta.purpose = purpose;
     let req = ChatRequest {
         messages: &p.messages,
-        tools: &agent.tools,
+        tools: agent.tools.definitions(),
     };
     agent.provider.complete(&req, &meta).await
 }

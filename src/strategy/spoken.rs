@@ -41,7 +41,7 @@ impl Voice {
 
 #[async_trait::async_trait]
 impl crate::tools::set_strategy::Setter for Voice {
-    async fn set(&self, name: &str) -> Result<String, String> {
+    async fn set(&self, name: &str) -> Result<String, crate::tools::set_strategy::SetError> {
         let mode = self.mode.as_ref().map(|(m, s)| (m.as_str(), s.as_str()));
         let done = self.st.command(name, true, mode).await?;
         let e = Entry {

@@ -181,7 +181,7 @@ async fn spoken_switch(
     let Some(call) = calls.iter().find(|t| t.name == NAME) else {
         return Ok(None);
     };
-    let r = crate::tools::execute(&p.env, call).await;
+    let r = c.agent.tools.execute(&p.env, call).await;
     if r.is_error {
         c.log("strategy", "refused", &r.content, None).await;
         return Err(r.content);

@@ -1,16 +1,17 @@
 //! `ask_user_choice {question, options (2–6), multi_select, allow_custom, anyone}`: the
 //! model asks the household to choose (`multi_select` and `allow_custom` are mutually
-//! exclusive, as in seed 004: an answer in one's own words is a single answer). A valid call is put in the turn's [`ChoiceSlot`];
+//! exclusive, as in seed 004: an answer in one's own words is a single answer). This file
+//! holds its arguments, their rules and the turn's [`ChoiceSlot`]; the tool itself is
+//! `builtin::choice`. A valid call is put in the turn's [`ChoiceSlot`];
 //! the agent's tool loop then ends the turn and the strategy layer turns the question
 //! into the reply (numbered `1.` `2.` … or spoken) and keeps it pending for that chat.
 //! The answer comes as the chat's next message, answered in a new turn whose tool result
 //! starts `User selected:`. An invalid call is a tool error that says what is wrong and
 //! asks nothing.
 
-use super::{parse_args, ToolEnv, ToolResult};
-use crate::provider::{ToolCall, ToolDef};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use thiserror::Error;
 
 pub const NAME: &str = "ask_user_choice";
 pub const MIN_OPTIONS: usize = 2;
@@ -46,87 +47,83 @@ impl ChoiceSlot {
     pub fn take(&self) -> Option<Asked> {
         self.0.lock().expect("choice slot is never poisoned").take()
     }
-    fn put(&self, a: Asked) {
+    pub fn put(&self, a: Asked) {
         *self.0.lock().expect("choice slot is never poisoned") = Some(a);
     }
 }
 
-pub fn definition() -> ToolDef {
-    ToolDef {
-        name: NAME.into(),
-        description: "Ask the household to choose before you go on, when the choice materially changes the result (which dish, which time, which room). Keep the question short and give 2-6 clear options. This ends your turn: the question with its numbered options is your reply, and the user's answer arrives in the next message as this call's result, `User selected: …`. Do not also answer in words.".into(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "question": {"type": "string"},
-                "options": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 6},
-                "multi_select": {"type": "boolean", "description": "several options may be chosen (default false)"},
-                "allow_custom": {"type": "boolean", "description": "the user may answer with their own words instead: a single answer, so not together with multi_select (default false)"},
-                "anyone": {"type": "boolean", "description": "in a group chat, anyone's answer counts, not only the asker's (default false)"}
-            },
-            "required": ["question", "options"],
-            "additionalProperties": false
-        }),
-    }
-}
-
-#[derive(Deserialize)]
+/// What the model sends. The doc comments are the descriptions it reads.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
-    question: String,
-    options: Vec<String>,
+pub struct Args {
+    pub question: String,
+    #[schemars(length(min = 2, max = 6))]
+    pub options: Vec<String>,
+    /// several options may be chosen (default false)
     #[serde(default)]
-    multi_select: bool,
+    pub multi_select: bool,
+    /// the user may answer with their own words instead: a single answer, so not together with multi_select (default false)
     #[serde(default)]
-    allow_custom: bool,
+    pub allow_custom: bool,
+    /// in a group chat, anyone's answer counts, not only the asker's (default false)
     #[serde(default)]
-    anyone: bool,
+    pub anyone: bool,
 }
 
-/// Check a call; the error names what is wrong and says nothing was asked.
-pub fn validate(call: &ToolCall) -> Result<Asked, ToolResult> {
-    let a: Args = parse_args(call)?;
-    let bad = |why: String| {
-        ToolResult::err(format!(
-            "error: ask_user_choice: {why}. Nothing was asked; call it again with a short question and {MIN_OPTIONS}-{MAX_OPTIONS} distinct short options."
-        ))
-    };
+/// What is wrong with a question; nothing was asked.
+#[derive(Debug, Error, PartialEq)]
+#[error("error: ask_user_choice: {0}. Nothing was asked; call it again with a short question and {min}-{max} distinct short options.", min = MIN_OPTIONS, max = MAX_OPTIONS)]
+pub struct ChoiceError(pub Problem);
+
+#[derive(Debug, Error, PartialEq)]
+pub enum Problem {
+    // seed 004: a free answer is a single answer (自定义输入与多选互斥)
+    #[error("multi_select and allow_custom are mutually exclusive — an answer in the user's own words is a single answer; set one of them")]
+    Exclusive,
+    #[error("the question is empty")]
+    EmptyQuestion,
+    #[error("the question is longer than {MAX_QUESTION_CHARS} characters")]
+    LongQuestion,
+    #[error("options must have {MIN_OPTIONS} to {MAX_OPTIONS} entries, got {0}")]
+    OptionCount(usize),
+    /// (option number, from 1)
+    #[error("option {0} is empty")]
+    EmptyOption(usize),
+    #[error("option {0} is longer than {MAX_OPTION_CHARS} characters")]
+    LongOption(usize),
+    #[error("option {0} repeats {1:?}")]
+    Repeats(usize, String),
+}
+
+/// Check a call's arguments (`call_id` and `arguments`, the raw call, are kept with the
+/// question to be replayed with its answer); the error names what is wrong.
+pub fn validate(a: Args, call_id: &str, arguments: &str) -> Result<Asked, ChoiceError> {
+    let bad = |p: Problem| Err(ChoiceError(p));
     if a.multi_select && a.allow_custom {
-        // seed 004: a free answer is a single answer (自定义输入与多选互斥)
-        return Err(bad(
-            "multi_select and allow_custom are mutually exclusive — an answer in the user's own words is a single answer; set one of them"
-                .into(),
-        ));
+        return bad(Problem::Exclusive);
     }
     let question = a.question.trim().to_string();
     if question.is_empty() {
-        return Err(bad("the question is empty".into()));
+        return bad(Problem::EmptyQuestion);
     }
     if question.chars().count() > MAX_QUESTION_CHARS {
-        return Err(bad(format!(
-            "the question is longer than {MAX_QUESTION_CHARS} characters"
-        )));
+        return bad(Problem::LongQuestion);
     }
     let n = a.options.len();
     if !(MIN_OPTIONS..=MAX_OPTIONS).contains(&n) {
-        return Err(bad(format!(
-            "options must have {MIN_OPTIONS} to {MAX_OPTIONS} entries, got {n}"
-        )));
+        return bad(Problem::OptionCount(n));
     }
     let mut options: Vec<String> = Vec::with_capacity(n);
     for (i, o) in a.options.iter().enumerate() {
         let o = o.trim();
         if o.is_empty() {
-            return Err(bad(format!("option {} is empty", i + 1)));
+            return bad(Problem::EmptyOption(i + 1));
         }
         if o.chars().count() > MAX_OPTION_CHARS {
-            return Err(bad(format!(
-                "option {} is longer than {MAX_OPTION_CHARS} characters",
-                i + 1
-            )));
+            return bad(Problem::LongOption(i + 1));
         }
         if options.iter().any(|p| p == o) {
-            return Err(bad(format!("option {} repeats {o:?}", i + 1)));
+            return bad(Problem::Repeats(i + 1, o.to_string()));
         }
         options.push(o.to_string());
     }
@@ -136,27 +133,18 @@ pub fn validate(call: &ToolCall) -> Result<Asked, ToolResult> {
         multi_select: a.multi_select,
         allow_custom: a.allow_custom,
         anyone: a.anyone,
-        call_id: call.id.clone(),
-        arguments: call.arguments.clone(),
+        call_id: call_id.to_string(),
+        arguments: arguments.to_string(),
     })
-}
-
-pub fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
-    match validate(call) {
-        Ok(a) => {
-            let n = a.options.len();
-            env.choice.put(a);
-            ToolResult::ok(format!(
-                "asked with {n} options; the turn ends here and the answer comes as the next message"
-            ))
-        }
-        Err(e) => e,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::ToolCall;
+    use crate::tools::result::ToolResult;
+    use crate::tools::tool::parse_args;
+    use serde_json::json;
 
     fn call(args: serde_json::Value) -> ToolCall {
         ToolCall {
@@ -164,6 +152,12 @@ mod tests {
             name: NAME.into(),
             arguments: args.to_string(),
         }
+    }
+
+    /// As the registry runs it: parse, then validate; an error is the tool's result.
+    fn validate(c: &ToolCall) -> Result<Asked, ToolResult> {
+        let a: Args = parse_args(c).map_err(ToolResult::err)?;
+        super::validate(a, &c.id, &c.arguments).map_err(ToolResult::err)
     }
 
     #[test]

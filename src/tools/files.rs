@@ -31,10 +31,10 @@
 //!
 //! Paths and zones are resolved in `zones`.
 
-pub use super::guard::ZoneLimits;
 use super::guard::{check_regular, check_zone, open_regular};
-pub use super::zones::{resolve_in, FileAccess};
-use super::ToolResult;
+pub use super::guard::{FileError, ZoneLimits};
+use super::result::ToolResult;
+pub use super::zones::{resolve_in, FileAccess, PathError};
 use std::io::Read;
 
 pub const READ_LIMIT: usize = 64 * 1024;
@@ -58,7 +58,10 @@ pub fn read_file_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolResu
     };
     let mut bytes = Vec::with_capacity((size as usize).min(READ_LIMIT) + 1);
     if let Err(e) = file.take(READ_LIMIT as u64 + 1).read_to_end(&mut bytes) {
-        return ToolResult::err(format!("error: cannot read {path}: {e}"));
+        return ToolResult::err(FileError::Read {
+            shown: path.to_string(),
+            source: e,
+        });
     }
     let truncated = bytes.len() > READ_LIMIT;
     bytes.truncate(READ_LIMIT);
@@ -71,7 +74,11 @@ pub fn read_file_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolResu
             b.truncate(valid);
             String::from_utf8(b).expect("cut at the last valid UTF-8 boundary")
         }
-        Err(_) => return ToolResult::err(format!("error: {path} is not a UTF-8 text file")),
+        Err(_) => {
+            return ToolResult::err(FileError::NotText {
+                shown: path.to_string(),
+            })
+        }
     };
     if truncated {
         return ToolResult::ok(format!(
@@ -96,7 +103,12 @@ pub fn list_files_in(fa: &FileAccess, path: &str, mode: Option<&str>) -> ToolRes
     };
     let entries = match std::fs::read_dir(&p) {
         Ok(e) => e,
-        Err(e) => return ToolResult::err(format!("error: cannot list {path}: {e}")),
+        Err(e) => {
+            return ToolResult::err(FileError::List {
+                shown: path.to_string(),
+                source: e,
+            })
+        }
     };
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
@@ -155,13 +167,18 @@ pub fn write_file_in(
             Some(m.len())
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return ToolResult::err(format!("error: cannot write {path}: {e}")),
+        Err(e) => {
+            return ToolResult::err(FileError::Write {
+                shown: path.to_string(),
+                source: e,
+            })
+        }
     };
     if content.len() > WRITE_LIMIT {
-        return ToolResult::err(format!(
-            "error: content is {} bytes; the limit is {WRITE_LIMIT}",
-            content.len()
-        ));
+        return ToolResult::err(FileError::TooBig {
+            len: content.len(),
+            max: WRITE_LIMIT,
+        });
     }
     if let Some(zone) = fa.writable.iter().find(|w| p.starts_with(w)) {
         let name = format!("{}/", fa.rel(zone).display());
@@ -175,7 +192,10 @@ pub fn write_file_in(
             rel.display(),
             content.len()
         )),
-        Err(e) => ToolResult::err(format!("error: cannot write {path}: {e}")),
+        Err(e) => ToolResult::err(FileError::Write {
+            shown: path.to_string(),
+            source: e,
+        }),
     }
 }
 

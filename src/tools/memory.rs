@@ -1,4 +1,5 @@
-//! The scene-memory tools: `memory_commit {content, scene?}` and `memory_search {query}`.
+//! What the scene-memory tools (`memory_commit {content, scene?}` and `memory_search
+//! {query}`, in `builtin::memory`) know of the turn, and their scene rules.
 //!
 //! `scene` is best left empty: the memory then attaches to the scene(s) of the turn —
 //! the kernel knows where it is; a guessed scene pins a memory to the wrong place (seed
@@ -8,12 +9,9 @@
 //! household's scene budget; only the owner's terminal (`cli`) may name any scene. Content, query and key
 //! lengths and the commits per turn are bounded (`[memory]`).
 
-use super::{parse_args, ToolEnv, ToolResult};
-use crate::memory::{Memory, SceneKey, TurnScene};
-use crate::provider::{ToolCall, ToolDef};
-use serde::Deserialize;
-use serde_json::json;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::memory::{KeyError, Memory, SceneKey, TurnScene};
+use std::sync::atomic::AtomicUsize;
+use thiserror::Error;
 
 /// What the memory tools know about the turn.
 pub struct MemoryEnv {
@@ -45,76 +43,45 @@ impl MemoryEnv {
 }
 
 /// Results `memory_search` returns.
-const SEARCH_RESULTS: usize = 5;
+pub const SEARCH_RESULTS: usize = 5;
 
-pub fn definitions() -> Vec<ToolDef> {
-    vec![
-        ToolDef {
-            name: "memory_commit".into(),
-            description: "Remember a lasting convention, preference or fact of this household for the situation you are in (e.g. \"in this group, keep answers short\", \"dinner portions are for three\"). It is recalled automatically whenever this situation recurs, whatever words are used. Leave `scene` empty: the memory attaches to the current chat's scene. One short sentence per memory; never secrets.".into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "content": {"type": "string", "description": "the memory, one or two sentences"},
-                    "scene": {"type": "string", "description": "optional scene key such as chan:qq/peer:group_1027; default: the current scene"}
-                },
-                "required": ["content"],
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "memory_search".into(),
-            description: "Search the household's memories by wording (memories of the current situation are already in the [场景记忆] block when there are any).".into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {"query": {"type": "string"}},
-                "required": ["query"],
-                "additionalProperties": false
-            }),
-        },
-    ]
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CommitArgs {
-    content: String,
-    #[serde(default)]
-    scene: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SearchArgs {
-    query: String,
+/// Why a memory cannot go to the scene asked for.
+#[derive(Debug, Error)]
+pub enum ScopeError {
+    #[error("error: this conversation does not take part in scene memory (its scene policy is `none`); the memory was not kept")]
+    NoScene,
+    #[error("error: invalid scene: {0}. Leave `scene` empty to use the current one.")]
+    Invalid(KeyError),
+    #[error("error: scene {asked} is not this conversation's ({ours}); leave `scene` empty to remember it here")]
+    NotOurs { asked: SceneKey, ours: String },
 }
 
 /// The scene keys a commit goes to, or why not.
-fn commit_keys(
+pub fn commit_keys(
     scene: &TurnScene,
     asked: Option<&str>,
     owner: bool,
-) -> Result<Vec<SceneKey>, String> {
+) -> Result<Vec<SceneKey>, ScopeError> {
     match asked.map(str::trim).filter(|s| !s.is_empty()) {
-        None if scene.is_none() => Err("error: this conversation does not take part in scene memory (its scene policy is `none`); the memory was not kept".into()),
+        None if scene.is_none() => Err(ScopeError::NoScene),
         None => Ok(scene.keys.clone()),
         Some(raw) => {
-            let key = SceneKey::parse(raw).map_err(|e| format!("error: invalid scene: {e}. Leave `scene` empty to use the current one."))?;
+            let key = SceneKey::parse(raw).map_err(ScopeError::Invalid)?;
             // a chat may name its own scene only: a key below it would be a new scene,
             // and scenes are a household-wide budget one chat must not use up
             let own = scene.keys.iter().any(|k| k == &key);
             if owner || own {
                 Ok(vec![key])
             } else {
-                Err(format!(
-                    "error: scene {key} is not this conversation's ({}); leave `scene` empty to remember it here",
-                    scene
+                Err(ScopeError::NotOurs {
+                    asked: key,
+                    ours: scene
                         .keys
                         .iter()
                         .map(|k| k.as_str())
                         .collect::<Vec<_>>()
-                        .join(", ")
-                ))
+                        .join(", "),
+                })
             }
         }
     }
@@ -124,85 +91,18 @@ fn commit_keys(
 /// the bot can ask, so a group sees what belongs to its own branch of scenes (and what
 /// was kept from this very chat), never another chat's memories; the owner's terminal
 /// sees everything.
-fn visible(scene: &TurnScene, owner: bool, origin: &str, from: &str, keys: &[&SceneKey]) -> bool {
+pub fn visible(
+    scene: &TurnScene,
+    owner: bool,
+    origin: &str,
+    from: &str,
+    keys: &[&SceneKey],
+) -> bool {
     owner
         || from == origin
         || keys
             .iter()
             .any(|k| scene.keys.iter().any(|t| k.covers(t) || t.covers(k)))
-}
-
-/// Run a memory tool; `None` when `call` is not one.
-pub async fn execute(env: &ToolEnv, call: &ToolCall) -> Option<ToolResult> {
-    let m = &env.memory;
-    let cfg = m.memory.config();
-    // the owner's, whatever its scene policy
-    let owner = m.owner;
-    Some(match call.name.as_str() {
-        "memory_commit" => {
-            let a: CommitArgs = match parse_args(call) {
-                Ok(a) => a,
-                Err(e) => return Some(e),
-            };
-            let chars = a.content.trim().chars().count();
-            if chars > cfg.max_content_chars {
-                return Some(ToolResult::err(format!(
-                    "error: the memory is {chars} characters; the limit is {}. Keep one short convention or fact per memory.",
-                    cfg.max_content_chars
-                )));
-            }
-            let keys = match commit_keys(&m.scene, a.scene.as_deref(), owner) {
-                Ok(k) => k,
-                Err(e) => return Some(ToolResult::err(e)),
-            };
-            if m.commits.fetch_add(1, Ordering::SeqCst) >= cfg.max_commits_per_turn {
-                return Some(ToolResult::err(format!(
-                    "error: at most {} memories may be kept per message; not kept",
-                    cfg.max_commits_per_turn
-                )));
-            }
-            let origin = format!("{}:{}", env.origin.channel, env.origin.chat_id);
-            match m.memory.commit(a.content, keys.clone(), origin, m.now).await {
-                Ok(id) => ToolResult::ok(format!(
-                    "kept as memory #{id} for scene {}; it will be recalled when this situation recurs",
-                    keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
-                )),
-                Err(e) => ToolResult::err(format!("error: not kept: {e}")),
-            }
-        }
-        "memory_search" => {
-            let a: SearchArgs = match parse_args(call) {
-                Ok(a) => a,
-                Err(e) => return Some(e),
-            };
-            let chars = a.query.chars().count();
-            if chars > cfg.max_query_chars {
-                return Some(ToolResult::err(format!(
-                    "error: the query is {chars} characters; the limit is {}. Use a few key words.",
-                    cfg.max_query_chars
-                )));
-            }
-            let origin = format!("{}:{}", env.origin.channel, env.origin.chat_id);
-            let scene = &m.scene;
-            let hits = m
-                .memory
-                .index()
-                .search(&a.query, SEARCH_RESULTS, |_, from, keys| {
-                    visible(scene, owner, &origin, from, keys)
-                });
-            if hits.is_empty() {
-                ToolResult::ok("no memory matches")
-            } else {
-                ToolResult::ok(
-                    hits.iter()
-                        .map(|(id, c, _)| format!("#{id} {c}"))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                )
-            }
-        }
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
@@ -228,11 +128,14 @@ mod tests {
         // below its own scene is a new scene: the household's budget, not a chat's
         assert!(commit_keys(&g, Some("chan:qq/peer:group_1027/place:kitchen"), false).is_err());
         assert!(commit_keys(&g, Some("chan:qq/peer:group_1027/place:kitchen"), true).is_ok());
-        let e = commit_keys(&g, Some("chan:qq/peer:group_999"), false).unwrap_err();
+        let e = commit_keys(&g, Some("chan:qq/peer:group_999"), false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not this conversation"), "{e}");
         assert!(commit_keys(&g, Some("chan:qq2"), false).is_err());
         assert!(commit_keys(&g, Some("chan:qq/part:evening"), false)
             .unwrap_err()
+            .to_string()
             .contains("weak"));
         // the owner's terminal may name any scene
         assert!(commit_keys(
@@ -244,6 +147,7 @@ mod tests {
         // `none`: nothing to attach to
         assert!(commit_keys(&TurnScene::default(), None, false)
             .unwrap_err()
+            .to_string()
             .contains("none"));
     }
 

@@ -5,6 +5,32 @@
 //! The tools themselves are in `files`.
 
 use std::path::{Component, Path, PathBuf};
+use thiserror::Error;
+
+/// Why a path is out of the file tools' reach; `requested` is the path as the model gave
+/// it.
+#[derive(Debug, Error)]
+pub enum PathError {
+    #[error("error: a path is required")]
+    Required,
+    #[error("error: {requested:?} is outside the workspace; use a path relative to the workspace")]
+    Absolute { requested: String },
+    #[error("error: {requested:?} is outside the workspace")]
+    Outside { requested: String },
+    #[error("error: {requested:?} leads outside the workspace")]
+    LeadsOut { requested: String },
+    #[error("error: {requested:?}: {source}")]
+    Resolve {
+        requested: String,
+        source: std::io::Error,
+    },
+    #[error("error: {requested} is private to the household's members or the backend; tools may not open it")]
+    Private { requested: String },
+    #[error("error: tools may write only below {allowed}; {requested} is not there")]
+    NotWritable { requested: String, allowed: String },
+    #[error("error: {requested} is knowledge of the {owner:?} mode; it is readable only while that mode is on")]
+    OtherModesKnowledge { requested: String, owner: String },
+}
 
 /// Top-level names the tools never touch.
 const PRIVATE: &[&str] = crate::workspace::PRIVATE_ZONES;
@@ -92,11 +118,12 @@ impl FileAccess {
         p: &Path,
         requested: &str,
         active: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PathError> {
         match self.other_modes_knowledge(p, active) {
-            Some(owner) => Err(format!(
-                "error: {requested} is knowledge of the {owner:?} mode; it is readable only while that mode is on"
-            )),
+            Some(owner) => Err(PathError::OtherModesKnowledge {
+                requested: requested.to_string(),
+                owner: owner.to_string(),
+            }),
             None => Ok(()),
         }
     }
@@ -130,7 +157,11 @@ impl FileAccess {
     }
 
     /// A path to read or list: a registered skill folder, or a non-private workspace path.
-    pub(super) fn readable(&self, requested: &str, mode: Option<&str>) -> Result<PathBuf, String> {
+    pub(super) fn readable(
+        &self,
+        requested: &str,
+        mode: Option<&str>,
+    ) -> Result<PathBuf, PathError> {
         let req = Path::new(requested.trim());
         if req.is_absolute() {
             if let Ok(real) = std::fs::canonicalize(req) {
@@ -142,9 +173,9 @@ impl FileAccess {
         }
         let p = real_path(&resolve_in(&self.root, requested)?);
         if self.is_private(&p) {
-            return Err(format!(
-                "error: {requested} is private to the household's members or the backend; tools may not open it"
-            ));
+            return Err(PathError::Private {
+                requested: requested.to_string(),
+            });
         }
         self.check_knowledge(&p, requested, mode)?;
         Ok(p)
@@ -155,18 +186,13 @@ impl FileAccess {
         &self,
         requested: &str,
         mode: Option<&str>,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, PathError> {
         let p = real_path(&resolve_in(&self.root, requested)?);
         if self.is_private(&p) || !self.writable.iter().any(|w| p.starts_with(w) && p != *w) {
-            let allowed: Vec<String> = self
-                .writable
-                .iter()
-                .map(|w| format!("{}/", self.rel(w).display()))
-                .collect();
-            return Err(format!(
-                "error: tools may write only below {}; {requested} is not there",
-                allowed.join(", ")
-            ));
+            return Err(PathError::NotWritable {
+                requested: requested.to_string(),
+                allowed: self.writable_names().join(", "),
+            });
         }
         self.check_knowledge(&p, requested, mode)?;
         Ok(p)
@@ -202,18 +228,22 @@ fn real_path(p: &Path) -> PathBuf {
     real
 }
 
-/// `..`, by absolute paths elsewhere, and by symlinks pointing out.
 /// Resolve `requested` inside `root` (which must be canonical). Refuses escapes by
 /// `..`, by absolute paths elsewhere, and by symlinks pointing out.
-pub fn resolve_in(root: &Path, requested: &str) -> Result<PathBuf, String> {
+pub fn resolve_in(root: &Path, requested: &str) -> Result<PathBuf, PathError> {
     let requested = requested.trim();
     if requested.is_empty() {
-        return Err("error: a path is required".into());
+        return Err(PathError::Required);
     }
+    let outside = || PathError::Outside {
+        requested: requested.to_string(),
+    };
     let p = Path::new(requested);
     let rel = if p.is_absolute() {
         p.strip_prefix(root)
-            .map_err(|_| format!("error: {requested:?} is outside the workspace; use a path relative to the workspace"))?
+            .map_err(|_| PathError::Absolute {
+                requested: requested.to_string(),
+            })?
             .to_path_buf()
     } else {
         p.to_path_buf()
@@ -225,14 +255,14 @@ pub fn resolve_in(root: &Path, requested: &str) -> Result<PathBuf, String> {
             Component::CurDir => {}
             Component::ParentDir => {
                 if !out.pop() || !out.starts_with(root) {
-                    return Err(format!("error: {requested:?} is outside the workspace"));
+                    return Err(outside());
                 }
             }
-            _ => return Err(format!("error: {requested:?} is outside the workspace")),
+            _ => return Err(outside()),
         }
     }
     if !out.starts_with(root) {
-        return Err(format!("error: {requested:?} is outside the workspace"));
+        return Err(outside());
     }
     // Symlinks: the deepest existing ancestor must still be inside.
     let mut probe = out.clone();
@@ -241,9 +271,14 @@ pub fn resolve_in(root: &Path, requested: &str) -> Result<PathBuf, String> {
             break;
         }
     }
-    let real = std::fs::canonicalize(&probe).map_err(|e| format!("error: {requested:?}: {e}"))?;
+    let real = std::fs::canonicalize(&probe).map_err(|e| PathError::Resolve {
+        requested: requested.to_string(),
+        source: e,
+    })?;
     if !real.starts_with(root) {
-        return Err(format!("error: {requested:?} leads outside the workspace"));
+        return Err(PathError::LeadsOut {
+            requested: requested.to_string(),
+        });
     }
     Ok(out)
 }

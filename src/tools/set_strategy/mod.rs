@@ -7,22 +7,23 @@
 //! goes through [`Setter`], which the strategy layer hands the turn (it is above the
 //! tools); the change applies from the next message.
 //!
-//! The tool's definition is static text: its bytes never change between turns.
+//! This file holds the words and the guard; the tool itself is `builtin::set_strategy`.
+//! Its definition is static text: its bytes never change between turns.
 
-use super::{parse_args, ToolEnv, ToolResult};
 use crate::modes::switch::clause::{normalize, Lexicon};
 use crate::modes::switch::judge::{judge, Verdict};
-use crate::provider::{ToolCall, ToolDef};
-use serde::Deserialize;
-use serde_json::json;
+use std::fmt;
 
 pub const NAME: &str = "set_strategy";
+
+/// Why the strategy layer did not apply a change (its own error, shown to the model).
+pub type SetError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Applies an accepted `set_strategy` (the strategy layer implements it: the same path
 /// as `/strategy NAME`). `Ok`: what changed, for the model to relay; `Err`: why not.
 #[async_trait::async_trait]
 pub trait Setter: Send + Sync {
-    async fn set(&self, name: &str) -> Result<String, String>;
+    async fn set(&self, name: &str) -> Result<String, SetError>;
 }
 
 /// What the household says for one strategy or preset.
@@ -250,84 +251,69 @@ impl Spoken {
     }
 }
 
+/// Why the user's words do not ask for a strategy, for the model to relay.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub spoken: &'static Spoken,
+    pub why: Why,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The words do not name it.
+    NotNamed,
+    /// They name it but do not ask to switch.
+    NoVerb,
+    /// A question about it, or words reported or about it.
+    Asking,
+    Negated,
+    Retracted,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.spoken;
+        let name = s.name;
+        let how = format!("要换请直接说“{}”，或用命令 /strategy {name}", s.example);
+        match self.why {
+            Why::NotNamed => write!(
+                f,
+                "refused: the user's words do not ask for the strategy {name}. 用户原话没有提到“{}”，不能切换策略；只有用户明确要求换一种做事方式时才能调用 set_strategy。{how}。",
+                s.names.iter().chain(s.phrases).take(4).copied().collect::<Vec<_>>().join("”/“")
+            ),
+            Why::NoVerb => write!(
+                f,
+                "refused: the user names {name} but does not ask to switch to it. 用户提到了它，但没有要求切换（用 / 切换到 / 换成 …）。{how}。"
+            ),
+            Why::Asking => write!(
+                f,
+                "refused: the user is asking or talking about the strategy, not asking to switch. 用户是在询问或谈论，不是要求切换策略；照常回答即可。{how}。"
+            ),
+            Why::Negated => write!(
+                f,
+                "refused: the user said not to. 用户原话是否定的，不能切换到 {name}。"
+            ),
+            Why::Retracted => write!(
+                f,
+                "refused: the user took the request back. 用户先提出又收回了，不能切换到 {name}。"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
 /// Do the user's words ask for `s`? `Err`: the refusal, for the model to relay.
-pub fn validate(s: &Spoken, user_text: &str) -> Result<(), String> {
-    let name = s.name;
-    let ex = s.example;
-    let how = format!("要换请直接说“{ex}”，或用命令 /strategy {name}");
+pub fn validate(s: &'static Spoken, user_text: &str) -> Result<(), Refusal> {
     let why = match judge(user_text, &s.lexicon()) {
         Verdict::Command => return Ok(()),
-        Verdict::NotNamed => format!(
-            "refused: the user's words do not ask for the strategy {name}. 用户原话没有提到“{}”，不能切换策略；只有用户明确要求换一种做事方式时才能调用 set_strategy。{how}。",
-            s.names.iter().chain(s.phrases).take(4).copied().collect::<Vec<_>>().join("”/“")
-        ),
-        Verdict::NoVerb => format!(
-            "refused: the user names {name} but does not ask to switch to it. 用户提到了它，但没有要求切换（用 / 切换到 / 换成 …）。{how}。"
-        ),
-        Verdict::HowQuestion | Verdict::Question | Verdict::Reported => format!(
-            "refused: the user is asking or talking about the strategy, not asking to switch. 用户是在询问或谈论，不是要求切换策略；照常回答即可。{how}。"
-        ),
-        Verdict::Negated => format!(
-            "refused: the user said not to. 用户原话是否定的，不能切换到 {name}。"
-        ),
-        Verdict::Retracted => format!(
-            "refused: the user took the request back. 用户先提出又收回了，不能切换到 {name}。"
-        ),
+        Verdict::NotNamed => Why::NotNamed,
+        Verdict::NoVerb => Why::NoVerb,
+        Verdict::HowQuestion | Verdict::Question | Verdict::Reported => Why::Asking,
+        Verdict::Negated => Why::Negated,
+        Verdict::Retracted => Why::Retracted,
     };
-    Err(why)
-}
-
-pub fn definition() -> ToolDef {
-    let names: Vec<&str> = SPOKEN.iter().map(|s| s.name).collect();
-    ToolDef {
-        name: NAME.into(),
-        description: "Change how you work, for the whole household: a strategy (build: act directly; plan: a plan the household confirms first; spec: a spec confirmed first; reflect: draft, review, revise; assist: ask before a choice that matters; custom: the stored custom instruction) or a preset (quick, standard, careful). Call ONLY when the user's own words ask for it — “先给我个计划再做” → plan, “直接做吧” → build, “用反思模式” → reflect, “switch to careful” → careful — not for a question about strategies, not for words that only describe a task. The backend checks the user's words and refuses otherwise; relay the refusal reason. The change applies from the user's next message.".into(),
-        parameters: json!({
-            "type": "object",
-            "properties": {"name": {"type": "string", "enum": names}},
-            "required": ["name"],
-            "additionalProperties": false
-        }),
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Args {
-    name: String,
-}
-
-pub async fn execute(env: &ToolEnv, call: &ToolCall) -> ToolResult {
-    let a: Args = match parse_args(call) {
-        Ok(a) => a,
-        Err(e) => return e,
-    };
-    let Some(s) = spoken(&a.name) else {
-        let names: Vec<&str> = SPOKEN.iter().map(|s| s.name).collect();
-        return ToolResult::err(format!(
-            "error: there is no strategy or preset named {:?}; one of: {}",
-            a.name,
-            names.join(", ")
-        ));
-    };
-    if !env.may_switch_modes {
-        return ToolResult::err(
-            "refused: 你在这里没有切换策略的权限。(not allowed to switch the strategy here)",
-        );
-    }
-    if let Err(why) = validate(s, &env.user_text) {
-        return ToolResult::err(why);
-    }
-    let Some(setter) = &env.strategy else {
-        return ToolResult::err(format!(
-            "error: the strategy cannot be changed from here; use /strategy {}",
-            s.name
-        ));
-    };
-    match setter.set(s.name).await {
-        Ok(text) => ToolResult::ok(format!("{text}\n（从下一句话起生效。）")),
-        Err(e) => ToolResult::err(format!("error: {e}")),
-    }
+    Err(Refusal { spoken: s, why })
 }
 
 #[cfg(test)]

@@ -95,24 +95,26 @@ fn the_strategy_table() {
 #[test]
 fn refusals_say_why_and_how() {
     let plan = spoken("plan").unwrap();
-    let e = validate(plan, "计划模式是什么").unwrap_err();
+    let e = validate(plan, "计划模式是什么").unwrap_err().to_string();
     assert!(
         e.contains("does not ask to switch") && e.contains("/strategy plan"),
         "{e}"
     );
-    let e = validate(plan, "帮我做个红烧肉").unwrap_err();
+    let e = validate(plan, "帮我做个红烧肉").unwrap_err().to_string();
     assert!(e.contains("do not ask for the strategy plan"), "{e}");
-    let e = validate(plan, "不要用计划模式").unwrap_err();
+    let e = validate(plan, "不要用计划模式").unwrap_err().to_string();
     assert!(e.contains("said not to"), "{e}");
-    let e = validate(plan, "他说用计划模式").unwrap_err();
+    let e = validate(plan, "他说用计划模式").unwrap_err().to_string();
     assert!(e.contains("talking about"), "{e}");
     assert!(spoken(" Careful").is_some() && spoken("yolo").is_none());
 }
 
 #[test]
 fn the_definition_is_fixed_and_names_every_entry() {
-    let a = serde_json::to_string(&definition().parameters).unwrap();
-    let b = serde_json::to_string(&definition().parameters).unwrap();
+    use crate::tools::tool::Offered;
+    let tool = crate::tools::builtin::set_strategy::SetStrategy;
+    let a = serde_json::to_string(&tool.definition().parameters).unwrap();
+    let b = serde_json::to_string(&tool.definition().parameters).unwrap();
     assert_eq!(a, b);
     for s in SPOKEN {
         assert!(a.contains(&format!("\"{}\"", s.name)), "{a}");

@@ -8,9 +8,10 @@
 //! the call is kept (per chat, bounded, for a few minutes) and runs when the model calls
 //! it again in the turn that answers, if that answer chose "确认" and came from the asker.
 
-use super::{HomeEnv, ToolResult, CONTROL, MAX_PENDING};
 use crate::provider::ToolCall;
-use crate::tools::ToolEnv;
+use crate::tools::env::ToolEnv;
+use crate::tools::home::{HomeEnv, Pending, CONTROL, MAX_PENDING};
+use crate::tools::result::ToolResult;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -23,24 +24,13 @@ const DECLINE: &str = "算了";
 /// Keys of service data that would aim the call at other entities.
 const TARGET_KEYS: [&str; 5] = ["entity_id", "device_id", "area_id", "floor_id", "label_id"];
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     entity_id: String,
     service: String,
     #[serde(default)]
     data: Option<Value>,
-}
-
-/// A service call waiting for its asker's answer.
-#[derive(Debug, Clone)]
-pub struct Pending {
-    speaker: String,
-    entity_id: String,
-    service: String,
-    data: Value,
-    turn_id: crate::modes::core::TurnId,
-    at: Instant,
 }
 
 fn refuse(why: impl std::fmt::Display) -> ToolResult {
@@ -206,7 +196,7 @@ fn ask(
     env: &ToolEnv,
     home: &HomeEnv,
     call: &ToolCall,
-    target: &super::HomeEntity,
+    target: &crate::tools::home::HomeEntity,
     service: &str,
     data: Value,
 ) -> ToolResult {
@@ -220,9 +210,17 @@ fn ask(
         name: crate::tools::choice::NAME.into(),
         arguments,
     };
-    if let Err(e) = crate::tools::choice::validate(&probe) {
-        return e;
-    }
+    let asked = match serde_json::from_str::<crate::tools::choice::Args>(&probe.arguments)
+        .map_err(|e| e.to_string())
+        .and_then(|a| {
+            crate::tools::choice::validate(a, &probe.id, &probe.arguments)
+                .map_err(|e| e.to_string())
+        }) {
+        Ok(asked) => asked,
+        Err(e) => {
+            return ToolResult::err(format!("error: the confirmation could not be asked: {e}"))
+        }
+    };
     {
         let mut pending = home
             .access
@@ -250,10 +248,7 @@ fn ask(
             },
         );
     }
-    let r = crate::tools::choice::execute(env, &probe);
-    if r.is_error {
-        return r;
-    }
+    env.choice.put(asked);
     ToolResult::ok(format!(
         "{CONTROL}: {} needs the user's confirmation; they were asked and the turn ends here. When their answer comes and chose {CONFIRM}, call {CONTROL} again with the same arguments.",
         target.entity_id

@@ -1,10 +1,11 @@
 //! `home_state {area?, domain?, name?}`: the exposed entities with their live state and
 //! room, the asker's room first, at most [`MAX_LINES`] lines and how many more.
 
-use super::{HomeEntity, HomeEnv, ToolResult, MAX_LINES};
+use crate::tools::home::{HomeEntity, HomeEnv, MAX_LINES};
+use crate::tools::result::ToolResult;
 use serde::Deserialize;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     #[serde(default)]

@@ -1,0 +1,64 @@
+//! [`ToolEnv`]: everything a tool call may touch during one turn. The agent builds one
+//! per turn; the registry hands it to every call of the turn.
+//!
+//! It names only the state types of the tool modules (`memory`, `choice`,
+//! `set_strategy`, `zones`), never a tool: tools import this file, not the other way
+//! round.
+
+use super::choice::ChoiceSlot;
+use super::memory::MemoryEnv;
+use super::set_strategy::Setter;
+use super::zones::FileAccess;
+use crate::config::ToolsConfig;
+use crate::modes::core::TurnId;
+use crate::modes::ModesHandle;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+/// Everything a tool call may touch during one turn.
+pub struct ToolEnv {
+    pub files: Arc<FileAccess>,
+    pub modes: ModesHandle,
+    pub turn_id: TurnId,
+    /// The user's original words of this turn (for `switch_mode` validation).
+    pub user_text: String,
+    /// The channel's permission rule for this sender.
+    pub may_switch_modes: bool,
+    /// The mode the turn runs in (its knowledge is readable; other modes' is not); set
+    /// when the turn itself enters one.
+    pub mode: Mutex<Option<String>>,
+    /// The caps of `[tools]`.
+    pub limits: ToolsConfig,
+    /// Bytes the tools that write files have written in this turn so far.
+    pub written: AtomicU64,
+    /// The household's reminders, and where this turn's would ring.
+    pub reminders: crate::cron::CronHandle,
+    pub origin: crate::reminders::Origin,
+    /// Scene memory, and where this turn stands in it.
+    pub memory: MemoryEnv,
+    /// A question `ask_user_choice` asked in this turn (it ends the turn).
+    pub choice: ChoiceSlot,
+    /// Where an accepted `set_strategy` goes (the strategy layer sets it on every turn it
+    /// runs; `None`: the strategy cannot be changed from this call).
+    pub strategy: Option<Arc<dyn Setter>>,
+    /// The turn's view of Home Assistant (`None`: not configured).
+    pub home: Option<super::home::HomeEnv>,
+}
+
+impl ToolEnv {
+    /// The mode the turn is in now.
+    pub fn mode(&self) -> Option<String> {
+        self.mode
+            .lock()
+            .expect("the tool mode lock is never poisoned")
+            .clone()
+    }
+
+    /// From now on the turn is in `mode_id` (with that mode's knowledge rules).
+    pub fn entered(&self, mode_id: &str) {
+        *self
+            .mode
+            .lock()
+            .expect("the tool mode lock is never poisoned") = Some(mode_id.to_string());
+    }
+}
