@@ -10,8 +10,10 @@
 //!   (used by the voice channel).
 //! - [`text`] — reply shaping shared by channels (markdown flattening, splitting);
 //!   [`auth`] — token checks; [`net`] — binding, graceful HTTP serving and the WebSocket
-//!   writer task, shared by their servers.
+//!   writer task, shared by their servers; [`arbiter`] — the thread a channel's actor
+//!   runs on.
 
+pub mod arbiter;
 pub mod auth;
 pub mod cli;
 pub mod contract;

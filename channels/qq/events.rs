@@ -1,25 +1,16 @@
 //! What a OneBot implementation sends us, typed: events (`post_type` message / meta /
-//! notice / request) and action responses (`status`, `retcode`, `data`, `echo`), and
-//! how a message event becomes a [`Turn`] — access policy, addressing, the speaker, the
-//! right to switch modes — whose reply goes to the delivery queue.
+//! notice / request) and action responses (`status`, `retcode`, `data`, `echo`).
 //!
-//! Read by the connection loop in `mod.rs` for both transports. Unknown post types,
+//! Read by the connection loop (`conn`) for both transports. Unknown post types,
 //! notices and requests parse into variants that are ignored quietly; a frame that is not
 //! what OneBot describes is a parse error, which the loop logs (shortened: a peer's
 //! frame may be megabytes) and skips.
 
-use super::delivery::Target;
 use super::id::Id;
-use super::message::{self, Addressed};
-use super::{Qq, CHANNEL};
-use crate::config::{Access, QqPolicy, QqSwitchPolicy};
-use crate::kernel::PendingReply;
-use crate::turn::{Audience, Facts, Modality, Reply, Trust, Turn};
+use super::message;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
-use std::time::Duration;
-use tracing::{debug, info, warn};
 
 /// One text frame from the implementation.
 #[derive(Debug)]
@@ -126,7 +117,7 @@ pub struct Body {
 }
 
 impl Body {
-    fn segments(self) -> Result<Vec<message::Segment>, String> {
+    pub fn segments(self) -> Result<Vec<message::Segment>, String> {
         match (self.message, self.raw_message) {
             (Some(m), _) => message::parse_message(&m),
             (None, Some(raw)) => Ok(message::parse_cq(&raw)),
@@ -202,124 +193,6 @@ pub struct Sent {
     pub message_id: Option<Id>,
 }
 
-impl Qq {
-    /// Handle one event; returns the heartbeat interval when the event announces one.
-    pub(super) fn on_event(&self, self_id: &str, ev: Event) -> Option<Duration> {
-        match ev {
-            Event::MetaEvent(MetaEvent::Lifecycle { sub_type }) => {
-                info!(self_id, sub_type = ?sub_type, "qq lifecycle");
-            }
-            Event::MetaEvent(MetaEvent::Heartbeat { interval }) => {
-                return interval.filter(|&ms| ms > 0).map(Duration::from_millis);
-            }
-            Event::Message(m) => self.on_message(self_id, m),
-            // our own messages, notices and requests are not turns
-            Event::MessageSent
-            | Event::MetaEvent(MetaEvent::Other)
-            | Event::Notice
-            | Event::Request
-            | Event::Other => {}
-        }
-        None
-    }
-
-    fn on_message(&self, self_id: &str, ev: MessageEvent) {
-        let cfg = &self.shared.cfg;
-        let (user_id, body, group) = match ev {
-            MessageEvent::Group(g) => (g.user_id, g.body, Some((g.group_id, g.message_id))),
-            MessageEvent::Private(p) => (p.user_id, p.body, None),
-            MessageEvent::Other => {
-                debug!(self_id, "qq: message type not handled");
-                return;
-            }
-        };
-        if user_id == *self_id {
-            return; // our own messages
-        }
-        let segs = match body.segments() {
-            Ok(s) => s,
-            Err(e) => {
-                warn!(self_id, error = %e, "qq: unreadable message ignored");
-                return;
-            }
-        };
-        let member = self
-            .shared
-            .kernel
-            .config()
-            .member_for(user_id.as_str())
-            .map(|m| m.id.clone());
-        let target = match group {
-            Some((group_id, message_id)) => {
-                if !allowed(&cfg.groups, group_id.as_str(), false) {
-                    debug!(self_id, group = %group_id, "qq: group not allowed; ignored");
-                    return;
-                }
-                let bot_msg = |id: &Id| self.is_bot_message(self_id, id);
-                if message::addressed(&segs, self_id, bot_msg) == Addressed::No {
-                    return;
-                }
-                Target::Group {
-                    group_id,
-                    reply_to: message_id,
-                    mention: Some(user_id.clone()),
-                }
-            }
-            None => {
-                if !allowed(&cfg.private, user_id.as_str(), member.is_some()) {
-                    info!(self_id, user = %user_id, "qq: private sender not allowed; denied");
-                    return;
-                }
-                Target::Private {
-                    user_id: user_id.clone(),
-                }
-            }
-        };
-        let text = message::plain_text(&segs, self_id);
-        let speaker = member.clone().unwrap_or_else(|| format!("qq:{user_id}"));
-        let may_switch = match (&target, cfg.mode_switch) {
-            (Target::Private { .. }, _) => true,
-            (_, QqSwitchPolicy::Any) => true,
-            (_, QqSwitchPolicy::Members) => member.is_some(),
-            (_, QqSwitchPolicy::Nobody) => false,
-        };
-        let reply = if text.is_empty() {
-            PendingReply::Ready(Reply::ok("在的，请说。"))
-        } else {
-            let audience = match &target {
-                Target::Group { group_id, .. } => (Audience::Group, format!("group_{group_id}")),
-                Target::Private { user_id } => (Audience::Private, format!("private_{user_id}")),
-            };
-            let mut turn = Turn::new(CHANNEL, target.key(), speaker, text);
-            turn.facts = Some(Facts {
-                audience: audience.0,
-                modality: Modality::Text,
-                // a member only through the household's qq_ids mapping
-                trust: if member.is_some() {
-                    Trust::Member
-                } else {
-                    Trust::Guest
-                },
-                memory_peer: Some(audience.1),
-            });
-            turn.may_switch_modes = may_switch;
-            turn.reply_to = Some(target.outbound());
-            // admitted now, at arrival: the chat's FIFO keeps QQ's order
-            self.shared.kernel.submit(turn)
-        };
-        self.enqueue_reply(self_id, target, reply);
-    }
-}
-
-/// Whether a group (or a private sender) may reach the bot.
-pub fn allowed(p: &QqPolicy, id: &str, is_member: bool) -> bool {
-    match p.policy {
-        Access::Open => true,
-        Access::Allowlist => is_member || p.allow.iter().any(|a| a == id),
-        Access::Disabled => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,30 +200,6 @@ mod tests {
 
     fn frame(v: Value) -> Frame {
         parse_frame(&v.to_string()).unwrap()
-    }
-
-    #[test]
-    fn policies() {
-        let allow = QqPolicy {
-            policy: Access::Allowlist,
-            allow: vec!["1".into()],
-        };
-        assert!(allowed(&allow, "1", false));
-        assert!(!allowed(&allow, "2", false));
-        assert!(
-            allowed(&allow, "2", true),
-            "household members are known senders"
-        );
-        let off = QqPolicy {
-            policy: Access::Disabled,
-            allow: vec!["1".into()],
-        };
-        assert!(!allowed(&off, "1", true));
-        let open = QqPolicy {
-            policy: Access::Open,
-            allow: vec![],
-        };
-        assert!(allowed(&open, "9", false));
     }
 
     #[test]

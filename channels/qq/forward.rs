@@ -5,7 +5,10 @@
 //! connection then takes the account's slot like a reverse one and is read by the same
 //! loop. The URL may carry the token in its query string, so only its path is logged.
 
-use super::{events, Qq, Role, WRITER_QUEUE};
+use super::conn::WRITER_QUEUE;
+use super::conns::Role;
+use super::events;
+use super::handle::Qq;
 use futures_util::StreamExt;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -23,7 +26,7 @@ impl Qq {
         // a token may ride in the query string: never log it
         let shown = url.split('?').next().unwrap_or_default().to_string();
         let mut backoff = FIRST_BACKOFF;
-        let cancel = self.shared.cancel.clone();
+        let cancel = self.cancel.clone();
         loop {
             let mut req = match url.as_str().into_client_request() {
                 Ok(r) => r,
@@ -32,7 +35,7 @@ impl Qq {
                     return;
                 }
             };
-            if let Some(t) = &self.shared.cfg.access_token {
+            if let Some(t) = &self.cfg.access_token {
                 if let Ok(v) = format!("Bearer {}", t.expose()).parse() {
                     req.headers_mut().insert("authorization", v);
                 }
@@ -66,7 +69,7 @@ impl Qq {
     async fn run_forward(&self, ws: Socket) {
         let (sink, mut stream) = ws.split();
         // The self id is learned from the first event that names it.
-        let wait = Duration::from_secs(self.shared.cfg.heartbeat_timeout_secs);
+        let wait = Duration::from_secs(self.cfg.heartbeat_timeout_secs);
         let (self_id, first) = loop {
             match tokio::time::timeout(wait, stream.next()).await {
                 Ok(Some(Ok(TMsg::Text(t)))) => {
@@ -78,7 +81,7 @@ impl Qq {
                 _ => return,
             }
         };
-        let slot = match self.reserve(self_id.as_str(), Role::Universal) {
+        let slot = match self.reserve(self_id.as_str(), Role::Universal).await {
             Ok(slot) => slot,
             Err(e) => {
                 warn!(error = %e, "qq forward WebSocket refused");
@@ -88,11 +91,11 @@ impl Qq {
         let tx = crate::channels::net::spawn_ws_writer(
             sink,
             WRITER_QUEUE,
-            self.shared.cancel.clone(),
+            self.cancel.clone(),
             TMsg::Text,
             None,
         );
-        slot.activate(tx);
+        slot.activate(tx).await;
         let incoming = futures_util::stream::iter([Ok(first)])
             .chain(stream.filter_map(|m| async move {
                 match m {

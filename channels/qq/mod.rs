@@ -23,113 +23,51 @@
 //! Access: groups and private senders each `open` / `allowlist` / `disabled`; unknown
 //! private senders are denied by default and never reach the LLM.
 //!
-//! Layout, one job per file:
-//! - this file: [`QqChannel`] (the config, implementing [`Channel`]), the running [`Qq`]
-//!   handle, the state its parts share, connection slots and the read loop both
-//!   transports feed;
-//! - `server`: the reverse WebSocket server (handshake, auth, reservation);
-//! - `forward`: the forward WebSocket client (reconnect, backoff);
-//! - `events`: typed OneBot frames, and a message event into a turn;
-//! - `delivery`: per-target ordered, bounded, throttled delivery, and the outbound door;
-//! - `rpc`: actions with `echo`, matched to their responses, with timeouts;
-//! - `id`: string-or-number OneBot ids; `message`: message segments and CQ codes.
+//! Layout, one job per file; each imports only the files above it, never the other way
+//! (the test at the bottom checks it):
+//! - `id`: string-or-number OneBot ids; `message`: message segments and CQ codes;
+//!   `target`: where a message goes (a group, a person) and the door's target syntax;
+//! - `events`: typed OneBot frames; `inbound`: a message event into a turn;
+//! - the state, each part owned by the actor: `conns` — who is connected (accounts,
+//!   connections, the bot's sent message ids); `rpc` — actions waiting for their
+//!   response; `delivery` — the per-target delivery queues and the refusal limiter;
+//! - `actor`: the [`QqActor`](actor::QqActor) that owns that state, on its own thread;
+//! - `handle`: [`Qq`], the handle to it — actions with their waits, and the outbound
+//!   door;
+//! - `outbox`: a target's delivery worker (ordered, throttled sends);
+//! - `conn`: a connection's slot and its read loop, which both transports run;
+//!   `server`: the reverse WebSocket server (handshake, auth, reservation); `forward`:
+//!   the forward WebSocket client (reconnect, backoff);
+//! - this file: [`QqChannel`] (the config, implementing [`Channel`]) and the start.
 
+mod actor;
+mod conn;
+mod conns;
 mod delivery;
 mod events;
 mod forward;
+mod handle;
 pub mod id;
+mod inbound;
 pub mod message;
+mod outbox;
 mod rpc;
 mod server;
+mod target;
 
+pub use handle::Qq;
+pub use inbound::CHANNEL;
 pub use rpc::ActionError;
 
 use crate::channels::contract::{Channel, StartError, Started};
 use crate::config::QqConfig;
 use crate::kernel::Kernel;
-use delivery::{Delivery, RefusalLimiter};
-use events::{ActionResponse, Frame};
-use futures_util::StreamExt;
-use std::collections::{HashMap, HashSet, VecDeque};
+use actor::{QqActor, StartWorker};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot, Notify};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
-
-pub const CHANNEL: &str = "qq";
-/// Frames waiting for one connection's writer.
-const WRITER_QUEUE: usize = 64;
-
-/// Which kind of frames a connection carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Role {
-    Universal,
-    Api,
-    Event,
-}
-
-impl Role {
-    fn parse(s: Option<&str>) -> Option<Self> {
-        match s.map(str::trim).map(str::to_ascii_lowercase).as_deref() {
-            None | Some("") | Some("universal") => Some(Role::Universal),
-            Some("api") => Some(Role::Api),
-            Some("event") => Some(Role::Event),
-            _ => None,
-        }
-    }
-    fn sends_actions(self) -> bool {
-        matches!(self, Role::Universal | Role::Api)
-    }
-}
-
-struct Conn {
-    id: u64,
-    role: Role,
-    /// `None` while the connection is only reserved (its handshake is under way).
-    tx: Option<mpsc::Sender<String>>,
-}
-
-#[derive(Default)]
-struct Bot {
-    conns: Vec<Conn>,
-    /// Message ids the bot sent, to recognise replies to it.
-    sent: VecDeque<id::Id>,
-    sent_set: HashSet<id::Id>,
-}
-
-impl Bot {
-    /// Split API / Event connections may coexist; anything else is a duplicate.
-    fn clashes(&self, role: Role) -> bool {
-        self.conns
-            .iter()
-            .any(|c| c.role == role || c.role == Role::Universal || role == Role::Universal)
-    }
-}
-
-/// A second connection of an account already connected (or connecting) in that role.
-#[derive(Debug, thiserror::Error)]
-#[error("QQ account {0} is already connected")]
-pub struct AlreadyConnected(String);
-
-struct Shared {
-    cfg: QqConfig,
-    kernel: Kernel,
-    bots: Mutex<HashMap<String, Bot>>,
-    pending: Mutex<HashMap<String, oneshot::Sender<ActionResponse>>>,
-    next_id: AtomicU64,
-    /// Woken whenever a connection comes up.
-    connected: Notify,
-    /// Per target, when the next send may go out.
-    next_send: Mutex<HashMap<String, Instant>>,
-    /// One ordered, bounded delivery queue per group / person.
-    deliveries: Mutex<HashMap<String, mpsc::Sender<Delivery>>>,
-    /// Which chats got their "please wait" refusal in the current burst.
-    refusals: Mutex<RefusalLimiter>,
-    cancel: CancellationToken,
-}
+use tracing::info;
 
 /// The QQ channel before it starts: its configuration.
 pub struct QqChannel {
@@ -153,7 +91,7 @@ impl Channel for QqChannel {
         kernel: Kernel,
         cancel: CancellationToken,
     ) -> Result<Started, StartError> {
-        let (qq, bound) = Qq::start(kernel, self.cfg, cancel).await?;
+        let (qq, bound) = start(kernel, self.cfg, cancel).await?;
         Ok(Started {
             bound: bound.map(|a| vec![(CHANNEL, a)]).unwrap_or_default(),
             outbound: Some(Arc::new(qq)),
@@ -161,172 +99,114 @@ impl Channel for QqChannel {
     }
 }
 
-/// The running QQ channel.
-#[derive(Clone)]
-pub struct Qq {
-    shared: Arc<Shared>,
+/// Start the actor and the configured transports. Returns the handle and the reverse
+/// server's bound address.
+async fn start(
+    kernel: Kernel,
+    cfg: QqConfig,
+    cancel: CancellationToken,
+) -> Result<(Qq, Option<SocketAddr>), StartError> {
+    let cfg = Arc::new(cfg);
+    let runtime = tokio::runtime::Handle::current();
+    let handle = {
+        let (cfg, kernel, cancel) = (cfg.clone(), kernel.clone(), cancel.clone());
+        move |addr| Qq {
+            addr,
+            cfg: cfg.clone(),
+            kernel: kernel.clone(),
+            cancel: cancel.clone(),
+        }
+    };
+    let start_worker: StartWorker = {
+        let (handle, runtime) = (handle.clone(), runtime.clone());
+        Box::new(move |addr, queue| {
+            runtime.spawn(outbox::run_queue(handle(addr), queue));
+        })
+    };
+    let actor = {
+        let (cfg, kernel) = (cfg.clone(), kernel.clone());
+        move || QqActor::new(cfg, kernel, runtime, start_worker)
+    };
+    let addr = crate::channels::arbiter::start_actor("homebot-qq", cancel.clone(), actor)
+        .map_err(|e| StartError::new(CHANNEL, "-", e))?;
+    let ch = handle(addr);
+    let mut bound = None;
+    if let Some(listen) = &cfg.listen {
+        let (listener, addr) = crate::channels::net::bind(CHANNEL, listen).await?;
+        let app = axum::Router::new()
+            .route(&cfg.path, axum::routing::get(server::ws_handler))
+            .with_state(ch.clone());
+        info!(addr = %addr, path = %cfg.path, token = cfg.access_token.is_some(), "qq channel: reverse WebSocket listening");
+        let limits = crate::channels::net::HttpLimits {
+            conns: crate::channels::net::listener_limit(CHANNEL, cfg.max_connections),
+            handshake: Duration::from_secs(cfg.handshake_timeout_secs),
+        };
+        crate::channels::net::serve_http(&kernel, CHANNEL, listener, app, cancel.clone(), limits);
+        bound = Some(addr);
+    }
+    if let Some(url) = cfg.forward_url.clone() {
+        let ch2 = ch.clone();
+        kernel.spawn_service(async move { ch2.forward_loop(url).await });
+    }
+    Ok((ch, bound))
 }
 
-impl Qq {
-    /// Start the configured transports. Returns the reverse server's bound address.
-    pub async fn start(
-        kernel: Kernel,
-        cfg: QqConfig,
-        cancel: CancellationToken,
-    ) -> Result<(Self, Option<SocketAddr>), StartError> {
-        let ch = Qq {
-            shared: Arc::new(Shared {
-                cfg: cfg.clone(),
-                kernel: kernel.clone(),
-                bots: Mutex::new(HashMap::new()),
-                pending: Mutex::new(HashMap::new()),
-                next_id: AtomicU64::new(1),
-                connected: Notify::new(),
-                next_send: Mutex::new(HashMap::new()),
-                deliveries: Mutex::new(HashMap::new()),
-                refusals: Mutex::new(RefusalLimiter::default()),
-                cancel: cancel.clone(),
-            }),
-        };
-        let mut bound = None;
-        if let Some(listen) = &cfg.listen {
-            let (listener, addr) = crate::channels::net::bind(CHANNEL, listen).await?;
-            let app = axum::Router::new()
-                .route(&cfg.path, axum::routing::get(server::ws_handler))
-                .with_state(ch.clone());
-            info!(addr = %addr, path = %cfg.path, token = cfg.access_token.is_some(), "qq channel: reverse WebSocket listening");
-            let limits = crate::channels::net::HttpLimits {
-                conns: crate::channels::net::listener_limit(CHANNEL, cfg.max_connections),
-                handshake: Duration::from_secs(cfg.handshake_timeout_secs),
-            };
-            crate::channels::net::serve_http(
-                &kernel,
-                CHANNEL,
-                listener,
-                app,
-                cancel.clone(),
-                limits,
-            );
-            bound = Some(addr);
-        }
-        if let Some(url) = cfg.forward_url.clone() {
-            let ch2 = ch.clone();
-            kernel.spawn_service(async move { ch2.forward_loop(url).await });
-        }
-        Ok((ch, bound))
-    }
-
-    fn next_id(&self) -> u64 {
-        self.shared.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Reserve the account's place for a connection in `role`, atomically with the
-    /// duplicate check: two handshakes of one account cannot both pass. The slot is
-    /// released when dropped — by a handshake that never completes as much as by a
-    /// connection that ends.
-    fn reserve(&self, self_id: &str, role: Role) -> Result<Slot, AlreadyConnected> {
-        let mut bots = self
-            .shared
-            .bots
-            .lock()
-            .expect("bots lock is never poisoned");
-        let bot = bots.entry(self_id.to_string()).or_default();
-        if bot.clashes(role) {
-            return Err(AlreadyConnected(self_id.to_string()));
-        }
-        let id = self.next_id();
-        bot.conns.push(Conn { id, role, tx: None });
-        Ok(Slot {
-            qq: self.clone(),
-            self_id: self_id.to_string(),
-            conn_id: id,
-        })
-    }
-
-    /// Read frames until the peer goes away or stays silent past the heartbeat timeout;
-    /// then release the slot.
-    async fn run_conn<S>(&self, slot: Slot, role: Role, mut incoming: S)
-    where
-        S: futures_util::Stream<Item = Result<String, String>> + Unpin,
-    {
-        let self_id = slot.self_id.clone();
-        let mut timeout = Duration::from_secs(self.shared.cfg.heartbeat_timeout_secs);
-        loop {
-            let frame = match tokio::time::timeout(timeout, incoming.next()).await {
-                Err(_) => {
-                    warn!(self_id = %self_id, secs = timeout.as_secs(), "qq connection silent past the heartbeat timeout; closing it");
-                    break;
-                }
-                Ok(None) => break,
-                Ok(Some(Err(e))) => {
-                    debug!(self_id = %self_id, error = %e, "qq connection error");
-                    break;
-                }
-                Ok(Some(Ok(text))) => text,
-            };
-            match events::parse_frame(&frame) {
-                Err(e) => warn!(self_id = %self_id, error = %e, "qq: malformed frame ignored"),
-                Ok(Frame::Event(ev)) => {
-                    if let Some(iv) = self.on_event(&self_id, ev) {
-                        // heartbeat interval known: allow three missed beats
-                        timeout = (iv * 3).max(Duration::from_secs(
-                            self.shared.cfg.heartbeat_timeout_secs.min(15),
-                        ));
-                    }
-                }
-                Ok(Frame::Response(r)) => self.resolve(&self_id, r),
-                Ok(Frame::Unknown) => {
-                    debug!(self_id = %self_id, role = ?role, "qq: frame of unknown kind ignored")
+#[cfg(test)]
+mod tests {
+    /// The files of this channel import each other one way only: no circle among the
+    /// `use super::…` lines (outside test modules).
+    #[test]
+    fn no_import_circle_inside_the_qq_channel() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("channels/qq");
+        let mut uses: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_stem().unwrap().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(&p).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            let deps = uses.entry(name.clone()).or_default();
+            for line in code.lines() {
+                let Some(rest) = line.trim().strip_prefix("use super::") else {
+                    continue;
+                };
+                let first: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if first.is_empty() {
+                    // `use super::{a, b}`: every name in the braces
+                    let inner = rest.trim_start_matches('{').split('}').next().unwrap();
+                    deps.extend(
+                        inner
+                            .split(',')
+                            .map(|n| n.trim().split("::").next().unwrap().to_string()),
+                    );
+                } else {
+                    deps.push(first);
                 }
             }
         }
-        drop(slot);
-        info!(self_id = %self_id, role = ?role, "qq connection closed");
-    }
-}
-
-/// A connection's place in its account (see [`Qq::reserve`]).
-struct Slot {
-    qq: Qq,
-    self_id: String,
-    conn_id: u64,
-}
-
-impl Slot {
-    /// The connection is up: actions may use its writer.
-    fn activate(&self, tx: mpsc::Sender<String>) {
-        let mut bots = self
-            .qq
-            .shared
-            .bots
-            .lock()
-            .expect("bots lock is never poisoned");
-        let conn = bots
-            .get_mut(&self.self_id)
-            .and_then(|b| b.conns.iter_mut().find(|c| c.id == self.conn_id))
-            .expect("a slot's connection stays registered until the slot is dropped");
-        conn.tx = Some(tx);
-        drop(bots);
-        self.qq.shared.connected.notify_waiters();
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        // runs during unwinding too: a poisoned map is still the map
-        let mut bots = self
-            .qq
-            .shared
-            .bots
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let Some(bot) = bots.get_mut(&self.self_id) else {
-            return;
-        };
-        bot.conns.retain(|c| c.id != self.conn_id);
-        // an account that never got a message out leaves nothing behind
-        if bot.conns.is_empty() && bot.sent.is_empty() {
-            bots.remove(&self.self_id);
+        // super:: of mod.rs is `channels`, not a sibling
+        uses.remove("mod");
+        // a file's imports, followed: it must never reach itself
+        for start in uses.keys() {
+            let mut seen = std::collections::BTreeSet::new();
+            let mut todo = uses[start].clone();
+            while let Some(m) = todo.pop() {
+                assert_ne!(&m, start, "import circle through {start}: {uses:?}");
+                if seen.insert(m.clone()) {
+                    todo.extend(uses.get(&m).cloned().unwrap_or_default());
+                }
+            }
+        }
+        // the files that import mod.rs's names (`use super::{Qq, …}`) would name them
+        for (file, deps) in &uses {
+            for d in deps {
+                assert!(
+                    uses.contains_key(d),
+                    "{file} imports {d} from mod.rs: import it from its own file"
+                );
+            }
         }
     }
 }

@@ -1,19 +1,17 @@
 //! Actions: a request frame with a unique `echo`, matched to the implementation's
-//! response by that echo, with a timeout. Who may carry an action: the account's
-//! Universal or API connection; with none, a caller waits up to `reconnect_wait_secs` for
-//! one to come up (NapCat restarts take a while), then gives up.
-//!
-//! Called by the delivery queues (`delivery`) and by anyone holding a [`Qq`]; responses
-//! arrive through the connection read loop (`mod.rs`), which hands them to
-//! [`Qq::resolve`].
+//! response by that echo. This file holds the actions waiting for their response
+//! ([`Actions`], owned by the QQ actor) and what a response means; the call itself —
+//! waiting for a connection, the timeout — is the handle's (`handle`).
 
-use super::events::ActionResponse;
-use super::Qq;
-use serde::Serialize;
+use super::events::{ActionResponse, Sent};
+use super::id::Id;
+use crate::supervise::Unavailable;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot};
-use tracing::{debug, info};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::oneshot;
+use tracing::debug;
 
 /// Longest error text from the implementation kept in an [`ActionError`].
 const MAX_PEER_MESSAGE: usize = 200;
@@ -32,6 +30,8 @@ pub enum ActionError {
         retcode: i64,
         msg: Option<String>,
     },
+    #[error("the QQ channel cannot take actions now: {0}")]
+    Unavailable(#[from] Unavailable),
 }
 
 #[derive(Serialize)]
@@ -41,157 +41,105 @@ struct Request<'a> {
     echo: &'a str,
 }
 
-/// Removes a waiter that got no response (timeout, dropped caller) from the map.
-struct Waiter<'a> {
-    qq: &'a Qq,
-    echo: String,
+/// A fresh echo, unique in this process. Made by the caller, before it asks the actor,
+/// so a caller dropped while it asks still takes its waiter back (see `handle`).
+pub fn echo() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!("homebot-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-impl Drop for Waiter<'_> {
-    fn drop(&mut self) {
-        self.qq
-            .shared
-            .pending
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(&self.echo);
-    }
+/// The request frame of `action`.
+pub fn frame(action: &str, params: Value, echo: &str) -> String {
+    serde_json::to_string(&Request {
+        action,
+        params,
+        echo,
+    })
+    .expect("an action frame is plain JSON")
 }
 
-impl Qq {
-    /// Call an action and wait for its response (matched by `echo`); returns its `data`.
-    /// Waits up to `reconnect_wait_secs` for a connection if there is none.
-    pub async fn call(
-        &self,
+/// An action waiting for its response.
+struct Waiting {
+    self_id: String,
+    /// A message send: its message id is remembered as the bot's.
+    sends_message: bool,
+    reply: oneshot::Sender<ActionResponse>,
+}
+
+/// The actions waiting for their response, by echo.
+#[derive(Default)]
+pub struct Actions {
+    waiting: HashMap<String, Waiting>,
+}
+
+/// A response matched to its action.
+pub struct Matched {
+    pub self_id: String,
+    /// The message id a message send got, to remember as the bot's.
+    pub sent: Option<Id>,
+}
+
+impl Actions {
+    /// Wait for the response to the action of `self_id` sent with `echo` (unique: see
+    /// [`echo`]); returns its receiver.
+    pub fn open(
+        &mut self,
+        echo: &str,
         self_id: &str,
-        action: &str,
-        params: Value,
-    ) -> Result<Value, ActionError> {
-        let Some(tx) = self
-            .wait_for_connection(action, || self.sender_for(self_id))
-            .await
-        else {
-            return Err(ActionError::NotConnected(self_id.to_string()));
-        };
-        let echo = format!("homebot-{}", self.next_id());
-        let (wtx, wrx) = oneshot::channel();
-        self.shared
-            .pending
-            .lock()
-            .expect("pending lock is never poisoned")
-            .insert(echo.clone(), wtx);
-        let _waiter = Waiter {
-            qq: self,
-            echo: echo.clone(),
-        };
-        let frame = serde_json::to_string(&Request {
-            action,
-            params,
-            echo: &echo,
-        })
-        .expect("an action frame is plain JSON");
-        if tx.send(frame).await.is_err() {
-            return Err(ActionError::NotConnected(self_id.to_string()));
-        }
-        let secs = self.shared.cfg.action_timeout_secs;
-        let resp = match tokio::time::timeout(Duration::from_secs(secs), wrx).await {
-            Ok(Ok(r)) => r,
-            _ => {
-                return Err(ActionError::Timeout {
-                    action: action.into(),
-                    secs,
-                })
-            }
-        };
-        if resp.succeeded() {
-            return Ok(resp.data);
-        }
-        Err(ActionError::Failed {
-            action: action.into(),
-            status: resp
-                .status
-                .map(|s| format!("{s:?}").to_lowercase())
-                .unwrap_or_default(),
-            retcode: resp.retcode,
-            msg: resp.wording.or(resp.msg).map(shorten),
-        })
+        sends_message: bool,
+    ) -> oneshot::Receiver<ActionResponse> {
+        let (reply, rx) = oneshot::channel();
+        self.waiting.insert(
+            echo.to_string(),
+            Waiting {
+                self_id: self_id.to_string(),
+                sends_message,
+                reply,
+            },
+        );
+        rx
     }
 
-    /// A response arrived: wake the action waiting for it.
-    pub(super) fn resolve(&self, self_id: &str, resp: ActionResponse) {
-        let waiter = self
-            .shared
-            .pending
-            .lock()
-            .expect("pending lock is never poisoned")
-            .remove(resp.echo.as_str());
-        match waiter {
-            Some(w) => {
-                let _ = w.send(resp);
-            }
-            None => {
-                debug!(self_id, echo = %resp.echo, "qq: response to an unknown action ignored")
-            }
-        }
+    /// The caller stopped waiting (timeout, dropped).
+    pub fn forget(&mut self, echo: &str) {
+        self.waiting.remove(echo);
     }
 
-    /// Wait (up to `reconnect_wait_secs`) until `find` sees a usable connection.
-    pub(super) async fn wait_for_connection<T>(
-        &self,
-        what: &str,
-        find: impl Fn() -> Option<T>,
-    ) -> Option<T> {
-        let deadline = Instant::now() + Duration::from_secs(self.shared.cfg.reconnect_wait_secs);
-        loop {
-            // created before the check, so a connection coming up in between still wakes it
-            let notified = self.shared.connected.notified();
-            if let Some(t) = find() {
-                return Some(t);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            info!(
-                action = what,
-                "qq: no connection; waiting for the implementation to reconnect"
-            );
-            let _ = tokio::time::timeout(left, notified).await;
-        }
-    }
-
-    /// The writer of the account's connection that carries actions.
-    fn sender_for(&self, self_id: &str) -> Option<mpsc::Sender<String>> {
-        let bots = self
-            .shared
-            .bots
-            .lock()
-            .expect("bots lock is never poisoned");
-        bots.get(self_id)?
-            .conns
-            .iter()
-            .filter(|c| c.role.sends_actions())
-            .find_map(|c| c.tx.clone())
-    }
-
-    /// The account connected first (lowest connection id) among those that can carry
-    /// actions now.
-    pub(super) fn first_account(&self) -> Option<String> {
-        let bots = self
-            .shared
-            .bots
-            .lock()
-            .expect("bots lock is never poisoned");
-        bots.iter()
-            .flat_map(|(self_id, bot)| {
-                bot.conns
-                    .iter()
-                    .filter(|c| c.role.sends_actions() && c.tx.is_some())
-                    .map(move |c| (c.id, self_id))
+    /// A response arrived: wake the action waiting for it. `None`: nobody waits for it.
+    pub fn resolve(&mut self, resp: ActionResponse) -> Option<Matched> {
+        let w = self.waiting.remove(resp.echo.as_str())?;
+        let sent = (w.sends_message && resp.succeeded())
+            .then(|| match Option::<Sent>::deserialize(&resp.data) {
+                Ok(Some(Sent {
+                    message_id: Some(id),
+                })) => Some(id),
+                Ok(_) => None,
+                Err(e) => {
+                    debug!(self_id = %w.self_id, error = %e, "qq: send response without a usable message id");
+                    None
+                }
             })
-            .min()
-            .map(|(_, self_id)| self_id.clone())
+            .flatten();
+        let self_id = w.self_id;
+        let _ = w.reply.send(resp);
+        Some(Matched { self_id, sent })
     }
+}
+
+/// What a response says: its `data`, or why the action failed.
+pub fn outcome(action: &str, resp: ActionResponse) -> Result<Value, ActionError> {
+    if resp.succeeded() {
+        return Ok(resp.data);
+    }
+    Err(ActionError::Failed {
+        action: action.into(),
+        status: resp
+            .status
+            .map(|s| format!("{s:?}").to_lowercase())
+            .unwrap_or_default(),
+        retcode: resp.retcode,
+        msg: resp.wording.or(resp.msg).map(shorten),
+    })
 }
 
 /// A peer's error text, cut to a log-friendly length.

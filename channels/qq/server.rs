@@ -8,7 +8,10 @@
 //! if the upgrade never completes (the peer hangs up halfway), axum drops the callback
 //! and with it the reservation, so a dead handshake never holds the account.
 
-use super::{Qq, Role, Slot, WRITER_QUEUE};
+use super::actor::NotReserved;
+use super::conn::{Slot, WRITER_QUEUE};
+use super::conns::Role;
+use super::handle::Qq;
 use crate::channels::auth::{presented_token, same_secret};
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -48,7 +51,7 @@ pub(super) async fn ws_handler(
         )
             .into_response();
     };
-    if let Some(expected) = &ch.shared.cfg.access_token {
+    if let Some(expected) = &ch.cfg.access_token {
         match presented_token(&headers, &query, "access_token") {
             None => {
                 warn!(self_id = %self_id, "qq: connection without an access token refused");
@@ -61,11 +64,15 @@ pub(super) async fn ws_handler(
             Some(_) => {}
         }
     }
-    let slot = match ch.reserve(&self_id, role) {
+    let slot = match ch.reserve(&self_id, role).await {
         Ok(slot) => slot,
-        Err(e) => {
+        Err(e @ NotReserved::Duplicate(_)) => {
             warn!(self_id = %self_id, "qq: duplicate connection refused");
             return (StatusCode::FORBIDDEN, e.to_string()).into_response();
+        }
+        Err(e) => {
+            warn!(self_id = %self_id, error = %e, "qq: connection refused");
+            return (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response();
         }
     };
     let shown = self_id.clone();
@@ -84,11 +91,11 @@ impl Qq {
         let tx = crate::channels::net::spawn_ws_writer(
             sink,
             WRITER_QUEUE,
-            self.shared.cancel.clone(),
+            self.cancel.clone(),
             WsMessage::Text,
             None,
         );
-        slot.activate(tx);
+        slot.activate(tx).await;
         info!(self_id = %slot.self_id, role = ?role, "qq: implementation connected");
         let incoming = stream
             .filter_map(|m| async move {
@@ -101,19 +108,5 @@ impl Qq {
             })
             .boxed();
         self.run_conn(slot, role, incoming).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn roles() {
-        assert_eq!(Role::parse(None), Some(Role::Universal));
-        assert_eq!(Role::parse(Some(" API ")), Some(Role::Api));
-        assert_eq!(Role::parse(Some("event")), Some(Role::Event));
-        assert_eq!(Role::parse(Some("both")), None);
-        assert!(Role::Api.sends_actions() && !Role::Event.sends_actions());
     }
 }

@@ -154,7 +154,7 @@ impl Voice {
         let mut reply = self.finish(pending, &front).await;
         if front != super::WYOMING_TARGET {
             // what waits for any Wyoming speaker is said here too
-            let held = self.take_held(super::WYOMING_TARGET);
+            let held = self.take_held(super::WYOMING_TARGET).await;
             if !held.is_empty() {
                 reply.text = format!("{} {}", held.join(" "), reply.text);
             }

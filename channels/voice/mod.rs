@@ -20,9 +20,11 @@
 //! `speakers` for a satellite that proved itself with a token — and never by matching a
 //! member id; everyone else is `guest`.
 //!
-//! Layout: this file — the channel, speakers, reply shaping and the outbound door;
-//! `handle` — the Wyoming handle service's connections; `ws` — the satellite WebSocket
-//! and which connection holds which satellite id; `partial` — a satellite's reply
+//! Layout: this file — the channel, its [`Voice`] handle, speakers, reply shaping and
+//! the outbound door; `actor` — the voice actor, the one owner of the channel's state:
+//! `satellites` (which connection holds which satellite id) and `held` (messages
+//! waiting for a front end's next turn); `handle` — the Wyoming handle service's
+//! connections; `ws` — the satellite WebSocket; `partial` — a satellite's reply
 //! delivered sentence by sentence, and its turns in flight; `wyoming` — the framing.
 //!
 //! `dialogue_state`: the model is told (in the dynamic tail, never the system prompt) to
@@ -34,9 +36,11 @@
 //! `channels::home_assistant`), which also lets a Wyoming turn know its room and lets a
 //! reminder set by voice ring on that room's satellite.
 
+mod actor;
 mod handle;
 mod held;
 mod partial;
+mod satellites;
 mod ws;
 pub mod wyoming;
 
@@ -47,12 +51,12 @@ use crate::config::{HomeAssistantConfig, VoiceConfig};
 use crate::kernel::{Kernel, PendingReply};
 use crate::outbound::{DeliveryError, Outbound};
 use crate::turn::{Audience, Facts, Modality, Trust, Turn};
+use actix::Addr;
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
@@ -119,17 +123,16 @@ pub fn speaker_member(
 
 struct Shared {
     kernel: Kernel,
-    cfg: VoiceConfig,
+    cfg: Arc<VoiceConfig>,
     cancel: CancellationToken,
-    satellites: ws::Registry,
-    next_conn: AtomicU64,
+    /// The voice actor: which connection holds which satellite id, and the proactive
+    /// messages for a front end that cannot be spoken to now (a satellite not connected,
+    /// Wyoming), said before the reply of its next turn.
+    actor: Addr<actor::VoiceActor>,
     /// Refused frames and refused satellites are logged at most once per interval.
     frame_warnings: crate::netutil::LogThrottle,
     /// The provider streams its answers: satellites get partial replies.
     streams: bool,
-    /// Proactive messages for a front end that cannot be spoken to now (a satellite not
-    /// connected, Wyoming): said before the reply of its next turn.
-    held: std::sync::Mutex<held::Held>,
     /// Home Assistant, when `[home_assistant]` is configured: rooms, satellites, announce.
     ha: Option<HomeAssistant>,
 }
@@ -181,7 +184,14 @@ impl Channel for VoiceChannel {
         kernel: Kernel,
         cancel: CancellationToken,
     ) -> Result<Started, StartError> {
-        let cfg = self.cfg;
+        let cfg = Arc::new(self.cfg);
+        let actor = {
+            let cfg = cfg.clone();
+            crate::channels::arbiter::start_actor("homebot-voice", cancel.clone(), move || {
+                actor::VoiceActor::new(cfg)
+            })
+            .map_err(|e| StartError::new(CHANNEL, "-", e))?
+        };
         // Home Assistant connects (and reconnects) by itself: its being down delays nothing
         let ha = match self.ha.enabled() {
             true => Some(
@@ -200,11 +210,9 @@ impl Channel for VoiceChannel {
                 kernel: kernel.clone(),
                 cfg: cfg.clone(),
                 cancel: cancel.clone(),
-                satellites: ws::Registry::default(),
-                next_conn: AtomicU64::new(1),
+                actor,
                 frame_warnings: crate::netutil::LogThrottle::new(crate::netutil::LOG_EVERY),
                 streams: kernel.provider().streams(),
-                held: Default::default(),
                 ha,
             }),
         };
@@ -290,17 +298,17 @@ impl Voice {
     /// this front end (a reminder that rang while it could not be spoken to) comes first.
     pub async fn finish(&self, pending: PendingReply, front: &str) -> VoiceReply {
         let reply = pending.reply().await;
-        let held = self.take_held(front);
+        let held = self.take_held(front).await;
         compose(&reply, held)
     }
 
     /// What is held for `front`; it counts as said from now on.
-    fn take_held(&self, front: &str) -> Vec<String> {
+    async fn take_held(&self, front: &str) -> Vec<String> {
         self.shared
-            .held
-            .lock()
-            .expect("held lock is never poisoned")
-            .take(front)
+            .actor
+            .send(actor::TakeHeld(front.to_string()))
+            .await
+            .unwrap_or_default()
     }
 
     /// Hold `text` for `front`'s next turn and wait until it is said: only then is it
@@ -308,15 +316,19 @@ impl Voice {
     /// turn comes within `voice.fallback_after_secs`, it goes to `voice.fallback` instead;
     /// without a fallback it waits as long as the caller lets it (the Cron's budget).
     async fn hold_until_said(&self, front: &str, text: String) -> Result<(), DeliveryError> {
+        let hold = actor::Hold {
+            front: front.to_string(),
+            text,
+        };
         let (id, said) = self
             .shared
-            .held
-            .lock()
-            .expect("held lock is never poisoned")
-            .hold(front, text)
+            .actor
+            .send(hold)
+            .await
+            .unwrap_or_else(|_| Err("the voice channel has stopped".into()))
             .map_err(|why| DeliveryError::Failed {
                 target: front.to_string(),
-                why: why.into(),
+                why,
             })?;
         let fallback = self.shared.cfg.fallback.clone();
         let wait = match &fallback {
@@ -326,12 +338,11 @@ impl Voice {
         if let Ok(Ok(())) = tokio::time::timeout(wait, said).await {
             return Ok(());
         }
-        let text = self
-            .shared
-            .held
-            .lock()
-            .expect("held lock is never poisoned")
-            .take_back(front, id);
+        let take_back = actor::TakeBack {
+            front: front.to_string(),
+            id,
+        };
+        let text = self.shared.actor.send(take_back).await.ok().flatten();
         let Some(text) = text else {
             return Ok(()); // said just now
         };
@@ -357,10 +368,10 @@ impl Voice {
         sent
     }
 
+    /// A fresh connection id, unique in this process.
     fn conn_id(&self) -> u64 {
-        self.shared
-            .next_conn
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        NEXT.fetch_add(1, Ordering::Relaxed)
     }
 }
 
@@ -424,17 +435,30 @@ impl Outbound for Voice {
         if let Some(entity) = target.strip_prefix(HA_PREFIX) {
             return self.say_in_home_assistant(entity, &text).await;
         }
-        let Some(tx) = self.shared.satellites.sender(target) else {
-            if self.shared.ha.is_some() {
-                // an area or a satellite of Home Assistant (`kitchen`, `assist_satellite.x`)
-                return self.say_in_home_assistant(target, &text).await;
-            }
-            return Err(DeliveryError::Unreachable(who));
+        let announce = actor::Announce {
+            id: target.to_string(),
+            frame: json!({"type": "announce", "text": text}).to_string(),
         };
-        match tx.try_send(json!({"type": "announce", "text": text}).to_string()) {
+        let sent = self
+            .shared
+            .actor
+            .send(announce)
+            .await
+            .unwrap_or(Err(actor::NotSent::Closed));
+        match sent {
             Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(_)) => Err(DeliveryError::Busy(who)),
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(DeliveryError::Unreachable(who)),
+            Err(actor::NotSent::NotConnected) if self.shared.ha.is_some() => {
+                // an area or a satellite of Home Assistant (`kitchen`, `assist_satellite.x`)
+                self.say_in_home_assistant(target, &text).await
+            }
+            Err(actor::NotSent::NotConnected | actor::NotSent::Closed) => {
+                Err(DeliveryError::Unreachable(who))
+            }
+            Err(actor::NotSent::Busy) => Err(DeliveryError::Busy(who)),
+            Err(actor::NotSent::Unavailable(e)) => Err(DeliveryError::Failed {
+                target: who,
+                why: e.to_string(),
+            }),
         }
     }
 

@@ -124,7 +124,7 @@ impl Voice {
         let held = if told.started {
             std::mem::take(&mut told.held)
         } else {
-            self.take_held(front)
+            self.take_held(front).await
         };
         let r = compose(&reply, held);
         let mut frame = json!({"type": "reply", "session_id": session, "text": r.text,
@@ -168,7 +168,7 @@ impl Voice {
         let frame = |text: &str| json!({"type": "partial", "session_id": session, "text": text});
         if !told.started {
             told.started = true;
-            told.held = self.take_held(front);
+            told.held = self.take_held(front).await;
             if !told.held.is_empty() {
                 let held = told.held.join(" ");
                 let _ = out.send(frame(&held).to_string()).await;

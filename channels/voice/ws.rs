@@ -13,6 +13,8 @@
 //! proves no identity, so it never takes over a live id. A reservation whose upgrade
 //! never completes is dropped with the upgrade callback.
 
+use super::actor::{Attach, Claim, NotClaimed, Release};
+use super::satellites::{ClaimError, Credential, MAX_ID_CHARS};
 use super::{fallback_session, speaker_member, Voice};
 use crate::channels::auth::{presented_token, same_secret};
 use crate::config::{SatelliteConfig, VoiceConfig};
@@ -23,7 +25,6 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -32,133 +33,8 @@ use tracing::{debug, info, warn};
 /// Satellite ids one connection may speak for.
 const MAX_IDS_PER_CONNECTION: usize = 4;
 
-/// Longest satellite id accepted from a peer.
-const MAX_ID_CHARS: usize = 128;
 /// Largest WebSocket message accepted from a satellite.
 const MAX_MESSAGE: usize = 1 << 20;
-
-/// What a connection proved at its handshake.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Credential {
-    /// No token is configured at all (loopback only): ids without their own token, and
-    /// no speaker is trusted.
-    Open,
-    /// The shared `voice.token`: ids without their own token.
-    Shared,
-    /// A satellite's own token: that id only.
-    Own(String),
-}
-
-/// Why a connection may not hold a satellite id.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-enum ClaimError {
-    #[error("satellite {0:?} needs its own token")]
-    NotYours(String),
-    #[error("satellite {0:?} is already connected")]
-    InUse(String),
-    #[error("satellite id {0:?} is not a valid id")]
-    BadId(String),
-}
-
-struct Holder {
-    conn: u64,
-    /// `None` while the handshake is under way.
-    tx: Option<mpsc::Sender<String>>,
-    /// Cancelled to close this connection when its satellite reconnects.
-    close: CancellationToken,
-}
-
-/// Satellite id → the connection holding it.
-#[derive(Default)]
-pub(super) struct Registry {
-    held: Mutex<HashMap<String, Holder>>,
-}
-
-impl Registry {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Holder>> {
-        self.held
-            .lock()
-            .expect("satellite registry lock: no code panics while holding it")
-    }
-
-    /// Where announcements for `id` go, if a connection holds it.
-    pub(super) fn sender(&self, id: &str) -> Option<mpsc::Sender<String>> {
-        self.lock().get(id).and_then(|h| h.tx.clone())
-    }
-
-    fn claim(
-        &self,
-        cfg: &VoiceConfig,
-        cred: &Credential,
-        id: &str,
-        conn: u64,
-        tx: Option<mpsc::Sender<String>>,
-        close: &CancellationToken,
-    ) -> Result<(), ClaimError> {
-        if id.chars().count() > MAX_ID_CHARS || !crate::config::is_safe_id(id) {
-            return Err(ClaimError::BadId(id.chars().take(MAX_ID_CHARS).collect()));
-        }
-        let own = own_token(cfg, id).is_some();
-        let allowed = match cred {
-            Credential::Own(mine) => mine == id,
-            Credential::Open | Credential::Shared => !own,
-        };
-        if !allowed {
-            return Err(ClaimError::NotYours(id.to_string()));
-        }
-        let mut held = self.lock();
-        if let Some(h) = held.get(id).filter(|h| h.conn != conn) {
-            // only the satellite's own token proves it is the same satellite
-            if !matches!(cred, Credential::Own(_)) {
-                return Err(ClaimError::InUse(id.to_string()));
-            }
-            info!(satellite = %id, "voice satellite reconnected; closing its previous connection");
-            h.close.cancel();
-        }
-        let tx = tx.or_else(|| {
-            held.get(id)
-                .filter(|h| h.conn == conn)
-                .and_then(|h| h.tx.clone())
-        });
-        held.insert(
-            id.to_string(),
-            Holder {
-                conn,
-                tx,
-                close: close.clone(),
-            },
-        );
-        Ok(())
-    }
-
-    /// Give the connection that reserved `id` at its handshake its sender — unless a
-    /// newer connection of the same satellite took the id over meanwhile (then this one
-    /// is already superseded and must not take it back).
-    fn attach(&self, id: &str, conn: u64, tx: mpsc::Sender<String>) -> bool {
-        match self.lock().get_mut(id) {
-            Some(h) if h.conn == conn => {
-                h.tx = Some(tx);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Free `id` if `conn` still holds it.
-    fn release(&self, id: &str, conn: u64) {
-        let mut held = self.lock();
-        if held.get(id).is_some_and(|h| h.conn == conn) {
-            held.remove(id);
-        }
-    }
-}
-
-fn own_token<'a>(cfg: &'a VoiceConfig, id: &str) -> Option<&'a crate::config::Secret> {
-    cfg.satellites
-        .iter()
-        .find(|s| s.id == id)
-        .and_then(|s| s.token.as_ref())
-}
 
 fn satellite<'a>(cfg: &'a VoiceConfig, id: &str) -> Option<&'a SatelliteConfig> {
     cfg.satellites.iter().find(|s| s.id == id)
@@ -202,8 +78,10 @@ pub(super) async fn ws_handler(
     Query(query): Query<HashMap<String, String>>,
     ws: WebSocketUpgrade,
 ) -> Response {
-    let cfg = &ch.shared.cfg;
-    let cred = match credential(cfg, presented_token(&headers, &query, "token").as_deref()) {
+    let cred = match credential(
+        &ch.shared.cfg,
+        presented_token(&headers, &query, "token").as_deref(),
+    ) {
         Ok(c) => c,
         Err(refusal) => return refusal.into_response(),
     };
@@ -211,28 +89,31 @@ pub(super) async fn ws_handler(
     let close = ch.shared.cancel.child_token();
     let reserved = match query.get("satellite_id").filter(|s| !s.is_empty()) {
         None => None,
-        Some(id) => match ch
-            .shared
-            .satellites
-            .claim(cfg, &cred, id, conn, None, &close)
-        {
-            Ok(()) => Some(Reservation {
+        Some(id) => {
+            // before asking: a handshake dropped while it waits still frees the id
+            let reservation = Reservation {
                 ch: ch.clone(),
                 id: id.clone(),
                 conn,
-            }),
-            Err(e) => {
-                if let Some(suppressed) = ch.shared.frame_warnings.hit() {
-                    warn!(error = %e, suppressed, "voice WebSocket: satellite refused");
+            };
+            match ch.claim(&cred, id, conn, None, &close).await {
+                Ok(()) => Some(reservation),
+                Err(e) => {
+                    if let Some(suppressed) = ch.shared.frame_warnings.hit() {
+                        warn!(error = %e, suppressed, "voice WebSocket: satellite refused");
+                    }
+                    let status = match e {
+                        NotClaimed::Refused(ClaimError::InUse(_)) => StatusCode::CONFLICT,
+                        NotClaimed::Refused(ClaimError::NotYours(_)) => StatusCode::FORBIDDEN,
+                        NotClaimed::Refused(ClaimError::BadId(_)) => StatusCode::BAD_REQUEST,
+                        NotClaimed::Unavailable(_) | NotClaimed::Stopped => {
+                            StatusCode::SERVICE_UNAVAILABLE
+                        }
+                    };
+                    return (status, e.to_string()).into_response();
                 }
-                let status = match e {
-                    ClaimError::InUse(_) => StatusCode::CONFLICT,
-                    ClaimError::NotYours(_) => StatusCode::FORBIDDEN,
-                    ClaimError::BadId(_) => StatusCode::BAD_REQUEST,
-                };
-                return (status, e.to_string()).into_response();
             }
-        },
+        }
     };
     ws.max_message_size(MAX_MESSAGE)
         .on_upgrade(move |socket| async move {
@@ -260,7 +141,7 @@ struct Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.ch.shared.satellites.release(&self.id, self.conn);
+        self.ch.release(std::mem::take(&mut self.id), self.conn);
     }
 }
 
@@ -271,6 +152,35 @@ struct Conn {
 }
 
 impl Voice {
+    /// Let connection `conn` hold satellite `id` (see `satellites`).
+    async fn claim(
+        &self,
+        cred: &Credential,
+        id: &str,
+        conn: u64,
+        tx: Option<mpsc::Sender<String>>,
+        close: &CancellationToken,
+    ) -> Result<(), NotClaimed> {
+        let claim = Claim {
+            cred: cred.clone(),
+            id: id.to_string(),
+            conn,
+            tx,
+            close: close.clone(),
+        };
+        self.shared
+            .actor
+            .send(claim)
+            .await
+            .unwrap_or(Err(NotClaimed::Stopped))
+    }
+
+    /// Free `id` if connection `conn` still holds it (ahead of anything sent to the
+    /// actor after this).
+    fn release(&self, id: String, conn: u64) {
+        self.shared.actor.do_send(Release { id, conn });
+    }
+
     async fn serve_socket(self, socket: WebSocket, conn: Conn, reserved: Option<Reservation>) {
         let cfg = &self.shared.cfg;
         let idle = Duration::from_secs(cfg.ws_idle_timeout_secs);
@@ -289,7 +199,12 @@ impl Voice {
         let mut in_flight = super::partial::InFlight::default();
         let mut current = None;
         if let Some(r) = &reserved {
-            if self.shared.satellites.attach(&r.id, conn.id, tx.clone()) {
+            let attach = Attach {
+                id: r.id.clone(),
+                conn: conn.id,
+                tx: tx.clone(),
+            };
+            if self.shared.actor.send(attach).await.unwrap_or(false) {
                 info!(satellite = %r.id, "voice satellite connected");
                 held.push(r.id.clone());
                 current = Some(r.id.clone());
@@ -346,14 +261,9 @@ impl Voice {
                                 .await;
                             continue;
                         }
-                        let claimed = self.shared.satellites.claim(
-                            cfg,
-                            &conn.cred,
-                            &sat,
-                            conn.id,
-                            Some(tx.clone()),
-                            &conn.close,
-                        );
+                        let claimed = self
+                            .claim(&conn.cred, &sat, conn.id, Some(tx.clone()), &conn.close)
+                            .await;
                         if let Err(e) = claimed {
                             // the words are not heard: they came from a satellite this
                             // connection cannot be
@@ -425,7 +335,7 @@ impl Voice {
             }
         }
         for id in held {
-            self.shared.satellites.release(&id, conn.id);
+            self.release(id, conn.id);
         }
         drop(reserved);
         conn.close.cancel();

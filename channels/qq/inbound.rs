@@ -1,0 +1,149 @@
+//! A message event, read: whether it may reach the bot (access policy, addressing), who
+//! speaks, where the answer goes, and the turn it becomes — or the short greeting an
+//! empty mention gets. Pure: the QQ actor (`actor`) submits the turn and queues the reply.
+
+use super::events::MessageEvent;
+use super::id::Id;
+use super::message::{self, Addressed};
+use super::target::Target;
+use crate::config::{Access, Config, QqConfig, QqPolicy, QqSwitchPolicy};
+use crate::turn::{Audience, Facts, Modality, Trust, Turn};
+use tracing::{debug, info, warn};
+
+/// The channel name turns carry.
+pub const CHANNEL: &str = "qq";
+
+/// A message the bot answers.
+pub struct Incoming {
+    /// Where the answer goes.
+    pub target: Target,
+    /// The turn for the kernel; `None` for only a mention, no words (a short "I'm here").
+    pub turn: Option<Turn>,
+}
+
+/// Read a message event for `self_id`; `None` when the bot does not answer it (not
+/// allowed, not addressed, its own, unreadable). `bot_message` says whether a message id
+/// is one the bot sent (a reply to it addresses the bot).
+pub fn read(
+    cfg: &QqConfig,
+    household: &Config,
+    self_id: &str,
+    ev: MessageEvent,
+    bot_message: impl Fn(&Id) -> bool,
+) -> Option<Incoming> {
+    let (user_id, body, group) = match ev {
+        MessageEvent::Group(g) => (g.user_id, g.body, Some((g.group_id, g.message_id))),
+        MessageEvent::Private(p) => (p.user_id, p.body, None),
+        MessageEvent::Other => {
+            debug!(self_id, "qq: message type not handled");
+            return None;
+        }
+    };
+    if user_id == *self_id {
+        return None; // our own messages
+    }
+    let segs = match body.segments() {
+        Ok(s) => s,
+        Err(e) => {
+            warn!(self_id, error = %e, "qq: unreadable message ignored");
+            return None;
+        }
+    };
+    let member = household.member_for(user_id.as_str()).map(|m| m.id.clone());
+    let target = match group {
+        Some((group_id, message_id)) => {
+            if !allowed(&cfg.groups, group_id.as_str(), false) {
+                debug!(self_id, group = %group_id, "qq: group not allowed; ignored");
+                return None;
+            }
+            if message::addressed(&segs, self_id, bot_message) == Addressed::No {
+                return None;
+            }
+            Target::Group {
+                group_id,
+                reply_to: message_id,
+                mention: Some(user_id.clone()),
+            }
+        }
+        None => {
+            if !allowed(&cfg.private, user_id.as_str(), member.is_some()) {
+                info!(self_id, user = %user_id, "qq: private sender not allowed; denied");
+                return None;
+            }
+            Target::Private {
+                user_id: user_id.clone(),
+            }
+        }
+    };
+    let text = message::plain_text(&segs, self_id);
+    if text.is_empty() {
+        return Some(Incoming { target, turn: None });
+    }
+    let speaker = member.clone().unwrap_or_else(|| format!("qq:{user_id}"));
+    let may_switch = match (&target, cfg.mode_switch) {
+        (Target::Private { .. }, _) => true,
+        (_, QqSwitchPolicy::Any) => true,
+        (_, QqSwitchPolicy::Members) => member.is_some(),
+        (_, QqSwitchPolicy::Nobody) => false,
+    };
+    let audience = match &target {
+        Target::Group { group_id, .. } => (Audience::Group, format!("group_{group_id}")),
+        Target::Private { user_id } => (Audience::Private, format!("private_{user_id}")),
+    };
+    let mut turn = Turn::new(CHANNEL, target.key(), speaker, text);
+    turn.facts = Some(Facts {
+        audience: audience.0,
+        modality: Modality::Text,
+        // a member only through the household's qq_ids mapping
+        trust: if member.is_some() {
+            Trust::Member
+        } else {
+            Trust::Guest
+        },
+        memory_peer: Some(audience.1),
+    });
+    turn.may_switch_modes = may_switch;
+    turn.reply_to = Some(target.outbound());
+    Some(Incoming {
+        target,
+        turn: Some(turn),
+    })
+}
+
+/// Whether a group (or a private sender) may reach the bot.
+pub fn allowed(p: &QqPolicy, id: &str, is_member: bool) -> bool {
+    match p.policy {
+        Access::Open => true,
+        Access::Allowlist => is_member || p.allow.iter().any(|a| a == id),
+        Access::Disabled => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies() {
+        let allow = QqPolicy {
+            policy: Access::Allowlist,
+            allow: vec!["1".into()],
+        };
+        assert!(allowed(&allow, "1", false));
+        assert!(!allowed(&allow, "2", false));
+        assert!(
+            allowed(&allow, "2", true),
+            "household members are known senders"
+        );
+        let off = QqPolicy {
+            policy: Access::Disabled,
+            allow: vec!["1".into()],
+        };
+        assert!(!allowed(&off, "1", true));
+        let open = QqPolicy {
+            policy: Access::Open,
+            allow: vec![],
+        };
+        assert!(allowed(&open, "9", false));
+    }
+}

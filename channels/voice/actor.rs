@@ -1,0 +1,205 @@
+//! The voice actor: the one owner of the voice channel's state — which connection holds
+//! which satellite id ([`Registry`]) and the proactive messages held for a front end's
+//! next turn ([`Held`]). It runs on its own actix arbiter thread (`homebot-voice`); the
+//! Wyoming and satellite connections (tasks on the gateway's runtime) and the outbound
+//! door reach it through the [`super::Voice`] handle. Handlers never wait: sending to a
+//! satellite is a `try_send` to its writer; waiting until a held message is said is the
+//! handle's.
+//!
+//! Supervised ([`crate::supervise`]): a panic in a handler fails that request only; the
+//! state is in memory (held messages are forgotten by a restart by design), so the actor
+//! goes on with it.
+
+use super::held::Held;
+use super::satellites::{ClaimError, Credential, Registry};
+use crate::config::VoiceConfig;
+use crate::supervise::{Supervisor, Unavailable};
+use actix::prelude::*;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Default)]
+struct State {
+    satellites: Registry,
+    held: Held,
+}
+
+pub struct VoiceActor {
+    state: State,
+    supervisor: Supervisor,
+    cfg: Arc<VoiceConfig>,
+}
+
+impl VoiceActor {
+    pub fn new(cfg: Arc<VoiceConfig>) -> Self {
+        Self {
+            state: State::default(),
+            supervisor: Supervisor::new("the voice channel"),
+            cfg,
+        }
+    }
+
+    fn supervised<R>(
+        &mut self,
+        what: &'static str,
+        f: impl FnOnce(&mut State) -> R,
+    ) -> Result<R, Unavailable> {
+        self.supervisor.run(&mut self.state, what, f, |_, _| {
+            Err("the voice channel's state is in memory only".into())
+        })
+    }
+}
+
+impl Actor for VoiceActor {
+    type Context = Context<Self>;
+}
+
+/// Why a satellite id may not be held.
+#[derive(Debug, thiserror::Error)]
+pub enum NotClaimed {
+    #[error(transparent)]
+    Refused(#[from] ClaimError),
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
+    #[error("the voice channel has stopped")]
+    Stopped,
+}
+
+/// Let connection `conn` hold satellite `id` (see `satellites`).
+#[derive(Message)]
+#[rtype(result = "Result<(), NotClaimed>")]
+pub struct Claim {
+    pub cred: Credential,
+    pub id: String,
+    pub conn: u64,
+    pub tx: Option<mpsc::Sender<String>>,
+    pub close: CancellationToken,
+}
+
+impl Handler<Claim> for VoiceActor {
+    type Result = Result<(), NotClaimed>;
+    fn handle(&mut self, m: Claim, _: &mut Context<Self>) -> Self::Result {
+        let cfg = self.cfg.clone();
+        Ok(self.supervised("claim", |s| {
+            s.satellites
+                .claim(&cfg, &m.cred, &m.id, m.conn, m.tx, &m.close)
+        })??)
+    }
+}
+
+/// The connection that reserved `id` at its handshake is up, with its writer; false when
+/// a newer connection of the same satellite took the id over meanwhile.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Attach {
+    pub id: String,
+    pub conn: u64,
+    pub tx: mpsc::Sender<String>,
+}
+
+impl Handler<Attach> for VoiceActor {
+    type Result = bool;
+    fn handle(&mut self, m: Attach, _: &mut Context<Self>) -> bool {
+        self.supervised("attach", |s| s.satellites.attach(&m.id, m.conn, m.tx))
+            .unwrap_or(false)
+    }
+}
+
+/// Free `id` if connection `conn` still holds it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Release {
+    pub id: String,
+    pub conn: u64,
+}
+
+impl Handler<Release> for VoiceActor {
+    type Result = ();
+    fn handle(&mut self, m: Release, _: &mut Context<Self>) {
+        let _ = self.supervised("release", |s| s.satellites.release(&m.id, m.conn));
+    }
+}
+
+/// Why a frame for a satellite did not go out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotSent {
+    /// No connection holds it.
+    NotConnected,
+    /// Its writer's queue is full.
+    Busy,
+    /// Its connection is closing.
+    Closed,
+    Unavailable(Unavailable),
+}
+
+/// Send `frame` to the connection holding satellite `id`, now or not at all.
+#[derive(Message)]
+#[rtype(result = "Result<(), NotSent>")]
+pub struct Announce {
+    pub id: String,
+    pub frame: String,
+}
+
+impl Handler<Announce> for VoiceActor {
+    type Result = Result<(), NotSent>;
+    fn handle(&mut self, m: Announce, _: &mut Context<Self>) -> Self::Result {
+        let tx = self
+            .supervised("announce", |s| s.satellites.sender(&m.id))
+            .map_err(NotSent::Unavailable)?
+            .ok_or(NotSent::NotConnected)?;
+        tx.try_send(m.frame).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => NotSent::Busy,
+            mpsc::error::TrySendError::Closed(_) => NotSent::Closed,
+        })
+    }
+}
+
+/// Hold `text` for `front`'s next turn: its id (to take it back) and the receiver told
+/// when it was said.
+#[derive(Message)]
+#[rtype(result = "Result<(u64, oneshot::Receiver<()>), String>")]
+pub struct Hold {
+    pub front: String,
+    pub text: String,
+}
+
+impl Handler<Hold> for VoiceActor {
+    type Result = Result<(u64, oneshot::Receiver<()>), String>;
+    fn handle(&mut self, m: Hold, _: &mut Context<Self>) -> Self::Result {
+        match self.supervised("hold", |s| s.held.hold(&m.front, m.text)) {
+            Ok(r) => r.map_err(str::to_string),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// What is held for `front`: said from now on.
+#[derive(Message)]
+#[rtype(result = "Vec<String>")]
+pub struct TakeHeld(pub String);
+
+impl Handler<TakeHeld> for VoiceActor {
+    type Result = Vec<String>;
+    fn handle(&mut self, m: TakeHeld, _: &mut Context<Self>) -> Vec<String> {
+        self.supervised("take-held", |s| s.held.take(&m.0))
+            .unwrap_or_default()
+    }
+}
+
+/// Take message `id` held for `front` back, if nobody heard it yet.
+#[derive(Message)]
+#[rtype(result = "Option<String>")]
+pub struct TakeBack {
+    pub front: String,
+    pub id: u64,
+}
+
+impl Handler<TakeBack> for VoiceActor {
+    type Result = Option<String>;
+    fn handle(&mut self, m: TakeBack, _: &mut Context<Self>) -> Option<String> {
+        self.supervised("take-back", |s| s.held.take_back(&m.front, m.id))
+            .ok()
+            .flatten()
+    }
+}

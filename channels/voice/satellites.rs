@@ -1,0 +1,134 @@
+//! Which connection holds which satellite id (the registry the voice actor owns), and
+//! the rules of holding one. Credentials bind ids: a satellite listed in
+//! `[[voice.satellites]]` with its own `token` can be claimed only by a connection that
+//! presented that token; the shared `voice.token` claims only ids without their own
+//! token. One live connection per id: a second is refused — unless it presents the
+//! satellite's own token, which proves it *is* that satellite (reconnecting after a
+//! network drop): then it takes over and the old connection is closed.
+
+use crate::config::VoiceConfig;
+use std::collections::HashMap;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::info;
+
+/// Longest satellite id accepted from a peer.
+pub const MAX_ID_CHARS: usize = 128;
+
+/// What a connection proved at its handshake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// No token is configured at all (loopback only): ids without their own token, and
+    /// no speaker is trusted.
+    Open,
+    /// The shared `voice.token`: ids without their own token.
+    Shared,
+    /// A satellite's own token: that id only.
+    Own(String),
+}
+
+/// Why a connection may not hold a satellite id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimError {
+    #[error("satellite {0:?} needs its own token")]
+    NotYours(String),
+    #[error("satellite {0:?} is already connected")]
+    InUse(String),
+    #[error("satellite id {0:?} is not a valid id")]
+    BadId(String),
+}
+
+struct Holder {
+    conn: u64,
+    /// `None` while the handshake is under way.
+    tx: Option<mpsc::Sender<String>>,
+    /// Cancelled to close this connection when its satellite reconnects.
+    close: CancellationToken,
+}
+
+/// Satellite id → the connection holding it.
+#[derive(Default)]
+pub struct Registry {
+    held: HashMap<String, Holder>,
+}
+
+impl Registry {
+    /// Where announcements for `id` go, if a connection holds it.
+    pub fn sender(&self, id: &str) -> Option<mpsc::Sender<String>> {
+        self.held.get(id).and_then(|h| h.tx.clone())
+    }
+
+    /// Let connection `conn` hold `id` (see the module doc), with its writer when it is
+    /// up (`tx`); `close` closes it when its satellite reconnects elsewhere.
+    pub fn claim(
+        &mut self,
+        cfg: &VoiceConfig,
+        cred: &Credential,
+        id: &str,
+        conn: u64,
+        tx: Option<mpsc::Sender<String>>,
+        close: &CancellationToken,
+    ) -> Result<(), ClaimError> {
+        if id.chars().count() > MAX_ID_CHARS || !crate::config::is_safe_id(id) {
+            return Err(ClaimError::BadId(id.chars().take(MAX_ID_CHARS).collect()));
+        }
+        let own = own_token(cfg, id).is_some();
+        let allowed = match cred {
+            Credential::Own(mine) => mine == id,
+            Credential::Open | Credential::Shared => !own,
+        };
+        if !allowed {
+            return Err(ClaimError::NotYours(id.to_string()));
+        }
+        let held = &mut self.held;
+        if let Some(h) = held.get(id).filter(|h| h.conn != conn) {
+            // only the satellite's own token proves it is the same satellite
+            if !matches!(cred, Credential::Own(_)) {
+                return Err(ClaimError::InUse(id.to_string()));
+            }
+            info!(satellite = %id, "voice satellite reconnected; closing its previous connection");
+            h.close.cancel();
+        }
+        let tx = tx.or_else(|| {
+            held.get(id)
+                .filter(|h| h.conn == conn)
+                .and_then(|h| h.tx.clone())
+        });
+        held.insert(
+            id.to_string(),
+            Holder {
+                conn,
+                tx,
+                close: close.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Give the connection that reserved `id` at its handshake its sender — unless a
+    /// newer connection of the same satellite took the id over meanwhile (then this one
+    /// is already superseded and must not take it back).
+    pub fn attach(&mut self, id: &str, conn: u64, tx: mpsc::Sender<String>) -> bool {
+        match self.held.get_mut(id) {
+            Some(h) if h.conn == conn => {
+                h.tx = Some(tx);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Free `id` if `conn` still holds it.
+    pub fn release(&mut self, id: &str, conn: u64) {
+        if self.held.get(id).is_some_and(|h| h.conn == conn) {
+            self.held.remove(id);
+        }
+    }
+}
+
+fn own_token<'a>(cfg: &'a VoiceConfig, id: &str) -> Option<&'a crate::config::Secret> {
+    cfg.satellites
+        .iter()
+        .find(|s| s.id == id)
+        .and_then(|s| s.token.as_ref())
+}
