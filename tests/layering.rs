@@ -250,14 +250,10 @@ fn file_graph(module_dir: &Path, crate_name: &str) -> BTreeMap<String, BTreeSet<
         {
             continue;
         }
-        let is_mod_rs = name == "mod.rs";
-        // the module `super::` names, as a path inside the folder
+        // the module `super::` names, as a path inside the folder (for `x/mod.rs`, whose
+        // module is `x`, as for `x.rs`: the folder above)
         let mut parent: Vec<&str> = me.split('/').collect();
-        if !is_mod_rs {
-            parent.pop();
-        } else {
-            parent.pop();
-        }
+        parent.pop();
         let code = without_test_modules(&std::fs::read_to_string(p).unwrap());
         let mut deps = BTreeSet::new();
         for line in code.lines() {
