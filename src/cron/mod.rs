@@ -10,6 +10,8 @@
 //! Callers use [`CronHandle`]; firing never starts an LLM turn and never writes into a
 //! mode session (a reminder is not part of any conversation's prefix).
 
+mod delivery;
+
 use crate::clock::SharedClock;
 use crate::modes::ModesHandle;
 use crate::outbound::Doors;
@@ -18,6 +20,7 @@ use crate::supervise::Supervisor;
 use actix::prelude::*;
 use chrono::{DateTime, FixedOffset};
 use chrono_tz::Tz;
+pub use delivery::{deliver, RetryPolicy};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,25 +47,6 @@ pub enum ReminderError {
 
 /// The Cron actor's name in supervision messages.
 const ACTOR: &str = "the cron actor";
-
-/// How deliveries are retried.
-#[derive(Debug, Clone, Copy)]
-pub struct RetryPolicy {
-    /// Give up (mark undelivered) after this long.
-    pub give_up_after: Duration,
-    pub first_wait: Duration,
-    pub max_wait: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            give_up_after: Duration::from_secs(600),
-            first_wait: Duration::from_secs(5),
-            max_wait: Duration::from_secs(60),
-        }
-    }
-}
 
 pub struct Cron {
     modes: ModesHandle,
@@ -242,45 +226,6 @@ impl Cron {
             cron.timer = None;
             cron.tick(ctx);
         }));
-    }
-}
-
-/// Deliver through the origin's channel door, retrying with backoff until the policy
-/// gives up.
-pub async fn deliver(
-    doors: &Doors,
-    origin: &Origin,
-    message: &str,
-    retry: RetryPolicy,
-) -> Result<(), String> {
-    let started = tokio::time::Instant::now();
-    let mut wait = retry.first_wait;
-    loop {
-        // one attempt may wait (a QQ reconnect, a voice front end's next turn), but never
-        // past the whole budget
-        let left = retry.give_up_after.saturating_sub(started.elapsed());
-        let attempt = tokio::time::timeout(
-            left,
-            doors.deliver_or_later(&origin.channel, &origin.target, message),
-        )
-        .await
-        .unwrap_or_else(|_| {
-            Err(crate::outbound::DeliveryError::Failed {
-                target: origin.target.clone(),
-                why: format!("not delivered within {} s", retry.give_up_after.as_secs()),
-            })
-        });
-        match attempt {
-            Ok(()) => return Ok(()),
-            Err(e) => {
-                if started.elapsed() + wait > retry.give_up_after {
-                    return Err(e.to_string());
-                }
-                info!(channel = %origin.channel, target = %origin.target, error = %e, retry_secs = wait.as_secs(), "reminder not delivered yet; retrying");
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(retry.max_wait);
-            }
-        }
     }
 }
 
