@@ -38,13 +38,25 @@ pub enum Converse {
     NotHandled(String),
 }
 
+/// Why Home Assistant did not do what was asked. The text is Home Assistant's own (or
+/// the connection's), for the model and the log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HomeError {
+    /// Not connected, no answer in time, the connection lost mid-call, too busy.
+    #[error("{0}")]
+    Unreachable(String),
+    /// Home Assistant answered with a failure (unknown entity, service error, …).
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// Home Assistant, as the kernel sees it.
 #[async_trait]
 pub trait Home: Send + Sync {
     /// The entities exposed to Assist (`conversation: true`), with their live states.
-    async fn exposed(&self) -> Result<Vec<HomeEntity>, String>;
+    async fn exposed(&self) -> Result<Vec<HomeEntity>, HomeError>;
     /// The services Home Assistant has in `domain` (`None`: no such domain).
-    async fn services(&self, domain: &str) -> Result<Option<Vec<String>>, String>;
+    async fn services(&self, domain: &str) -> Result<Option<Vec<String>>, HomeError>;
     /// `call_service` on one entity.
     async fn call(
         &self,
@@ -52,7 +64,7 @@ pub trait Home: Send + Sync {
         service: &str,
         entity_id: &str,
         data: Value,
-    ) -> Result<(), String>;
+    ) -> Result<(), HomeError>;
     /// The sentence to Home Assistant's built-in agent (`conversation.home_assistant`),
     /// within `within`; `room` is where the speaker is.
     async fn converse(

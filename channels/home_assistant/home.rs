@@ -10,9 +10,9 @@
 
 use super::protocol::{self, short};
 use super::rooms::{clean_name, Rooms};
-use super::HomeAssistant;
+use super::{HaError, HomeAssistant};
 use crate::config::HomeAssistantConfig;
-use crate::home::{Converse, Home, HomeEntity};
+use crate::home::{Converse, Home, HomeEntity, HomeError};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -154,19 +154,28 @@ impl Drop for InFlight<'_> {
 }
 
 impl HomeAssistant {
-    async fn view(&self) -> Result<std::sync::Arc<HomeView>, String> {
-        self.ask(GetView).await.map_err(|e| e.to_string())
+    async fn view(&self) -> Result<std::sync::Arc<HomeView>, HomeError> {
+        self.ask(GetView).await.map_err(|e| HomeError::from(&e))
+    }
+}
+
+impl From<&HaError> for HomeError {
+    fn from(e: &HaError) -> Self {
+        match e {
+            HaError::Refused(_) | HaError::UnknownTarget(_) => HomeError::Refused(e.to_string()),
+            _ => HomeError::Unreachable(e.to_string()),
+        }
     }
 }
 
 #[async_trait::async_trait]
 impl Home for HomeAssistant {
-    async fn exposed(&self) -> Result<Vec<HomeEntity>, String> {
+    async fn exposed(&self) -> Result<Vec<HomeEntity>, HomeError> {
         let view = self.view().await?;
         let states = self
             .command(json!({"type": "get_states"}))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| HomeError::from(&e))?;
         Ok(states
             .as_array()
             .into_iter()
@@ -176,7 +185,7 @@ impl Home for HomeAssistant {
             .collect())
     }
 
-    async fn services(&self, domain: &str) -> Result<Option<Vec<String>>, String> {
+    async fn services(&self, domain: &str) -> Result<Option<Vec<String>>, HomeError> {
         let fresh = |c: &Option<Services>| {
             c.as_ref()
                 .filter(|(at, _)| at.elapsed() < SERVICES_FOR)
@@ -188,7 +197,7 @@ impl Home for HomeAssistant {
         let all = self
             .command(json!({"type": "get_services"}))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| HomeError::from(&e))?;
         let map: HashMap<String, Vec<String>> = all
             .as_object()
             .into_iter()
@@ -217,18 +226,18 @@ impl Home for HomeAssistant {
         service: &str,
         entity_id: &str,
         data: Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), HomeError> {
         let body = protocol::call_service(domain, service, entity_id, data);
         self.command(body)
             .await
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| HomeError::from(&e))
     }
 
     async fn converse(&self, text: &str, room: Option<&str>, within: Duration) -> Converse {
         let view = match self.view().await {
             Ok(v) => v,
-            Err(e) => return Converse::NotHandled(e),
+            Err(e) => return Converse::NotHandled(e.to_string()),
         };
         if let Some(why) = view.not_for_fast_path(text, room) {
             return Converse::NotHandled(why.into());
