@@ -144,7 +144,8 @@ impl ProviderActor {
         }
         Err(ProviderError::CircuitOpen {
             failures: self.shared.breaker.failures,
-            retry_in_secs: refused.unwrap_or_default().as_secs_f64().ceil() as u64,
+            // while a trial runs the wait is its length, unknown: say a second
+            retry_in_secs: (refused.unwrap_or_default().as_secs_f64().ceil() as u64).max(1),
         })
     }
 

@@ -85,7 +85,7 @@ impl ProviderError {
             }
             ProviderError::CircuitOpen { retry_in_secs, .. } => format!(
                 "抱歉，模型服务接连出错，暂停调用，大约 {} 秒后再试。(the LLM failed repeatedly; calls are paused)",
-                retry_in_secs.max(&1)
+                retry_in_secs
             ),
             ProviderError::Stopped => "抱歉，homebot 正在停止，这次没能回答。(shutting down)".into(),
         }

@@ -260,6 +260,10 @@ pub fn circuit_line(views: &[CircuitView], now: Instant) -> Option<String> {
     for v in views {
         match v.state {
             State::Closed { .. } => {}
+            State::Open { until } if until <= now => parts.push(format!(
+                "{} 半开 (half-open)：冷却已过，下一次调用试探恢复",
+                v.name
+            )),
             State::Open { .. } => parts.push(format!(
                 "{} 熔断中 (circuit open)：连续 {} 次调用失败，{} 秒后试探恢复",
                 v.name,
@@ -280,9 +284,15 @@ pub fn circuit_line(views: &[CircuitView], now: Instant) -> Option<String> {
     let answering = views
         .iter()
         .find(|v| matches!(v.state, State::Closed { .. }));
+    let may_try = views.iter().any(|v| match v.state {
+        State::Open { until } => until <= now,
+        State::HalfOpen { trial_running } => !trial_running,
+        State::Closed { .. } => false,
+    });
     let meanwhile = match answering {
         Some(v) if v.name == PRIMARY => String::new(),
         Some(v) => format!("；现由 {}（{}）回答", v.name, v.summary),
+        None if may_try => String::new(),
         None => "；调用直接失败，不发请求".into(),
     };
     Some(format!("模型线路: {}{meanwhile}", parts.join("；")))

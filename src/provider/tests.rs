@@ -138,6 +138,14 @@ fn the_circuit_line_says_what_is_open_for_how_long_and_who_answers() {
         circuit_line(&[view("primary", half), view("fallback-1", closed)], now).unwrap(),
         "模型线路: primary 半开 (half-open)：一次试探调用进行中；现由 fallback-1（fallback-1-model @ http://127.0.0.1:8080/v1）回答"
     );
+    // past its cool-down an open circuit waits for the next call to try
+    let cooled = State::Open {
+        until: now - Duration::from_millis(1),
+    };
+    assert_eq!(
+        circuit_line(&[view("primary", cooled)], now).unwrap(),
+        "模型线路: primary 半开 (half-open)：冷却已过，下一次调用试探恢复"
+    );
     // a fallback's open circuit is shown while the primary answers
     assert_eq!(
         circuit_line(&[view("primary", closed), view("fallback-1", open)], now).unwrap(),
