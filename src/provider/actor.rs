@@ -1,9 +1,11 @@
 //! The provider actor: owns the endpoints (their clients and slots), the retry policy,
 //! the usage/audit writer — the [`Shared`] state it hands to each call — and, alone, the
-//! circuit breaker of each endpoint. It answers two messages per call: [`Admit`] (which
-//! endpoint takes this call, or a fast failure) and [`Report`] (how the call ended).
-//! Both handlers are a few comparisons; no handler awaits anything, so its mailbox is
-//! never behind an LLM call.
+//! circuit breaker of each endpoint. It answers [`Admit`] (which endpoint takes this
+//! call, or a fast failure) while the primary's circuit is not closed, and [`Report`]
+//! (how a call ended) for every call. Both handlers are a few comparisons; no handler
+//! awaits anything, so its mailbox is never behind an LLM call. After each change it
+//! publishes the circuits ([`Published`]), so the `status` line and the common case — the
+//! primary's circuit closed, every call goes there — never wait on the mailbox.
 //!
 //! It runs on an arbiter thread of its own (`homebot-provider`), started with the
 //! provider, so an admission never waits behind the ModeManager's fsyncs on the kernel's
@@ -18,6 +20,7 @@ use crate::config::BreakerSettings;
 use actix::prelude::*;
 use backon::ExponentialBuilder;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 use tracing::{error, info, warn};
@@ -46,8 +49,30 @@ pub struct CircuitView {
     pub opened: u64,
 }
 
-/// The circuits as last published by the actor, for the `status` line.
-pub type Circuits = Arc<RwLock<Vec<CircuitView>>>;
+/// What the actor publishes after every change of a circuit, for readers that must not
+/// wait on its mailbox: the views for the `status` line, and whether the primary's
+/// circuit is closed — then every call goes to the primary, and a call needs no
+/// admission (see [`super::call`]).
+#[derive(Default)]
+pub struct Published {
+    views: RwLock<Vec<CircuitView>>,
+    primary_closed: AtomicBool,
+}
+
+impl Published {
+    pub fn views(&self) -> Vec<CircuitView> {
+        match self.views.read() {
+            Ok(v) => v.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn primary_closed(&self) -> bool {
+        self.primary_closed.load(Ordering::Acquire)
+    }
+}
+
+pub type Circuits = Arc<Published>;
 
 pub struct ProviderActor {
     shared: Arc<Shared>,
@@ -88,10 +113,14 @@ impl ProviderActor {
 
     fn publish(&self) {
         let v = self.views();
-        match self.published.write() {
+        let closed = matches!(self.breakers[0].state(), State::Closed { .. });
+        match self.published.views.write() {
             Ok(mut p) => *p = v,
             Err(poisoned) => *poisoned.into_inner() = v,
         }
+        self.published
+            .primary_closed
+            .store(closed, Ordering::Release);
     }
 
     /// Run `f`; a panic (a bug) is logged and the circuits start over closed, so the

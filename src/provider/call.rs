@@ -8,7 +8,7 @@
 //! turn that is cancelled drops the call mid-flight — its slot freed, its audit record
 //! `cancelled` — just as it did before the provider was an actor.
 
-use super::actor::{Admit, ProviderActor, Report, Shared};
+use super::actor::{Admit, Circuits, ProviderActor, Report, Shared, Ticket};
 use super::backend::Backend;
 use super::breaker::Health;
 use super::error::ProviderError;
@@ -41,6 +41,7 @@ pub fn backoff(max_retries: u32) -> ExponentialBuilder {
 pub struct Call<'a> {
     pub addr: &'a Addr<ProviderActor>,
     pub shared: &'a Shared,
+    pub circuits: &'a Circuits,
     pub tz: chrono_tz::Tz,
     pub meta: &'a CallMeta,
     pub deltas: Option<&'a dyn DeltaSink>,
@@ -49,8 +50,23 @@ pub struct Call<'a> {
 
 impl Call<'_> {
     /// Admission, the attempts on the endpoint admitted, the report.
+    ///
+    /// While the primary's circuit is closed (as the actor last published it) the call
+    /// goes to the primary without asking: that is what admission would answer, and it
+    /// keeps a mailbox round trip to another thread off every turn's path. A failure is
+    /// reported and waited for, so the caller's next call already sees the circuit it
+    /// may have opened; other outcomes are reported without waiting.
     pub async fn run(self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
-        let ticket = match self.addr.send(Admit).await {
+        let admitted = if self.circuits.primary_closed() {
+            Ok(Ok(Ticket {
+                index: 0,
+                backend: self.shared.backends[0].clone(),
+                trial: false,
+            }))
+        } else {
+            self.addr.send(Admit).await
+        };
+        let ticket = match admitted {
             Ok(Ok(t)) => t,
             Ok(Err(e)) => {
                 // refused without a request: the record says so, naming no endpoint
@@ -70,14 +86,15 @@ impl Call<'_> {
         };
         let mut verdict = Verdict {
             addr: self.addr,
-            index: ticket.index,
-            trial: ticket.trial,
-            health: Health::Abandoned,
+            report: Some(Report {
+                index: ticket.index,
+                trial: ticket.trial,
+                health: Health::Abandoned,
+            }),
         };
         let backend = &*ticket.backend;
         let result = self.attempts(backend, req).await;
-        verdict.health = Health::of(&result);
-        drop(verdict);
+        verdict.ended(Health::of(&result)).await;
         if let (Ok(resp), Some(calibrate)) = (&result, self.calibrate) {
             if backend.is_primary() {
                 calibrate(resp.usage.prompt_tokens);
@@ -152,23 +169,33 @@ impl Call<'_> {
     }
 }
 
-/// Tells the actor how the call ended when dropped: with the health set, or
-/// [`Health::Abandoned`] when the caller stopped waiting first.
+/// Tells the actor how the call ended: [`Verdict::ended`], or [`Health::Abandoned`] when
+/// dropped before (the caller stopped waiting).
 struct Verdict<'a> {
     addr: &'a Addr<ProviderActor>,
-    index: usize,
-    trial: bool,
-    health: Health,
+    report: Option<Report>,
+}
+
+impl Verdict<'_> {
+    async fn ended(&mut self, health: Health) {
+        let Some(mut r) = self.report.take() else {
+            return;
+        };
+        r.health = health;
+        if health == Health::Failed {
+            // waited for: the circuit this may open is published before the caller goes on
+            let _ = self.addr.send(r).await;
+        } else {
+            self.addr.do_send(r);
+        }
+    }
 }
 
 impl Drop for Verdict<'_> {
     fn drop(&mut self) {
-        // queued before the caller's next message: its next call sees this outcome
-        self.addr.do_send(Report {
-            index: self.index,
-            trial: self.trial,
-            health: self.health,
-        });
+        if let Some(r) = self.report.take() {
+            self.addr.do_send(r);
+        }
     }
 }
 

@@ -194,11 +194,7 @@ impl Provider {
     /// endpoint failed, for how much longer calls skip it, and who answers meanwhile.
     pub fn circuit_line(&self) -> Option<String> {
         let h = self.inner.as_ref()?;
-        let views = match h.circuits.read() {
-            Ok(v) => v.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
-        circuit_line(&views, Instant::now())
+        circuit_line(&h.circuits.views(), Instant::now())
     }
 
     /// One completion from the endpoint the provider actor admits: the primary, or while
@@ -238,6 +234,7 @@ impl Provider {
         Call {
             addr: &h.addr,
             shared: &h.shared,
+            circuits: &h.circuits,
             tz: self.tz,
             meta,
             deltas,

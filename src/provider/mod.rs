@@ -5,13 +5,17 @@
 //! - [`actor`] — the provider actor: owns the endpoints (HTTP clients and concurrency
 //!   slots), the retry policy and the usage/audit writer, and alone the circuit breaker
 //!   of each endpoint ([`breaker`]); it answers `Admit` (which endpoint takes a call, or
-//!   a fast failure while every circuit is open) and `Report` (how a call ended);
+//!   a fast failure while every circuit is open) and `Report` (how a call ended), and
+//!   publishes the circuits after each change;
 //! - [`call`] — one call: admission, attempts with backoff, the report and the token
 //!   calibration hand-off. **How calls run concurrently:** the actor never awaits a
-//!   call. Its `Admit` answer hands the call the shared state it owns (an `Arc`: the
-//!   endpoint, its slots, the writer), and the call runs as a future in the caller's own
-//!   task — the request stays borrowed, not copied; a cancelled turn drops it mid-flight
-//!   as before; the mailbox only ever holds two short messages per call. The actor runs
+//!   call. The call runs as a future in the caller's own task over the state the actor
+//!   shares (an `Arc`: the endpoints, their slots, the writer) — the request stays
+//!   borrowed, not copied; a cancelled turn drops it mid-flight as before; the mailbox
+//!   holds at most two short messages per call. While the primary's circuit is closed
+//!   (the published state says so) a call needs no admission and only its report goes
+//!   to the mailbox, so no turn waits for the actor's thread to be scheduled; a failure's
+//!   report is waited for, so the next call sees the circuit it opened. The actor runs
 //!   on an arbiter thread of its own, so an admission never waits behind the
 //!   ModeManager's fsyncs;
 //! - [`backend`] — one endpoint: `primary`, or `fallback-1`, … from
