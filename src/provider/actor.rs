@@ -57,6 +57,8 @@ pub struct CircuitView {
 pub struct Published {
     views: RwLock<Vec<CircuitView>>,
     primary_closed: AtomicBool,
+    /// Closed with no failure counted: an answer from the primary changes nothing.
+    primary_clean: AtomicBool,
 }
 
 impl Published {
@@ -69,6 +71,10 @@ impl Published {
 
     pub fn primary_closed(&self) -> bool {
         self.primary_closed.load(Ordering::Acquire)
+    }
+
+    pub fn primary_clean(&self) -> bool {
+        self.primary_clean.load(Ordering::Acquire)
     }
 }
 
@@ -113,7 +119,9 @@ impl ProviderActor {
 
     fn publish(&self) {
         let v = self.views();
-        let closed = matches!(self.breakers[0].state(), State::Closed { .. });
+        let state = self.breakers[0].state();
+        let closed = matches!(state, State::Closed { .. });
+        let clean = state == State::Closed { failures: 0 };
         match self.published.views.write() {
             Ok(mut p) => *p = v,
             Err(poisoned) => *poisoned.into_inner() = v,
@@ -121,6 +129,7 @@ impl ProviderActor {
         self.published
             .primary_closed
             .store(closed, Ordering::Release);
+        self.published.primary_clean.store(clean, Ordering::Release);
     }
 
     /// Run `f`; a panic (a bug) is logged and the circuits start over closed, so the

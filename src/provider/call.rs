@@ -55,7 +55,11 @@ impl Call<'_> {
     /// goes to the primary without asking: that is what admission would answer, and it
     /// keeps a mailbox round trip to another thread off every turn's path. A failure is
     /// reported and waited for, so the caller's next call already sees the circuit it
-    /// may have opened; other outcomes are reported without waiting.
+    /// may have opened; an answer is reported (without waiting) only when it changes
+    /// something — a trial, a fallback, a count of failures to reset — so the common
+    /// call sends the actor nothing. (A concurrent failure counted just as an answer
+    /// skips its report stays counted: "in a row" is approximate under concurrency, by
+    /// at most the calls in flight.)
     pub async fn run(self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         let admitted = if self.circuits.primary_closed() {
             Ok(Ok(Ticket {
@@ -86,6 +90,7 @@ impl Call<'_> {
         };
         let mut verdict = Verdict {
             addr: self.addr,
+            circuits: self.circuits,
             report: Some(Report {
                 index: ticket.index,
                 trial: ticket.trial,
@@ -173,6 +178,7 @@ impl Call<'_> {
 /// dropped before (the caller stopped waiting).
 struct Verdict<'a> {
     addr: &'a Addr<ProviderActor>,
+    circuits: &'a Circuits,
     report: Option<Report>,
 }
 
@@ -182,6 +188,11 @@ impl Verdict<'_> {
             return;
         };
         r.health = health;
+        // the common case tells the actor nothing it does not know: an answer from the
+        // primary while its circuit is closed with no failure counted
+        if health == Health::Answered && r.index == 0 && !r.trial && self.circuits.primary_clean() {
+            return;
+        }
         if health == Health::Failed {
             // waited for: the circuit this may open is published before the caller goes on
             let _ = self.addr.send(r).await;
@@ -193,7 +204,8 @@ impl Verdict<'_> {
 
 impl Drop for Verdict<'_> {
     fn drop(&mut self) {
-        if let Some(r) = self.report.take() {
+        // an abandoned call matters only when it was a half-open circuit's trial
+        if let Some(r) = self.report.take().filter(|r| r.trial) {
             self.addr.do_send(r);
         }
     }

@@ -13,9 +13,10 @@
 //!   shares (an `Arc`: the endpoints, their slots, the writer) — the request stays
 //!   borrowed, not copied; a cancelled turn drops it mid-flight as before; the mailbox
 //!   holds at most two short messages per call. While the primary's circuit is closed
-//!   (the published state says so) a call needs no admission and only its report goes
-//!   to the mailbox, so no turn waits for the actor's thread to be scheduled; a failure's
-//!   report is waited for, so the next call sees the circuit it opened. The actor runs
+//!   (the published state says so) a call needs no admission, and an answer that changes
+//!   nothing is not reported, so the common call neither waits for the actor's thread
+//!   nor wakes it; a failure's report is waited for, so the next call sees the circuit
+//!   it opened. The actor runs
 //!   on an arbiter thread of its own, so an admission never waits behind the
 //!   ModeManager's fsyncs;
 //! - [`backend`] — one endpoint: `primary`, or `fallback-1`, … from
