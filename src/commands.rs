@@ -21,6 +21,8 @@ pub struct Context<'a> {
     pub tz: chrono_tz::Tz,
     /// The provider's one-line summary (endpoint and model).
     pub provider: String,
+    /// The provider's circuits, while one is not closed.
+    pub provider_circuit: Option<String>,
     /// Channels with an outbound door.
     pub doors: Vec<String>,
     /// The household's agent strategy (`/strategy`).
@@ -189,6 +191,9 @@ pub async fn status_text(ctx: &Context<'_>) -> String {
         }
     ));
     out.push_str(&format!("模型: {}\n", ctx.provider));
+    if let Some(line) = &ctx.provider_circuit {
+        out.push_str(&format!("{line}\n"));
+    }
     let mode = (a.active)
         .then(|| Some((a.mode_id.as_deref()?, a.session_id.as_deref()?)))
         .flatten();

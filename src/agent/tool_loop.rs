@@ -86,15 +86,17 @@ impl Agent {
             };
             let answer = partials.map(speech::Answer::new);
             let deltas = answer.as_ref().map(|a| a as &dyn DeltaSink);
-            let resp = match self.provider.complete_with(&req, meta, deltas).await {
+            // the first request's estimate against the usage the primary reports
+            let calibrate = |reported| self.context.calibration.observe(*counted, reported);
+            let calibrate = (round == 0).then_some(&calibrate as _);
+            let answered = self
+                .provider
+                .complete_and_calibrate(&req, meta, deltas, calibrate)
+                .await;
+            let resp = match answered {
                 Ok(r) => {
                     if let Some(a) = &answer {
                         a.ended(r.tool_calls.is_empty());
-                    }
-                    if round == 0 {
-                        self.context
-                            .calibration
-                            .observe(*counted, r.usage.prompt_tokens);
                     }
                     r
                 }

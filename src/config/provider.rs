@@ -54,6 +54,14 @@ pub struct ProviderConfig {
     pub kind: Option<ProviderKind>,
     /// Ask for the answer as server-sent events (default off).
     pub stream: Option<bool>,
+    /// Failed calls in a row that open the circuit (default [`DEFAULT_BREAKER_FAILURES`]).
+    pub breaker_failures: Option<u32>,
+    /// How long an open circuit fails fast before one trial call (default
+    /// [`DEFAULT_BREAKER_COOLDOWN_SECS`]).
+    pub breaker_cooldown_secs: Option<u64>,
+    /// `[[provider.fallback]]`: endpoints that answer, in order, while the circuit of the
+    /// ones before them is open.
+    pub fallback: Vec<FallbackConfig>,
 }
 
 /// The wire protocol of an endpoint.
@@ -295,6 +303,10 @@ pub fn is_loopback(url: &str) -> bool {
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
 }
+
+#[path = "provider_fallback.rs"]
+mod fallback;
+pub use fallback::*;
 
 #[cfg(test)]
 #[path = "provider_tests.rs"]

@@ -282,3 +282,124 @@ fn the_kind_is_configured_or_inferred_and_streaming_is_off_by_default() {
         assert!(!is_anthropic(url), "{url}");
     }
 }
+
+#[test]
+fn breaker_keys_default_and_are_bounded() {
+    let c = Config::default();
+    assert_eq!(c.breaker(), BreakerSettings::default());
+    assert_eq!(
+        (c.breaker().failures, c.breaker().cooldown.as_secs()),
+        (5, 30)
+    );
+    let c = Config::parse(
+        "[provider]\nbreaker_failures = 2\nbreaker_cooldown_secs = 7\n",
+        &p(),
+    )
+    .unwrap();
+    assert_eq!(
+        c.breaker(),
+        BreakerSettings {
+            failures: 2,
+            cooldown: std::time::Duration::from_secs(7)
+        }
+    );
+    for (text, key) in [
+        (
+            "[provider]\nbreaker_failures = 0\n",
+            "provider.breaker_failures",
+        ),
+        (
+            "[provider]\nbreaker_cooldown_secs = 0\n",
+            "provider.breaker_cooldown_secs",
+        ),
+        (
+            "[provider]\nbreaker_cooldown_secs = 86401\n",
+            "provider.breaker_cooldown_secs",
+        ),
+    ] {
+        let e = Config::parse(text, &p()).unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains("between"), "{e}");
+    }
+}
+
+#[test]
+fn fallbacks_resolve_in_order_with_only_their_own_keys() {
+    let text = r#"
+[provider]
+base_url = "https://api.deepseek.com"
+api_key = "sk-primary"
+max_retries = 1
+
+[[provider.fallback]]
+base_url = "http://127.0.0.1:8080/v1/"
+
+[[provider.fallback]]
+base_url = "https://api.deepseek.com"
+model = "deepseek-reasoner"
+max_concurrent = 2
+stream = true
+"#;
+    let c = Config::parse(text, &p()).unwrap();
+    let env = EnvOverrides {
+        api_key: Some(Secret::new("sk-homebot")),
+        deepseek_api_key: Some(Secret::new("sk-deepseek")),
+        model: Some("env-model".into()),
+        ..Default::default()
+    };
+    let f = c.resolve_fallbacks(&env);
+    assert_eq!(f.len(), 2);
+    // the local server: its URL, no key at all (neither the primary's nor HOMEBOT_*),
+    // no model (the endpoint's default), the loopback timeout, the primary's retries
+    assert_eq!(f[0].base_url, "http://127.0.0.1:8080/v1");
+    assert!(f[0].api_key.is_none());
+    assert_eq!(f[0].model.name(), None);
+    assert_eq!(f[0].timeout_secs, LOCAL_TIMEOUT_SECS);
+    assert_eq!(f[0].max_retries, 1);
+    assert_eq!(f[0].kind, ProviderKind::Openai);
+    // DeepSeek's endpoint gets DeepSeek's key
+    assert_eq!(key_of(&f[1]), Some("sk-deepseek"));
+    assert_eq!(f[1].model.name(), Some("deepseek-reasoner"));
+    assert_eq!((f[1].max_concurrent, f[1].stream), (2, true));
+    assert!(Config::default().resolve_fallbacks(&env).is_empty());
+}
+
+#[test]
+fn fallback_tables_are_checked_like_the_provider() {
+    for (text, key) in [
+        ("[[provider.fallback]]\nmodel = \"m\"\n", "provider.fallback[1].base_url"),
+        (
+            "[[provider.fallback]]\nbase_url = \"http://a/v1\"\n[[provider.fallback]]\nbase_url = \"ftp://b\"\n",
+            "provider.fallback[2].base_url",
+        ),
+        (
+            "[[provider.fallback]]\nbase_url = \"http://a/v1\"\ntimeout_secs = 0\n",
+            "provider.fallback[1].timeout_secs",
+        ),
+        (
+            "[[provider.fallback]]\nbase_url = \"http://a/v1\"\nmax_concurrent = 65\n",
+            "provider.fallback[1].max_concurrent",
+        ),
+        (
+            "[[provider.fallback]]\nbase_url = \"http://a/v1\"\ntemperature = 3.0\n",
+            "provider.fallback[1].temperature",
+        ),
+        (
+            "[[provider.fallback]]\nbase_url = \"http://a/v1\"\napi_key = \" \"\n",
+            "provider.fallback[1].api_key",
+        ),
+    ] {
+        let e = Config::parse(text, &p()).unwrap_err().to_string();
+        assert!(e.contains(key), "{key}: {e}");
+    }
+    let five = "[[provider.fallback]]\nbase_url = \"http://a/v1\"\n".repeat(5);
+    let e = Config::parse(&five, &p()).unwrap_err().to_string();
+    assert!(e.contains("at most 4"), "{e}");
+    // the retry budget and the breaker are the provider's, not a fallback's
+    let e = Config::parse(
+        "[[provider.fallback]]\nbase_url = \"http://a/v1\"\nmax_retries = 3\n",
+        &p(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("max_retries"), "{e}");
+}

@@ -24,6 +24,7 @@ impl Config {
             return Err(invalid(&key, message));
         }
         if let Some(p) = &self.provider {
+            p.validate(path)?;
             if let Some(url) = &p.base_url {
                 if !(url.starts_with("http://") || url.starts_with("https://"))
                     || endpoint_url(url).is_none()

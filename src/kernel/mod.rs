@@ -402,6 +402,7 @@ impl Kernel {
             household: &inner.cfg.household.name,
             tz: inner.tz,
             provider: inner.agent.provider.summary(),
+            provider_circuit: inner.agent.provider.circuit_line(),
             doors: inner.doors.names(),
             strategies: &inner.strategies,
         }

@@ -25,7 +25,9 @@ impl Kernel {
             None => match cfg.resolve_provider(&env) {
                 Some(r) => {
                     info!(base_url = %crate::config::display_url(&r.base_url), model = %r.model, "provider configured");
-                    Provider::from_config(&r, ws.usage_log())?.with_timezone(tz)
+                    let fallbacks = cfg.resolve_fallbacks(&env);
+                    Provider::from_setup(&r, &fallbacks, cfg.breaker(), ws.usage_log())?
+                        .with_timezone(tz)
                 }
                 None => {
                     info!("no LLM provider configured; chat turns will explain how to set one");

@@ -18,9 +18,10 @@
 
 use super::anthropic_stream::{parse_response, StreamAssembler};
 use super::encode::{write_json, FragmentCache, Key, ToolsCache, DEFAULT_CACHE_BYTES};
-use super::http::Endpoint;
-use super::openai::is_event_stream;
-use super::{ChatModel, ChatRequest, ChatResponse, Message, ProviderError};
+use super::error::ProviderError;
+use super::http::{is_event_stream, Endpoint};
+use super::model::{ChatModel, DeltaSink};
+use super::types::{ChatRequest, ChatResponse, Message};
 use crate::config::{ModelChoice, ResolvedProvider, Secret, DEFAULT_MAX_TOKENS};
 use async_trait::async_trait;
 use serde::Serialize;
@@ -347,7 +348,7 @@ impl ChatModel for Anthropic {
     async fn complete_with(
         &self,
         req: &ChatRequest<'_>,
-        deltas: Option<&dyn super::DeltaSink>,
+        deltas: Option<&dyn DeltaSink>,
     ) -> Result<ChatResponse, ProviderError> {
         let body = self.encode(req);
         let mut post = self

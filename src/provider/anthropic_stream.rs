@@ -4,9 +4,10 @@
 //! the stop reason and output usage, `message_stop`; `ping` ignored; an `error` event
 //! becomes the HTTP error it stands for, so an overloaded stream is retried).
 
-use super::http::{malformed, short};
-use super::openai::call_id;
-use super::{ChatResponse, ProviderError, ToolCall, Usage};
+use super::error::ProviderError;
+use super::http::{call_id, malformed, short};
+use super::model::DeltaSink;
+use super::types::{ChatResponse, ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -255,7 +256,7 @@ impl StreamAssembler {
     pub fn push(
         &mut self,
         data: &str,
-        sink: Option<&dyn super::DeltaSink>,
+        sink: Option<&dyn DeltaSink>,
     ) -> Result<bool, ProviderError> {
         let ev: EventIn = serde_json::from_str(data).map_err(malformed)?;
         match ev {

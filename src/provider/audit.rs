@@ -6,7 +6,8 @@
 //! Where: in a mode, `<session_dir>/audit.jsonl`; otherwise `logs/audit/YYYY-MM-DD.jsonl`
 //! by the household's date.
 
-use super::{CallMeta, PromptShape, Usage};
+use super::model::CallMeta;
+use super::types::{PromptShape, Usage};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,10 @@ pub struct AuditRecord {
     pub purpose: String,
     #[serde(default)]
     pub model: Option<String>,
+    /// The endpoint that took the call: `primary`, `fallback-1`, …; `None` when none
+    /// did (the circuit was open) and in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     #[serde(default)]
     pub channel: String,
     #[serde(default)]

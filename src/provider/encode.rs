@@ -16,7 +16,7 @@
 //!
 //! Tools (the same list on every request) are encoded once and reused while equal.
 
-use super::{Message, ToolDef};
+use super::types::{Message, ToolDef};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use xxhash_rust::xxh3::xxh3_128_with_seed;

@@ -32,6 +32,13 @@ pub enum ProviderError {
     /// The answer body passed `provider.max_response_bytes`; it was dropped unread.
     #[error("the provider's answer is larger than {0} bytes (provider.max_response_bytes)")]
     TooLarge(usize),
+    /// The endpoint failed `failures` calls in a row; its circuit is open and no fallback
+    /// could take the call, so it fails without a request.
+    #[error("the provider failed {failures} calls in a row; calls fail fast for another {retry_in_secs} s (circuit open)")]
+    CircuitOpen { failures: u32, retry_in_secs: u64 },
+    /// The provider actor is gone (the process is shutting down).
+    #[error("the provider has stopped")]
+    Stopped,
 }
 
 impl ProviderError {
@@ -76,6 +83,11 @@ impl ProviderError {
             ProviderError::TooLarge(_) => {
                 "抱歉，模型这次的回答太长，已拒收，请换个问法再试。(the answer was too large)".into()
             }
+            ProviderError::CircuitOpen { retry_in_secs, .. } => format!(
+                "抱歉，模型服务接连出错，暂停调用，大约 {} 秒后再试。(the LLM failed repeatedly; calls are paused)",
+                retry_in_secs
+            ),
+            ProviderError::Stopped => "抱歉，homebot 正在停止，这次没能回答。(shutting down)".into(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! [`ProviderError`] (with the server's `Retry-After`, a short error text with any echoed
 //! key masked), and read an answer with the byte cap.
 
-use super::{read_capped, BodyError, ProviderError};
+use super::error::{read_capped, BodyError, ProviderError};
 use crate::config::Secret;
 use std::time::Duration;
 
@@ -142,6 +142,19 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
             .to_std()
             .unwrap_or(Duration::ZERO),
     )
+}
+
+/// The call's id, or `call_<i>` when the server sent none.
+pub fn call_id(id: Option<String>, i: usize) -> String {
+    id.filter(|id| !id.is_empty())
+        .unwrap_or_else(|| format!("call_{i}"))
+}
+
+pub fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 #[cfg(test)]

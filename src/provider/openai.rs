@@ -9,12 +9,15 @@
 //! goes back to the API.
 
 use super::encode::{write_json, FragmentCache, Key, ToolsCache, DEFAULT_CACHE_BYTES};
-use super::http::{malformed, Endpoint};
+use super::error::ProviderError;
+use super::http::{is_event_stream, Endpoint};
+use super::model::{ChatModel, DeltaSink};
 use super::openai_stream::StreamAssembler;
-use super::{ChatModel, ChatRequest, ChatResponse, Message, ProviderError, ToolCall, Usage};
+use super::openai_wire::parse_response;
+use super::types::{ChatRequest, ChatResponse, Message};
 use crate::config::{ModelChoice, ResolvedProvider, Secret};
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use std::sync::Mutex;
 
@@ -228,147 +231,6 @@ fn wire_message(m: &Message, with_reasoning: bool) -> WireOut<'_> {
     }
 }
 
-// The answer as the servers send it. Unknown fields are ignored (each dialect adds its
-// own); `null` is accepted wherever a field may be absent.
-
-#[derive(Deserialize)]
-struct WireAnswer {
-    #[serde(default)]
-    choices: Option<Vec<WireChoice>>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-    #[serde(default)]
-    model: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireChoice {
-    #[serde(default)]
-    message: Option<WireMessage>,
-    #[serde(default)]
-    finish_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireMessage {
-    #[serde(default)]
-    content: Option<String>,
-    /// DeepSeek's thinking models.
-    #[serde(default)]
-    reasoning_content: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<WireToolCall>>,
-}
-
-#[derive(Deserialize)]
-struct WireToolCall {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    function: Option<WireFunction>,
-}
-
-#[derive(Deserialize)]
-struct WireFunction {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    arguments: Option<WireArguments>,
-}
-
-/// The protocol says a JSON string; some servers (Ollama's native shapes, a few proxies)
-/// send the object itself.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum WireArguments {
-    Text(String),
-    Object(Value),
-}
-
-#[derive(Deserialize)]
-pub(crate) struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: Option<u64>,
-    #[serde(default)]
-    completion_tokens: Option<u64>,
-    /// OpenAI, llama.cpp.
-    #[serde(default)]
-    prompt_tokens_details: Option<WirePromptDetails>,
-    /// DeepSeek.
-    #[serde(default)]
-    prompt_cache_hit_tokens: Option<u64>,
-    #[serde(default)]
-    prompt_cache_miss_tokens: Option<u64>,
-}
-
-#[derive(Deserialize)]
-pub(crate) struct WirePromptDetails {
-    #[serde(default)]
-    cached_tokens: Option<u64>,
-}
-
-impl From<WireUsage> for Usage {
-    fn from(u: WireUsage) -> Self {
-        Usage {
-            prompt_tokens: u.prompt_tokens.unwrap_or(0),
-            completion_tokens: u.completion_tokens.unwrap_or(0),
-            cached_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens),
-            cache_hit_tokens: u.prompt_cache_hit_tokens,
-            cache_miss_tokens: u.prompt_cache_miss_tokens,
-            ..Default::default()
-        }
-    }
-}
-
-pub(crate) fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ProviderError> {
-    let answer: WireAnswer = serde_json::from_slice(bytes).map_err(malformed)?;
-    let choice = answer
-        .choices
-        .and_then(|c| c.into_iter().next())
-        .ok_or_else(|| ProviderError::Malformed("no choices in the response".into()))?;
-    let msg = choice
-        .message
-        .ok_or_else(|| ProviderError::Malformed("choice without a message".into()))?;
-    let tool_calls = msg
-        .tool_calls
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let f = c
-                .function
-                .ok_or_else(|| ProviderError::Malformed("tool call without a function".into()))?;
-            let name = f
-                .name
-                .ok_or_else(|| ProviderError::Malformed("tool call without a name".into()))?;
-            let arguments = match f.arguments {
-                Some(WireArguments::Text(s)) => s,
-                Some(WireArguments::Object(v)) => v.to_string(),
-                None => "{}".into(),
-            };
-            Ok(ToolCall {
-                id: call_id(c.id, i),
-                name,
-                arguments,
-            })
-        })
-        .collect::<Result<Vec<_>, ProviderError>>()?;
-    Ok(ChatResponse {
-        content: msg.content,
-        tool_calls,
-        reasoning_content: msg.reasoning_content,
-        usage: answer.usage.map(Usage::from).unwrap_or_default(),
-        finish_reason: choice.finish_reason,
-        model: answer.model,
-    })
-}
-
-/// The call's id, or `call_<i>` when the server sent none.
-pub(crate) fn call_id(id: Option<String>, i: usize) -> String {
-    id.filter(|id| !id.is_empty())
-        .unwrap_or_else(|| format!("call_{i}"))
-}
-
 #[async_trait]
 impl ChatModel for OpenAiCompatible {
     async fn complete(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
@@ -378,7 +240,7 @@ impl ChatModel for OpenAiCompatible {
     async fn complete_with(
         &self,
         req: &ChatRequest<'_>,
-        deltas: Option<&dyn super::DeltaSink>,
+        deltas: Option<&dyn DeltaSink>,
     ) -> Result<ChatResponse, ProviderError> {
         let body = self.encode(req);
         let mut post = self.http.client.post(&self.http.url);
@@ -404,13 +266,6 @@ impl ChatModel for OpenAiCompatible {
     fn model_name(&self) -> &str {
         &self.model_label
     }
-}
-
-pub(crate) fn is_event_stream(resp: &reqwest::Response) -> bool {
-    resp.headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 #[cfg(test)]

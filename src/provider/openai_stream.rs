@@ -5,9 +5,11 @@
 //! `stream_options.include_usage` was asked for. `[DONE]` ends it; an `error` object in a
 //! chunk ends it as the HTTP error it names (a 5xx unless it says otherwise, so retried).
 
-use super::http::{malformed, short};
-use super::openai::{call_id, WireUsage};
-use super::{ChatResponse, ProviderError, ToolCall, Usage};
+use super::error::ProviderError;
+use super::http::{call_id, malformed, short};
+use super::model::DeltaSink;
+use super::openai_wire::WireUsage;
+use super::types::{ChatResponse, ToolCall, Usage};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -83,7 +85,7 @@ impl StreamAssembler {
     pub fn push(
         &mut self,
         data: &str,
-        sink: Option<&dyn super::DeltaSink>,
+        sink: Option<&dyn DeltaSink>,
     ) -> Result<bool, ProviderError> {
         let data = data.trim();
         if data == "[DONE]" {

@@ -3,7 +3,7 @@
 //! `\r\n`. Bounded: the whole stream counts against the same byte cap as an unstreamed
 //! answer, so a server that never stops (or never sends a newline) is cut off, not held.
 
-use super::{BodyError, ProviderError};
+use super::error::{BodyError, ProviderError};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SseEvent {

@@ -1,7 +1,15 @@
-//! Unit tests of the Provider: retry waits, backoff, the status summary; `test_cfg` for
-//! the dialects' tests.
+//! Unit tests of the Provider: retry waits, backoff, the status summary and circuit line;
+//! `test_cfg` for the dialects' tests.
 
+use super::actor::CircuitView;
+use super::breaker::State;
+use super::call::{backoff, retry_wait};
+use super::handle::circuit_line;
 use super::*;
+use crate::config::ResolvedProvider;
+use backon::{BackoffBuilder, ExponentialBuilder};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 fn http(status: u16, retry_after: Option<u64>) -> ProviderError {
     ProviderError::Http {
@@ -29,14 +37,7 @@ fn retry_after_is_honoured_but_capped() {
 #[test]
 fn backoff_grows_with_jitter_within_bounds_and_counts_the_retries() {
     for retries in [0u32, 1, 2, 10] {
-        let p = Provider::with_model(
-            Arc::new(openai::OpenAiCompatible::new(&test_cfg()).unwrap()),
-            1,
-            retries,
-            PathBuf::from("/nonexistent/usage.jsonl"),
-        );
-        let inner = p.inner.as_ref().unwrap();
-        let delays: Vec<Duration> = inner.backoff.build().collect();
+        let delays: Vec<Duration> = backoff(retries).build().collect();
         assert_eq!(delays.len(), retries as usize);
         for (i, d) in delays.iter().enumerate() {
             let base = Duration::from_millis(500 * 2u64.pow(i as u32)).min(Duration::from_secs(8));
@@ -100,4 +101,54 @@ fn summary_names_model_and_endpoint_never_the_key() {
     let p = Provider::from_config(&cfg, PathBuf::from("/nonexistent")).unwrap();
     assert_eq!(p.summary(), "deepseek-chat @ https://api.deepseek.com");
     assert_eq!(p.model_name(), Some("deepseek-chat"));
+    assert_eq!(
+        p.circuit_line(),
+        None,
+        "a closed circuit adds no status line"
+    );
+}
+
+#[test]
+fn the_circuit_line_says_what_is_open_for_how_long_and_who_answers() {
+    let now = Instant::now();
+    let view = |name: &str, state| CircuitView {
+        name: name.into(),
+        summary: format!("{name}-model @ http://127.0.0.1:8080/v1"),
+        state,
+        failures: 5,
+        opened: 1,
+    };
+    let closed = State::Closed { failures: 2 };
+    let open = State::Open {
+        until: now + Duration::from_millis(12_300),
+    };
+    assert_eq!(circuit_line(&[view("primary", closed)], now), None);
+    assert_eq!(
+        circuit_line(&[view("primary", open)], now).unwrap(),
+        "模型线路: primary 熔断中 (circuit open)：连续 5 次调用失败，13 秒后试探恢复；调用直接失败，不发请求"
+    );
+    assert_eq!(
+        circuit_line(&[view("primary", open), view("fallback-1", closed)], now).unwrap(),
+        "模型线路: primary 熔断中 (circuit open)：连续 5 次调用失败，13 秒后试探恢复；现由 fallback-1（fallback-1-model @ http://127.0.0.1:8080/v1）回答"
+    );
+    let half = State::HalfOpen {
+        trial_running: true,
+    };
+    assert_eq!(
+        circuit_line(&[view("primary", half), view("fallback-1", closed)], now).unwrap(),
+        "模型线路: primary 半开 (half-open)：一次试探调用进行中；现由 fallback-1（fallback-1-model @ http://127.0.0.1:8080/v1）回答"
+    );
+    // past its cool-down an open circuit waits for the next call to try
+    let cooled = State::Open {
+        until: now - Duration::from_millis(1),
+    };
+    assert_eq!(
+        circuit_line(&[view("primary", cooled)], now).unwrap(),
+        "模型线路: primary 半开 (half-open)：冷却已过，下一次调用试探恢复"
+    );
+    // a fallback's open circuit is shown while the primary answers
+    assert_eq!(
+        circuit_line(&[view("primary", closed), view("fallback-1", open)], now).unwrap(),
+        "模型线路: fallback-1 熔断中 (circuit open)：连续 5 次调用失败，13 秒后试探恢复"
+    );
 }

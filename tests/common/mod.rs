@@ -35,6 +35,9 @@ struct FakeState {
     requests: Mutex<Vec<Value>>,
     headers: Mutex<Vec<HeaderMap>>,
     calls: AtomicUsize,
+    /// Requests being answered now, and the most there ever were at once.
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
     responder: Box<Responder>,
 }
 
@@ -52,6 +55,8 @@ impl FakeLlm {
             requests: Mutex::new(Vec::new()),
             headers: Mutex::new(Vec::new()),
             calls: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
             responder: Box::new(responder),
         });
         let app = Router::new()
@@ -85,6 +90,16 @@ impl FakeLlm {
         self.state.calls.load(Ordering::SeqCst)
     }
 
+    /// Requests the server is answering now.
+    pub fn in_flight(&self) -> usize {
+        self.state.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// The most requests the server was answering at one time.
+    pub fn max_in_flight(&self) -> usize {
+        self.state.max_in_flight.load(Ordering::SeqCst)
+    }
+
     pub fn env(&self) -> EnvOverrides {
         EnvOverrides {
             base_url: Some(self.url.clone()),
@@ -96,6 +111,16 @@ impl FakeLlm {
 
 async fn handle(State(st): State<Arc<FakeState>>, headers: HeaderMap, body: String) -> Response {
     let n = st.calls.fetch_add(1, Ordering::SeqCst);
+    let now = st.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    st.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    // counted out however the handler ends (answered, or dropped by a closed connection)
+    struct Out<'a>(&'a AtomicUsize);
+    impl Drop for Out<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let _out = Out(&st.in_flight);
     let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     st.requests.lock().unwrap().push(v.clone());
     st.headers.lock().unwrap().push(headers);

@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::provider::http::{short, MAX_ERROR_CHARS};
+use crate::provider::openai_wire::parse_response;
+use crate::provider::types::{ToolCall, Usage};
 use serde_json::json;
 
 #[test]
