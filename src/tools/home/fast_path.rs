@@ -86,6 +86,8 @@ impl HomeAccess {
             timestamp: now.to_rfc3339_opts(chrono::SecondsFormat::Millis, false),
             purpose: PURPOSE.into(),
             model: Some(AGENT.into()),
+            // no model endpoint answered: Home Assistant's own agent did
+            provider: None,
             channel: turn.channel.clone(),
             chat_id: turn.chat_id.clone(),
             session_id: None,
