@@ -141,10 +141,11 @@ async fn every_attempt_is_audited_and_the_cli_shows_it() {
     let f: Vec<&str> = lines[0].split("  ").collect();
     assert_eq!(f[0], m["timestamp"].as_str().unwrap());
     assert_eq!(
-        f[1..11],
+        f[1..12],
         [
             "purpose=turn",
             "model=fake-model",
+            "provider=primary",
             "chat=qq/group:5550001",
             &format!("session={sid}"),
             "prompt=120",
@@ -166,7 +167,10 @@ async fn every_attempt_is_audited_and_the_cli_shows_it() {
     assert!(lines[1].contains(&format!("session={sid}")));
     let (_, out, _) = run(ws, &["audit", "--last", "9"]).await;
     let first: Vec<&str> = out.lines().next().unwrap().split("  ").collect();
-    assert_eq!(first[5], "retries=0");
+    assert!(
+        first.contains(&"retries=0") && first.contains(&"provider=primary"),
+        "{first:?}"
+    );
     assert!(first
         .last()
         .unwrap()

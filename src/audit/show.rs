@@ -24,6 +24,9 @@ pub fn readable_line(r: &AuditRecord) -> String {
     if let Some(m) = &r.model {
         f.push(format!("model={m}"));
     }
+    if let Some(p) = &r.provider {
+        f.push(format!("provider={p}"));
+    }
     f.push(format!("chat={}/{}", r.channel, r.chat_id));
     if let Some(s) = &r.session_id {
         f.push(format!("session={s}"));
