@@ -14,7 +14,9 @@ fn write(p: &Path, s: &str) {
     std::fs::write(p, s).unwrap();
 }
 
-/// Every file under `root` with its content.
+/// Every file under `root` with its content. A file that vanishes while the folders are
+/// walked (SQLite's journal of the memory thread, a temporary file of an atomic write
+/// that a background writer of the previous kernel is finishing) was never state.
 fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
@@ -25,7 +27,13 @@ fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
                 stack.push(p);
             } else {
                 let rel = p.strip_prefix(root).unwrap().display().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
+                match std::fs::read(&p) {
+                    Ok(bytes) => {
+                        out.insert(rel, bytes);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => panic!("{rel}: {e}"),
+                }
             }
         }
     }
