@@ -5,9 +5,11 @@
 //! recorded, and never wait for the provider. Entering or leaving a mode is subject to
 //! the channel's permission rule for the sender (`Turn::may_switch_modes`).
 
+use crate::cron::ReminderError;
 use crate::modes::switch::SwitchAction;
+use crate::modes::SwitchError;
 use crate::modes::{ModeRegistry, ModesHandle};
-use crate::turn::Reply;
+use crate::turn::{Failure, Outcome, Refusal, Reply};
 
 /// What the commands read and act on (the kernel hands it over; this module does not
 /// know the kernel).
@@ -77,14 +79,15 @@ impl Command {
 pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
     let cmd = Command::parse(text);
     if cmd.switches() && !may_switch {
-        return Reply::failed(
+        return Reply::refused(
             "你在这里没有切换模式的权限。(not allowed to switch modes here)",
+            Refusal::Command,
             "mode switch not permitted for this sender",
         );
     }
     let modes = ctx.modes;
     let result = match cmd {
-        Command::Enter(None) => return Reply::failed("用法: /mode enter <mode_id>", "usage"),
+        Command::Enter(None) => return usage("用法: /mode enter <mode_id>"),
         Command::Enter(Some(id)) => {
             modes
                 .switch(SwitchAction::Enter, Some(id), None, None)
@@ -95,16 +98,14 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
         Command::Reminders { all } => {
             return match ctx.reminders.list_in(all, ctx.scope.clone()).await {
                 Ok(list) => Reply::ok(crate::reminders::render(&list)),
-                Err(e) => Reply::failed(format!("提醒暂时看不了：{e}"), e.to_string()),
+                Err(e) => Reply::new(format!("提醒暂时看不了：{e}"), reminder_outcome(&e)),
             }
         }
-        Command::CancelReminder(None) => {
-            return Reply::failed("用法: /reminders cancel <编号>", "usage")
-        }
+        Command::CancelReminder(None) => return usage("用法: /reminders cancel <编号>"),
         Command::CancelReminder(Some(id)) => {
             return match ctx.reminders.cancel_in(id, ctx.scope.clone()).await {
                 Ok(r) => Reply::ok(format!("已取消提醒 #{}：{}", r.id, r.text)),
-                Err(e) => Reply::failed(format!("没能取消：{e}"), e.to_string()),
+                Err(e) => Reply::new(format!("没能取消：{e}"), reminder_outcome(&e)),
             }
         }
         Command::Strategy(arg) if arg == "log" => {
@@ -117,7 +118,11 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
             };
             return match ctx.strategies.log(chat).await {
                 Ok(t) => Reply::ok(t),
-                Err(e) => Reply::failed(format!("策略记录暂时看不了：{e}"), e.to_string()),
+                Err(e) => Reply::failed(
+                    format!("策略记录暂时看不了：{e}"),
+                    Failure::Storage,
+                    e.to_string(),
+                ),
             };
         }
         Command::Strategy(arg) => {
@@ -128,14 +133,38 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
             });
             return match ctx.strategies.command(&arg, may_switch, active).await {
                 Ok(t) => Reply::ok(t),
-                Err(e) => Reply::failed(e.clone(), e),
+                Err(e) => Reply::refused(e.clone(), Refusal::Command, e),
             };
         }
         Command::Help => return Reply::ok(help_text(ctx.registry)),
     };
     match result {
         Ok(done) => Reply::ok(done.to_string()),
-        Err(e) => Reply::failed(e.to_string(), e.to_string()),
+        Err(e) => {
+            let outcome = match &e {
+                SwitchError::Refused(_) => Outcome::refused(Refusal::Command, e.to_string()),
+                SwitchError::Failed(_) => Outcome::failed(Failure::Storage, e.to_string()),
+            };
+            Reply::new(e.to_string(), outcome)
+        }
+    }
+}
+
+fn usage(text: &str) -> Reply {
+    Reply::refused(text, Refusal::Command, "usage")
+}
+
+/// A reminder command's error as the turn's outcome: a bad id or time is the sender's
+/// to fix; a store or actor that failed is ours.
+fn reminder_outcome(e: &ReminderError) -> Outcome {
+    match e {
+        ReminderError::When(_) | ReminderError::Book(_) => {
+            Outcome::refused(Refusal::Command, e.to_string())
+        }
+        ReminderError::Store(_) => Outcome::failed(Failure::Storage, e.to_string()),
+        ReminderError::Gone | ReminderError::Unavailable(_) => {
+            Outcome::failed(Failure::Unavailable, e.to_string())
+        }
     }
 }
 

@@ -4,11 +4,17 @@
 //!
 //! ```text
 //! → {"op":"turn","channel":"cli","chat_id":"local","speaker_id":"mom","text":"…"}
-//! ← {"text":"…","error":null}
+//! ← {"text":"…","outcome":{"kind":"answered"}}
 //! → {"op":"status"}
-//! ← {"text":"…","error":null}
+//! ← {"text":"…","outcome":{"kind":"answered"}}
 //! → {"op":"announce","channel":"voice","target":"kitchen","text":"水开了"}
-//! ← {"text":"delivered to voice:kitchen","error":null}
+//! ← {"text":"delivered to voice:kitchen","outcome":{"kind":"answered"}}
+//! ```
+//!
+//! A reply that is not an answer says how the turn ended (see `turn::Outcome`):
+//!
+//! ```text
+//! ← {"text":"消息太多了…","outcome":{"kind":"refused","reason":"busy","detail":"chat queue full (3 waiting)"}}
 //! ```
 //!
 //! Bounded like every listener (`netutil`): at most 16 connections at once, each closed
@@ -21,7 +27,7 @@
 
 use crate::kernel::{DeliveryGuard, Kernel};
 use crate::netutil::{self, ConnLimit, CONTROL_IDLE, CONTROL_MAX_CONNECTIONS};
-use crate::turn::{Reply, Turn};
+use crate::turn::{Failure, Refusal, Reply, Turn};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Weak;
@@ -123,20 +129,29 @@ async fn handle_conn(
         }
         // the reply, and the guard that keeps a graceful shutdown waiting until it is written
         let reply: (Reply, Option<DeliveryGuard>) = if buf.len() > MAX_LINE {
-            let r = Reply::failed(
+            let r = Reply::refused(
                 "request too large",
+                Refusal::BadRequest,
                 format!("control request over {MAX_LINE} bytes"),
             );
             (r, None)
         } else {
             match serde_json::from_slice::<Request>(&buf) {
                 Err(e) => (
-                    Reply::failed(format!("bad control request: {e}"), e.to_string()),
+                    Reply::refused(
+                        format!("bad control request: {e}"),
+                        Refusal::BadRequest,
+                        e.to_string(),
+                    ),
                     None,
                 ),
                 Ok(req) => match Kernel::upgrade(&kernel) {
                     None => (
-                        Reply::failed("homebot is shutting down", "kernel stopped"),
+                        Reply::refused(
+                            "homebot is shutting down",
+                            Refusal::ShuttingDown,
+                            "kernel stopped",
+                        ),
                         None,
                     ),
                     Some(k) => {
@@ -209,7 +224,7 @@ async fn answer(k: &Kernel, req: Request) -> Reply {
             text,
         } => match k.deliver(&channel, &target, &text).await {
             Ok(()) => Reply::ok(format!("delivered to {channel}:{target}")),
-            Err(e) => Reply::failed(e.to_string(), e.to_string()),
+            Err(e) => Reply::failed(e.to_string(), Failure::Unavailable, e.to_string()),
         },
     }
 }

@@ -178,8 +178,8 @@ async fn main() -> anyhow::Result<()> {
                     if !reply.text.is_empty() {
                         println!("{}", reply.text);
                     }
-                    if let Some(e) = reply.error {
-                        eprintln!("homebot: turn failed: {e}");
+                    if let Some(e) = reply.problem() {
+                        eprintln!("homebot: turn not answered: {e}");
                     }
                 }
                 cli::Typed::Quit => {
@@ -231,7 +231,7 @@ async fn main() -> anyhow::Result<()> {
             let door = open_door(&root).await?;
             let r = door.announce(&channel, &to, &text).await;
             door.close().await;
-            match r.error {
+            match r.problem() {
                 None => println!("{}", r.text),
                 Some(e) => anyhow::bail!("announce failed: {e}"),
             }
@@ -254,7 +254,7 @@ async fn main() -> anyhow::Result<()> {
                 ))
                 .await;
             door.close().await;
-            match r.error {
+            match r.problem() {
                 None => print!("{}", r.text.trim_end().to_string() + "\n"),
                 Some(e) => anyhow::bail!("{}: {e}", r.text),
             }

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use homebot::modes::action::ActionDoc;
-use homebot::turn::Turn;
+use homebot::turn::{Failure, Outcome, Refusal, Turn};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -137,7 +137,7 @@ async fn concurrent_channels_keep_every_invariant() {
     let mut errors = Vec::new();
     for p in pending {
         let r = p.reply().await;
-        if r.error.is_some() {
+        if !r.is_answered() {
             errors.push(r);
         }
     }
@@ -274,6 +274,18 @@ async fn a_flooding_chat_is_told_to_wait_and_others_are_unaffected() {
         .filter(|r| r.text.contains("消息太多了"))
         .collect();
     assert_eq!(refused.len(), 2, "{replies:?}");
+    for r in &refused {
+        assert!(
+            matches!(
+                r.outcome,
+                Outcome::Refused {
+                    reason: Refusal::Busy,
+                    ..
+                }
+            ),
+            "{r:?}"
+        );
+    }
     assert_eq!(replies[0].text, "好的：第0条");
     assert_eq!(replies[1].text, "好的：第1条");
     assert_eq!(replies[2].text, "好的：第2条");
@@ -296,6 +308,16 @@ async fn the_watchdog_ends_a_stuck_turn_and_the_chat_goes_on() {
     let next = kernel.submit(Turn::new("voice", "w1", "dad", "下一句"));
     let r = stuck.reply().await;
     assert!(r.text.contains("处理时间太长"), "{}", r.text);
+    assert!(
+        matches!(
+            r.outcome,
+            Outcome::Failed {
+                error: Failure::Timeout,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
     assert_eq!(next.reply().await.text, "好的：下一句");
     let lines = jsonl(&session_dir(ws).join("conversation.jsonl"));
     assert_eq!(lines.len(), 2);

@@ -91,7 +91,7 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
         closed.text
     );
 
-    assert!(turn(&k, "/mode enter cooking").await.error.is_none());
+    assert!(turn(&k, "/mode enter cooking").await.is_answered());
     turn(&k, "红烧肉怎么做？炒糖色要注意什么").await;
     let reqs = turn_requests(&fake);
     let outside = &reqs[0];
@@ -156,8 +156,8 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
     assert!(!read.text.contains("每斤二十元"));
 
     // in homework mode, homework's notes are found and cooking's basics are not
-    assert!(turn(&k, "/mode exit").await.error.is_none());
-    assert!(turn(&k, "/mode enter homework").await.error.is_none());
+    assert!(turn(&k, "/mode exit").await.is_answered());
+    assert!(turn(&k, "/mode enter homework").await.is_answered());
     turn(&k, "红烧肉一共多少钱").await;
     let hw = turn_requests(&fake).into_iter().last().unwrap();
     let tail = last_user(&hw);
@@ -209,11 +209,11 @@ async fn a_session_without_a_summary_gets_the_models_and_the_next_one_carries_it
     let ws = dir.path();
     let fake = FakeLlm::start(summarizing(true)).await;
     let k = start_kernel(ws, &fake);
-    assert!(turn(&k, "/mode enter cooking").await.error.is_none());
+    assert!(turn(&k, "/mode enter cooking").await.is_answered());
     turn(&k, "今天做红烧肉，紫色的锅").await;
     let first = only_session(ws);
     // an exit with no summary: the archive does not wait for the model…
-    assert!(turn(&k, "/mode exit").await.error.is_none());
+    assert!(turn(&k, "/mode exit").await.is_answered());
     assert!(first.join("summary.md").exists());
     // …the summarizer rewrites it with the model's words, then drops the job
     wait_for("the model's summary", || {
@@ -258,7 +258,7 @@ async fn a_session_without_a_summary_gets_the_models_and_the_next_one_carries_it
     assert!(!line.contains("紫色的锅"), "{line}");
 
     // the next session carries the summary, marked, and none of the old dialogue
-    assert!(turn(&k, "/mode enter cooking").await.error.is_none());
+    assert!(turn(&k, "/mode enter cooking").await.is_answered());
     turn(&k, "继续昨天的红烧肉").await;
     let req = turn_requests(&fake)
         .into_iter()
@@ -288,10 +288,10 @@ async fn with_the_provider_down_the_excerpt_stays_and_the_job_resumes_at_the_nex
     {
         let fake = FakeLlm::start(summarizing(false)).await;
         let k = start_kernel(ws, &fake);
-        assert!(turn(&k, "/mode enter cooking").await.error.is_none());
+        assert!(turn(&k, "/mode enter cooking").await.is_answered());
         let r = turn(&k, "今天做红烧肉").await;
-        assert!(r.error.is_none());
-        assert!(turn(&k, "/mode exit").await.error.is_none());
+        assert!(r.is_answered());
+        assert!(turn(&k, "/mode exit").await.is_answered());
         let first = only_session(ws);
         wait_for("a failed attempt", || {
             std::fs::read_to_string(first.join("summary.pending"))
@@ -301,10 +301,10 @@ async fn with_the_provider_down_the_excerpt_stays_and_the_job_resumes_at_the_nex
         let md = std::fs::read_to_string(first.join("summary.md")).unwrap();
         assert!(md.contains("没有模型给出的总结") && md.contains("今天做红烧肉"));
         // nothing to carry: an excerpt is raw dialogue
-        assert!(turn(&k, "/mode enter cooking").await.error.is_none());
+        assert!(turn(&k, "/mode enter cooking").await.is_answered());
         let frozen = std::fs::read_to_string(session_dir(ws).join("system_prompt.md")).unwrap();
         assert!(!frozen.contains("[上次:"), "{frozen}");
-        assert!(turn(&k, "/mode exit").await.error.is_none());
+        assert!(turn(&k, "/mode exit").await.is_answered());
         k.shutdown();
     }
     // the next start, provider back: the job is done
@@ -350,7 +350,7 @@ async fn a_session_ended_by_expiry_gets_the_models_summary() {
         },
     )
     .unwrap();
-    assert!(turn(&k, "/mode enter cooking").await.error.is_none());
+    assert!(turn(&k, "/mode enter cooking").await.is_answered());
     turn(&k, "今天做红烧肉").await;
     let sdir = session_dir(ws);
     clock.set(at("2026-10-23T00:10:00+08:00"));

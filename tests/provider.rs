@@ -10,7 +10,7 @@ mod common;
 use common::*;
 use homebot::config::{EnvOverrides, Secret};
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::turn::Turn;
+use homebot::turn::{Failure, Outcome, Turn};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -38,7 +38,7 @@ async fn retries_429_with_retry_after_then_succeeds() {
     let k = start_kernel(dir.path(), &fake);
     let r = turn(&k, "你好").await;
     assert_eq!(r.text, "好了");
-    assert!(r.error.is_none());
+    assert!(r.is_answered());
     assert_eq!(fake.calls(), 2);
 }
 
@@ -236,7 +236,16 @@ async fn failed_turns_are_recorded_but_not_replayed_and_overflow_is_explained() 
     .await;
     let k = start_kernel(dir.path(), &fake);
     let r1 = turn(&k, "第一问").await;
-    assert!(r1.error.is_some());
+    assert!(
+        matches!(
+            r1.outcome,
+            Outcome::Failed {
+                error: Failure::Provider,
+                ..
+            }
+        ),
+        "{r1:?}"
+    );
     let r2 = turn(&k, "第二问").await;
     assert!(r2.text.contains("对话太长"), "{}", r2.text);
     assert_eq!(turn(&k, "第三问").await.text, "好的：第三问");
@@ -451,7 +460,7 @@ async fn a_refused_key_echoed_back_is_not_recorded() {
     )
     .unwrap();
     let r = turn(&k, "你好").await;
-    let err = r.error.unwrap();
+    let err = r.problem().unwrap();
     assert!(
         err.contains("HTTP 401") && err.contains("provided: ***."),
         "{err}"
@@ -546,7 +555,7 @@ async fn mode_commands_answer_while_every_provider_slot_is_held() {
     let enter = k
         .handle_turn(Turn::new("cli", "c", "dad", "/mode enter cooking"))
         .await;
-    assert!(enter.error.is_none(), "{}", enter.text);
+    assert!(enter.is_answered(), "{}", enter.text);
     assert_eq!(action(dir.path())["active"], true);
     assert!(
         slow.iter().all(|t| !t.is_finished()),

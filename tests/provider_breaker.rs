@@ -110,7 +110,7 @@ async fn the_circuit_opens_after_n_failed_calls_then_fails_fast_without_a_reques
     for _ in 0..4 {
         let r = turn(&k, "在吗").await;
         assert!(r.text.contains("暂停调用"), "{}", r.text);
-        let err = r.error.unwrap();
+        let err = r.problem().unwrap();
         assert!(
             err.contains("circuit open") && err.contains("3 calls"),
             "{err}"
@@ -158,7 +158,7 @@ async fn a_fallback_answers_while_the_circuit_is_open_and_the_audit_names_it() {
     for i in 1..=3 {
         let r = turn(&k, "番茄炒蛋先放什么？").await;
         assert_eq!(r.text, "本地模型：先炒蛋。");
-        assert!(r.error.is_none());
+        assert!(r.is_answered());
         assert_eq!(fallback.calls(), i);
     }
     assert_eq!(primary.calls(), 2, "the open primary got no request");

@@ -91,7 +91,7 @@ async fn terminal_single_multi_custom_and_unrelated_answers() {
     let turn = |t: &str| Turn::new("cli", "local", "mom", t);
 
     let r = kernel.handle_turn(turn("今晚做什么菜")).await;
-    assert!(r.awaits_answer && r.error.is_none(), "{r:?}");
+    assert!(r.awaits_answer && r.is_answered(), "{r:?}");
     assert_eq!(
         r.text,
         "今晚做哪个？\n1. 番茄炒蛋\n2. 青椒肉丝\n3. 红烧肉\n（回复序号或选项名）"

@@ -7,7 +7,7 @@ mod common;
 
 use common::strategy::*;
 use common::*;
-use homebot::turn::Turn;
+use homebot::turn::{Outcome, Refusal, Turn};
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -81,7 +81,7 @@ async fn assist_custom_and_presets_are_tail_instructions_that_persist() {
     );
     let r = kernel.command("/strategy yolo").await;
     assert!(
-        r.error.is_some() && r.text.contains("没有叫 \"yolo\" 的策略"),
+        !r.is_answered() && r.text.contains("没有叫 \"yolo\" 的策略"),
         "{r:?}"
     );
     drop(kernel);
@@ -207,12 +207,12 @@ async fn switching_strategy_mid_session_keeps_history_prompt_and_prefix() {
         ("/strategy custom 少说话", "火多大？"),
         ("/strategy build", "好了吗？"),
     ] {
-        assert!(kernel.command(cmd).await.error.is_none(), "{cmd}");
+        assert!(kernel.command(cmd).await.is_answered(), "{cmd}");
         firsts.push(fake.requests().len());
         let r = kernel
             .handle_turn(Turn::new("cli", "local", "mom", words))
             .await;
-        assert!(r.error.is_none(), "{r:?}");
+        assert!(r.is_answered(), "{r:?}");
     }
     assert_eq!(
         std::fs::read(sdir.join("system_prompt.md")).unwrap(),
@@ -269,7 +269,7 @@ async fn switching_needs_the_mode_switch_permission_and_custom_text_is_bounded()
     t.may_switch_modes = false;
     let r = kernel.handle_turn(t.clone()).await;
     assert!(
-        r.error.is_some() && r.text.contains("没有切换策略的权限"),
+        !r.is_answered() && r.text.contains("没有切换策略的权限"),
         "{r:?}"
     );
     t.text = "/strategy".into();
@@ -278,7 +278,13 @@ async fn switching_needs_the_mode_switch_permission_and_custom_text_is_bounded()
     let long = format!("/strategy custom {}", "很".repeat(1001));
     let r = kernel.command(&long).await;
     assert!(
-        r.error.is_some() && r.text.contains("上限 1000 字"),
+        matches!(
+            r.outcome,
+            Outcome::Refused {
+                reason: Refusal::Command,
+                ..
+            }
+        ) && r.text.contains("上限 1000 字"),
         "{r:?}"
     );
     assert!(

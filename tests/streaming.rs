@@ -255,7 +255,7 @@ async fn a_stream_past_the_byte_cap_is_cut_off() {
     let r = k
         .handle_turn(Turn::new("cli", "local", "mom", "说个长的"))
         .await;
-    let err = r.error.unwrap();
+    let err = r.problem().unwrap();
     assert!(err.contains("larger than 65536 bytes"), "{err}");
     assert!(r.text.contains("太长"), "{}", r.text);
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use homebot::turn::Turn;
+use homebot::turn::{Failure, Outcome, Turn};
 
 #[tokio::test]
 async fn a_panicking_mode_manager_is_restarted_from_disk() {
@@ -15,7 +15,7 @@ async fn a_panicking_mode_manager_is_restarted_from_disk() {
     let fake = FakeLlm::scripted().await;
     let kernel = start_kernel(dir.path(), &fake);
     let r = kernel.command("/mode enter cooking").await;
-    assert!(r.error.is_none(), "{r:?}");
+    assert!(r.is_answered(), "{r:?}");
     let sid = action(dir.path())["session_id"]
         .as_str()
         .unwrap()
@@ -25,10 +25,8 @@ async fn a_panicking_mode_manager_is_restarted_from_disk() {
         .handle_turn(Turn::new("cli", "local", "mom", "番茄要几个？"))
         .await;
     assert!(
-        hit.error
-            .as_deref()
-            .unwrap_or_default()
-            .contains("restarted"),
+        matches!(&hit.outcome, Outcome::Failed { error: Failure::Internal, detail }
+            if detail.contains("restarted")),
         "{hit:?}"
     );
     assert!(hit.text.contains("自动恢复"), "{hit:?}");
@@ -37,7 +35,7 @@ async fn a_panicking_mode_manager_is_restarted_from_disk() {
     let next = kernel
         .handle_turn(Turn::new("voice", "wake-2", "dad", "鸡蛋呢？"))
         .await;
-    assert_eq!(next.error, None, "{next:?}");
+    assert!(next.is_answered(), "{next:?}");
     assert_eq!(next.text, "好的：鸡蛋呢？");
     // the session that was active before the panic is still the one, and it recorded
     assert_eq!(action(dir.path())["session_id"], sid.as_str());

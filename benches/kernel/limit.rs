@@ -89,7 +89,7 @@ async fn at_the_limit(
         .collect();
     for w in warm {
         let r = w.await.unwrap();
-        assert!(r.error.is_none(), "{r:?}");
+        assert!(r.is_answered(), "{r:?}");
     }
     let started = Instant::now();
     let cpu0 = cpu_time();
@@ -101,7 +101,7 @@ async fn at_the_limit(
             for i in 1..=turns {
                 let t0 = Instant::now();
                 let r = k.handle_turn(turn(c, i)).await;
-                assert!(r.error.is_none(), "{r:?}");
+                assert!(r.is_answered(), "{r:?}");
                 lat.push(t0.elapsed());
             }
             lat

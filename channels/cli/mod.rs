@@ -10,7 +10,7 @@ use crate::channels::contract::{Channel, StartError, Started};
 use crate::control::{self, Request};
 use crate::kernel::{Kernel, KernelError, KernelOptions};
 use crate::outbound::{DeliveryError, Outbound};
-use crate::turn::{Audience, Facts, Modality, Reply, Trust, Turn};
+use crate::turn::{Audience, Facts, Failure, Modality, Reply, Trust, Turn};
 use rustyline::error::ReadlineError;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -225,7 +225,7 @@ impl Door {
                     None => {
                         // hanging up is how a control client cancels its turn
                         *conn = None;
-                        Reply::failed("（已取消这一轮。）", crate::kernel::CANCELLED)
+                        Reply::cancelled("（已取消这一轮。）")
                     }
                 }
             }
@@ -295,7 +295,7 @@ impl Door {
         };
         match result {
             Ok(()) => Reply::ok(format!("delivered to {channel}:{target}")),
-            Err(e) => Reply::failed(e.clone(), e),
+            Err(e) => Reply::failed(e.clone(), Failure::Unavailable, e),
         }
     }
 
@@ -331,6 +331,7 @@ async fn connected<'a>(
 fn unreachable_gateway(e: std::io::Error) -> Reply {
     Reply::failed(
         format!("无法把消息交给正在运行的 homebot：{e}"),
+        Failure::Unavailable,
         e.to_string(),
     )
 }

@@ -409,7 +409,7 @@ fn compose(reply: &crate::turn::Reply, held: Vec<String>) -> VoiceReply {
             format!("{} {text}", held.join(" "))
         },
         state,
-        failed: reply.error.is_some(),
+        failed: !reply.is_answered(),
     }
 }
 

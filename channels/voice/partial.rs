@@ -14,7 +14,7 @@
 //! no partial frame of them is sent any more, and their reply frame says `cancelled`.
 
 use super::{compose, shape_reply, voice_turn, Voice};
-use crate::kernel::{PendingReply, CANCELLED};
+use crate::kernel::PendingReply;
 use crate::turn::{Partial, Partials};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -120,7 +120,7 @@ impl Voice {
                 }
             }
         };
-        let cancelled = reply.error.as_deref() == Some(CANCELLED);
+        let cancelled = reply.outcome == crate::turn::Outcome::Cancelled;
         let held = if told.started {
             std::mem::take(&mut told.held)
         } else {

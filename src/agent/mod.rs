@@ -15,6 +15,7 @@ use crate::modes::{ModesHandle, TurnTicket};
 use crate::prompt::{self, TailInfo};
 use crate::provider::{BlockTokens, CallMeta, Message, PromptShape, Provider};
 use crate::tools::{self, ToolEnv};
+use crate::turn::{Failure, TurnError};
 
 mod tool_loop;
 use std::sync::Arc;
@@ -82,7 +83,7 @@ pub struct Prepared {
 pub struct AgentOutcome {
     pub reply: String,
     /// Why the turn failed, if it did (the reply then explains it to the user).
-    pub error: Option<String>,
+    pub error: Option<TurnError>,
 }
 
 /// The names of the tools this turn's assistant messages called, in order.
@@ -177,7 +178,7 @@ impl Agent {
                     Vec::new(),
                     Some(AgentOutcome {
                         reply,
-                        error: Some(e.to_string()),
+                        error: Some(TurnError::new(Failure::Context, e.to_string())),
                     }),
                     None,
                     0,

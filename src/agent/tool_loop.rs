@@ -10,6 +10,7 @@
 use super::{Agent, AgentOutcome, Prepared};
 use crate::provider::{ChatRequest, DeltaSink, Message};
 use crate::speech;
+use crate::turn::{Failure, TurnError};
 use tracing::{debug, warn};
 
 /// The purpose of a call whose answer is the turn's reply.
@@ -74,9 +75,12 @@ impl Agent {
                 );
                 return AgentOutcome {
                     reply: "抱歉，这一轮工具返回的内容太多，超出了模型的上下文窗口，先停下来了。可以问得更具体一些再试。".into(),
-                    error: Some(format!(
-                        "the tool rounds grew the request to {} tokens, over the input budget of {}",
-                        *tokens, self.context.input
+                    error: Some(TurnError::new(
+                        Failure::Context,
+                        format!(
+                            "the tool rounds grew the request to {} tokens, over the input budget of {}",
+                            *tokens, self.context.input
+                        ),
                     )),
                 };
             }
@@ -106,7 +110,7 @@ impl Agent {
                     }
                     return AgentOutcome {
                         reply: e.user_message(),
-                        error: Some(e.to_string()),
+                        error: Some(TurnError::new(Failure::Provider, e.to_string())),
                     };
                 }
             };
@@ -115,7 +119,10 @@ impl Agent {
                 if text.is_empty() {
                     return AgentOutcome {
                         reply: "抱歉，模型这次没有给出回答，请再说一次。".into(),
-                        error: Some("the model returned an empty answer".into()),
+                        error: Some(TurnError::new(
+                            Failure::Provider,
+                            "the model returned an empty answer",
+                        )),
                     };
                 }
                 return AgentOutcome {
@@ -137,7 +144,10 @@ impl Agent {
                 ));
                 return AgentOutcome {
                     reply,
-                    error: Some(format!("tool round limit ({}) reached", max_rounds)),
+                    error: Some(TurnError::new(
+                        Failure::Provider,
+                        format!("tool round limit ({}) reached", max_rounds),
+                    )),
                 };
             }
             round += 1;

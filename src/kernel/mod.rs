@@ -29,7 +29,7 @@ use crate::outbound::{DeliveryError, Doors};
 use crate::prompt;
 use crate::provider::Provider;
 use crate::scheduler::{Admission, ChatQueues};
-use crate::turn::{Reply, Turn};
+use crate::turn::{Failure, Refusal, Reply, Turn};
 use crate::workspace::Workspace;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -150,6 +150,7 @@ impl PendingReply {
             PendingReply::Waiting(rx) => rx.await.unwrap_or_else(|_| {
                 Reply::failed(
                     "抱歉，处理这条消息时出错了。",
+                    Failure::Internal,
                     "the turn's worker ended without a reply",
                 )
             }),
@@ -158,7 +159,7 @@ impl PendingReply {
 
     /// Whether this is an immediate refusal (queue full, shutting down) rather than a turn.
     pub fn is_refusal(&self) -> bool {
-        matches!(self, PendingReply::Ready(r) if r.error.is_some())
+        matches!(self, PendingReply::Ready(r) if !r.is_answered())
     }
 }
 
@@ -245,8 +246,9 @@ impl Kernel {
         // a turn admitted at the same moment.
         let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
         if inner.turns.is_closed() {
-            return PendingReply::Ready(Reply::failed(
+            return PendingReply::Ready(Reply::refused(
                 "homebot 正在关闭，请稍后再说。(homebot is shutting down)",
+                Refusal::ShuttingDown,
                 "shutting down",
             ));
         }
@@ -273,8 +275,9 @@ impl Kernel {
                 drop(queues);
                 warn!(chat = %key, waiting, "chat queue full; turn refused");
                 drop(job);
-                PendingReply::Ready(Reply::failed(
+                PendingReply::Ready(Reply::refused(
                     format!("消息太多了：这个对话里还有 {waiting} 条在排队，请等我回完再发。"),
+                    Refusal::Busy,
                     format!("chat queue full ({waiting} waiting)"),
                 ))
             }
@@ -303,7 +306,11 @@ impl Kernel {
                 Ok(r) => r,
                 Err(e) => {
                     error!(chat = %key, error = %e, "turn task failed");
-                    Reply::failed("抱歉，处理这条消息时出错了。", e.to_string())
+                    Reply::failed(
+                        "抱歉，处理这条消息时出错了。",
+                        Failure::Internal,
+                        e.to_string(),
+                    )
                 }
             };
             let _ = job.reply.send(reply);

@@ -4,7 +4,7 @@
 //!
 //! Nothing is acknowledged as kept when it was not: a turn that could not be recorded
 //! (disk full, too many open files …) still gets its answer, followed by a sentence that
-//! says it was not saved, and `Reply.error` is set. While the disk is known to be full,
+//! says it was not saved, and the reply's outcome is a storage failure. While the disk is known to be full,
 //! begin-turn refuses new turns before the LLM is asked.
 
 use super::Kernel;
@@ -12,7 +12,7 @@ use crate::agent::AgentOutcome;
 use crate::modes::core::{ModeError, TurnMeta};
 use crate::modes::{ModesHandle, Record};
 use crate::prompt::TailInfo;
-use crate::turn::{Reply, Turn};
+use crate::turn::{Failure, Outcome, Refusal, Reply, Turn, TurnError};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
@@ -44,13 +44,14 @@ impl Kernel {
     pub(super) async fn run_turn(&self, turn: Turn, cancel: CancellationToken) -> Reply {
         let text = turn.text.trim();
         if text.is_empty() {
-            return Reply::failed("（收到一条空消息。）", "empty message");
+            return Reply::refused("（收到一条空消息。）", Refusal::Empty, "");
         }
         let max = self.inner.cfg.agent.max_message_chars;
         let len = text.chars().count();
         if len > max {
-            return Reply::failed(
+            return Reply::refused(
                 format!("消息太长了（{len} 字），上限是 {max} 字，请分几次说。"),
+                Refusal::TooLong,
                 format!("message of {len} characters exceeds the limit of {max}"),
             );
         }
@@ -83,24 +84,33 @@ impl Kernel {
                 error!(error = %e, "begin-turn failed");
                 return Reply::failed(
                     "抱歉，处理这条消息时内部出错了，已经自动恢复，请再说一次。",
+                    Failure::Internal,
                     e.to_string(),
                 );
             }
             Err(e @ ModeError::Recovering { secs }) => {
                 warn!(error = %e, "turn refused: the mode manager is recovering");
-                return Reply::failed(
+                return Reply::refused(
                     format!("抱歉，系统内部出错后正在恢复，请 {secs} 秒后再说一次。"),
+                    Refusal::Recovering,
                     e.to_string(),
                 );
             }
             Err(e @ ModeError::DiskFull { .. }) => {
                 warn!(error = %e, "turn refused: recording is failing for lack of space");
-                return Reply::failed(
+                return Reply::refused(
                     "抱歉，磁盘满了，这一轮没法保存到记录里，所以先不处理。请腾出空间后再说。",
+                    Refusal::DiskFull,
                     e.to_string(),
                 );
             }
-            Err(e) => return Reply::failed("抱歉，系统正在关闭，请稍后再试。", e.to_string()),
+            Err(e) => {
+                return Reply::refused(
+                    "抱歉，系统正在关闭，请稍后再试。",
+                    Refusal::ShuttingDown,
+                    e.to_string(),
+                )
+            }
         };
         let mut guard = TurnGuard {
             modes: inner.modes.clone(),
@@ -174,7 +184,10 @@ impl Kernel {
                 warn!(channel = %turn.channel, chat = %turn.chat_id, "turn stopped: the shutdown grace period is over");
                 AgentOutcome {
                     reply: "抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。".into(),
-                    error: Some("stopped by the shutdown before it finished".into()),
+                    error: Some(TurnError::new(
+                        Failure::Unavailable,
+                        "stopped by the shutdown before it finished",
+                    )),
                 }
             }
             _ = cancel.cancelled() => {
@@ -182,7 +195,7 @@ impl Kernel {
                 cancelled = true;
                 AgentOutcome {
                     reply: "（已取消这一轮。）".into(),
-                    error: Some(CANCELLED.into()),
+                    error: Some(TurnError::new(Failure::Internal, CANCELLED)),
                 }
             }
             done = agent => match done {
@@ -194,7 +207,10 @@ impl Kernel {
                     warn!(channel = %turn.channel, chat = %turn.chat_id, secs = limit.as_secs(), "turn watchdog fired");
                     AgentOutcome {
                         reply: "抱歉，这次处理时间太长，已经停止了，请再说一次。".into(),
-                        error: Some(format!("turn exceeded {} s", limit.as_secs())),
+                        error: Some(TurnError::new(
+                            Failure::Timeout,
+                            format!("turn exceeded {} s", limit.as_secs()),
+                        )),
                     }
                 }
             },
@@ -210,13 +226,17 @@ impl Kernel {
                 record.assistant = format!("{}{}", said.trim_end(), outcome.reply);
             }
         }
-        record.error = outcome.error.clone();
+        record.error = outcome.error.as_ref().map(|e| e.detail.clone());
         let began_in = guard.began_in.take();
-        let mut reply = Reply {
-            text: outcome.reply,
-            error: outcome.error,
-            awaits_answer,
-        };
+        let mut reply = Reply::new(
+            outcome.reply,
+            match outcome.error {
+                _ if cancelled => Outcome::Cancelled,
+                None => Outcome::Answered,
+                Some(e) => e.into(),
+            },
+        );
+        reply.awaits_answer = awaits_answer;
         match inner.modes.end_turn(ticket.turn_id, record, began_in).await {
             Ok(o) => {
                 // compaction check, in a task of its own: nobody waits for it (a session
@@ -244,8 +264,8 @@ impl Kernel {
     }
 }
 
-/// Tell the user (and the channel, through `Reply.error`) that the answer they got was
-/// not kept in the history.
+/// Tell the user (and the channel, through the reply's outcome) that the answer they got
+/// was not kept in the history. A turn that had failed keeps its own kind of failure.
 fn not_recorded(reply: &mut Reply, e: &ModeError) {
     let note = match e {
         ModeError::Io { source, .. } => format!("（注意：这一轮没能保存到记录里：{source}）"),
@@ -258,10 +278,10 @@ fn not_recorded(reply: &mut Reply, e: &ModeError) {
     }
     reply.text.push_str(&note);
     let why = format!("turn not recorded: {e}");
-    reply.error = Some(match reply.error.take() {
-        Some(prev) => format!("{prev}; {why}"),
-        None => why,
-    });
+    reply.outcome = match std::mem::take(&mut reply.outcome) {
+        Outcome::Failed { error, detail } => Outcome::failed(error, format!("{detail}; {why}")),
+        _ => Outcome::failed(Failure::Storage, why),
+    };
 }
 
 #[cfg(test)]
@@ -270,7 +290,7 @@ mod tests {
 
     #[test]
     fn a_turn_not_recorded_says_so_and_keeps_its_own_error() {
-        let mut r = Reply::failed("抱歉，超时了。", "turn exceeded 300 s");
+        let mut r = Reply::failed("抱歉，超时了。", Failure::Timeout, "turn exceeded 300 s");
         let e = ModeError::Io {
             what: "append to",
             path: "/ws/chats/cli/local.jsonl".into(),
@@ -282,12 +302,15 @@ mod tests {
                 .starts_with("抱歉，超时了。\n（注意：这一轮没能保存到记录里：Too many open files"),
             "{r:?}"
         );
-        let err = r.error.unwrap();
+        let Outcome::Failed { error, detail } = &r.outcome else {
+            panic!("{r:?}")
+        };
+        assert_eq!(*error, Failure::Timeout);
         assert!(
-            err.starts_with(
+            detail.starts_with(
                 "turn exceeded 300 s; turn not recorded: append to /ws/chats/cli/local.jsonl"
             ),
-            "{err}"
+            "{detail}"
         );
     }
 }

@@ -13,7 +13,7 @@ use crate::modes::{ModesHandle, TurnTicket};
 use crate::prompt::{TailInfo, TailSection};
 use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError};
 use crate::tools::set_strategy::Setter;
-use crate::turn::Turn;
+use crate::turn::{Failure, Turn, TurnError};
 use chrono::{DateTime, FixedOffset};
 use std::sync::Arc;
 
@@ -164,7 +164,7 @@ pub(super) async fn ask(
 pub(super) fn failed(e: ProviderError) -> StrategyOutcome {
     StrategyOutcome::done(AgentOutcome {
         reply: e.user_message(),
-        error: Some(e.to_string()),
+        error: Some(TurnError::new(Failure::Provider, e.to_string())),
     })
 }
 
@@ -217,7 +217,10 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> St
         Err(e) => StrategyOutcome {
             outcome: AgentOutcome {
                 reply: format!("{reply}\n（注意：这个问题没能保存，回答时请把选项说完整。）"),
-                error: Some(format!("pending choice not saved: {e}")),
+                error: Some(TurnError::new(
+                    Failure::Storage,
+                    format!("pending choice not saved: {e}"),
+                )),
             },
             awaits_answer: true,
         },

@@ -8,6 +8,7 @@ use super::doc::{self, Verdict};
 use super::state::{PendingWork, WorkKind};
 use crate::agent::AgentOutcome;
 use crate::prompt::TailSection;
+use crate::turn::{Failure, TurnError};
 use tracing::warn;
 
 fn kind_name(k: WorkKind) -> (&'static str, &'static str) {
@@ -48,7 +49,10 @@ pub(super) async fn pending_work(c: &Ctx<'_>) -> Option<StrategyOutcome> {
         Err(e) => {
             return Some(StrategyOutcome::done(AgentOutcome {
                 reply: "抱歉，计划的状态没能保存，这次先不执行，请再说一次。".into(),
-                error: Some(format!("strategy state not saved: {e}")),
+                error: Some(TurnError::new(
+                    Failure::Storage,
+                    format!("strategy state not saved: {e}"),
+                )),
             }))
         }
     };
@@ -140,7 +144,10 @@ pub(super) async fn propose(
             reply: format!(
                 "抱歉，没能做出一个有效的{cn}（{why}）。可以换个说法再试一次，或者用 /strategy build 让我直接做。"
             ),
-            error: Some(format!("the model gave no valid {flow} after one retry: {why}")),
+            error: Some(TurnError::new(
+                Failure::Provider,
+                format!("the model gave no valid {flow} after one retry: {why}"),
+            )),
         });
     };
     let pending = PendingWork {
@@ -161,7 +168,10 @@ pub(super) async fn propose(
                 "{}\n（注意：这个{cn}没能保存，确认不了；请稍后再让我做一次。）",
                 doc::render(kind, &work)
             ),
-            error: Some(format!("pending {flow} not saved: {e}")),
+            error: Some(TurnError::new(
+                Failure::Storage,
+                format!("pending {flow} not saved: {e}"),
+            )),
         });
     }
     c.log(flow, "proposed", &work.goal, Some(work.doc.clone()))
@@ -229,7 +239,7 @@ async fn execute(c: &Ctx<'_>, work: PendingWork) -> StrategyOutcome {
                 flow,
                 "step-failed",
                 step,
-                Some(serde_json::json!({ "error": err })),
+                Some(serde_json::json!({ "error": err.to_string() })),
             )
             .await;
             let kept =

@@ -1,9 +1,12 @@
 //! What channels send into the kernel and what comes back. A turn's typed facts — its
-//! audience, modality, trust and memory peer — are in [`facts`].
+//! audience, modality, trust and memory peer — are in [`facts`]; how it ended, in
+//! [`outcome`].
 
 pub mod facts;
+pub mod outcome;
 
 pub use facts::{Audience, Facts, Modality, Trust};
+pub use outcome::{Failure, Outcome, Refusal, TurnError};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -96,13 +99,13 @@ impl Turn {
     }
 }
 
-/// The kernel's answer to a turn.
+/// The kernel's answer to a turn: the words for the user and how the turn ended.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Reply {
     pub text: String,
-    /// Set when the turn failed (provider down, timeout …); `text` then explains it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    /// How the turn ended; `text` explains it to the user when it is not `Answered`.
+    #[serde(default)]
+    pub outcome: Outcome,
     /// The reply asks something the chat's next message answers (an `ask_user_choice`
     /// question, a plan waiting for confirmation): voice keeps listening.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -110,19 +113,31 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn ok(text: impl Into<String>) -> Self {
+    pub fn new(text: impl Into<String>, outcome: Outcome) -> Self {
         Self {
             text: text.into(),
-            error: None,
+            outcome,
             awaits_answer: false,
         }
     }
-    pub fn failed(text: impl Into<String>, error: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            error: Some(error.into()),
-            awaits_answer: false,
-        }
+    pub fn ok(text: impl Into<String>) -> Self {
+        Self::new(text, Outcome::Answered)
+    }
+    pub fn failed(text: impl Into<String>, error: Failure, detail: impl Into<String>) -> Self {
+        Self::new(text, Outcome::failed(error, detail))
+    }
+    pub fn refused(text: impl Into<String>, reason: Refusal, detail: impl Into<String>) -> Self {
+        Self::new(text, Outcome::refused(reason, detail))
+    }
+    pub fn cancelled(text: impl Into<String>) -> Self {
+        Self::new(text, Outcome::Cancelled)
+    }
+    /// What went wrong, when the turn was not answered (see [`Outcome::problem`]).
+    pub fn problem(&self) -> Option<String> {
+        self.outcome.problem()
+    }
+    pub fn is_answered(&self) -> bool {
+        self.outcome.is_answered()
     }
 }
 

@@ -393,9 +393,12 @@ async fn request(
         Ok(n) if n > 0 => {
             let v: Value =
                 serde_json::from_str(&resp).map_err(|e| format!("control reply: {e}"))?;
-            match v["error"].as_str() {
-                Some(e) => Err(format!("control turn failed: {e}: {}", v["text"])),
-                None => Ok(v["text"].as_str().unwrap_or_default().to_string()),
+            match v["outcome"]["kind"].as_str() {
+                Some("answered") => Ok(v["text"].as_str().unwrap_or_default().to_string()),
+                _ => Err(format!(
+                    "control turn not answered: {}: {}",
+                    v["outcome"], v["text"]
+                )),
             }
         }
         other => {
