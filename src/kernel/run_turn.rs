@@ -4,8 +4,8 @@
 //!
 //! Nothing is acknowledged as kept when it was not: a turn that could not be recorded
 //! (disk full, too many open files …) still gets its answer, followed by a sentence that
-//! says it was not saved, and the reply's outcome is a storage failure. While the disk is known to be full,
-//! begin-turn refuses new turns before the LLM is asked.
+//! says it was not saved, and the reply's outcome is a storage failure. While the disk is
+//! known to be full, begin-turn refuses new turns before the LLM is asked.
 
 use super::Kernel;
 use crate::agent::AgentOutcome;
