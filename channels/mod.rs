@@ -30,8 +30,8 @@ use tracing::{info, warn};
 
 /// The channels the configuration enables, in start order.
 pub fn enabled(cfg: &Config) -> Vec<Box<dyn Channel>> {
-    // the CLI is always there; in a gateway no terminal is attached to it
-    let mut v: Vec<Box<dyn Channel>> = vec![Box::new(cli::CliChannel::new(false))];
+    // the CLI is always there: the control socket, and the door to listening terminals
+    let mut v: Vec<Box<dyn Channel>> = vec![Box::new(cli::CliChannel)];
     if cfg.qq.enabled() {
         v.push(Box::new(qq::QqChannel::new(cfg.qq.clone())));
     }

@@ -10,8 +10,8 @@
 //!   and the status text; [`outbound`] — the doors through which the kernel speaks to
 //!   running channels (the channel contract itself is `channels::contract`); [`home`] —
 //!   the door through which Home Assistant reaches the home tools and the fast path.
-//! - [`lock`] — one owner per workspace; [`control`] — the local control socket (a CLI
-//!   beside a running gateway routes through it).
+//! - [`lock`] — one owner per workspace (the control socket a CLI beside a running
+//!   gateway routes through is the CLI channel's, `channels/cli/control.rs`).
 //! - [`modes`] — run modes: manifests, the registry, switch validation, `action.json`,
 //!   session files, and the supervised `ModeManager` actor that owns all of them;
 //!   [`chats`] — normal-operation chat histories; [`history`] — the record format both use.
@@ -32,12 +32,12 @@
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
 //!   [`netutil`] — connection caps, the descriptor budget, the accept loop (used by
-//!   `control` and the channels).
+//!   the channels).
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins.
 //!
 //! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
-//! → `control` → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `context` → `modes` → `chats`
+//! → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `context` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
 //! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`
@@ -51,7 +51,6 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod context;
-pub mod control;
 pub mod cron;
 pub mod doctor;
 pub mod failpoint;

@@ -203,8 +203,6 @@ async fn main() -> anyhow::Result<()> {
             }
             let kernel = Kernel::start(&root, KernelOptions::default())
                 .with_context(|| format!("cannot start homebot in {}", root.display()))?;
-            #[cfg(unix)]
-            homebot::control::spawn_server(&kernel);
             if let Err(e) = homebot::channels::start_enabled(&kernel).await {
                 kernel.shutdown_gracefully(Duration::ZERO).await;
                 anyhow::bail!("cannot start the channels: {e}");

@@ -3,14 +3,19 @@
 //! and ends on Ctrl-D, Ctrl-C or `/quit`. Turns carry `channel = "cli"`.
 //!
 //! The CLI reaches the kernel through a [`Door`]: its own kernel when it can take the
-//! workspace lock, otherwise the control socket of the process that holds it (a running
-//! gateway) — never a second writer.
+//! workspace lock, otherwise the control socket ([`control`]) of the process that holds it
+//! (a running gateway) — never a second writer. The process that owns the workspace runs
+//! the CLI channel's actor ([`actor::Terminals`]): it owns the control connections and the
+//! terminals listening for proactive messages, and it is the channel's outbound door.
+
+pub mod actor;
+pub mod control;
 
 use crate::channels::contract::{Channel, StartError, Started};
-use crate::control::{self, Request};
 use crate::kernel::{Kernel, KernelError, KernelOptions};
-use crate::outbound::{DeliveryError, Outbound};
 use crate::turn::{Audience, Facts, Failure, Modality, Reply, Trust, Turn};
+use actor::Terminals;
+use control::Request;
 use rustyline::error::ReadlineError;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -19,17 +24,20 @@ use tokio_util::sync::CancellationToken;
 
 pub const CHANNEL: &str = "cli";
 
-/// The CLI as a channel: no server, only an outbound door. With a terminal attached
-/// (interactive chat) proactive messages are printed; without one (a gateway, a one-shot
-/// turn) they are refused as undeliverable, so the sender can say so.
-pub struct CliChannel {
-    terminal: bool,
-}
+/// The CLI as a channel: the control socket and the terminal actor, which is its
+/// outbound door. A proactive message for a CLI chat prints in an interactive chat of this
+/// process, or in every `homebot chat` of that chat listening through the control socket;
+/// with none attached it is refused as undeliverable, so the sender can say so.
+#[derive(Default)]
+pub struct CliChannel;
 
-impl CliChannel {
-    pub fn new(terminal: bool) -> Self {
-        Self { terminal }
-    }
+/// Start the terminal actor and (on Unix) the control socket for the process that owns
+/// the workspace; the actor's handle is the CLI's outbound door.
+pub fn serve(kernel: &Kernel) -> std::io::Result<Terminals> {
+    let terminals = Terminals::start(kernel.cancel_token().child_token())?;
+    #[cfg(unix)]
+    control::spawn_server(kernel, terminals.clone());
+    Ok(terminals)
 }
 
 #[async_trait::async_trait]
@@ -40,32 +48,17 @@ impl Channel for CliChannel {
 
     async fn start(
         self: Box<Self>,
-        _kernel: Kernel,
+        kernel: Kernel,
         _cancel: CancellationToken,
     ) -> Result<Started, StartError> {
+        let terminals = serve(&kernel).map_err(|e| {
+            let socket = kernel.workspace().root().join(control::SOCKET_FILE);
+            StartError::new(CHANNEL, socket.display().to_string(), e)
+        })?;
         Ok(Started {
             bound: Vec::new(),
-            outbound: Some(std::sync::Arc::new(Terminal {
-                attached: self.terminal,
-            })),
+            outbound: Some(std::sync::Arc::new(terminals)),
         })
-    }
-}
-
-struct Terminal {
-    attached: bool,
-}
-
-#[async_trait::async_trait]
-impl Outbound for Terminal {
-    async fn deliver(&self, _target: &str, text: &str) -> Result<(), DeliveryError> {
-        if !self.attached {
-            return Err(DeliveryError::Unreachable(
-                "the terminal (no interactive `homebot chat` is attached to this process)".into(),
-            ));
-        }
-        println!("\nhomebot（主动消息）> {text}\n");
-        Ok(())
     }
 }
 
@@ -108,8 +101,8 @@ impl CliOptions {
 
 /// Where the CLI's turns go.
 pub enum Door {
-    /// This process owns the workspace.
-    Local(Kernel),
+    /// This process owns the workspace (and runs the CLI channel's actor).
+    Local(Kernel, Terminals),
     /// Another process (a gateway) owns it; turns go through its control socket (the
     /// connection is dropped to cancel a turn, and made again for the next one).
     #[cfg(unix)]
@@ -176,9 +169,10 @@ impl Door {
             };
             match Kernel::start(root, opts) {
                 Ok(k) => {
-                    #[cfg(unix)]
-                    control::spawn_server(&k);
-                    return Ok(Door::Local(k));
+                    let terminals = serve(&k).map_err(|e| KernelError::Actors(e.to_string()))?;
+                    k.doors()
+                        .register(CHANNEL, std::sync::Arc::new(terminals.clone()));
+                    return Ok(Door::Local(k, terminals));
                 }
                 Err(KernelError::Locked(e)) => {
                     #[cfg(unix)]
@@ -208,7 +202,7 @@ impl Door {
     /// A turn that `cancel` stops: the owner records it as cancelled.
     pub async fn turn_cancellable(&self, turn: Turn, cancel: CancellationToken) -> Reply {
         match self {
-            Door::Local(k) => k.submit_cancellable(turn, cancel).reply().await,
+            Door::Local(k, _) => k.submit_cancellable(turn, cancel).reply().await,
             #[cfg(unix)]
             Door::Remote { root, conn } => {
                 let mut conn = conn.lock().await;
@@ -254,7 +248,7 @@ impl Door {
 
     pub async fn status(&self) -> String {
         match self {
-            Door::Local(k) => k.status_text().await,
+            Door::Local(k, _) => k.status_text().await,
             #[cfg(unix)]
             Door::Remote { root, conn } => {
                 let mut conn = conn.lock().await;
@@ -272,7 +266,7 @@ impl Door {
     /// A proactive message through a running channel (only a gateway runs channels).
     pub async fn announce(&self, channel: &str, target: &str, text: &str) -> Reply {
         let result = match self {
-            Door::Local(k) => k
+            Door::Local(k, _) => k
                 .deliver(channel, target, text)
                 .await
                 .map_err(|e| e.to_string()),
@@ -301,7 +295,7 @@ impl Door {
 
     pub fn household(&self) -> Option<String> {
         match self {
-            Door::Local(k) => Some(k.config().household.name.clone()),
+            Door::Local(k, _) => Some(k.config().household.name.clone()),
             #[cfg(unix)]
             Door::Remote { .. } => None,
         }
@@ -309,7 +303,7 @@ impl Door {
 
     /// Let in-flight turns finish, then stop (a no-op for a remote door).
     pub async fn close(self) {
-        if let Door::Local(k) = self {
+        if let Door::Local(k, _) = self {
             k.shutdown_gracefully(Duration::from_secs(k.config().agent.shutdown_grace_secs))
                 .await;
         }
@@ -343,6 +337,45 @@ pub async fn one_shot(
     ctrl_c: &mut Interrupts,
 ) -> Typed {
     door.typed_turn(opts.turn(text), ctrl_c).await
+}
+
+/// While it lives, proactive messages for `chat` print in this terminal: this process's
+/// own terminal actor prints them, or a listening connection to the gateway's.
+async fn attach(door: &Door, chat: &str) -> Option<Attached> {
+    match door {
+        Door::Local(_, terminals) => {
+            terminals.attach_local(Some(chat.to_string()));
+            Some(Attached::Local(terminals.clone()))
+        }
+        #[cfg(unix)]
+        Door::Remote { root, .. } => match control::Listener::open(root, chat).await {
+            Ok(mut l) => Some(Attached::Remote(tokio::spawn(async move {
+                while let Ok(Some(text)) = l.next().await {
+                    println!("\nhomebot（主动消息）> {text}\n");
+                }
+            }))),
+            Err(e) => {
+                eprintln!("（这个终端收不到主动消息：{e}）");
+                None
+            }
+        },
+    }
+}
+
+enum Attached {
+    Local(Terminals),
+    #[cfg(unix)]
+    Remote(tokio::task::JoinHandle<()>),
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        match self {
+            Attached::Local(t) => t.attach_local(None),
+            #[cfg(unix)]
+            Attached::Remote(task) => task.abort(),
+        }
+    }
 }
 
 /// Interactive chat until Ctrl-D / `/quit`, or Ctrl-C at the prompt; during a turn the
@@ -381,14 +414,8 @@ pub async fn interactive(
         let _ = rl.save_history(&history);
         Ok(())
     });
-    if let Door::Local(k) = door {
-        let started = Box::new(CliChannel::new(true))
-            .start(k.clone(), k.cancel_token().child_token())
-            .await?;
-        if let Some(d) = started.outbound {
-            k.doors().register(CHANNEL, d);
-        }
-    }
+    // proactive messages for this chat (a reminder ringing) print here meanwhile
+    let _listening = attach(door, &opts.chat_id).await;
     println!(
         "homebot · {} · 说话人 {} · 输入 /help 查看命令，/quit 或 Ctrl-D 退出",
         door.household()

@@ -24,7 +24,19 @@
 //! A `turn` request carries a [`Turn`] itself. A `homebot chat -m` started beside a
 //! running gateway finds the lock taken and sends its turn through the socket instead;
 //! the gateway runs it like any other turn.
+//!
+//! A `listen` request turns its connection into a stream of the proactive messages for a
+//! CLI chat (a reminder set from `homebot chat` rings in that terminal even when a gateway
+//! runs the workspace): `→ {"op":"listen","chat_id":"local"}`, then one reply line
+//! (`listening`, or why not), then one line per message until either side hangs up. At
+//! most [`MAX_LISTENERS`] connections listen; a listener that does not read fills its
+//! queue and further messages to it are refused as busy.
+//!
+//! The connections are registered with the CLI channel's actor ([`Terminals`]), which
+//! owns them and their queues; the I/O stays in one task per connection.
 
+pub use super::actor::MAX_LISTENERS;
+use super::actor::{Terminals, LISTENER_QUEUE};
 use crate::kernel::{DeliveryGuard, Kernel};
 use crate::netutil::{self, ConnLimit, CONTROL_IDLE, CONTROL_MAX_CONNECTIONS};
 use crate::turn::{Failure, Refusal, Reply, Turn};
@@ -48,6 +60,9 @@ pub enum Request {
         target: String,
         text: String,
     },
+    Listen {
+        chat_id: String,
+    },
 }
 
 pub fn socket_path(root: &Path) -> PathBuf {
@@ -55,14 +70,14 @@ pub fn socket_path(root: &Path) -> PathBuf {
 }
 
 /// Serve the control socket as a kernel service until the kernel cancels its services;
-/// the socket file is removed on the way out.
+/// the socket file is removed on the way out. Its connections register with `terminals`.
 #[cfg(unix)]
-pub fn spawn_server(kernel: &Kernel) {
+pub fn spawn_server(kernel: &Kernel, terminals: Terminals) {
     let root = kernel.workspace().root().to_path_buf();
     let weak = kernel.downgrade();
     let cancel = kernel.cancel_token();
     kernel.spawn_service(async move {
-        if let Err(e) = serve(&root, weak, cancel).await {
+        if let Err(e) = serve(&root, weak, terminals, cancel).await {
             warn!(error = %e, "control socket unavailable; a CLI beside this process will be refused");
         }
         let _ = std::fs::remove_file(socket_path(&root));
@@ -73,6 +88,7 @@ pub fn spawn_server(kernel: &Kernel) {
 async fn serve(
     root: &Path,
     weak: Weak<crate::kernel::KernelInner>,
+    terminals: Terminals,
     cancel: CancellationToken,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -89,14 +105,29 @@ async fn serve(
         "control",
         listener,
         limit,
-        cancel,
+        cancel.clone(),
         |stream, permit| {
             let weak = weak.clone();
+            let terminals = terminals.clone();
+            let cancel = cancel.clone();
             tokio::spawn(async move {
                 let _permit = permit;
-                if let Err(e) = handle_conn(stream, weak).await {
+                let id = match terminals.opened().await {
+                    Ok(id) => id,
+                    Err(e) => {
+                        debug!(error = %e, "control connection refused");
+                        return;
+                    }
+                };
+                let conn = Conn {
+                    id,
+                    terminals: &terminals,
+                    cancel: &cancel,
+                };
+                if let Err(e) = handle_conn(stream, weak, &conn).await {
                     debug!(error = %e, "control connection ended");
                 }
+                terminals.closed(id);
             });
         },
         drop,
@@ -105,10 +136,18 @@ async fn serve(
     Ok(())
 }
 
+/// One control connection as the terminal actor knows it.
+struct Conn<'a> {
+    id: u64,
+    terminals: &'a Terminals,
+    cancel: &'a CancellationToken,
+}
+
 #[cfg(unix)]
 async fn handle_conn(
     stream: tokio::net::UnixStream,
     kernel: Weak<crate::kernel::KernelInner>,
+    conn: &Conn<'_>,
 ) -> std::io::Result<()> {
     let (r, mut w) = stream.into_split();
     let mut lines = BufReader::new(r);
@@ -164,6 +203,10 @@ async fn handle_conn(
                                     None => return Ok(()),
                                 }
                             }
+                            Request::Listen { chat_id } => {
+                                drop((guard, k));
+                                return listen(conn, &chat_id, &mut lines, &mut w).await;
+                            }
                             other => answer(&k, other).await,
                         };
                         (reply, Some(guard))
@@ -171,9 +214,7 @@ async fn handle_conn(
                 },
             }
         };
-        let mut out = serde_json::to_vec(&reply.0).expect("Reply always serializes");
-        out.push(b'\n');
-        w.write_all(&out).await?;
+        write_reply(&mut w, &reply.0).await?;
         drop(reply.1);
         if buf.len() > MAX_LINE {
             return Ok(()); // the rest of that line is unread; end the connection
@@ -214,8 +255,58 @@ async fn hung_up<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> bool {
     }
 }
 
+/// Stream the proactive messages for `chat` to a listening connection until it hangs up
+/// or the process stops.
+#[cfg(unix)]
+async fn listen<R, W>(conn: &Conn<'_>, chat: &str, r: &mut R, w: &mut W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    let (tx, mut rx) = tokio::sync::mpsc::channel(LISTENER_QUEUE);
+    let first = match conn.terminals.listen(conn.id, chat, tx).await {
+        Ok(()) => Reply::ok(format!("listening for {chat}")),
+        Err(e) => Reply::refused(e.to_string(), Refusal::BadRequest, e.to_string()),
+    };
+    let listening = first.is_answered();
+    write_reply(w, &first).await?;
+    if !listening {
+        return Ok(());
+    }
+    loop {
+        tokio::select! {
+            msg = rx.recv() => match msg {
+                // a listener that does not read is dropped, not waited for
+                Some(text) => match netutil::within(CONTROL_IDLE, write_reply(w, &Reply::ok(text))).await {
+                    Ok(written) => written?,
+                    Err(_) => return Ok(()),
+                },
+                None => return Ok(()),
+            },
+            // a listening connection takes no more requests: anything it sends, or its
+            // hanging up, ends it
+            _ = hung_up(r) => return Ok(()),
+            _ = conn.cancel.cancelled() => return Ok(()),
+        }
+    }
+}
+
+async fn write_reply<W: tokio::io::AsyncWrite + Unpin>(
+    w: &mut W,
+    r: &Reply,
+) -> std::io::Result<()> {
+    let mut out = serde_json::to_vec(r).expect("Reply always serializes");
+    out.push(b'\n');
+    w.write_all(&out).await
+}
+
 async fn answer(k: &Kernel, req: Request) -> Reply {
     match req {
+        Request::Listen { .. } => Reply::refused(
+            "listen is served by the connection, not answered",
+            Refusal::BadRequest,
+            "listen",
+        ),
         Request::Turn(turn) => k.submit(turn).reply().await,
         Request::Status => Reply::ok(k.status_text().await),
         Request::Announce {
@@ -282,6 +373,44 @@ impl Client {
 
     pub async fn turn(&mut self, turn: &Turn) -> std::io::Result<Reply> {
         self.request(&Request::Turn(turn.clone())).await
+    }
+}
+
+/// A connection that receives the proactive messages for one CLI chat.
+#[cfg(unix)]
+pub struct Listener {
+    reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    // held open: the gateway ends the stream when this side hangs up
+    _writer: tokio::net::unix::OwnedWriteHalf,
+}
+
+#[cfg(unix)]
+impl Listener {
+    pub async fn open(root: &Path, chat_id: &str) -> std::io::Result<Self> {
+        let mut c = Client::connect(root).await?;
+        let first = c
+            .request(&Request::Listen {
+                chat_id: chat_id.into(),
+            })
+            .await?;
+        if let Some(why) = first.problem() {
+            return Err(std::io::Error::other(why));
+        }
+        Ok(Self {
+            reader: c.reader,
+            _writer: c.writer,
+        })
+    }
+
+    /// The next message, or `None` when the gateway ended the stream.
+    pub async fn next(&mut self) -> std::io::Result<Option<String>> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line).await? == 0 {
+            return Ok(None);
+        }
+        let r: Reply = serde_json::from_str(&line)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        Ok(Some(r.text))
     }
 }
 
