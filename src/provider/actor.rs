@@ -17,9 +17,9 @@ use super::breaker::{Admit as Verdict, Breaker, Health, State};
 use super::error::ProviderError;
 use super::ledger::Ledger;
 use crate::config::BreakerSettings;
+use crate::supervise::Supervisor;
 use actix::prelude::*;
 use backon::ExponentialBuilder;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -81,6 +81,12 @@ impl Published {
 pub type Circuits = Arc<Published>;
 
 pub struct ProviderActor {
+    state: Breakers,
+    supervisor: Supervisor,
+}
+
+/// The actor's state: a circuit per endpoint, and where it publishes them.
+struct Breakers {
     shared: Arc<Shared>,
     breakers: Vec<Breaker>,
     published: Circuits,
@@ -88,18 +94,29 @@ pub struct ProviderActor {
 
 impl ProviderActor {
     fn new(shared: Arc<Shared>, published: Circuits) -> Self {
+        let state = Breakers::closed(shared, published);
+        state.publish();
+        Self {
+            state,
+            supervisor: Supervisor::new("the provider actor"),
+        }
+    }
+}
+
+impl Breakers {
+    /// Every circuit closed, nothing counted: the state at start, and after a panic (the
+    /// breakers hold nothing that must survive one).
+    fn closed(shared: Arc<Shared>, published: Circuits) -> Self {
         let breakers = shared
             .backends
             .iter()
             .map(|_| Breaker::new(shared.breaker))
             .collect();
-        let a = Self {
+        Self {
             shared,
             breakers,
             published,
-        };
-        a.publish();
-        a
+        }
     }
 
     fn views(&self) -> Vec<CircuitView> {
@@ -131,29 +148,27 @@ impl ProviderActor {
             .store(closed, Ordering::Release);
         self.published.primary_clean.store(clean, Ordering::Release);
     }
+}
 
-    /// Run `f`; a panic (a bug) is logged and the circuits start over closed, so the
-    /// mailbox keeps serving — the breakers hold nothing that must survive.
-    fn supervised<R>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> R) -> Option<R> {
-        match catch_unwind(AssertUnwindSafe(|| f(self))) {
-            Ok(r) => Some(r),
-            Err(_) => {
-                error!(
-                    request = what,
-                    "the provider actor panicked; its circuits start over closed"
-                );
-                self.breakers = self
-                    .shared
-                    .backends
-                    .iter()
-                    .map(|_| Breaker::new(self.shared.breaker))
-                    .collect();
-                self.publish();
-                None
-            }
-        }
+impl ProviderActor {
+    /// Run `f` under the one supervision helper: a panic (a bug) fails this request only,
+    /// is logged, and the circuits start over closed (after the helper's capped pause when
+    /// panics repeat; meanwhile requests get `None` and calls go to the primary).
+    fn supervised<R>(
+        &mut self,
+        what: &'static str,
+        f: impl FnOnce(&mut Breakers) -> R,
+    ) -> Option<R> {
+        let reopen = |b: &mut Breakers, _: &str| {
+            let fresh = Breakers::closed(b.shared.clone(), b.published.clone());
+            fresh.publish();
+            Ok(fresh)
+        };
+        self.supervisor.run(&mut self.state, what, f, reopen).ok()
     }
+}
 
+impl Breakers {
     fn admit(&mut self, now: Instant) -> Result<Ticket, ProviderError> {
         let mut refused = None;
         for (i, b) in self.breakers.iter_mut().enumerate() {
@@ -259,7 +274,7 @@ impl Handler<Admit> for ProviderActor {
             .unwrap_or_else(|| {
                 Ok(Ticket {
                     index: 0,
-                    backend: self.shared.backends[0].clone(),
+                    backend: self.state.shared.backends[0].clone(),
                     trial: false,
                 })
             })
@@ -277,7 +292,7 @@ impl Handler<Report> for ProviderActor {
 impl Handler<GetCircuits> for ProviderActor {
     type Result = MessageResult<GetCircuits>;
     fn handle(&mut self, _: GetCircuits, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.views())
+        MessageResult(self.state.views())
     }
 }
 
