@@ -128,7 +128,7 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
             });
             return match ctx.strategies.command(&arg, may_switch, active).await {
                 Ok(t) => Reply::ok(t),
-                Err(e) => Reply::failed(e.clone(), e),
+                Err(e) => Reply::failed(e.to_string(), e.to_string()),
             };
         }
         Command::Help => return Reply::ok(help_text(ctx.registry)),
