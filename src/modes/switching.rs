@@ -122,30 +122,6 @@ impl ModeCore {
         })
     }
 
-    /// The `action.json` of an active session.
-    pub(super) fn active_doc(
-        &self,
-        mode: &RegisteredMode,
-        session_id: &str,
-        dir: &Path,
-        started: DateTime<FixedOffset>,
-    ) -> ActionDoc {
-        ActionDoc {
-            schema_version: super::action::SCHEMA_VERSION,
-            active: true,
-            mode_id: Some(mode.manifest.id.clone()),
-            display_name: Some(mode.manifest.display_name.clone()),
-            session_id: Some(session_id.to_string()),
-            skill_name: Some(mode.skill_name.clone()),
-            started_at: Some(Self::rfc3339(started)),
-            expires_at: Some(Self::rfc3339(
-                mode.manifest.expiry().after(started, self.tz),
-            )),
-            session_dir: Some(dir.display().to_string()),
-            exit_reason: None,
-        }
-    }
-
     /// Make the session folder and make it the active session. The folder is built under
     /// a temporary name beside the sessions (`.<id>.tmp`: frozen prompt, empty
     /// conversation) and renamed into place only when complete, then `action.json` names
@@ -210,7 +186,7 @@ impl ModeCore {
             self.discard_session_dir(&tmp);
             return Err(e);
         }
-        let doc = self.active_doc(mode, &session_id, &dir, started);
+        let doc = active_doc(mode, &session_id, &dir, started, self.tz);
         let expires_at =
             DateTime::parse_from_rfc3339(doc.expires_at.as_deref().unwrap_or_default())
                 .expect("active_doc writes RFC 3339");
@@ -354,4 +330,26 @@ fn build_session_dir(tmp: &Path, system_prompt: &str) -> Result<(), ModeError> {
         .and_then(|f| f.sync_all())
         .and_then(|_| fsutil::sync_dir(tmp))
         .map_err(io("create", &conv))
+}
+
+/// The `action.json` of an active session.
+pub(super) fn active_doc(
+    mode: &RegisteredMode,
+    session_id: &str,
+    dir: &Path,
+    started: DateTime<FixedOffset>,
+    tz: chrono_tz::Tz,
+) -> ActionDoc {
+    ActionDoc {
+        schema_version: super::action::SCHEMA_VERSION,
+        active: true,
+        mode_id: Some(mode.manifest.id.clone()),
+        display_name: Some(mode.manifest.display_name.clone()),
+        session_id: Some(session_id.to_string()),
+        skill_name: Some(mode.skill_name.clone()),
+        started_at: Some(ModeCore::rfc3339(started)),
+        expires_at: Some(ModeCore::rfc3339(mode.manifest.expiry().after(started, tz))),
+        session_dir: Some(dir.display().to_string()),
+        exit_reason: None,
+    }
 }
