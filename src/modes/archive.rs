@@ -3,8 +3,10 @@
 //! workspace at start-up. It owns what that needs: the workspace, the registry of modes
 //! (their plugins keep the history index), the household's time zone and the notifier of
 //! sessions archived without a model summary. The live session's state (the active
-//! session, turns in flight, `action.json` in memory) stays in [`ModeCore`], which hands
-//! the archivist what an archive changes of it.
+//! session, turns in flight, `action.json` in memory) stays in `ModeCore`, which holds an
+//! archivist and lends it what an archive changes of the live state ([`Live`]); the
+//! core's own `maybe_archive` (in `switching`) decides when the active session's exit is
+//! due. This file imports nothing of the core.
 //!
 //! Archiving a session: `summary.md` (only if missing) → the plugin's index update →
 //! `action.json` inactive. Each step is safe to repeat, so an archive interrupted by a
@@ -13,7 +15,7 @@
 //! the update is retried at the next start.
 
 use super::action::ActionDoc;
-use super::core::{io, ModeCore, ModeError};
+use super::error::{io, ModeError};
 use super::plugin::{ArchivedSession, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
 use super::session::{
@@ -28,7 +30,6 @@ use chrono_tz::Tz;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
-use tracing::info;
 
 /// Archiving and start-up repair of the sessions on disk.
 pub struct Archivist {
@@ -211,55 +212,5 @@ impl Archivist {
         warnings.push(format!(
             "session {session}: the plugin's history index could not be updated ({why}); the session is archived and the index update will be retried at the next start"
         ));
-    }
-}
-
-impl ModeCore {
-    /// Archive the active session if its exit is due. Errors are kept as warnings and
-    /// retried at the next call (every turn start/end and every cron tick).
-    pub(super) fn maybe_archive(&mut self) -> Option<String> {
-        let due = self
-            .active
-            .as_ref()
-            .is_some_and(|s| s.exit.is_some() && s.in_flight.is_empty() && s.exit_turn.is_none());
-        if !due {
-            return None;
-        }
-        let s = self.active.take().expect("due implies an active session");
-        let marker = s.exit.clone().expect("due implies an exit request");
-        // records whose fsync a turn is still waiting on reach the disk before the summary
-        if let Ok(f) = std::fs::File::open(s.dir.join(session::CONVERSATION_FILE)) {
-            let _ = f.sync_data();
-        }
-        let result = s.log.view().with(|records| {
-            let ending = Ending {
-                mode: s.mode.as_ref(),
-                mode_id: &s.mode_id,
-                display_name: &s.display_name,
-                session_id: &s.session_id,
-                dir: &s.dir,
-                started_at: &s.started_at,
-                marker: &marker,
-                records,
-            };
-            let live = Live {
-                chats: &mut self.chats,
-                action: &mut self.action,
-                warnings: &mut self.warnings,
-            };
-            self.archivist.archive_files(&ending, live)
-        });
-        match result {
-            Ok(()) => {
-                info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
-                Some(s.session_id)
-            }
-            Err(e) => {
-                let sid = s.session_id.clone();
-                self.active = Some(s);
-                self.warn(format!("archiving session {sid} failed, will retry: {e}"));
-                None
-            }
-        }
     }
 }

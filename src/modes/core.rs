@@ -40,7 +40,7 @@ use crate::workspace::Workspace;
 use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
 use chrono_tz::Tz;
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tracing::info;
 
@@ -64,38 +64,8 @@ pub struct SessionFacts {
     pub paths: Vec<(String, String)>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ModeError {
-    #[error("{what} {path}: {source}")]
-    Io {
-        what: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(transparent)]
-    Action(#[from] super::action::ActionError),
-    #[error("turn {0} is not in flight (already ended, or never begun)")]
-    UnknownTurn(TurnId),
-    #[error("the mode manager failed while handling this request and was restarted from disk")]
-    Restarted,
-    #[error("the mode manager is recovering from repeated failures; try again in {secs} s")]
-    Recovering { secs: u64 },
-    #[error("the mode manager has stopped")]
-    Gone,
-    #[error("turns cannot be recorded since {since} ({error}); new turns wait until the disk takes writes again")]
-    DiskFull { since: String, error: String },
-}
-
-pub(super) fn io<'a>(
-    what: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(std::io::Error) -> ModeError + 'a {
-    move |source| ModeError::Io {
-        what,
-        path: path.to_path_buf(),
-        source,
-    }
-}
+pub(super) use super::error::io;
+pub use super::error::ModeError;
 
 /// Who is speaking, where: what the core needs of a turn.
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@
 //! - [`core`] — `ModeCore`, the live state as a synchronous state machine (the active
 //!   session, turns, status); [`switching`] — enter, exit, expire; [`recording`] — where
 //!   a record goes and what a failure to record leaves; [`durable`] — group commit of the
-//!   records; [`warnings`] — what `status` shows went wrong.
+//!   records; [`warnings`] — what `status` shows went wrong; [`error`] — `ModeError`.
 //! - [`archive`] — `Archivist`, the sessions on disk apart from the live one: ending a
 //!   session (summary, history index, the summarizer's notice); [`recovery`] — its
 //!   start-up repair of the workspace after any stop. It owns the workspace paths, the
@@ -30,6 +30,7 @@ pub mod carry;
 pub mod core;
 pub mod dirs;
 pub mod durable;
+pub mod error;
 pub mod listing;
 pub mod manager;
 pub mod manifest;

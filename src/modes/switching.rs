@@ -1,9 +1,11 @@
 //! Switching: entering a mode (a new session folder with its frozen prompt, made under a
 //! temporary name and renamed into place, then `action.json`), requesting an exit (`exit.json` first, archive when nothing of the
-//! session is in flight), and expiry. Requests from the `switch_mode` tool are checked
+//! session is in flight: `maybe_archive` hands the ending session to the
+//! [`super::archive::Archivist`]), and expiry. Requests from the `switch_mode` tool are checked
 //! against the user's own words ([`super::switch`]); `/mode` commands are not.
 
 use super::action::ActionDoc;
+use super::archive::{Ending, Live};
 use super::core::{io, ActiveSession, ModeCore, ModeError, SwitchOrigin, TurnId};
 use super::registry::RegisteredMode;
 use super::session::{self, ExitMarker, HistoryLog, EXIT_MARKER_FILE};
@@ -351,5 +353,55 @@ pub(super) fn active_doc(
         expires_at: Some(ModeCore::rfc3339(mode.manifest.expiry().after(started, tz))),
         session_dir: Some(dir.display().to_string()),
         exit_reason: None,
+    }
+}
+
+impl ModeCore {
+    /// Archive the active session if its exit is due. Errors are kept as warnings and
+    /// retried at the next call (every turn start/end and every cron tick).
+    pub(super) fn maybe_archive(&mut self) -> Option<String> {
+        let due = self
+            .active
+            .as_ref()
+            .is_some_and(|s| s.exit.is_some() && s.in_flight.is_empty() && s.exit_turn.is_none());
+        if !due {
+            return None;
+        }
+        let s = self.active.take().expect("due implies an active session");
+        let marker = s.exit.clone().expect("due implies an exit request");
+        // records whose fsync a turn is still waiting on reach the disk before the summary
+        if let Ok(f) = std::fs::File::open(s.dir.join(session::CONVERSATION_FILE)) {
+            let _ = f.sync_data();
+        }
+        let result = s.log.view().with(|records| {
+            let ending = Ending {
+                mode: s.mode.as_ref(),
+                mode_id: &s.mode_id,
+                display_name: &s.display_name,
+                session_id: &s.session_id,
+                dir: &s.dir,
+                started_at: &s.started_at,
+                marker: &marker,
+                records,
+            };
+            let live = Live {
+                chats: &mut self.chats,
+                action: &mut self.action,
+                warnings: &mut self.warnings,
+            };
+            self.archivist.archive_files(&ending, live)
+        });
+        match result {
+            Ok(()) => {
+                info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
+                Some(s.session_id)
+            }
+            Err(e) => {
+                let sid = s.session_id.clone();
+                self.active = Some(s);
+                self.warn(format!("archiving session {sid} failed, will retry: {e}"));
+                None
+            }
+        }
     }
 }
