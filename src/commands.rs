@@ -133,7 +133,15 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
             });
             return match ctx.strategies.command(&arg, may_switch, active).await {
                 Ok(t) => Reply::ok(t),
-                Err(e) => Reply::refused(e.clone(), Refusal::Command, e),
+                Err(e) => {
+                    let outcome = match &e {
+                        crate::strategy::CommandError::NotSaved(_) => {
+                            Outcome::failed(Failure::Storage, e.to_string())
+                        }
+                        _ => Outcome::refused(Refusal::Command, e.to_string()),
+                    };
+                    Reply::new(e.to_string(), outcome)
+                }
             };
         }
         Command::Help => return Reply::ok(help_text(ctx.registry)),

@@ -9,7 +9,7 @@
 
 use crate::config::{display_url, endpoint_url, is_deepseek, Config, ConfigError};
 use crate::config::{EnvOverrides, ResolvedProvider, DEEPSEEK_BASE_URL};
-use crate::provider::{error_chain, read_capped};
+use crate::provider::{error_chain, read_capped, BodyError};
 use crate::workspace::Workspace;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -159,7 +159,7 @@ enum ProbeError {
 }
 
 /// A body, or why it was not read.
-type Body = Result<Vec<u8>, String>;
+type Body = Result<Vec<u8>, BodyError>;
 
 impl Probe<'_> {
     /// GET `url` with the endpoint's key; the status and at most [`MAX_PROBE_BYTES`].
@@ -185,9 +185,7 @@ impl Probe<'_> {
             }
         })?;
         let status = resp.status().as_u16();
-        let body = read_capped(resp, MAX_PROBE_BYTES)
-            .await
-            .map_err(|e| e.to_string());
+        let body = read_capped(resp, MAX_PROBE_BYTES).await;
         Ok((status, body))
     }
 

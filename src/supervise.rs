@@ -83,12 +83,12 @@ impl Supervisor {
     /// Run `f` on `state`, supervised (see the module doc). `reopen` reads the state
     /// from disk again; it gets the old state, to carry (or move) over what is not on
     /// disk, and what the panic hit ("begin-turn (why)"), to tell the household.
-    pub fn run<S, R>(
+    pub fn run<S, R, E: std::fmt::Display>(
         &mut self,
         state: &mut S,
         what: &'static str,
         f: impl FnOnce(&mut S) -> R,
-        reopen: impl FnOnce(&mut S, &str) -> Result<S, String>,
+        reopen: impl FnOnce(&mut S, &str) -> Result<S, E>,
     ) -> Result<R, Unavailable> {
         if let Some(at) = self.reopen_at {
             let now = Instant::now();
@@ -141,7 +141,11 @@ impl Supervisor {
     }
 
     /// Replace `state` by what `reopen` reads; on failure keep serving the old one.
-    fn reopen<S>(&mut self, state: &mut S, reopen: impl FnOnce(&mut S, &str) -> Result<S, String>) {
+    fn reopen<S, E: std::fmt::Display>(
+        &mut self,
+        state: &mut S,
+        reopen: impl FnOnce(&mut S, &str) -> Result<S, E>,
+    ) {
         self.reopen_at = None;
         let last = self.last.as_str();
         match catch_unwind(AssertUnwindSafe(|| reopen(&mut *state, last))) {
@@ -155,6 +159,12 @@ impl Supervisor {
         }
     }
 }
+
+/// The reopening error of an actor whose state is not kept on disk: there is nothing
+/// to read afresh, so it continues with the state in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{0}'s state is in memory only")]
+pub struct InMemoryOnly(pub &'static str);
 
 #[cfg(test)]
 mod tests {
@@ -170,7 +180,7 @@ mod tests {
     fn a_panic_reopens_the_state_and_repeated_ones_wait_their_pause() {
         let mut sup = Supervisor::new("test actor");
         let mut state = 1u32;
-        let reopened = |_: &mut u32, _: &str| Ok(100u32);
+        let reopened = |_: &mut u32, _: &str| Ok::<_, InMemoryOnly>(100u32);
         assert_eq!(sup.run(&mut state, "add", |s| *s + 1, reopened), Ok(2));
         let e = sup
             .run(
@@ -188,11 +198,16 @@ mod tests {
             &mut state,
             "boom",
             |_| -> u32 { panic!("again") },
-            |_, _| Ok(7),
+            |_, _| Ok::<_, InMemoryOnly>(7),
         );
         assert_eq!(state, 100, "not reopened yet");
         let e = sup
-            .run(&mut state, "add", |s| *s + 1, |_, _| Ok(7))
+            .run(
+                &mut state,
+                "add",
+                |s| *s + 1,
+                |_, _| Ok::<_, InMemoryOnly>(7),
+            )
             .unwrap_err();
         assert!(matches!(e, Unavailable::Recovering { secs: 1, .. }), "{e}");
         assert_eq!(sup.streak(), 2);
@@ -206,7 +221,7 @@ mod tests {
             &mut state,
             "boom",
             |_| -> () { panic!("x") },
-            |_, _| Err("unreadable".into()),
+            |_, _| Err(InMemoryOnly("the test actor")),
         );
         assert_eq!(state, "kept");
         assert_eq!(
@@ -214,7 +229,7 @@ mod tests {
                 &mut state,
                 "read",
                 |s| s.clone(),
-                |_, _| Err("unreadable".into())
+                |_, _| Err(InMemoryOnly("the test actor"))
             ),
             Ok("kept".to_string())
         );

@@ -100,7 +100,7 @@ impl TerminalActor {
         f: impl FnOnce(&mut State) -> R,
     ) -> Result<R, Unavailable> {
         self.supervisor.run(&mut self.state, what, f, |_, _| {
-            Err("the terminal channel's state is in memory only".into())
+            Err(crate::supervise::InMemoryOnly("the terminal channel"))
         })
     }
 }

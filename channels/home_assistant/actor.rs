@@ -48,7 +48,7 @@ pub enum Link {
 impl HaActor {
     pub fn new(
         cfg: HomeAssistantConfig,
-        settings: Result<connection::Settings, String>,
+        settings: Result<connection::Settings, super::NotConfigured>,
         watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
     ) -> Self {
         let rooms = {
@@ -58,7 +58,7 @@ impl HaActor {
         };
         let (settings, link) = match settings {
             Ok(s) => (Some(s), Link::Connecting),
-            Err(why) => (None, Link::NoToken(why)),
+            Err(why) => (None, Link::NoToken(why.to_string())),
         };
         Self {
             cfg,

@@ -11,14 +11,30 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
+/// Why the doctor's connection learned nothing.
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    #[error("access token refused: {0}")]
+    TokenRefused(String),
+    /// The connection failed or broke (the transport's words, shortened).
+    #[error("{0}")]
+    Lost(String),
+    #[error("closed")]
+    Closed,
+    #[error("closed by Home Assistant")]
+    ClosedByPeer,
+    #[error("no answer within the timeout")]
+    Timeout,
+}
+
 /// One connection for `homebot doctor`: authenticate, read the version, the registries
 /// and the exposed entities, then close.
-async fn probe(s: &Settings) -> Result<Probe, String> {
+async fn probe(s: &Settings) -> Result<Probe, ProbeError> {
     let (mut ws, version) = match open(s).await {
         Ok(x) => x,
-        Err(Ended::AuthInvalid(why)) => return Err(format!("access token refused: {why}")),
-        Err(Ended::Lost { why, .. }) => return Err(why),
-        Err(Ended::Closed) => return Err("closed".into()),
+        Err(Ended::AuthInvalid(why)) => return Err(ProbeError::TokenRefused(why)),
+        Err(Ended::Lost { why, .. }) => return Err(ProbeError::Lost(why)),
+        Err(Ended::Closed) => return Err(ProbeError::Closed),
     };
     let mut out = Probe {
         version,
@@ -39,7 +55,7 @@ async fn probe(s: &Settings) -> Result<Probe, String> {
         )
         .await
         {
-            return Err(why);
+            return Err(ProbeError::Lost(why));
         }
     }
     let mut got = 0;
@@ -47,9 +63,9 @@ async fn probe(s: &Settings) -> Result<Probe, String> {
         let text = match tokio::time::timeout(s.timeout, ws.next()).await {
             Ok(Some(Ok(Message::Text(t)))) => t,
             Ok(Some(Ok(_))) => continue,
-            Ok(Some(Err(e))) => return Err(protocol::short(&e.to_string(), 200)),
-            Ok(None) => return Err("closed by Home Assistant".into()),
-            Err(_) => return Err("no answer within the timeout".into()),
+            Ok(Some(Err(e))) => return Err(ProbeError::Lost(protocol::short(&e.to_string(), 200))),
+            Ok(None) => return Err(ProbeError::ClosedByPeer),
+            Err(_) => return Err(ProbeError::Timeout),
         };
         for inc in protocol::parse(&text) {
             if let Incoming::Result { id, outcome } = inc {

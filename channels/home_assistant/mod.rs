@@ -131,21 +131,26 @@ pub struct HomeAssistant {
     >,
 }
 
+/// Why the channel cannot connect at all: the configuration lacks what a connection needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotConfigured {
+    #[error("no url ([home_assistant] url or HOMEBOT_HA_URL)")]
+    NoUrl,
+    /// The environment variable that should hold the token.
+    #[error("no access token: set {0} to a long-lived access token (Home Assistant → your profile → Security)")]
+    NoToken(String),
+}
+
 /// The token from `token_env`, or why there is none.
-fn token(cfg: &HomeAssistantConfig) -> Result<Secret, String> {
+fn token(cfg: &HomeAssistantConfig) -> Result<Secret, NotConfigured> {
     match std::env::var(&cfg.token_env) {
         Ok(t) if !t.trim().is_empty() => Ok(Secret::new(t.trim())),
-        _ => Err(format!(
-            "no access token: set {} to a long-lived access token (Home Assistant → your profile → Security)",
-            cfg.token_env
-        )),
+        _ => Err(NotConfigured::NoToken(cfg.token_env.clone())),
     }
 }
 
-pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings, String> {
-    let url = cfg
-        .websocket_url()
-        .ok_or_else(|| "no url ([home_assistant] url or HOMEBOT_HA_URL)".to_string())?;
+pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings, NotConfigured> {
+    let url = cfg.websocket_url().ok_or(NotConfigured::NoUrl)?;
     Ok(connection::Settings {
         url,
         token: token(cfg)?,

@@ -74,7 +74,7 @@ impl QqActor {
         f: impl FnOnce(&mut State) -> R,
     ) -> Result<R, Unavailable> {
         self.supervisor.run(&mut self.state, what, f, |_, _| {
-            Err("the QQ channel's state is in memory only".into())
+            Err(crate::supervise::InMemoryOnly("the QQ channel"))
         })
     }
 

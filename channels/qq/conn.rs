@@ -80,7 +80,7 @@ impl Qq {
     /// then release the slot.
     pub(super) async fn run_conn<S>(&self, slot: Slot, role: Role, mut incoming: S)
     where
-        S: futures_util::Stream<Item = Result<String, String>> + Unpin,
+        S: futures_util::Stream<Item = Result<String, Ended>> + Unpin,
     {
         let self_id = slot.self_id.clone();
         let mut timeout = Duration::from_secs(self.cfg.heartbeat_timeout_secs);
@@ -144,4 +144,13 @@ impl Qq {
         }
         None
     }
+}
+
+/// Why a connection's stream of frames ended.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Ended {
+    #[error("closed")]
+    Closed,
+    #[error(transparent)]
+    Transport(Box<dyn std::error::Error + Send + Sync>),
 }

@@ -117,11 +117,11 @@ pub struct Body {
 }
 
 impl Body {
-    pub fn segments(self) -> Result<Vec<message::Segment>, String> {
+    pub fn segments(self) -> Result<Vec<message::Segment>, message::MessageError> {
         match (self.message, self.raw_message) {
             (Some(m), _) => message::parse_message(&m),
             (None, Some(raw)) => Ok(message::parse_cq(&raw)),
-            (None, None) => Err("message without content".into()),
+            (None, None) => Err(message::MessageError::NoContent),
         }
     }
 }

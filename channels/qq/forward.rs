@@ -5,7 +5,7 @@
 //! connection then takes the account's slot like a reverse one and is read by the same
 //! loop. The URL may carry the token in its query string, so only its path is logged.
 
-use super::conn::WRITER_QUEUE;
+use super::conn::{Ended, WRITER_QUEUE};
 use super::conns::Role;
 use super::events;
 use super::handle::Qq;
@@ -100,9 +100,9 @@ impl Qq {
             .chain(stream.filter_map(|m| async move {
                 match m {
                     Ok(TMsg::Text(t)) => Some(Ok(t)),
-                    Ok(TMsg::Close(_)) => Some(Err("closed".to_string())),
+                    Ok(TMsg::Close(_)) => Some(Err(Ended::Closed)),
                     Ok(_) => None,
-                    Err(e) => Some(Err(e.to_string())),
+                    Err(e) => Some(Err(Ended::Transport(e.into()))),
                 }
             }))
             .boxed();

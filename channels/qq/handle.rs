@@ -134,7 +134,7 @@ impl Outbound for Qq {
         let parsed = Target::parse(target).map_err(|why| DeliveryError::BadTarget {
             channel: CHANNEL.into(),
             target: target.into(),
-            why,
+            why: why.to_string(),
         })?;
         let shown = format!("{CHANNEL}:{target}");
         if text.trim().is_empty() {

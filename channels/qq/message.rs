@@ -61,17 +61,24 @@ impl Segment {
     }
 }
 
+/// Why a message's content cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MessageError {
+    /// The `message` value, its first 120 characters.
+    #[error("message is neither a CQ string nor an array of {{type, data}} segments: {0}")]
+    Shape(String),
+    #[error("message without content")]
+    NoContent,
+}
+
 /// Parse the `message` field of an event: an array of segments or a CQ string.
-pub fn parse_message(v: &Value) -> Result<Vec<Segment>, String> {
+pub fn parse_message(v: &Value) -> Result<Vec<Segment>, MessageError> {
     match WireMessage::deserialize(v) {
         Ok(WireMessage::Cq(s)) => Ok(parse_cq(&s)),
         Ok(WireMessage::Segments(segs)) => Ok(segs),
-        Err(_) => {
-            let shown: String = v.to_string().chars().take(120).collect();
-            Err(format!(
-                "message is neither a CQ string nor an array of {{type, data}} segments: {shown}"
-            ))
-        }
+        Err(_) => Err(MessageError::Shape(
+            v.to_string().chars().take(120).collect(),
+        )),
     }
 }
 

@@ -9,7 +9,7 @@
 //! and with it the reservation, so a dead handshake never holds the account.
 
 use super::actor::NotReserved;
-use super::conn::{Slot, WRITER_QUEUE};
+use super::conn::{Ended, Slot, WRITER_QUEUE};
 use super::conns::Role;
 use super::handle::Qq;
 use crate::channels::auth::{presented_token, same_secret};
@@ -101,9 +101,9 @@ impl Qq {
             .filter_map(|m| async move {
                 match m {
                     Ok(WsMessage::Text(t)) => Some(Ok(t)),
-                    Ok(WsMessage::Close(_)) => Some(Err("closed".to_string())),
+                    Ok(WsMessage::Close(_)) => Some(Err(Ended::Closed)),
                     Ok(_) => None,
-                    Err(e) => Some(Err(e.to_string())),
+                    Err(e) => Some(Err(Ended::Transport(e.into()))),
                 }
             })
             .boxed();

@@ -1,7 +1,7 @@
 //! Where a QQ message goes: a group (quoting a message, @-ing someone) or a person; the
 //! chat key a delivery queue is kept under, and the outbound door's target syntax.
 
-use super::id::Id;
+use super::id::{Id, IdError};
 
 /// Where a delivery goes.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +18,17 @@ pub enum Target {
     },
 }
 
+/// Why a door target is not a QQ target.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("expected group:<id>, group:<id>@<qq> or private:<id>")]
+    Syntax,
+    #[error("the id must be a QQ number (1 to 20 digits)")]
+    NotANumber,
+    #[error(transparent)]
+    Id(#[from] IdError),
+}
+
 impl Target {
     /// The chat key: `group:<id>` or `private:<id>`.
     pub fn key(&self) -> String {
@@ -29,15 +40,13 @@ impl Target {
 
     /// An outbound door's target: `group:<id>`, `group:<id>@<qq>` (that member is @-ed,
     /// as a reminder to the one who set it) or `private:<id>`, ids QQ numbers.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let (kind, rest) = s
-            .split_once(':')
-            .ok_or("expected group:<id>, group:<id>@<qq> or private:<id>")?;
-        let number = |id: &str| -> Result<Id, String> {
+    pub fn parse(s: &str) -> Result<Self, TargetError> {
+        let (kind, rest) = s.split_once(':').ok_or(TargetError::Syntax)?;
+        let number = |id: &str| -> Result<Id, TargetError> {
             if id.is_empty() || id.len() > 20 || !id.bytes().all(|b| b.is_ascii_digit()) {
-                return Err("the id must be a QQ number (1 to 20 digits)".into());
+                return Err(TargetError::NotANumber);
             }
-            Id::new(id).map_err(|e| e.to_string())
+            Ok(Id::new(id)?)
         };
         match kind {
             "group" => {
@@ -54,7 +63,7 @@ impl Target {
             "private" => Ok(Target::Private {
                 user_id: number(rest)?,
             }),
-            _ => Err("expected group:<id>, group:<id>@<qq> or private:<id>".into()),
+            _ => Err(TargetError::Syntax),
         }
     }
 

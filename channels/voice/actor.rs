@@ -10,7 +10,7 @@
 //! state is in memory (held messages are forgotten by a restart by design), so the actor
 //! goes on with it.
 
-use super::held::Held;
+use super::held::{Held, NotHeld};
 use super::satellites::{ClaimError, Credential, Registry};
 use crate::config::VoiceConfig;
 use crate::supervise::{Supervisor, Unavailable};
@@ -46,7 +46,7 @@ impl VoiceActor {
         f: impl FnOnce(&mut State) -> R,
     ) -> Result<R, Unavailable> {
         self.supervisor.run(&mut self.state, what, f, |_, _| {
-            Err("the voice channel's state is in memory only".into())
+            Err(crate::supervise::InMemoryOnly("the voice channel"))
         })
     }
 }
@@ -158,19 +158,16 @@ impl Handler<Announce> for VoiceActor {
 /// Hold `text` for `front`'s next turn: its id (to take it back) and the receiver told
 /// when it was said.
 #[derive(Message)]
-#[rtype(result = "Result<(u64, oneshot::Receiver<()>), String>")]
+#[rtype(result = "Result<(u64, oneshot::Receiver<()>), NotHeld>")]
 pub struct Hold {
     pub front: String,
     pub text: String,
 }
 
 impl Handler<Hold> for VoiceActor {
-    type Result = Result<(u64, oneshot::Receiver<()>), String>;
+    type Result = Result<(u64, oneshot::Receiver<()>), NotHeld>;
     fn handle(&mut self, m: Hold, _: &mut Context<Self>) -> Self::Result {
-        match self.supervised("hold", |s| s.held.hold(&m.front, m.text)) {
-            Ok(r) => r.map_err(str::to_string),
-            Err(e) => Err(e.to_string()),
-        }
+        self.supervised("hold", |s| s.held.hold(&m.front, m.text))?
     }
 }
 

@@ -8,6 +8,20 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
+/// Why a message is not held for a front end.
+#[derive(Debug, thiserror::Error)]
+pub enum NotHeld {
+    #[error("too many voice front ends have messages waiting")]
+    TooManyFronts,
+    #[error("too many messages are waiting for this front end's next turn")]
+    FrontFull,
+    /// The voice actor failed while holding it (and was restarted).
+    #[error(transparent)]
+    Unavailable(#[from] crate::supervise::Unavailable),
+    #[error("the voice channel has stopped")]
+    Stopped,
+}
+
 const PER_FRONT: usize = 8;
 const FRONTS: usize = 64;
 pub const MAX_AGE: Duration = Duration::from_secs(2 * 3600);
@@ -34,14 +48,14 @@ impl Held {
         &mut self,
         front: &str,
         text: String,
-    ) -> Result<(u64, oneshot::Receiver<()>), &'static str> {
+    ) -> Result<(u64, oneshot::Receiver<()>), NotHeld> {
         self.expire();
         if !self.waiting.contains_key(front) && self.waiting.len() >= FRONTS {
-            return Err("too many voice front ends have messages waiting");
+            return Err(NotHeld::TooManyFronts);
         }
         let q = self.waiting.entry(front.to_string()).or_default();
         if q.len() >= PER_FRONT {
-            return Err("too many messages are waiting for this front end's next turn");
+            return Err(NotHeld::FrontFull);
         }
         self.next += 1;
         let (said, heard) = oneshot::channel();

@@ -328,10 +328,10 @@ impl Voice {
             .actor
             .send(hold)
             .await
-            .unwrap_or_else(|_| Err("the voice channel has stopped".into()))
+            .unwrap_or(Err(held::NotHeld::Stopped))
             .map_err(|why| DeliveryError::Failed {
                 target: front.to_string(),
-                why,
+                why: why.to_string(),
             })?;
         let fallback = self.shared.cfg.fallback.clone();
         let wait = match &fallback {

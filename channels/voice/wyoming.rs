@@ -178,11 +178,11 @@ mod tests {
         max_payload: 4096,
     };
 
-    async fn read_all(bytes: &[u8]) -> Vec<Result<Option<Event>, String>> {
+    async fn read_all(bytes: &[u8]) -> Vec<Result<Option<Event>, FrameError>> {
         let mut r = BufReader::new(bytes);
         let mut out = Vec::new();
         loop {
-            let e = read_event(&mut r, L).await.map_err(|e| e.to_string());
+            let e = read_event(&mut r, L).await;
             let stop = !matches!(e, Ok(Some(_)));
             out.push(e);
             if stop {
@@ -229,24 +229,29 @@ mod tests {
         assert!(read_all(long.as_bytes()).await[0]
             .as_ref()
             .unwrap_err()
+            .to_string()
             .contains("longer than 1024"));
         let big = "{\"type\":\"x\",\"data_length\":999999}\n";
         assert!(read_all(big.as_bytes()).await[0]
             .as_ref()
             .unwrap_err()
+            .to_string()
             .contains("exceeds the limit"));
         let payload = "{\"type\":\"audio-chunk\",\"payload_length\":10000}\n";
         assert!(read_all(payload.as_bytes()).await[0]
             .as_ref()
             .unwrap_err()
+            .to_string()
             .contains("payload of 10000"));
         assert!(read_all(b"not json\n").await[0]
             .as_ref()
             .unwrap_err()
+            .to_string()
             .contains("not JSON"));
         assert!(read_all(b"{\"data\":{}}\n").await[0]
             .as_ref()
             .unwrap_err()
+            .to_string()
             .contains("without a type"));
         assert!(
             read_all(b"{\"type\":\"x\",\"data_length\":50}\n{}").await[0].is_err(),

@@ -86,15 +86,13 @@ impl ContextConfig {
 
     /// The window for `model`: `HOMEBOT_CONTEXT_WINDOW` (`env`), else the model's entry,
     /// else `window_tokens`, else [`DEFAULT_WINDOW_TOKENS`].
-    pub fn window_for(&self, model: Option<&str>, env: Option<&str>) -> Result<u32, String> {
+    pub fn window_for(&self, model: Option<&str>, env: Option<&str>) -> Result<u32, WindowError> {
         if let Some(v) = env.map(str::trim).filter(|v| !v.is_empty()) {
-            let w: u32 = v.parse().map_err(|_| {
-                format!("HOMEBOT_CONTEXT_WINDOW must be a number of tokens, got {v:?}")
-            })?;
+            let w: u32 = v
+                .parse()
+                .map_err(|_| WindowError::EnvNotANumber(v.to_string()))?;
             if !(MIN_WINDOW_TOKENS..=MAX_WINDOW_TOKENS).contains(&w) {
-                return Err(format!(
-                    "HOMEBOT_CONTEXT_WINDOW must be {MIN_WINDOW_TOKENS}..={MAX_WINDOW_TOKENS}, got {w}"
-                ));
+                return Err(WindowError::EnvOutOfRange(w));
             }
             return Ok(w);
         }
@@ -105,13 +103,22 @@ impl ContextConfig {
     }
 }
 
+/// Why the context window or the input budget cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WindowError {
+    #[error("HOMEBOT_CONTEXT_WINDOW must be a number of tokens, got {0:?}")]
+    EnvNotANumber(String),
+    #[error("HOMEBOT_CONTEXT_WINDOW must be {min}..={max}, got {0}", min = MIN_WINDOW_TOKENS, max = MAX_WINDOW_TOKENS)]
+    EnvOutOfRange(u32),
+    #[error("the context window ({window} tokens) leaves no room for input after provider.max_tokens ({max_tokens}); at least {min} tokens are needed: raise the window or lower max_tokens", min = MIN_INPUT_TOKENS)]
+    NoRoomForInput { window: u32, max_tokens: u32 },
+}
+
 /// The input budget: the window minus the output reserve, refused when too small.
-pub fn input_budget(window: u32, max_tokens: u32) -> Result<u32, String> {
+pub fn input_budget(window: u32, max_tokens: u32) -> Result<u32, WindowError> {
     match window.checked_sub(max_tokens) {
         Some(i) if i >= MIN_INPUT_TOKENS => Ok(i),
-        _ => Err(format!(
-            "the context window ({window} tokens) leaves no room for input after provider.max_tokens ({max_tokens}); at least {MIN_INPUT_TOKENS} tokens are needed: raise the window or lower max_tokens"
-        )),
+        _ => Err(WindowError::NoRoomForInput { window, max_tokens }),
     }
 }
 
@@ -131,6 +138,7 @@ mod tests {
         assert!(c
             .window_for(None, Some("lots"))
             .unwrap_err()
+            .to_string()
             .contains("HOMEBOT_CONTEXT_WINDOW"));
         assert!(c.window_for(None, Some("100")).is_err());
         assert!(c.window_for(None, Some("99999999999")).is_err());

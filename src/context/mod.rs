@@ -181,9 +181,9 @@ impl Context {
         let window = cfg
             .context
             .window_for(model.as_deref(), env.context_window.as_deref())
-            .map_err(|m| bad("HOMEBOT_CONTEXT_WINDOW", m))?;
+            .map_err(|e| bad("HOMEBOT_CONTEXT_WINDOW", e.to_string()))?;
         let input = crate::config::input_budget(window, max_tokens)
-            .map_err(|m| bad("context.window_tokens", m))?;
+            .map_err(|e| bad("context.window_tokens", e.to_string()))?;
         let mut c = Self::new(window, input, tools);
         c.compaction = cfg.context.compaction;
         c.compact_at_percent = cfg.context.compact_at_percent;

@@ -1,7 +1,7 @@
 //! Ringing a reminder (or a watched home event): through the outbound door of the
 //! channel that set it, retried with backoff until the policy gives up.
 
-use crate::outbound::Doors;
+use crate::outbound::{DeliveryError, Doors};
 use crate::reminders::Origin;
 use std::time::Duration;
 use tracing::info;
@@ -32,7 +32,7 @@ pub async fn deliver(
     origin: &Origin,
     message: &str,
     retry: RetryPolicy,
-) -> Result<(), String> {
+) -> Result<(), DeliveryError> {
     let started = tokio::time::Instant::now();
     let mut wait = retry.first_wait;
     loop {
@@ -45,7 +45,7 @@ pub async fn deliver(
         )
         .await
         .unwrap_or_else(|_| {
-            Err(crate::outbound::DeliveryError::Failed {
+            Err(DeliveryError::Failed {
                 target: origin.target.clone(),
                 why: format!("not delivered within {} s", retry.give_up_after.as_secs()),
             })
@@ -54,7 +54,7 @@ pub async fn deliver(
             Ok(()) => return Ok(()),
             Err(e) => {
                 if started.elapsed() + wait > retry.give_up_after {
-                    return Err(e.to_string());
+                    return Err(e);
                 }
                 info!(channel = %origin.channel, target = %origin.target, error = %e, retry_secs = wait.as_secs(), "reminder not delivered yet; retrying");
                 tokio::time::sleep(wait).await;

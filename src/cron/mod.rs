@@ -121,8 +121,8 @@ impl Cron {
 
     /// This actor with its book read again from disk; deliveries under way and the
     /// timer carry over.
-    fn reloaded(&mut self, hit: &str) -> Result<Cron, String> {
-        let (book, warning) = store::load(&self.path).map_err(|e| e.to_string())?;
+    fn reloaded(&mut self, hit: &str) -> Result<Cron, store::StoreError> {
+        let (book, warning) = store::load(&self.path)?;
         if let Some(w) = warning {
             warn!("{w}");
         }
@@ -309,7 +309,7 @@ impl Handler<Delivering> for Cron {
 #[rtype(result = "()")]
 struct Delivered {
     id: u32,
-    result: Result<(), String>,
+    result: Result<(), crate::outbound::DeliveryError>,
 }
 
 impl Handler<SetReminder> for Cron {
@@ -384,7 +384,7 @@ impl Handler<Delivered> for Cron {
                 }
                 Err(e) => {
                     warn!(id = m.id, error = %e, "reminder undelivered; shown by `homebot reminders`");
-                    c.book.mark_undelivered(m.id, now, &e);
+                    c.book.mark_undelivered(m.id, now, &e.to_string());
                 }
             }
             let _ = c.save();

@@ -33,6 +33,24 @@ pub enum ActionError {
     Corrupt { path: String, message: String },
 }
 
+/// What makes a well-formed JSON `action.json` unusable ([`ActionDoc::check`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Defect {
+    #[error("unsupported schema_version {0}")]
+    SchemaVersion(u32),
+    /// Active, without the listed keys (comma-separated).
+    #[error("active but missing {0}")]
+    Missing(String),
+    #[error("{key} {value:?} is not RFC 3339: {error}")]
+    Time {
+        key: &'static str,
+        value: String,
+        error: chrono::ParseError,
+    },
+    #[error("mode_id / session_id contain characters not allowed in a path")]
+    UnsafeId,
+}
+
 impl ActionDoc {
     pub fn inactive(exit_reason: Option<String>) -> Self {
         Self {
@@ -67,17 +85,14 @@ impl ActionDoc {
         };
         let text = std::str::from_utf8(&bytes).map_err(|e| corrupt(format!("not UTF-8: {e}")))?;
         let doc: ActionDoc = serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
-        doc.check().map_err(corrupt)?;
+        doc.check().map_err(|d| corrupt(d.to_string()))?;
         Ok(Some(doc))
     }
 
     /// Structural checks beyond JSON: version, and an active document is complete.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Defect> {
         if self.schema_version != SCHEMA_VERSION {
-            return Err(format!(
-                "unsupported schema_version {}",
-                self.schema_version
-            ));
+            return Err(Defect::SchemaVersion(self.schema_version));
         }
         if self.active {
             let missing: Vec<&str> = [
@@ -93,20 +108,23 @@ impl ActionDoc {
             .map(|(k, _)| *k)
             .collect();
             if !missing.is_empty() {
-                return Err(format!("active but missing {}", missing.join(", ")));
+                return Err(Defect::Missing(missing.join(", ")));
             }
             for (k, v) in [
                 ("started_at", &self.started_at),
                 ("expires_at", &self.expires_at),
             ] {
                 let v = v.as_deref().unwrap_or_default();
-                chrono::DateTime::parse_from_rfc3339(v)
-                    .map_err(|e| format!("{k} {v:?} is not RFC 3339: {e}"))?;
+                chrono::DateTime::parse_from_rfc3339(v).map_err(|error| Defect::Time {
+                    key: k,
+                    value: v.to_string(),
+                    error,
+                })?;
             }
             let sid = self.session_id.as_deref().unwrap_or_default();
             let mid = self.mode_id.as_deref().unwrap_or_default();
             if !crate::config::is_safe_id(sid) || !crate::config::is_safe_id(mid) {
-                return Err("mode_id / session_id contain characters not allowed in a path".into());
+                return Err(Defect::UnsafeId);
             }
         }
         Ok(())

@@ -1,77 +1,110 @@
-//! Archiving a session that ends: `summary.md` (only if missing) → the plugin's index
-//! update → `action.json` inactive. Each step is safe to repeat, so an archive
-//! interrupted by a crash resumes at the next start (`exit.json` says it was requested).
-//! A plugin index that cannot be updated does not keep the mode open: `index.pending`
-//! records why, and the update is retried at the next start.
+//! [`Archivist`]: what the mode state does with sessions on disk, apart from the live
+//! session — archiving a session that ends, and (in [`super::recovery`]) repairing the
+//! workspace at start-up. It owns what that needs: the workspace, the registry of modes
+//! (their plugins keep the history index), the household's time zone and the notifier of
+//! sessions archived without a model summary. The live session's state (the active
+//! session, turns in flight, `action.json` in memory) stays in `ModeCore`, which holds an
+//! archivist and lends it what an archive changes of the live state ([`Live`]); the
+//! core's own `maybe_archive` (in `switching`) decides when the active session's exit is
+//! due. This file imports nothing of the core.
+//!
+//! Archiving a session: `summary.md` (only if missing) → the plugin's index update →
+//! `action.json` inactive. Each step is safe to repeat, so an archive interrupted by a
+//! crash resumes at the next start (`exit.json` says it was requested). A plugin index
+//! that cannot be updated does not keep the mode open: `index.pending` records why, and
+//! the update is retried at the next start.
 
 use super::action::ActionDoc;
-use super::core::{io, ModeCore, ModeError};
-use super::plugin::ArchivedSession;
-use super::registry::RegisteredMode;
+use super::error::{io, ModeError};
+use super::plugin::{ArchivedSession, PluginContext};
+use super::registry::{ModeRegistry, RegisteredMode};
 use super::session::{
     self, ExitMarker, Record, SummaryJob, INDEX_PENDING_FILE, SUMMARY_FILE, SUMMARY_PENDING_FILE,
 };
+use super::warnings::Warnings;
+use crate::chats::ChatHistories;
 use crate::fsutil;
-use std::path::Path;
-use tracing::info;
+use crate::workspace::Workspace;
+use chrono::{DateTime, FixedOffset, Utc};
+use chrono_tz::Tz;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::mpsc::UnboundedSender;
 
-impl ModeCore {
-    /// Archive the active session if its exit is due. Errors are kept as warnings and
-    /// retried at the next call (every turn start/end and every cron tick).
-    pub(super) fn maybe_archive(&mut self) -> Option<String> {
-        let due = self
-            .active
-            .as_ref()
-            .is_some_and(|s| s.exit.is_some() && s.in_flight.is_empty() && s.exit_turn.is_none());
-        if !due {
-            return None;
+/// Archiving and start-up repair of the sessions on disk.
+pub struct Archivist {
+    pub(super) ws: Workspace,
+    pub(super) registry: Arc<ModeRegistry>,
+    pub(super) tz: Tz,
+    /// Told the folder of each session archived without a model summary (the kernel's
+    /// summarizer writes one); `None` until [`Archivist::notify`].
+    notifier: Option<UnboundedSender<PathBuf>>,
+}
+
+/// A session that ends, as its archive needs it.
+pub(super) struct Ending<'a> {
+    /// `None` when the mode's skill no longer loads: the index update waits.
+    pub mode: Option<&'a RegisteredMode>,
+    pub mode_id: &'a str,
+    pub display_name: &'a str,
+    pub session_id: &'a str,
+    pub dir: &'a Path,
+    pub started_at: &'a str,
+    pub marker: &'a ExitMarker,
+    pub records: &'a [Record],
+}
+
+/// What an archive changes of the live state: the chats that took part carry the ended
+/// session for a day, the lifecycle document goes inactive when it names the session,
+/// and what went wrong is kept for `status`.
+pub(super) struct Live<'a> {
+    pub chats: &'a mut ChatHistories,
+    pub action: &'a mut ActionDoc,
+    pub warnings: &'a mut Warnings,
+}
+
+/// What a mode's plugin is told of where it runs.
+pub(super) fn plugin_ctx<'a>(ws: &'a Workspace, mode: &'a RegisteredMode) -> PluginContext<'a> {
+    PluginContext {
+        workspace: ws,
+        manifest: &mode.manifest,
+        skill_dir: &mode.skill_dir,
+        skill_name: &mode.skill_name,
+    }
+}
+
+impl Archivist {
+    pub fn new(ws: Workspace, registry: Arc<ModeRegistry>, tz: Tz) -> Self {
+        Self {
+            ws,
+            registry,
+            tz,
+            notifier: None,
         }
-        let s = self.active.take().expect("due implies an active session");
-        let marker = s.exit.clone().expect("due implies an exit request");
-        // records whose fsync a turn is still waiting on reach the disk before the summary
-        if let Ok(f) = std::fs::File::open(s.dir.join(session::CONVERSATION_FILE)) {
-            let _ = f.sync_data();
-        }
-        let result = s.log.view().with(|records| {
-            self.archive_files(
-                s.mode.as_ref(),
-                &s.mode_id,
-                &s.display_name,
-                &s.session_id,
-                &s.dir,
-                &s.started_at,
-                &marker,
-                records,
-            )
-        });
-        match result {
-            Ok(()) => {
-                info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
-                Some(s.session_id)
-            }
-            Err(e) => {
-                let sid = s.session_id.clone();
-                self.active = Some(s);
-                self.warn(format!("archiving session {sid} failed, will retry: {e}"));
-                None
-            }
-        }
+    }
+
+    /// Send the folder of every session archived without a model summary to `tx`.
+    pub fn notify(&mut self, tx: Option<UnboundedSender<PathBuf>>) {
+        self.notifier = tx;
+    }
+
+    pub fn notifier(&self) -> Option<UnboundedSender<PathBuf>> {
+        self.notifier.clone()
+    }
+
+    pub(super) fn local(&self, t: DateTime<Utc>) -> DateTime<FixedOffset> {
+        t.with_timezone(&self.tz).fixed_offset()
     }
 
     /// Archive steps after the records: summary.md (only if missing) → plugin index →
     /// `action.json` inactive. Each is safe to repeat.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn archive_files(
-        &mut self,
-        mode: Option<&RegisteredMode>,
-        mode_id: &str,
-        display_name: &str,
-        session_id: &str,
-        dir: &Path,
-        started_at: &str,
-        marker: &ExitMarker,
-        records: &[Record],
-    ) -> Result<(), ModeError> {
+    pub(super) fn archive_files(&self, e: &Ending<'_>, live: Live<'_>) -> Result<(), ModeError> {
+        let Live {
+            chats,
+            action,
+            warnings,
+        } = live;
+        let (dir, marker, records) = (e.dir, e.marker, e.records);
         let summary_path = dir.join(SUMMARY_FILE);
         let summary_text = match std::fs::read_to_string(&summary_path) {
             Ok(t) => t,
@@ -85,10 +118,10 @@ impl ModeCore {
                     // later, outside this actor; until then (or if it cannot) the
                     // mechanical one below stands
                     let job = SummaryJob {
-                        display_name: display_name.into(),
-                        mode_id: mode_id.into(),
-                        session_id: session_id.into(),
-                        started_at: started_at.into(),
+                        display_name: e.display_name.into(),
+                        mode_id: e.mode_id.into(),
+                        session_id: e.session_id.into(),
+                        started_at: e.started_at.into(),
                         ended_at: marker.requested_at.clone(),
                         exit_reason: marker.reason.clone(),
                         attempts: 0,
@@ -98,10 +131,10 @@ impl ModeCore {
                     fsutil::write_atomic(&pending, &json).map_err(io("write", &pending))?;
                 }
                 let text = session::render_summary(&session::SummaryInput {
-                    display_name,
-                    mode_id,
-                    session_id,
-                    started_at,
+                    display_name: e.display_name,
+                    mode_id: e.mode_id,
+                    session_id: e.session_id,
+                    started_at: e.started_at,
                     ended_at: &marker.requested_at,
                     exit_reason: &marker.reason,
                     llm_summary: marker.summary.as_deref(),
@@ -113,12 +146,12 @@ impl ModeCore {
                 text
             }
         };
-        match mode {
+        match e.mode {
             Some(m) => {
                 let archived = ArchivedSession {
-                    session_id,
+                    session_id: e.session_id,
                     session_dir: dir,
-                    started_at,
+                    started_at: e.started_at,
                     ended_at: &marker.requested_at,
                     exit_reason: &marker.reason,
                     summary_path: &summary_path,
@@ -126,53 +159,57 @@ impl ModeCore {
                     llm_summary: marker.summary.as_deref(),
                     records,
                 };
-                if let Err(e) = m.plugin.after_exit(&self.plugin_ctx(m), &archived) {
+                if let Err(err) = m.plugin.after_exit(&plugin_ctx(&self.ws, m), &archived) {
                     // The session still ends: a broken index must not keep a mode open
                     // forever. The update is retried at the next start.
-                    self.mark_index_pending(dir, &e.to_string());
+                    self.mark_index_pending(dir, &err.to_string(), warnings);
                 }
             }
-            None => self.mark_index_pending(dir, &format!("mode {mode_id:?} is not loaded")),
+            None => self.mark_index_pending(
+                dir,
+                &format!("mode {:?} is not loaded", e.mode_id),
+                warnings,
+            ),
         }
         crate::failpoint::hit("archive.after_index");
         // the chats that took part carry the session for a day (a failure costs only that)
         if let Ok(ended) = chrono::DateTime::parse_from_rfc3339(&marker.requested_at) {
             let carried = crate::chats::carried::CarriedSession {
-                session_id: session_id.into(),
-                mode_name: display_name.into(),
+                session_id: e.session_id.into(),
+                mode_name: e.display_name.into(),
                 session_dir: dir.to_path_buf(),
                 ended_at: marker.requested_at.clone(),
             };
-            if let Err(e) = self.chats.session_ended(records, carried, ended) {
-                self.warn(format!(
-                    "session {session_id}: the chats that took part will not carry it: {e}"
+            if let Err(err) = chats.session_ended(records, carried, ended) {
+                warnings.push(format!(
+                    "session {}: the chats that took part will not carry it: {err}",
+                    e.session_id
                 ));
             }
         }
         // the summarizer goes to work only once the archive's own files are written:
         // it replaces summary.md, and the archive must not write over its result
         if dir.join(SUMMARY_PENDING_FILE).exists() {
-            if let Some(tx) = &self.archived {
+            if let Some(tx) = &self.notifier {
                 let _ = tx.send(dir.to_path_buf());
             }
         }
-        let is_current =
-            self.action.active && self.action.session_id.as_deref() == Some(session_id);
+        let is_current = action.active && action.session_id.as_deref() == Some(e.session_id);
         if is_current {
             let doc = ActionDoc::inactive(Some(marker.reason.clone()));
             doc.write(&self.ws.action_file())?;
-            self.action = doc;
+            *action = doc;
         }
         Ok(())
     }
 
-    pub(super) fn mark_index_pending(&mut self, dir: &Path, why: &str) {
+    pub(super) fn mark_index_pending(&self, dir: &Path, why: &str, warnings: &mut Warnings) {
         let session = super::dirs::file_name(dir);
         let path = dir.join(INDEX_PENDING_FILE);
         if let Err(e) = fsutil::write_atomic(&path, why.as_bytes()) {
-            self.warn(format!("{}: {e}", path.display()));
+            warnings.push(format!("{}: {e}", path.display()));
         }
-        self.warn(format!(
+        warnings.push(format!(
             "session {session}: the plugin's history index could not be updated ({why}); the session is archived and the index update will be retried at the next start"
         ));
     }

@@ -1,9 +1,14 @@
-//! `ModeCore`: the run-mode state machine, synchronous and runtime-free, so it can be
-//! unit-tested directly; the [`super::manager::ModeManager`] actor only adds ordering.
-//! Entering, exiting and expiring are in [`super::switching`], start-up recovery in
-//! [`super::recovery`], archiving in [`super::archive`], the fsync of records and
-//! recording failures in [`super::recording`], and normal-operation chat histories in
-//! [`crate::chats`].
+//! `ModeCore`: the live run-mode state — the active session, the turns in flight,
+//! `action.json` as it is in memory, the chats' normal histories — as a state machine,
+//! synchronous and runtime-free, so it can be unit-tested directly; the
+//! [`super::manager::ModeManager`] actor only adds ordering. Entering, exiting and
+//! expiring are in [`super::switching`], the fsync of records and recording failures in
+//! [`super::recording`], and normal-operation chat histories in [`crate::chats`].
+//!
+//! What is done with sessions on disk apart from the live one — archiving a session that
+//! ends ([`super::archive`]) and repairing the workspace at start-up
+//! ([`super::recovery`]) — belongs to the [`Archivist`] the core holds; the core hands it
+//! what an archive changes of the live state.
 //!
 //! A turn's life: [`ModeCore::begin_turn`] (expiry catch-up, then a snapshot of the active
 //! session, or of the chat's normal history) → the agent runs elsewhere →
@@ -24,18 +29,20 @@
 //!   before they reach the LLM, until a probe write succeeds again.
 
 use super::action::ActionDoc;
+use super::archive::{Archivist, Live};
 use super::durable::Pending;
 use super::plugin::{ContextPath, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
 use super::session::{self, ExitMarker, HistoryLog, HistoryView, Record};
+use super::warnings::Warnings;
 use crate::chats::ChatHistories;
 use crate::workspace::Workspace;
 use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
 use chrono_tz::Tz;
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use tracing::{info, warn};
+use tracing::info;
 
 pub type TurnId = u64;
 
@@ -57,40 +64,8 @@ pub struct SessionFacts {
     pub paths: Vec<(String, String)>,
 }
 
-const MAX_WARNINGS: usize = 50;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ModeError {
-    #[error("{what} {path}: {source}")]
-    Io {
-        what: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(transparent)]
-    Action(#[from] super::action::ActionError),
-    #[error("turn {0} is not in flight (already ended, or never begun)")]
-    UnknownTurn(TurnId),
-    #[error("the mode manager failed while handling this request and was restarted from disk")]
-    Restarted,
-    #[error("the mode manager is recovering from repeated failures; try again in {secs} s")]
-    Recovering { secs: u64 },
-    #[error("the mode manager has stopped")]
-    Gone,
-    #[error("turns cannot be recorded since {since} ({error}); new turns wait until the disk takes writes again")]
-    DiskFull { since: String, error: String },
-}
-
-pub(super) fn io<'a>(
-    what: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(std::io::Error) -> ModeError + 'a {
-    move |source| ModeError::Io {
-        what,
-        path: path.to_path_buf(),
-        source,
-    }
-}
+pub(super) use super::error::io;
+pub use super::error::ModeError;
 
 /// Who is speaking, where: what the core needs of a turn.
 #[derive(Debug, Clone)]
@@ -191,9 +166,8 @@ pub(super) struct TurnEntry {
 pub struct ModeCore {
     pub(super) ws: Workspace,
     pub(super) frozen_prompt: FrozenPromptFn,
-    /// Told the folder of each session archived without a model summary (the kernel's
-    /// summarizer writes one); `None` until [`ModeCore::notify_archives`].
-    pub(super) archived: Option<tokio::sync::mpsc::UnboundedSender<PathBuf>>,
+    /// Archiving and start-up repair of the sessions on disk.
+    pub(super) archivist: Archivist,
     pub(super) registry: Arc<ModeRegistry>,
     pub(super) tz: Tz,
     pub(super) action: ActionDoc,
@@ -205,7 +179,7 @@ pub struct ModeCore {
     pub(super) chats: ChatHistories,
     /// History files with records written and not yet synced (group commit).
     syncs: super::durable::Syncs,
-    warnings: Vec<String>,
+    pub(super) warnings: Warnings,
     pub(super) recording_failure: Option<RecordingFailure>,
 }
 
@@ -219,6 +193,42 @@ pub enum SwitchOrigin<'a> {
 }
 
 impl ModeCore {
+    /// Open the mode state of a workspace: read `action.json` (a corrupt one is set aside
+    /// and reported), reload the active session, archive orphaned session folders (a
+    /// crash during entry or a lost `action.json`), resume an interrupted archive, retry
+    /// pending index updates, then expire a session whose time passed while homebot was
+    /// down ([`super::recovery`]).
+    pub fn open(
+        ws: Workspace,
+        registry: Arc<ModeRegistry>,
+        tz: Tz,
+        now: DateTime<Utc>,
+        frozen_prompt: FrozenPromptFn,
+    ) -> Result<Self, ModeError> {
+        let mut core = ModeCore::empty(ws, registry, tz, frozen_prompt);
+        core.action = core.archivist.read_action(&mut core.warnings)?;
+        if core.action.active {
+            let active = core
+                .archivist
+                .reload_active(&core.action, &mut core.warnings);
+            core.active = Some(active);
+        }
+        let active_dir = core.active.as_ref().map(|a| a.dir.clone());
+        let live = Live {
+            chats: &mut core.chats,
+            action: &mut core.action,
+            warnings: &mut core.warnings,
+        };
+        core.archivist
+            .recover_orphans(now, active_dir.as_deref(), live);
+        core.maybe_archive();
+        core.archivist.retry_pending_indexes(&mut core.warnings);
+        // a session that expired while homebot was down ends now, before anyone (a
+        // `homebot status`, the first turn) sees it as active
+        core.check_expiry(now);
+        Ok(core)
+    }
+
     /// An empty core over a workspace; [`ModeCore::open`] fills it from disk.
     pub(super) fn empty(
         ws: Workspace,
@@ -228,9 +238,9 @@ impl ModeCore {
     ) -> Self {
         let chats = ChatHistories::new(&ws.chats_dir());
         ModeCore {
+            archivist: Archivist::new(ws.clone(), registry.clone(), tz),
             ws,
             frozen_prompt,
-            archived: None,
             registry,
             tz,
             action: ActionDoc::inactive(None),
@@ -240,7 +250,7 @@ impl ModeCore {
             first_turn: 1,
             chats,
             syncs: Default::default(),
-            warnings: Vec::new(),
+            warnings: Warnings::default(),
             recording_failure: None,
         }
     }
@@ -271,10 +281,6 @@ impl ModeCore {
     }
 
     pub(super) fn warn(&mut self, msg: String) {
-        warn!("{msg}");
-        if self.warnings.len() >= MAX_WARNINGS {
-            self.warnings.remove(0);
-        }
         self.warnings.push(msg);
     }
 
@@ -287,12 +293,7 @@ impl ModeCore {
     }
 
     pub(super) fn plugin_ctx<'a>(&'a self, mode: &'a RegisteredMode) -> PluginContext<'a> {
-        PluginContext {
-            workspace: &self.ws,
-            manifest: &mode.manifest,
-            skill_dir: &mode.skill_dir,
-            skill_name: &mode.skill_name,
-        }
+        super::archive::plugin_ctx(&self.ws, mode)
     }
 
     // ---- turns -------------------------------------------------------------------
@@ -455,7 +456,7 @@ impl ModeCore {
                 .iter()
                 .map(|m| (m.manifest.id.clone(), m.manifest.display_name.clone()))
                 .collect(),
-            warnings: self.warnings.clone(),
+            warnings: self.warnings.to_vec(),
             recording_failure: self.recording_failure.clone(),
         }
     }
@@ -474,11 +475,11 @@ impl ModeCore {
 
     /// Send the folder of every session archived without a model summary to `tx`.
     pub fn notify_archives(&mut self, tx: Option<tokio::sync::mpsc::UnboundedSender<PathBuf>>) {
-        self.archived = tx;
+        self.archivist.notify(tx);
     }
 
     pub fn archive_notifier(&self) -> Option<tokio::sync::mpsc::UnboundedSender<PathBuf>> {
-        self.archived.clone()
+        self.archivist.notifier()
     }
 
     pub fn frozen_prompt_fn(&self) -> FrozenPromptFn {

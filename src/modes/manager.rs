@@ -66,15 +66,14 @@ impl ModeManager {
 
 /// A core opened afresh from the workspace (the same recovery as start-up), carrying over
 /// what is not on disk: turn ids, how much chat history is kept, the summarizer's channel.
-fn reopen(old: &mut ModeCore, now: DateTime<Utc>, hit: &str) -> Result<ModeCore, String> {
+fn reopen(old: &mut ModeCore, now: DateTime<Utc>, hit: &str) -> Result<ModeCore, ModeError> {
     let mut fresh = ModeCore::open(
         old.workspace().clone(),
         old.registry().clone(),
         old.timezone(),
         now,
         old.frozen_prompt_fn(),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     fresh.continue_turn_ids(old.next_turn_id());
     fresh.set_chat_history_kept(old.chat_history_kept());
     fresh.notify_archives(old.archive_notifier());

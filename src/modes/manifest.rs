@@ -60,9 +60,9 @@ impl Default for ExpiryPolicy {
 }
 
 impl ExpiryPolicy {
-    pub fn time(&self) -> Result<chrono::NaiveTime, String> {
+    pub fn time(&self) -> Result<chrono::NaiveTime, ManifestError> {
         chrono::NaiveTime::parse_from_str(&self.at, "%H:%M")
-            .map_err(|_| format!("expiry.at must be HH:MM, got {:?}", self.at))
+            .map_err(|_| ManifestError::ExpiryTime(self.at.clone()))
     }
 
     /// When a session started at `started` expires: `at` local time, `days_after_start`
@@ -168,64 +168,103 @@ pub enum KnowledgeRoot {
     Skill,
 }
 
+/// What is wrong with a `mode.json` (the caller adds the path).
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// Not JSON, an unknown key, a value of the wrong type.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("id {0:?} must be letters, digits, '-', '_' or '.'")]
+    Id(String),
+    #[error("display_name must not be empty")]
+    EmptyDisplayName,
+    #[error("expiry.at must be HH:MM, got {0:?}")]
+    ExpiryTime(String),
+    #[error("expiry.days_after_start must be at least 1")]
+    ExpiryDays,
+    #[error("context.history_limit must be 1..=100000 records, got {0}")]
+    HistoryLimit(usize),
+    #[error("context.summary_threshold_tokens must be 100..=10000000, got {0}")]
+    SummaryThreshold(u32),
+    #[error("context.knowledge {name:?}: {why}")]
+    Knowledge {
+        name: String,
+        why: KnowledgePathError,
+    },
+    #[error("context.objective must be at most {max} characters", max = MAX_OBJECTIVE_CHARS)]
+    ObjectiveTooLong,
+    /// `summary_instructions` or `compaction_instructions` given but blank.
+    #[error("context.{0} must not be empty")]
+    EmptyInstructions(&'static str),
+    #[error("context.{0} must be at most {max} characters", max = MAX_INSTRUCTIONS_CHARS)]
+    InstructionsTooLong(&'static str),
+    #[error("context.retrieval_tokens must be at most {max}", max = MAX_RETRIEVAL_TOKENS)]
+    RetrievalTokens,
+}
+
+/// Why a knowledge folder of a mode is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KnowledgePathError {
+    #[error("a skill's knowledge path must be a relative folder inside the skill")]
+    OutsideSkill,
+    #[error("path must be relative to the workspace")]
+    NotRelative,
+    #[error("path must name a folder inside the workspace, not the workspace")]
+    WholeWorkspace,
+    #[error("{0:?} is a private or backend folder of the workspace")]
+    Private(String),
+}
+
 impl ModeManifest {
     /// Parse and check a manifest; the error says what is wrong (the caller adds the path).
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let m: ModeManifest = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Self, ManifestError> {
+        let m: ModeManifest = serde_json::from_str(text)?;
         if !crate::config::is_safe_id(&m.id) {
-            return Err(format!(
-                "id {:?} must be letters, digits, '-', '_' or '.'",
-                m.id
-            ));
+            return Err(ManifestError::Id(m.id));
         }
         if m.display_name.trim().is_empty() {
-            return Err("display_name must not be empty".into());
+            return Err(ManifestError::EmptyDisplayName);
         }
         let expiry = m.expiry.clone().unwrap_or_default();
         expiry.time()?;
         if expiry.days_after_start == 0 {
-            return Err("expiry.days_after_start must be at least 1".into());
+            return Err(ManifestError::ExpiryDays);
         }
         if let Some(ctx) = &m.context {
             if let Some(l) = ctx.history_limit.filter(|l| !(1..=100_000).contains(l)) {
-                return Err(format!(
-                    "context.history_limit must be 1..=100000 records, got {l}"
-                ));
+                return Err(ManifestError::HistoryLimit(l));
             }
             if let Some(t) = ctx
                 .summary_threshold_tokens
                 .filter(|t| !(100..=10_000_000).contains(t))
             {
-                return Err(format!(
-                    "context.summary_threshold_tokens must be 100..=10000000, got {t}"
-                ));
+                return Err(ManifestError::SummaryThreshold(t));
             }
             for k in &ctx.knowledge {
                 let checked = match k.root {
                     KnowledgeRoot::Workspace => knowledge_path_ok(&k.path),
                     KnowledgeRoot::Skill => skill_path_ok(&k.path),
                 };
-                checked.map_err(|why| format!("context.knowledge {:?}: {why}", k.name))?;
+                checked.map_err(|why| ManifestError::Knowledge {
+                    name: k.name.clone(),
+                    why,
+                })?;
             }
             if ctx
                 .objective
                 .as_ref()
                 .is_some_and(|o| o.chars().count() > MAX_OBJECTIVE_CHARS)
             {
-                return Err(format!(
-                    "context.objective must be at most {MAX_OBJECTIVE_CHARS} characters"
-                ));
+                return Err(ManifestError::ObjectiveTooLong);
             }
             for (key, text) in [
                 ("summary_instructions", &ctx.summary_instructions),
                 ("compaction_instructions", &ctx.compaction_instructions),
             ] {
                 match text.as_deref().map(str::trim) {
-                    Some("") => return Err(format!("context.{key} must not be empty")),
+                    Some("") => return Err(ManifestError::EmptyInstructions(key)),
                     Some(t) if t.chars().count() > MAX_INSTRUCTIONS_CHARS => {
-                        return Err(format!(
-                            "context.{key} must be at most {MAX_INSTRUCTIONS_CHARS} characters"
-                        ))
+                        return Err(ManifestError::InstructionsTooLong(key))
                     }
                     _ => {}
                 }
@@ -234,9 +273,7 @@ impl ModeManifest {
                 .retrieval_tokens
                 .is_some_and(|t| t > MAX_RETRIEVAL_TOKENS)
             {
-                return Err(format!(
-                    "context.retrieval_tokens must be at most {MAX_RETRIEVAL_TOKENS}"
-                ));
+                return Err(ManifestError::RetrievalTokens);
             }
         }
         Ok(m)
@@ -263,7 +300,7 @@ impl ModeManifest {
 }
 
 /// A knowledge folder inside the skill: a relative path that stays inside it.
-fn skill_path_ok(path: &str) -> Result<(), String> {
+fn skill_path_ok(path: &str) -> Result<(), KnowledgePathError> {
     let p = std::path::Path::new(path.trim());
     let inside = p.components().all(|c| {
         matches!(c, std::path::Component::Normal(n) if !n.to_string_lossy().starts_with('.'))
@@ -273,25 +310,25 @@ fn skill_path_ok(path: &str) -> Result<(), String> {
         .components()
         .any(|c| matches!(c, std::path::Component::Normal(_)));
     if !named || p.is_absolute() || !inside {
-        return Err("a skill's knowledge path must be a relative folder inside the skill".into());
+        return Err(KnowledgePathError::OutsideSkill);
     }
     Ok(())
 }
 
 /// A knowledge folder is a sub-folder of the workspace of its own: not the workspace
 /// itself (that would close everything else to other modes), not a private zone.
-fn knowledge_path_ok(path: &str) -> Result<(), String> {
+fn knowledge_path_ok(path: &str) -> Result<(), KnowledgePathError> {
     let p = std::path::Path::new(path.trim());
     let parts: Vec<String> = p
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     if p.is_absolute() || parts.iter().any(|c| c == "..") {
-        return Err("path must be relative to the workspace".into());
+        return Err(KnowledgePathError::NotRelative);
     }
     let parts: Vec<&String> = parts.iter().filter(|c| c.as_str() != ".").collect();
     let Some(top) = parts.first() else {
-        return Err("path must name a folder inside the workspace, not the workspace".into());
+        return Err(KnowledgePathError::WholeWorkspace);
     };
     let top = top.to_lowercase();
     if top.starts_with('.')
@@ -301,9 +338,7 @@ fn knowledge_path_ok(path: &str) -> Result<(), String> {
         || top == "modes"
         || top == "skills"
     {
-        return Err(format!(
-            "{path:?} is a private or backend folder of the workspace"
-        ));
+        return Err(KnowledgePathError::Private(path.to_string()));
     }
     Ok(())
 }
@@ -321,7 +356,9 @@ mod tests {
 
     #[test]
     fn unknown_key_is_an_error() {
-        let e = ModeManifest::parse(r#"{"id":"x","display_name":"X","colour":"red"}"#).unwrap_err();
+        let e = ModeManifest::parse(r#"{"id":"x","display_name":"X","colour":"red"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown field `colour`"), "{e}");
     }
 
@@ -345,7 +382,8 @@ mod tests {
             let e = ModeManifest::parse(&format!(
                 r#"{{"id":"x","display_name":"X","context":{{"{key}":{bad}}}}}"#
             ))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
             assert!(e.contains(key) || e.contains("invalid value"), "{e}");
         }
     }
@@ -374,12 +412,14 @@ mod tests {
         let e = ModeManifest::parse(&format!(
             r#"{{"id":"x","display_name":"X","context":{{"objective":"{long}"}}}}"#
         ))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("context.objective"), "{e}");
         let e = ModeManifest::parse(
             r#"{"id":"x","display_name":"X","context":{"retrieval_tokens":999999}}"#,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("retrieval_tokens"), "{e}");
         for bad in [
             "",
@@ -418,7 +458,8 @@ mod tests {
                 let e = ModeManifest::parse(&format!(
                     r#"{{"id":"x","display_name":"X","context":{{"{key}":"{bad}"}}}}"#
                 ))
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
                 assert!(e.contains(key), "{e}");
             }
         }

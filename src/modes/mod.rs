@@ -10,10 +10,15 @@
 //! - [`action`] — `action.json`, the lifecycle document.
 //! - [`session`] — session files: names, the exit marker, `summary.md`;
 //!   [`session_id`] — `SessionId`, the session's name and start time.
-//! - [`core`] — `ModeCore`, the synchronous state machine (turns, status);
-//!   [`switching`] — enter, exit, expire; [`recovery`] — opening it from disk after any
-//!   stop; [`archive`] — ending a session; [`recording`] — where a record goes and what a
-//!   failure to record leaves; [`durable`] — group commit of the records.
+//! - [`core`] — `ModeCore`, the live state as a synchronous state machine (the active
+//!   session, turns, status); [`switching`] — enter, exit, expire; [`recording`] — where
+//!   a record goes and what a failure to record leaves; [`durable`] — group commit of the
+//!   records; [`warnings`] — what `status` shows went wrong; [`error`] — `ModeError`.
+//! - [`archive`] — `Archivist`, the sessions on disk apart from the live one: ending a
+//!   session (summary, history index, the summarizer's notice); [`recovery`] — its
+//!   start-up repair of the workspace after any stop. It owns the workspace paths, the
+//!   registry and the notifier; `ModeCore` holds one and lends it what an archive
+//!   changes of the live state (the chats, `action.json`, the warnings).
 //! - [`manager`] — `ModeManager`, the supervised actor that owns a `ModeCore`, and
 //!   `ModesHandle`; [`listing`] — every session folder and its true state.
 //!
@@ -25,6 +30,7 @@ pub mod carry;
 pub mod core;
 pub mod dirs;
 pub mod durable;
+pub mod error;
 pub mod listing;
 pub mod manager;
 pub mod manifest;
@@ -37,11 +43,13 @@ pub mod session_id;
 pub mod switch;
 pub mod switched;
 pub mod switching;
+pub mod warnings;
 
 #[cfg(test)]
 mod tests;
 
 pub use self::core::{ChatReplay, ModeCore, ModeSnapshot, ModeStatus, TurnTicket};
+pub use archive::Archivist;
 pub use manager::{ModeManager, ModesHandle};
 pub use manifest::ModeManifest;
 pub use plugin::{ContextPath, ModePlugin};

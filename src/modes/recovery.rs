@@ -1,8 +1,9 @@
-//! Start-up recovery of the mode state: `ModeCore::open` reads `action.json` (a corrupt
-//! one is set aside and rebuilt from the newest unfinished session that was really used),
-//! reloads the active session, resumes an interrupted archive, archives orphaned session
-//! folders as `recovered`, retries pending plugin index updates, and expires a session
-//! whose time passed while homebot was down.
+//! Start-up repair of the sessions on disk, by the [`Archivist`]: it reads `action.json`
+//! (a corrupt one is set aside and rebuilt from the newest unfinished session that was
+//! really used), reloads the active session, archives orphaned session folders as
+//! `recovered` and retries pending plugin index updates. [`ModeCore::open`] runs these
+//! in order, resuming an interrupted archive and expiring a session whose time passed
+//! while homebot was down.
 //!
 //! Start-up survives any workspace file: whatever cannot be read is moved aside
 //! (`.corrupt`) and reported, a session that cannot be archived now is retried at the next
@@ -10,46 +11,44 @@
 //! damaged `action.json` aside) stops it. Nothing a human might want is deleted: the only
 //! folders removed are those holding nothing but what homebot wrote at an entry that did
 //! not finish (a frozen prompt and an empty conversation).
+//!
+//! [`ModeCore::open`]: super::core::ModeCore::open
 
 use super::action::ActionDoc;
-use super::core::{io, ActiveSession, FrozenPromptFn, ModeCore, ModeError};
+use super::archive::{plugin_ctx, Archivist, Ending, Live};
+use super::core::{io, ActiveSession, ModeCore, ModeError};
 pub use super::dirs::{file_name, read_dirs};
 use super::plugin::ArchivedSession;
-use super::registry::{ModeRegistry, RegisteredMode};
+use super::registry::RegisteredMode;
 use super::session::{
     self, ExitMarker, HistoryLog, CONVERSATION_FILE, EXIT_MARKER_FILE, INDEX_PENDING_FILE,
     SUMMARY_FILE, SYSTEM_PROMPT_FILE,
 };
 use super::session_id::SessionId;
+use super::warnings::Warnings;
 use crate::fsutil;
-use crate::workspace::Workspace;
 use chrono::{DateTime, FixedOffset, Utc};
-use chrono_tz::Tz;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use tracing::info;
 
-impl ModeCore {
-    /// Open the mode state of a workspace: read `action.json` (a corrupt one is set aside
-    /// and reported), reload the active session, resume an interrupted archive, and
-    /// archive orphaned session folders (a crash during entry or a lost `action.json`),
-    /// then expire a session whose time passed while homebot was down.
-    pub fn open(
-        ws: Workspace,
-        registry: Arc<ModeRegistry>,
-        tz: Tz,
-        now: DateTime<Utc>,
-        frozen_prompt: FrozenPromptFn,
-    ) -> Result<Self, ModeError> {
-        let mut core = ModeCore::empty(ws, registry, tz, frozen_prompt);
-        for issue in core.registry.issues().to_vec() {
-            core.warn(format!("mode not loaded: {issue}"));
+impl Archivist {
+    /// The lifecycle document as the workspace has it: read (a missing one is written
+    /// inactive); a corrupt one, or one not readable as a file at all, is set aside and
+    /// reported, and rebuilt from the newest unfinished session that was really used.
+    /// Also reports the modes that did not load.
+    pub(super) fn read_action(&self, warnings: &mut Warnings) -> Result<ActionDoc, ModeError> {
+        for issue in self.registry.issues() {
+            warnings.push(format!("mode not loaded: {issue}"));
         }
-        let path = core.ws.action_file();
-        match ActionDoc::read(&path) {
-            Ok(Some(doc)) => core.action = doc,
-            Ok(None) => core.write_action(),
+        let path = self.ws.action_file();
+        let doc = match ActionDoc::read(&path) {
+            Ok(Some(doc)) => doc,
+            Ok(None) => {
+                let doc = ActionDoc::inactive(None);
+                self.write_action(&doc, warnings);
+                doc
+            }
             // corrupt, or not readable as a file at all (a folder, not UTF-8 …)
             Err(e) => {
                 let message = match e {
@@ -58,51 +57,48 @@ impl ModeCore {
                 };
                 let aside =
                     fsutil::move_aside(&path, "corrupt").map_err(io("move aside", &path))?;
-                let restored = core.rebuild_action();
-                core.warn(format!(
+                let restored = self.rebuild_action(warnings);
+                warnings.push(format!(
                     "{} is corrupt ({message}); kept as {}; {}",
                     path.display(),
                     aside.display(),
                     match &restored {
-                        Some(sid) => format!("the unfinished session {sid} was restored from its folder and continues"),
+                        Some((sid, _)) => format!("the unfinished session {sid} was restored from its folder and continues"),
                         None => "no unfinished session was found; the mode state starts inactive".into(),
                     }
                 ));
-                if restored.is_none() {
-                    core.action = ActionDoc::inactive(Some("recovered".into()));
-                    core.write_action();
+                match restored {
+                    Some((_, doc)) => doc,
+                    None => {
+                        let doc = ActionDoc::inactive(Some("recovered".into()));
+                        self.write_action(&doc, warnings);
+                        doc
+                    }
                 }
             }
-        }
-        if core.action.active {
-            core.restore_active();
-        }
-        core.recover_orphans(now);
-        core.maybe_archive();
-        core.retry_pending_indexes();
-        // a session that expired while homebot was down ends now, before anyone (a
-        // `homebot status`, the first turn) sees it as active
-        core.check_expiry(now);
-        Ok(core)
+        };
+        Ok(doc)
     }
 
-    /// Write `action.json` as it is in memory; on failure (a full disk) the state goes on
-    /// in memory, with a warning, and is written at the next change.
-    fn write_action(&mut self) {
-        if let Err(e) = self.action.write(&self.ws.action_file()) {
-            self.warn(format!("could not write the mode state: {e}"));
+    /// Write `action.json`; on failure (a full disk) the state goes on in memory, with a
+    /// warning, and is written at the next change.
+    fn write_action(&self, doc: &ActionDoc, warnings: &mut Warnings) {
+        if let Err(e) = doc.write(&self.ws.action_file()) {
+            warnings.push(format!("could not write the mode state: {e}"));
         }
     }
 
-    fn restore_active(&mut self) {
-        let doc = self.action.clone();
+    /// The active session `doc` names, reloaded from its folder: its frozen prompt, its
+    /// records, a pending exit (an archive to resume). What cannot be read is reported
+    /// and the session continues without it.
+    pub(super) fn reload_active(&self, doc: &ActionDoc, warnings: &mut Warnings) -> ActiveSession {
         let field = |v: &Option<String>| v.clone().expect("checked by ActionDoc::check");
         let mode_id = field(&doc.mode_id);
         let session_id = field(&doc.session_id);
         let dir = self.ws.sessions_dir(&mode_id).join(&session_id);
         let mode = self.registry.get(&mode_id).cloned();
         if mode.is_none() {
-            self.warn(format!(
+            warnings.push(format!(
                 "active mode {mode_id:?} is not loaded; session {session_id} continues on its frozen prompt"
             ));
         }
@@ -110,7 +106,7 @@ impl ModeCore {
         let system_prompt = match std::fs::read_to_string(&prompt_path) {
             Ok(t) => t,
             Err(e) => {
-                self.warn(format!(
+                warnings.push(format!(
                     "{}: {e}; the session continues without its frozen mode prompt",
                     prompt_path.display()
                 ));
@@ -126,14 +122,14 @@ impl ModeCore {
             )],
         });
         for w in loaded.warnings {
-            self.warn(w);
+            warnings.push(w);
         }
         let exit_path = dir.join(EXIT_MARKER_FILE);
         let exit = match std::fs::read(&exit_path) {
             Ok(b) => match serde_json::from_slice::<ExitMarker>(&b) {
                 Ok(m) => Some(m),
                 Err(e) => {
-                    self.warn(format!(
+                    warnings.push(format!(
                         "{}: unreadable ({e}); treating as a user exit",
                         exit_path.display()
                     ));
@@ -148,14 +144,14 @@ impl ModeCore {
         };
         let context_paths = mode
             .as_ref()
-            .map(|m| m.plugin.runtime_context(&self.plugin_ctx(m)))
+            .map(|m| m.plugin.runtime_context(&plugin_ctx(&self.ws, m)))
             .unwrap_or_default();
         let expires_at = DateTime::parse_from_rfc3339(&field(&doc.expires_at))
             .expect("checked by ActionDoc::check");
         if exit.is_some() {
             info!(session = %session_id, "resuming an interrupted archive");
         }
-        self.active = Some(ActiveSession {
+        ActiveSession {
             mode,
             mode_id,
             display_name: field(&doc.display_name),
@@ -169,14 +165,14 @@ impl ModeCore {
             in_flight: HashSet::new(),
             exit,
             exit_turn: None,
-        });
+        }
     }
 
     /// After a corrupt `action.json`: rebuild it from the newest unfinished session of a
     /// loaded mode (its folder holds everything but the lifecycle), so a live cooking
     /// session survives a damaged file — even one that seems to start in the future
-    /// because the clock went back. Returns the restored session id.
-    fn rebuild_action(&mut self) -> Option<String> {
+    /// because the clock went back. Returns the restored session id and its document.
+    fn rebuild_action(&self, warnings: &mut Warnings) -> Option<(String, ActionDoc)> {
         let root = self.ws.sessions_root();
         let mut best: Option<(DateTime<FixedOffset>, RegisteredMode, PathBuf)> = None;
         for mode_dir in read_dirs(&root) {
@@ -202,9 +198,9 @@ impl ModeCore {
         }
         let (started, mode, sdir) = best?;
         let session_id = file_name(&sdir);
-        self.action = self.active_doc(&mode, &session_id, &sdir, started);
-        self.write_action();
-        Some(session_id)
+        let doc = super::switching::active_doc(&mode, &session_id, &sdir, started, self.tz);
+        self.write_action(&doc, warnings);
+        Some((session_id, doc))
     }
 
     /// When a session started: from its id, else its first record.
@@ -224,18 +220,23 @@ impl ModeCore {
     /// as `recovered` if they hold records, removed or set aside if they hold none (never
     /// indexed as a session). A failure leaves the folder as it is, with a warning, for
     /// the next start: it never stops this one.
-    fn recover_orphans(&mut self, now: DateTime<Utc>) {
+    pub(super) fn recover_orphans(
+        &self,
+        now: DateTime<Utc>,
+        active_dir: Option<&Path>,
+        live: Live<'_>,
+    ) {
         let root = self.ws.sessions_root();
         let mut orphans = Vec::new();
         for mode_dir in read_dirs(&root) {
-            self.clean_half_made(&mode_dir);
+            self.clean_half_made(&mode_dir, live.warnings);
             for sdir in read_dirs(&mode_dir) {
-                let is_active = self.active.as_ref().is_some_and(|a| a.dir == sdir);
+                let is_active = active_dir == Some(sdir.as_path());
                 if !is_active && !sdir.join(SUMMARY_FILE).exists() {
                     if SessionId::parse(&file_name(&sdir)).is_some() {
                         orphans.push((mode_dir.clone(), sdir));
                     } else {
-                        self.warn(format!(
+                        live.warnings.push(format!(
                             "{} is not a session folder homebot made; left alone",
                             sdir.display()
                         ));
@@ -250,7 +251,7 @@ impl ModeCore {
             let loaded = match session::load_records(&conv) {
                 Ok(l) => l,
                 Err(e) => {
-                    self.warn(format!(
+                    live.warnings.push(format!(
                         "could not read the unfinished session {session_id} ({}: {e}); left as it is, tried again at the next start",
                         conv.display()
                     ));
@@ -258,10 +259,10 @@ impl ModeCore {
                 }
             };
             for w in loaded.warnings {
-                self.warn(w);
+                live.warnings.push(w);
             }
             if loaded.records.is_empty() {
-                self.drop_empty_session(&sdir);
+                self.drop_empty_session(&sdir, live.warnings);
                 continue;
             }
             let mode = self.registry.get(&mode_id).cloned();
@@ -275,23 +276,31 @@ impl ModeCore {
             let marker = ExitMarker {
                 reason: "recovered".into(),
                 summary: None,
-                requested_at: last.unwrap_or_else(|| Self::rfc3339(self.local(now))),
+                requested_at: last.unwrap_or_else(|| ModeCore::rfc3339(self.local(now))),
             };
             let started = self
                 .session_start(&sdir)
-                .map(Self::rfc3339)
+                .map(ModeCore::rfc3339)
                 .unwrap_or_else(|| "unknown".into());
+            let ending = Ending {
+                mode: mode.as_ref(),
+                mode_id: &mode_id,
+                display_name: &display_name,
+                session_id: &session_id,
+                dir: &sdir,
+                started_at: &started,
+                marker: &marker,
+                records: &loaded.records,
+            };
             let archived = self.archive_files(
-                mode.as_ref(),
-                &mode_id,
-                &display_name,
-                &session_id,
-                &sdir,
-                &started,
-                &marker,
-                &loaded.records,
+                &ending,
+                Live {
+                    chats: &mut *live.chats,
+                    action: &mut *live.action,
+                    warnings: &mut *live.warnings,
+                },
             );
-            self.warn(match archived {
+            live.warnings.push(match archived {
                 Ok(()) => format!(
                     "session {session_id} was left unfinished (no summary.md, not active); archived as `recovered`"
                 ),
@@ -305,7 +314,7 @@ impl ModeCore {
     /// Folders `.<session>.tmp` of entries that did not finish (a crash, a full disk while
     /// the session was made, see `create_session`): removed when they hold only what the
     /// entry writes, else left alone with a warning.
-    fn clean_half_made(&mut self, mode_dir: &Path) {
+    fn clean_half_made(&self, mode_dir: &Path, warnings: &mut Warnings) {
         let Ok(entries) = std::fs::read_dir(mode_dir) else {
             return;
         };
@@ -316,17 +325,17 @@ impl ModeCore {
                 continue;
             }
             if !only_entry_files(&path) {
-                self.warn(format!(
+                warnings.push(format!(
                     "{} looks like a half-made session folder but holds other files; left alone",
                     path.display()
                 ));
                 continue;
             }
             match std::fs::remove_dir_all(&path) {
-                Ok(()) => self.warn(format!(
+                Ok(()) => warnings.push(format!(
                     "a mode entry did not finish; its half-made session folder {name} was removed"
                 )),
-                Err(e) => self.warn(format!(
+                Err(e) => warnings.push(format!(
                     "could not remove the half-made session folder {}: {e}",
                     path.display()
                 )),
@@ -338,14 +347,14 @@ impl ModeCore {
     /// that failed in an older homebot, a session left before its first turn). It is not
     /// a session to index: removed when it holds only what the entry wrote, else set
     /// aside as `.<session>.empty` for a human to look at.
-    fn drop_empty_session(&mut self, sdir: &Path) {
+    fn drop_empty_session(&self, sdir: &Path, warnings: &mut Warnings) {
         let sid = file_name(sdir);
         if only_entry_files(sdir) {
             match std::fs::remove_dir_all(sdir) {
-                Ok(()) => self.warn(format!(
+                Ok(()) => warnings.push(format!(
                     "session folder {sid} has no records; removed (it held only its frozen prompt)"
                 )),
-                Err(e) => self.warn(format!(
+                Err(e) => warnings.push(format!(
                     "session folder {sid} has no records but could not be removed: {e}"
                 )),
             }
@@ -359,18 +368,18 @@ impl ModeCore {
             n += 1;
         }
         match std::fs::rename(sdir, &aside).and_then(|_| fsutil::sync_dir(parent)) {
-            Ok(()) => self.warn(format!(
+            Ok(()) => warnings.push(format!(
                 "session folder {sid} has no records; set aside as {}",
                 aside.display()
             )),
-            Err(e) => self.warn(format!(
+            Err(e) => warnings.push(format!(
                 "session folder {sid} has no records but could not be set aside: {e}"
             )),
         }
     }
 
     /// Retry the plugin index update of sessions archived while it failed.
-    fn retry_pending_indexes(&mut self) {
+    pub(super) fn retry_pending_indexes(&self, warnings: &mut Warnings) {
         let root = self.ws.sessions_root();
         for mode_dir in read_dirs(&root) {
             let Some(mode) = self.registry.get(&file_name(&mode_dir)).cloned() else {
@@ -407,12 +416,15 @@ impl ModeCore {
                     llm_summary: marker.as_ref().and_then(|m| m.summary.as_deref()),
                     records: &records,
                 };
-                match mode.plugin.after_exit(&self.plugin_ctx(&mode), &archived) {
+                match mode
+                    .plugin
+                    .after_exit(&plugin_ctx(&self.ws, &mode), &archived)
+                {
                     Ok(()) => {
                         let _ = std::fs::remove_file(&pending);
                         info!(session = %session_id, "pending history index update done");
                     }
-                    Err(e) => self.warn(format!(
+                    Err(e) => warnings.push(format!(
                         "session {session_id}: history index update failed again ({e}); {} kept",
                         pending.display()
                     )),

@@ -155,7 +155,7 @@ impl ModeRegistry {
         };
         let manifest = match std::fs::read_to_string(&mode_json)
             .map_err(|e| e.to_string())
-            .and_then(|t| ModeManifest::parse(&t))
+            .and_then(|t| ModeManifest::parse(&t).map_err(|e| e.to_string()))
         {
             Ok(m) => m,
             Err(e) => return self.issues.push(issue(e)),

@@ -1,9 +1,11 @@
 //! Switching: entering a mode (a new session folder with its frozen prompt, made under a
 //! temporary name and renamed into place, then `action.json`), requesting an exit (`exit.json` first, archive when nothing of the
-//! session is in flight), and expiry. Requests from the `switch_mode` tool are checked
+//! session is in flight: `maybe_archive` hands the ending session to the
+//! [`super::archive::Archivist`]), and expiry. Requests from the `switch_mode` tool are checked
 //! against the user's own words ([`super::switch`]); `/mode` commands are not.
 
 use super::action::ActionDoc;
+use super::archive::{Ending, Live};
 use super::core::{io, ActiveSession, ModeCore, ModeError, SwitchOrigin, TurnId};
 use super::registry::RegisteredMode;
 use super::session::{self, ExitMarker, HistoryLog, EXIT_MARKER_FILE};
@@ -122,30 +124,6 @@ impl ModeCore {
         })
     }
 
-    /// The `action.json` of an active session.
-    pub(super) fn active_doc(
-        &self,
-        mode: &RegisteredMode,
-        session_id: &str,
-        dir: &Path,
-        started: DateTime<FixedOffset>,
-    ) -> ActionDoc {
-        ActionDoc {
-            schema_version: super::action::SCHEMA_VERSION,
-            active: true,
-            mode_id: Some(mode.manifest.id.clone()),
-            display_name: Some(mode.manifest.display_name.clone()),
-            session_id: Some(session_id.to_string()),
-            skill_name: Some(mode.skill_name.clone()),
-            started_at: Some(Self::rfc3339(started)),
-            expires_at: Some(Self::rfc3339(
-                mode.manifest.expiry().after(started, self.tz),
-            )),
-            session_dir: Some(dir.display().to_string()),
-            exit_reason: None,
-        }
-    }
-
     /// Make the session folder and make it the active session. The folder is built under
     /// a temporary name beside the sessions (`.<id>.tmp`: frozen prompt, empty
     /// conversation) and renamed into place only when complete, then `action.json` names
@@ -210,7 +188,7 @@ impl ModeCore {
             self.discard_session_dir(&tmp);
             return Err(e);
         }
-        let doc = self.active_doc(mode, &session_id, &dir, started);
+        let doc = active_doc(mode, &session_id, &dir, started, self.tz);
         let expires_at =
             DateTime::parse_from_rfc3339(doc.expires_at.as_deref().unwrap_or_default())
                 .expect("active_doc writes RFC 3339");
@@ -354,4 +332,76 @@ fn build_session_dir(tmp: &Path, system_prompt: &str) -> Result<(), ModeError> {
         .and_then(|f| f.sync_all())
         .and_then(|_| fsutil::sync_dir(tmp))
         .map_err(io("create", &conv))
+}
+
+/// The `action.json` of an active session.
+pub(super) fn active_doc(
+    mode: &RegisteredMode,
+    session_id: &str,
+    dir: &Path,
+    started: DateTime<FixedOffset>,
+    tz: chrono_tz::Tz,
+) -> ActionDoc {
+    ActionDoc {
+        schema_version: super::action::SCHEMA_VERSION,
+        active: true,
+        mode_id: Some(mode.manifest.id.clone()),
+        display_name: Some(mode.manifest.display_name.clone()),
+        session_id: Some(session_id.to_string()),
+        skill_name: Some(mode.skill_name.clone()),
+        started_at: Some(ModeCore::rfc3339(started)),
+        expires_at: Some(ModeCore::rfc3339(mode.manifest.expiry().after(started, tz))),
+        session_dir: Some(dir.display().to_string()),
+        exit_reason: None,
+    }
+}
+
+impl ModeCore {
+    /// Archive the active session if its exit is due. Errors are kept as warnings and
+    /// retried at the next call (every turn start/end and every cron tick).
+    pub(super) fn maybe_archive(&mut self) -> Option<String> {
+        let due = self
+            .active
+            .as_ref()
+            .is_some_and(|s| s.exit.is_some() && s.in_flight.is_empty() && s.exit_turn.is_none());
+        if !due {
+            return None;
+        }
+        let s = self.active.take().expect("due implies an active session");
+        let marker = s.exit.clone().expect("due implies an exit request");
+        // records whose fsync a turn is still waiting on reach the disk before the summary
+        if let Ok(f) = std::fs::File::open(s.dir.join(session::CONVERSATION_FILE)) {
+            let _ = f.sync_data();
+        }
+        let result = s.log.view().with(|records| {
+            let ending = Ending {
+                mode: s.mode.as_ref(),
+                mode_id: &s.mode_id,
+                display_name: &s.display_name,
+                session_id: &s.session_id,
+                dir: &s.dir,
+                started_at: &s.started_at,
+                marker: &marker,
+                records,
+            };
+            let live = Live {
+                chats: &mut self.chats,
+                action: &mut self.action,
+                warnings: &mut self.warnings,
+            };
+            self.archivist.archive_files(&ending, live)
+        });
+        match result {
+            Ok(()) => {
+                info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
+                Some(s.session_id)
+            }
+            Err(e) => {
+                let sid = s.session_id.clone();
+                self.active = Some(s);
+                self.warn(format!("archiving session {sid} failed, will retry: {e}"));
+                None
+            }
+        }
+    }
 }

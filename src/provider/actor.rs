@@ -162,7 +162,7 @@ impl ProviderActor {
         let reopen = |b: &mut Breakers, _: &str| {
             let fresh = Breakers::closed(b.shared.clone(), b.published.clone());
             fresh.publish();
-            Ok(fresh)
+            Ok::<_, std::convert::Infallible>(fresh)
         };
         self.supervisor.run(&mut self.state, what, f, reopen).ok()
     }

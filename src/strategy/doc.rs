@@ -18,6 +18,40 @@ pub struct Work {
     pub doc: serde_json::Value,
 }
 
+/// Why the model's plan or spec is not accepted; its text is what the model is told
+/// when asked again (and what the journal and the household's apology show).
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidWork {
+    #[error("the answer contains no JSON object")]
+    NoJson,
+    #[error("the JSON does not parse: {0}")]
+    Json(serde_json::Error),
+    #[error("not a plan ({{\"goal\", \"steps\": [...]}}): {0}")]
+    NotAPlan(serde_json::Error),
+    #[error("not a spec (goal, requirements, …): {0}")]
+    NotASpec(serde_json::Error),
+    #[error("{list} has {len} entries; at most {max}", max = MAX_LIST)]
+    ListTooLong { list: &'static str, len: usize },
+    #[error("an entry of {0} is longer than {max} characters", max = MAX_ITEM_CHARS)]
+    EntryTooLong(&'static str),
+    #[error("goal is longer than {max} characters", max = MAX_GOAL_CHARS)]
+    GoalTooLong,
+    #[error("the plan has 0 steps; a plan needs at least one step")]
+    NoSteps,
+    #[error("the plan has {len} steps; at most {max}")]
+    TooManySteps { len: usize, max: usize },
+    #[error("the spec has no goal")]
+    NoGoal,
+    #[error("the spec has {len} deliverables; at most {max}")]
+    TooManyDeliverables { len: usize, max: usize },
+    /// The answer called a tool (other than an accepted `set_strategy`).
+    #[error("tools must not be called while writing the {flow}")]
+    ToolCalled { flow: &'static str },
+    /// The answer called `set_strategy` and it was refused (the tool's words).
+    #[error("set_strategy was refused ({why}); write the {flow}")]
+    SwitchRefused { flow: &'static str, why: String },
+}
+
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum Step {
@@ -78,12 +112,12 @@ fn json_part(text: &str) -> Option<&str> {
     (end > start).then(|| &text[start..=end])
 }
 
-fn clean_list(name: &str, items: Vec<String>) -> Result<Vec<String>, String> {
+fn clean_list(name: &'static str, items: Vec<String>) -> Result<Vec<String>, InvalidWork> {
     if items.len() > MAX_LIST {
-        return Err(format!(
-            "{name} has {} entries; at most {MAX_LIST}",
-            items.len()
-        ));
+        return Err(InvalidWork::ListTooLong {
+            list: name,
+            len: items.len(),
+        });
     }
     let mut out = Vec::new();
     for it in items {
@@ -92,9 +126,7 @@ fn clean_list(name: &str, items: Vec<String>) -> Result<Vec<String>, String> {
             continue;
         }
         if it.chars().count() > MAX_ITEM_CHARS {
-            return Err(format!(
-                "an entry of {name} is longer than {MAX_ITEM_CHARS} characters"
-            ));
+            return Err(InvalidWork::EntryTooLong(name));
         }
         out.push(it.to_string());
     }
@@ -102,21 +134,19 @@ fn clean_list(name: &str, items: Vec<String>) -> Result<Vec<String>, String> {
 }
 
 /// Parse and check the model's answer; the error is what the model is told.
-pub fn parse(kind: WorkKind, text: &str, max_steps: usize) -> Result<Work, String> {
-    let raw = json_part(text).ok_or("the answer contains no JSON object")?;
-    let doc: serde_json::Value =
-        serde_json::from_str(raw).map_err(|e| format!("the JSON does not parse: {e}"))?;
-    let check_goal = |g: &str| -> Result<String, String> {
+pub fn parse(kind: WorkKind, text: &str, max_steps: usize) -> Result<Work, InvalidWork> {
+    let raw = json_part(text).ok_or(InvalidWork::NoJson)?;
+    let doc: serde_json::Value = serde_json::from_str(raw).map_err(InvalidWork::Json)?;
+    let check_goal = |g: &str| -> Result<String, InvalidWork> {
         let g = g.trim();
         if g.chars().count() > MAX_GOAL_CHARS {
-            return Err(format!("goal is longer than {MAX_GOAL_CHARS} characters"));
+            return Err(InvalidWork::GoalTooLong);
         }
         Ok(g.to_string())
     };
     match kind {
         WorkKind::Plan => {
-            let p: PlanDoc = serde_json::from_value(doc.clone())
-                .map_err(|e| format!("not a plan ({{\"goal\", \"steps\": [...]}}): {e}"))?;
+            let p: PlanDoc = serde_json::from_value(doc.clone()).map_err(InvalidWork::NotAPlan)?;
             let steps: Vec<String> = p
                 .steps
                 .into_iter()
@@ -130,13 +160,13 @@ pub fn parse(kind: WorkKind, text: &str, max_steps: usize) -> Result<Work, Strin
                 .collect();
             let steps = clean_list("steps", steps)?;
             if steps.is_empty() {
-                return Err("the plan has 0 steps; a plan needs at least one step".into());
+                return Err(InvalidWork::NoSteps);
             }
             if steps.len() > max_steps {
-                return Err(format!(
-                    "the plan has {} steps; at most {max_steps}",
-                    steps.len()
-                ));
+                return Err(InvalidWork::TooManySteps {
+                    len: steps.len(),
+                    max: max_steps,
+                });
             }
             let goal = check_goal(&p.goal)?;
             Ok(Work {
@@ -147,19 +177,18 @@ pub fn parse(kind: WorkKind, text: &str, max_steps: usize) -> Result<Work, Strin
             })
         }
         WorkKind::Spec => {
-            let s: SpecDoc = serde_json::from_value(doc.clone())
-                .map_err(|e| format!("not a spec (goal, requirements, …): {e}"))?;
+            let s: SpecDoc = serde_json::from_value(doc.clone()).map_err(InvalidWork::NotASpec)?;
             let goal = check_goal(&s.goal)?;
             if goal.is_empty() {
-                return Err("the spec has no goal".into());
+                return Err(InvalidWork::NoGoal);
             }
             let requirements = clean_list("requirements", s.requirements)?;
             let deliverables = clean_list("deliverables", s.deliverables)?;
             if deliverables.len() > max_steps {
-                return Err(format!(
-                    "the spec has {} deliverables; at most {max_steps}",
-                    deliverables.len()
-                ));
+                return Err(InvalidWork::TooManyDeliverables {
+                    len: deliverables.len(),
+                    max: max_steps,
+                });
             }
             // the seed's fallback chain: deliverables → requirements → the goal
             let steps = if !deliverables.is_empty() {
@@ -318,11 +347,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.steps, ["买菜 — 番茄、鸡蛋", "做饭"]);
-        let e = parse(WorkKind::Plan, "{\"goal\":\"x\",\"steps\":[]}", 8).unwrap_err();
+        let e = parse(WorkKind::Plan, "{\"goal\":\"x\",\"steps\":[]}", 8)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("0 steps"), "{e}");
-        let e = parse(WorkKind::Plan, "好的，我来计划一下", 8).unwrap_err();
+        let e = parse(WorkKind::Plan, "好的，我来计划一下", 8)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no JSON"), "{e}");
-        let e = parse(WorkKind::Plan, "{\"goal\": \"x\", \"steps\": [\"a\",}", 8).unwrap_err();
+        let e = parse(WorkKind::Plan, "{\"goal\": \"x\", \"steps\": [\"a\",}", 8)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("does not parse"), "{e}");
         let many: Vec<String> = (0..9).map(|i| format!("s{i}")).collect();
         let e = parse(
@@ -330,7 +365,8 @@ mod tests {
             &serde_json::json!({"steps": many}).to_string(),
             8,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("at most 8"), "{e}");
     }
 

@@ -45,6 +45,25 @@ use std::sync::Arc;
 
 /// Longest custom instruction, in characters.
 pub const MAX_CUSTOM_CHARS: usize = 1000;
+
+/// Why `/strategy …` (or the `set_strategy` tool) changed nothing; the text is the
+/// household's answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error("你在这里没有切换策略的权限。(not allowed to switch the strategy here)")]
+    NotAllowed,
+    #[error("没有叫 {0:?} 的策略。可选: build, plan, spec, reflect, assist, custom；预设: quick, standard, careful")]
+    Unknown(String),
+    #[error("自定义指令太长了（上限 {max} 字）。", max = MAX_CUSTOM_CHARS)]
+    CustomTooLong,
+    /// Words after a strategy other than `custom` (the strategy's word).
+    #[error("用法: /strategy {0}（只有 custom 后面跟指令）")]
+    Trailing(String),
+    #[error("用法: /strategy custom <指令>，例如 /strategy custom 回答前先说一句“收到”")]
+    NoCustom,
+    #[error("策略没能保存：{0}")]
+    NotSaved(std::io::Error),
+}
 /// The label of the strategy's block in the dynamic tail.
 pub const SECTION_LABEL: &str = "策略";
 
@@ -216,15 +235,13 @@ impl Strategies {
         arg: &str,
         may_switch: bool,
         mode: ActiveMode<'_>,
-    ) -> Result<String, String> {
+    ) -> Result<String, CommandError> {
         let arg = arg.trim();
         if arg.is_empty() {
             return Ok(self.describe(mode).await);
         }
         if !may_switch {
-            return Err(
-                "你在这里没有切换策略的权限。(not allowed to switch the strategy here)".into(),
-            );
+            return Err(CommandError::NotAllowed);
         }
         let (word, rest) = match arg.split_once(char::is_whitespace) {
             Some((w, r)) => (w, r.trim()),
@@ -236,16 +253,14 @@ impl Strategies {
             .map(Preset::strategy)
             .or_else(|| StrategyKind::parse(word));
         let Some(kind) = kind else {
-            return Err(format!(
-                "没有叫 {word:?} 的策略。可选: build, plan, spec, reflect, assist, custom；预设: quick, standard, careful"
-            ));
+            return Err(CommandError::Unknown(word.to_string()));
         };
         if kind == StrategyKind::Custom {
             if rest.chars().count() > MAX_CUSTOM_CHARS {
-                return Err(format!("自定义指令太长了（上限 {MAX_CUSTOM_CHARS} 字）。"));
+                return Err(CommandError::CustomTooLong);
             }
         } else if !rest.is_empty() {
-            return Err(format!("用法: /strategy {word}（只有 custom 后面跟指令）"));
+            return Err(CommandError::Trailing(word.to_string()));
         }
         let before = self.snapshot().await;
         let has_custom = before.custom_instruction.is_some();
@@ -259,9 +274,7 @@ impl Strategies {
             .as_ref()
             .is_some_and(|w| Some(w.kind) != work_kind);
         if kind == StrategyKind::Custom && rest.is_empty() && !has_custom {
-            return Err(
-                "用法: /strategy custom <指令>，例如 /strategy custom 回答前先说一句“收到”".into(),
-            );
+            return Err(CommandError::NoCustom);
         }
         self.update(|st| {
             st.strategy = Some(kind);
@@ -280,7 +293,7 @@ impl Strategies {
             }
         })
         .await
-        .map_err(|e| format!("策略没能保存：{e}"))?;
+        .map_err(CommandError::NotSaved)?;
         let note = if dropped {
             "（待确认的计划已作废。）"
         } else {

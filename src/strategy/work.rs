@@ -109,12 +109,10 @@ pub(super) async fn propose(
         let parsed = if resp.tool_calls.is_empty() {
             doc::parse(kind, &text, max)
         } else {
-            match spoken_switch(c, &p, &resp.tool_calls).await {
+            match spoken_switch(c, &p, &resp.tool_calls, flow).await {
                 Ok(Some(out)) => return out,
-                Ok(None) => Err(format!("tools must not be called while writing the {flow}")),
-                Err(refused) => Err(format!(
-                    "set_strategy was refused ({refused}); write the {flow}"
-                )),
+                Ok(None) => Err(doc::InvalidWork::ToolCalled { flow }),
+                Err(refused) => Err(refused),
             }
         };
         match parsed {
@@ -127,7 +125,7 @@ pub(super) async fn propose(
                     flow,
                     "invalid",
                     &text,
-                    Some(serde_json::json!({ "error": e })),
+                    Some(serde_json::json!({ "error": e.to_string() })),
                 )
                 .await;
                 push_assistant(&mut p.messages, &text);
@@ -135,7 +133,7 @@ pub(super) async fn propose(
                     &mut p.messages,
                     format!("That {flow} was not valid: {e}. Output only the {flow} as one JSON object, nothing else."),
                 );
-                why = e;
+                why = e.to_string();
             }
         }
     }
@@ -181,12 +179,13 @@ pub(super) async fn propose(
 
 /// The one tool a planning request may call: `set_strategy`, when the user's words ask
 /// to work another way ("直接做吧"). Accepted: the tool's result is the reply and no plan
-/// is made. `Ok(None)`: no such call; `Err`: the refusal.
+/// is made. `Ok(None)`: no such call; `Err`: the refusal, while writing the `flow`.
 async fn spoken_switch(
     c: &Ctx<'_>,
     p: &crate::agent::Prepared,
     calls: &[crate::provider::ToolCall],
-) -> Result<Option<StrategyOutcome>, String> {
+    flow: &'static str,
+) -> Result<Option<StrategyOutcome>, doc::InvalidWork> {
     use crate::tools::set_strategy::NAME;
     let Some(call) = calls.iter().find(|t| t.name == NAME) else {
         return Ok(None);
@@ -194,7 +193,10 @@ async fn spoken_switch(
     let r = c.agent.tools.execute(&p.env, call).await;
     if r.is_error {
         c.log("strategy", "refused", &r.content, None).await;
-        return Err(r.content);
+        return Err(doc::InvalidWork::SwitchRefused {
+            flow,
+            why: r.content,
+        });
     }
     Ok(Some(StrategyOutcome::say(r.content, false)))
 }
