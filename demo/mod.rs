@@ -133,7 +133,7 @@ pub async fn run(workspace: Option<PathBuf>, args: DemoArgs) -> anyhow::Result<(
             root.display(),
             root.display()
         );
-        let _ = tokio::signal::ctrl_c().await;
+        wait_for_stop().await;
     }
     let grace = Duration::from_secs(kernel.config().agent.shutdown_grace_secs);
     kernel.shutdown_gracefully(grace).await;
@@ -306,6 +306,27 @@ fn env_overrides(model: &ModelChoice) -> EnvOverrides {
         },
         context_window: get("HOMEBOT_CONTEXT_WINDOW"),
         ..Default::default()
+    }
+}
+
+/// Ctrl-C, or SIGTERM where there is one.
+async fn wait_for_stop() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

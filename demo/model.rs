@@ -8,23 +8,33 @@
 //! tokens are the bytes this request shares from its start with the previous one: what a
 //! prefix cache could reuse, not a measurement.
 //!
-//! Bounded like any server here: loopback only, a request body of at most
-//! [`MAX_BODY_BYTES`], a body that is not JSON refused with 400.
+//! Bounded like any server here: loopback only; at most [`MAX_CONNECTIONS`] connections
+//! (one more is answered 503 and closed); a request head complete within
+//! [`HEADER_TIMEOUT`] (also the longest a kept-alive connection idles); a request body of
+//! at most [`MAX_BODY_BYTES`]; a body that is not JSON refused with 400.
 
 use super::script::{answer, Answer, MODEL};
+use crate::netutil::{accept_loop, ConnLimit};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Largest request body accepted (a long mode session's prompt fits many times over).
 pub const MAX_BODY_BYTES: usize = 8 << 20;
+/// Connections open at once (the provider holds at most `provider.max_concurrent`).
+pub const MAX_CONNECTIONS: usize = 32;
+/// A request's head must be in within this of the accept, or of the previous answer.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Default)]
 struct Shared {
@@ -46,12 +56,31 @@ impl ScriptedModel {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::default());
         let app = router(shared.clone());
-        tokio::spawn(async move {
-            let serve = axum::serve(listener, app).with_graceful_shutdown(cancel.cancelled_owned());
-            if let Err(e) = serve.await {
-                tracing::warn!(error = %e, "the scripted model's server stopped");
-            }
-        });
+        let limit = ConnLimit::new("demo-model", MAX_CONNECTIONS);
+        tokio::spawn(accept_loop(
+            "demo-model",
+            listener,
+            limit,
+            cancel,
+            move |stream, permit| {
+                let app = app.clone();
+                tokio::spawn(async move {
+                    let _place = permit; // held until the connection ends
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(HEADER_TIMEOUT)
+                        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "scripted model: connection closed");
+                    }
+                });
+            },
+            |stream| {
+                let _ = stream.try_write(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            },
+        ));
         Ok(Self { addr, shared })
     }
 
@@ -244,6 +273,28 @@ mod tests {
         let (status, _) = post(m.addr, vec![b' '; MAX_BODY_BYTES + 1]).await;
         assert_eq!(status, 413, "a body over the limit is refused");
         assert_eq!(m.calls(), 2);
+        cancel.cancel();
+    }
+
+    #[tokio::test]
+    async fn a_connection_over_the_cap_is_refused_at_once() {
+        use tokio::io::AsyncReadExt;
+        let cancel = CancellationToken::new();
+        let m = ScriptedModel::start(cancel.clone()).await.unwrap();
+        let mut idle = Vec::new();
+        for _ in 0..MAX_CONNECTIONS {
+            idle.push(tokio::net::TcpStream::connect(m.addr).await.unwrap());
+        }
+        // accepted in order: by the time this one is, every place is held
+        let mut extra = tokio::net::TcpStream::connect(m.addr).await.unwrap();
+        let mut answer = Vec::new();
+        extra.read_to_end(&mut answer).await.unwrap();
+        assert!(
+            answer.starts_with(b"HTTP/1.1 503"),
+            "{}",
+            String::from_utf8_lossy(&answer)
+        );
+        drop(idle);
         cancel.cancel();
     }
 }
