@@ -112,7 +112,9 @@ pub async fn run(workspace: Option<PathBuf>, args: DemoArgs) -> anyhow::Result<(
             m.base_url(),
             script::LABEL
         ),
-        ModelChoice::Real { url, name } => println!("model: {name} at {url} (a real model)"),
+        ModelChoice::Real { url, name } => {
+            println!("model: {name} at {url} (your endpoint: its answers are its own)")
+        }
     }
     let kernel = Kernel::start(
         &root,

