@@ -34,9 +34,10 @@
 //!   [`netutil`] — connection caps, the descriptor budget, the accept loop (used by
 //!   the channels).
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
-//!   `skills/`) — skill folders and the table of compiled-in mode plugins.
+//!   `skills/`) — skill folders and the table of compiled-in mode plugins; [`demo`]
+//!   (folder `demo/`) — `homebot demo`, which drives the channels as a household would.
 //!
-//! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
+//! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `demo` → `channels`
 //! → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `context` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
@@ -78,5 +79,7 @@ pub mod workspace;
 
 #[path = "../channels/mod.rs"]
 pub mod channels;
+#[path = "../demo/mod.rs"]
+pub mod demo;
 #[path = "../skills/mod.rs"]
 pub mod skills;

@@ -95,6 +95,9 @@ enum Command {
     Stats,
     /// Probe the configured LLM endpoint: reachable, models, context size; exit 1 if not reachable.
     Doctor,
+    /// Play a short cooking session across QQ, a kitchen speaker and the terminal on a
+    /// fresh workspace, with a scripted model built in (or --model-url), then keep running.
+    Demo(homebot::demo::DemoArgs),
     /// Configuration commands.
     Config {
         #[command(subcommand)]
@@ -351,6 +354,10 @@ async fn main() -> anyhow::Result<()> {
             if !report.reachable || !ha_ok {
                 std::process::exit(1);
             }
+        }
+        Command::Demo(args) => {
+            init_logging("warn");
+            homebot::demo::run(cli.workspace.clone(), args).await?;
         }
         Command::Config {
             command: ConfigCommand::Check,
