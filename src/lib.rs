@@ -62,6 +62,7 @@ pub mod kernel;
 pub mod knowledge;
 pub mod lock;
 pub mod memory;
+pub mod metrics;
 pub mod modes;
 pub mod netutil;
 pub mod outbound;
