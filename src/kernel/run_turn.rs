@@ -9,6 +9,7 @@
 
 use super::Kernel;
 use crate::agent::AgentOutcome;
+use crate::metrics::TurnOutcome;
 use crate::modes::core::{ModeError, TurnMeta};
 use crate::modes::{ModesHandle, Record};
 use crate::prompt::TailInfo;
@@ -19,6 +20,28 @@ use tracing::{error, info, warn};
 
 /// The `error` of a turn its sender cancelled (recorded like any failed turn).
 pub const CANCELLED: &str = "cancelled by the user";
+
+/// The beginnings of `Reply.error` for a turn refused before it ran (here, in
+/// `submit`, and the mode manager's refusals).
+const REFUSALS: &[&str] = &[
+    "empty message",
+    "message of ",
+    "chat queue full",
+    "shutting down",
+    "the mode manager is recovering",
+    "turns cannot be recorded since",
+];
+
+/// How a turn ended, from its reply: the one place the metrics read `Reply.error` (when
+/// the reply carries its outcome itself, this becomes a field read).
+pub fn turn_outcome(reply: &Reply) -> TurnOutcome {
+    match reply.error.as_deref() {
+        None => TurnOutcome::Answered,
+        Some(CANCELLED) => TurnOutcome::Cancelled,
+        Some(e) if REFUSALS.iter().any(|p| e.starts_with(p)) => TurnOutcome::Refused,
+        Some(_) => TurnOutcome::Failed,
+    }
+}
 
 /// Ends a begun turn even if its task is cancelled or panics, so the ModeManager never
 /// waits forever for it (a pending exit would otherwise never archive).
@@ -267,6 +290,37 @@ fn not_recorded(reply: &mut Reply, e: &ModeError) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_outcome_of_a_reply() {
+        let o = |r: Reply| turn_outcome(&r);
+        assert_eq!(o(Reply::ok("好的")), TurnOutcome::Answered);
+        assert_eq!(
+            o(Reply::failed("（已取消这一轮。）", CANCELLED)),
+            TurnOutcome::Cancelled
+        );
+        assert_eq!(
+            o(Reply::failed("…", "chat queue full (16 waiting)")),
+            TurnOutcome::Refused
+        );
+        assert_eq!(
+            o(Reply::failed(
+                "…",
+                "message of 9000 characters exceeds the limit of 8000"
+            )),
+            TurnOutcome::Refused
+        );
+        let recovering = ModeError::Recovering { secs: 5 }.to_string();
+        assert_eq!(o(Reply::failed("…", recovering)), TurnOutcome::Refused);
+        assert_eq!(
+            o(Reply::failed("…", "provider: connection refused")),
+            TurnOutcome::Failed
+        );
+        assert_eq!(
+            o(Reply::failed("…", "turn exceeded 300 s")),
+            TurnOutcome::Failed
+        );
+    }
 
     #[test]
     fn a_turn_not_recorded_says_so_and_keeps_its_own_error() {

@@ -47,6 +47,7 @@ impl ModeCore {
         match result {
             Ok(()) => {
                 info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
+                crate::metrics::mode_exited(&s.mode_id, &marker.reason);
                 Some(s.session_id)
             }
             Err(e) => {

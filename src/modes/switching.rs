@@ -114,6 +114,7 @@ impl ModeCore {
             }
         }
         info!(mode = %s.mode_id, session = %s.session_id, "mode entered");
+        crate::metrics::mode_entered(&s.mode_id);
         Ok(Switched::Entered {
             mode_id: s.mode_id.clone(),
             display_name: s.display_name.clone(),
