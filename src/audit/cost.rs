@@ -92,8 +92,14 @@ pub fn saved_percent(c: &Cost) -> String {
     if c.uncached == 0 {
         return "-".into();
     }
-    // tenths of a percent, rounded half up, in integers
-    let tenths = (c.saving() * 2000 / c.uncached + 1) / 2;
+    // tenths of a percent, rounded half up, in integers; sums of numbers a server
+    // reported may be huge: both halved until the products fit (the ratio barely moves)
+    let (mut saved, mut uncached) = (c.saving(), c.uncached);
+    while saved > u128::MAX / 2001 || uncached > u128::MAX / 2 {
+        saved >>= 1;
+        uncached >>= 1;
+    }
+    let tenths = (saved * 2000 + uncached) / (2 * uncached);
     format!("{}.{}%", tenths / 10, tenths % 10)
 }
 
@@ -327,6 +333,18 @@ mod tests {
             text.contains("(endpoint default): no price configured"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_saved_percentage_rounds_half_up_in_integers() {
+        let pct = |actual, uncached| saved_percent(&Cost { actual, uncached });
+        assert_eq!(pct(1, 8), "87.5%");
+        assert_eq!(pct(2, 3), "33.3%");
+        assert_eq!(pct(1, 3), "66.7%");
+        assert_eq!(pct(1999, 2000), "0.1%", "0.05 % rounds up");
+        assert_eq!(pct(5, 5), "0.0%");
+        assert_eq!(pct(0, 0), "-");
+        assert_eq!(pct(0, u128::MAX), "100.0%", "no overflow near the top");
     }
 
     #[test]

@@ -180,7 +180,9 @@ fn check_histograms(samples: &[Parsed], types: &HashMap<String, String>) -> Resu
     for s in samples {
         let family = family_of(&s.name, types);
         if types.get(&family).map(String::as_str) != Some("histogram") {
-            if types.get(&family).is_some_and(|k| k == "counter") && !(s.value >= 0.0) {
+            if types.get(&family).is_some_and(|k| k == "counter")
+                && (s.value.is_nan() || s.value < 0.0)
+            {
                 return Err(format!("counter {} is negative or NaN", s.name));
             }
             continue;
