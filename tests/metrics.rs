@@ -220,3 +220,83 @@ async fn stats_without_a_price_say_so() {
         "{text}"
     );
 }
+
+/// A `[[provider.fallback]]` model is priced by its own table, in its own currency; a call
+/// refused with every circuit open is counted as refused.
+#[tokio::test]
+async fn a_fallback_is_priced_by_its_own_model_and_refusals_are_counted() {
+    use homebot::config::{Config, EnvOverrides};
+    use homebot::provider::{CallMeta, ChatRequest, Message, Provider};
+    let _one = SERIAL.lock().await;
+    let dir = workspace();
+    let primary = FakeLlm::start(|_, _| FakeReply::Status(503, vec![], "overloaded".into())).await;
+    let fallback = FakeLlm::start(|_, n| {
+        if n == 0 {
+            text("先炒蛋。")
+        } else {
+            FakeReply::Status(503, vec![], "overloaded".into())
+        }
+    })
+    .await;
+    let toml = format!(
+        "[provider]\nmax_retries = 0\nbreaker_failures = 1\nbreaker_cooldown_secs = 3600\n\n\
+         [[provider.fallback]]\nbase_url = \"{}\"\nmodel = \"fb-model\"\n\n\
+         [provider.price.\"fake-model\"]\ninput = 1.0\noutput = 1.0\ncurrency = \"XTS\"\n\n\
+         [provider.price.\"fb-model\"]\ninput = 4.0\ncached_input = 1.0\noutput = 10.0\ncurrency = \"XXX\"\n",
+        fallback.url
+    );
+    let cfg = Config::parse(&toml, &dir.path().join("config.toml")).unwrap();
+    let env = EnvOverrides {
+        base_url: Some(primary.url.clone()),
+        model: Some("fake-model".into()),
+        ..Default::default()
+    };
+    let p = Provider::from_setup(
+        &cfg.resolve_provider(&env).unwrap(),
+        &cfg.resolve_fallbacks(&env),
+        cfg.breaker(),
+        dir.path().join("logs/usage.jsonl"),
+    )
+    .unwrap()
+    .with_prices(&cfg.prices());
+    let msgs = vec![Message::User {
+        content: "番茄炒蛋先放什么？".into(),
+    }];
+    let req = ChatRequest {
+        messages: &msgs,
+        tools: &[],
+    };
+    let p0 = page();
+    // the primary fails and its circuit opens; the fallback answers; then it fails too;
+    // then every circuit is open and the call is refused without a request
+    assert!(p.complete(&req, &CallMeta::default()).await.is_err());
+    assert!(p.complete(&req, &CallMeta::default()).await.is_ok());
+    assert!(p.complete(&req, &CallMeta::default()).await.is_err());
+    assert!(p.complete(&req, &CallMeta::default()).await.is_err());
+    assert_eq!((primary.calls(), fallback.calls()), (1, 2));
+    let p1 = page();
+    let d = |name: &str, labels: &[(&str, &str)]| get(&p1, name, labels) - get(&p0, name, labels);
+    let fb = [("provider", "fallback-1"), ("model", "fb-model")];
+    assert_eq!(d("homebot_prompt_tokens_total", &fb), 120.0);
+    assert_eq!(d("homebot_cached_tokens_total", &fb), 64.0);
+    assert_eq!(
+        d("homebot_prompt_tokens_total", &FAKE),
+        0.0,
+        "the primary never answered"
+    );
+    // 56 × 4 + 64 × 1 + 12 × 10 = 408 micro-units; uncached 120 × 4 + 120 = 600
+    let xxx = [("currency", "XXX")];
+    assert!((d("homebot_cost_total", &xxx) - 0.000408).abs() < 1e-12);
+    assert!((d("homebot_cost_uncached_total", &xxx) - 0.000600).abs() < 1e-12);
+    assert_eq!(d("homebot_cost_total", &[("currency", "XTS")]), 0.0);
+    let calls = |provider: &str, outcome: &str| {
+        d(
+            "homebot_provider_call_duration_seconds_count",
+            &[("provider", provider), ("outcome", outcome)],
+        )
+    };
+    assert_eq!(calls("primary", "error"), 1.0);
+    assert_eq!(calls("fallback-1", "ok"), 1.0);
+    assert_eq!(calls("fallback-1", "error"), 1.0);
+    assert_eq!(d("homebot_provider_refused_total", &[]), 1.0);
+}
