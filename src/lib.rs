@@ -25,6 +25,8 @@
 //!   `homebot stats` read that trail back.
 //! - [`memory`] — scene memory: fingerprints, emergent scenes, recall by situation
 //!   (SQLite, one memory thread).
+//! - [`metrics`] — process-wide Prometheus counters (turns, provider calls, tokens, cost,
+//!   modes) and their text format; it imports only `config`, so anything may count.
 //! - [`strategy`] — how the agent works (Build / Plan / Spec / Reflect / Assist /
 //!   Custom), run by the kernel around the agent's tool loop; `ask_user_choice` answers.
 //! - [`cron`] — the Cron actor: mode expiry and reminders; [`supervise`] — the one
@@ -62,6 +64,7 @@ pub mod kernel;
 pub mod knowledge;
 pub mod lock;
 pub mod memory;
+pub mod metrics;
 pub mod modes;
 pub mod netutil;
 pub mod outbound;

@@ -331,6 +331,16 @@ async fn main() -> anyhow::Result<()> {
             }
             let stats = homebot::audit::stats::compute(&loaded.records);
             print!("{}", homebot::audit::stats::render(&stats));
+            // prices from the file only (read, never written): a stats run changes nothing
+            let prices = match Config::load(&ws.config_file()) {
+                Ok(c) => c.prices(),
+                Err(e) if ws.config_file().exists() => {
+                    eprintln!("note: no prices ({e})");
+                    Default::default()
+                }
+                Err(_) => Default::default(),
+            };
+            print!("{}", homebot::audit::cost::render(&loaded.records, &prices));
         }
         Command::Doctor => {
             init_logging("warn");

@@ -8,8 +8,10 @@
 //!
 //! - this file — finding the files (a session by its id, archived ones too) and reading;
 //! - [`show`] — the readable and JSON lines of `homebot audit`;
-//! - [`stats`] — cache hit ratio and tokens per day and per mode session.
+//! - [`stats`] — cache hit ratio and tokens per day and per mode session;
+//! - [`cost`] — what the calls cost at `[provider.price]`, and without the cache.
 
+pub mod cost;
 pub mod show;
 pub mod stats;
 

@@ -62,6 +62,8 @@ pub struct ProviderConfig {
     /// `[[provider.fallback]]`: endpoints that answer, in order, while the circuit of the
     /// ones before them is open.
     pub fallback: Vec<FallbackConfig>,
+    /// `[provider.price."<model>"]`: what a model's tokens cost (see [`price`]).
+    pub price: std::collections::BTreeMap<String, PriceConfig>,
 }
 
 /// The wire protocol of an endpoint.
@@ -307,6 +309,10 @@ pub fn is_loopback(url: &str) -> bool {
 #[path = "provider_fallback.rs"]
 mod fallback;
 pub use fallback::*;
+
+#[path = "price.rs"]
+pub mod price;
+pub use price::{Cost, Price, PriceConfig};
 
 #[cfg(test)]
 #[path = "provider_tests.rs"]

@@ -157,6 +157,7 @@ impl ProviderConfig {
             1,
             86_400,
         )?;
+        super::price::validate(&self.price, path)?;
         if self.fallback.len() > MAX_FALLBACKS {
             return Err(invalid(
                 "provider.fallback".into(),

@@ -51,7 +51,7 @@ mod start;
 
 use actors::{start_actors, CronParts};
 
-pub use run_turn::CANCELLED;
+pub use run_turn::{turn_outcome, CANCELLED};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
@@ -95,6 +95,8 @@ struct Job {
     /// Fires when the sender gives up on the turn (Ctrl-C in the terminal).
     cancel: CancellationToken,
     reply: oneshot::Sender<Reply>,
+    /// Counted as waiting (`homebot_turns_waiting`) until it starts or is dropped.
+    queued: crate::metrics::Queued,
 }
 
 pub struct KernelInner {
@@ -246,6 +248,7 @@ impl Kernel {
         // a turn admitted at the same moment.
         let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
         if inner.turns.is_closed() {
+            crate::metrics::turn_refused(&turn.channel);
             return PendingReply::Ready(Reply::refused(
                 "homebot 正在关闭，请稍后再说。(homebot is shutting down)",
                 Refusal::ShuttingDown,
@@ -258,6 +261,7 @@ impl Kernel {
                 turn,
                 cancel,
                 reply: tx,
+                queued: crate::metrics::Queued::new(),
             },
         ) {
             Ok(admission) => {
@@ -274,6 +278,7 @@ impl Kernel {
                 let waiting = queues.waiting(&key);
                 drop(queues);
                 warn!(chat = %key, waiting, "chat queue full; turn refused");
+                crate::metrics::turn_refused(&job.turn.channel);
                 drop(job);
                 PendingReply::Ready(Reply::refused(
                     format!("消息太多了：这个对话里还有 {waiting} 条在排队，请等我回完再发。"),
@@ -300,6 +305,8 @@ impl Kernel {
                 .next(&key);
             let Some(job) = job else { break };
             let this = self.clone();
+            let counted = crate::metrics::turns_of(&job.turn.channel);
+            let running = job.queued.start();
             let (turn, cancel) = (job.turn, job.cancel);
             // its own task: a panic in one turn becomes an error reply, not a dead chat
             let reply = match tokio::spawn(async move { this.run_turn(turn, cancel).await }).await {
@@ -313,6 +320,7 @@ impl Kernel {
                     )
                 }
             };
+            running.finish(&counted, turn_outcome(&reply));
             let _ = job.reply.send(reply);
         }
     }

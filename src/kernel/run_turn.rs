@@ -9,6 +9,7 @@
 
 use super::Kernel;
 use crate::agent::AgentOutcome;
+use crate::metrics::TurnOutcome;
 use crate::modes::core::{ModeError, TurnMeta};
 use crate::modes::{ModesHandle, Record};
 use crate::prompt::TailInfo;
@@ -19,6 +20,16 @@ use tracing::{error, info, warn};
 
 /// The `error` of a turn its sender cancelled (recorded like any failed turn).
 pub const CANCELLED: &str = "cancelled by the user";
+
+/// How a turn ended, as the metrics label it.
+pub fn turn_outcome(reply: &Reply) -> TurnOutcome {
+    match reply.outcome {
+        Outcome::Answered => TurnOutcome::Answered,
+        Outcome::Refused { .. } => TurnOutcome::Refused,
+        Outcome::Failed { .. } => TurnOutcome::Failed,
+        Outcome::Cancelled => TurnOutcome::Cancelled,
+    }
+}
 
 /// Ends a begun turn even if its task is cancelled or panics, so the ModeManager never
 /// waits forever for it (a pending exit would otherwise never archive).
@@ -287,6 +298,24 @@ fn not_recorded(reply: &mut Reply, e: &ModeError) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_outcome_of_a_reply() {
+        let o = |r: Reply| turn_outcome(&r);
+        assert_eq!(o(Reply::ok("好的")), TurnOutcome::Answered);
+        assert_eq!(
+            o(Reply::cancelled("（已取消这一轮。）")),
+            TurnOutcome::Cancelled
+        );
+        assert_eq!(
+            o(Reply::refused("…", Refusal::Busy, "16 waiting")),
+            TurnOutcome::Refused
+        );
+        assert_eq!(
+            o(Reply::failed("…", Failure::Timeout, "turn exceeded 300 s")),
+            TurnOutcome::Failed
+        );
+    }
 
     #[test]
     fn a_turn_not_recorded_says_so_and_keeps_its_own_error() {

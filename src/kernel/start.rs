@@ -5,6 +5,7 @@ use super::*;
 
 impl Kernel {
     pub fn start(root: &Path, opts: KernelOptions) -> Result<Self, KernelError> {
+        crate::metrics::mark_start();
         let ws = Workspace::open(root).map_err(|source| KernelError::Workspace {
             path: root.to_path_buf(),
             source,
@@ -21,13 +22,14 @@ impl Kernel {
             .unwrap_or_else(|| skill_search_path(&ws, &cfg));
         let registry = Arc::new(ModeRegistry::load(&dirs, crate::skills::PLUGINS));
         let provider = match opts.provider {
-            Some(p) => p.with_timezone(tz),
+            Some(p) => p.with_timezone(tz).with_prices(&cfg.prices()),
             None => match cfg.resolve_provider(&env) {
                 Some(r) => {
                     info!(base_url = %crate::config::display_url(&r.base_url), model = %r.model, "provider configured");
                     let fallbacks = cfg.resolve_fallbacks(&env);
                     Provider::from_setup(&r, &fallbacks, cfg.breaker(), ws.usage_log())?
                         .with_timezone(tz)
+                        .with_prices(&cfg.prices())
                 }
                 None => {
                     info!("no LLM provider configured; chat turns will explain how to set one");

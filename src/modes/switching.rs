@@ -116,6 +116,7 @@ impl ModeCore {
             }
         }
         info!(mode = %s.mode_id, session = %s.session_id, "mode entered");
+        crate::metrics::mode_entered(&s.mode_id);
         Ok(Switched::Entered {
             mode_id: s.mode_id.clone(),
             display_name: s.display_name.clone(),
@@ -394,6 +395,7 @@ impl ModeCore {
         match result {
             Ok(()) => {
                 info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
+                crate::metrics::mode_exited(&s.mode_id, &marker.reason);
                 Some(s.session_id)
             }
             Err(e) => {

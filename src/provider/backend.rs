@@ -26,6 +26,8 @@ pub struct Backend {
     pub stream: bool,
     /// `primary`, `fallback-1`, …
     pub name: String,
+    /// Its series in the metrics (latency, tokens, cost at its model's price).
+    pub meter: crate::metrics::ProviderMeter,
 }
 
 impl Backend {
@@ -36,6 +38,7 @@ impl Backend {
             ProviderKind::Anthropic => Arc::new(Anthropic::new(cfg)?),
         };
         Ok(Self {
+            meter: crate::metrics::ProviderMeter::new(&name, cfg.model.name()),
             model,
             model_label: cfg.model.name().map(str::to_string),
             endpoint: Some(crate::config::display_url(&cfg.base_url)),
@@ -48,6 +51,7 @@ impl Backend {
     /// A model in this process (tests, benchmarks).
     pub fn in_process(model: Arc<dyn ChatModel>, max_concurrent: usize, name: String) -> Self {
         Self {
+            meter: crate::metrics::ProviderMeter::new(&name, Some(model.model_name())),
             model_label: Some(model.model_name().to_string()),
             model,
             endpoint: None,

@@ -116,6 +116,22 @@ impl Provider {
         }
     }
 
+    /// Price each endpoint's answers by its model's entry in `prices` (`[provider.price]`)
+    /// for the cost metrics; an endpoint whose model has none counts tokens only. Set
+    /// once: a second call changes nothing.
+    pub fn with_prices(
+        self,
+        prices: &std::collections::BTreeMap<String, crate::config::Price>,
+    ) -> Self {
+        if let Some(h) = &self.inner {
+            for b in &h.shared.backends {
+                b.meter
+                    .set_price(b.model_label.as_deref().and_then(|m| prices.get(m)));
+            }
+        }
+        self
+    }
+
     /// Usage-log timestamps in this zone (the household's) instead of UTC.
     pub fn with_timezone(mut self, tz: chrono_tz::Tz) -> Self {
         self.tz = tz;

@@ -109,6 +109,7 @@ impl Ledger {
     /// One audit record per attempt: in the session's `audit.jsonl` in a mode, else in
     /// the household day's `logs/audit/YYYY-MM-DD.jsonl`.
     pub fn audit(&self, at: Entry<'_>, outcome: Outcome<'_>, latency: Duration, retries: u32) {
+        meter(at, &outcome, latency);
         let meta = at.meta;
         let now = chrono::Utc::now().with_timezone(&at.tz);
         let answer = match &outcome {
@@ -153,4 +154,23 @@ impl Ledger {
             Err(e) => warn!(error = %e, "cannot encode an audit record"),
         }
     }
+}
+
+/// The attempt in the metrics: its endpoint's latency, tokens and cost, or a refusal.
+fn meter(at: Entry<'_>, outcome: &Outcome<'_>, latency: Duration) {
+    use crate::metrics::CallEnd;
+    let Some(backend) = at.backend else {
+        crate::metrics::provider_refused();
+        return;
+    };
+    let end = match outcome {
+        Outcome::Ok(r) => CallEnd::Answered {
+            prompt: r.usage.prompt_tokens,
+            cached: r.usage.cached(),
+            completion: r.usage.completion_tokens,
+        },
+        Outcome::Err(_) => CallEnd::Failed,
+        Outcome::Cancelled => CallEnd::Cancelled,
+    };
+    backend.meter.attempt(end, latency);
 }

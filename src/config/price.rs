@@ -1,0 +1,315 @@
+//! `[provider.price."<model>"]`: what a model's tokens cost, per million — input (a
+//! cache miss), cached input (a prefix-cache hit) and output — in one currency. Keyed by
+//! the model name the endpoint is configured with, so it applies to the primary and to
+//! every `[[provider.fallback]]` that names that model.
+//!
+//! Money is kept in integers: a price is held in micro-units per million tokens, which is
+//! pico-units per token, so the cost of `n` tokens is `n × price` pico-units exactly.
+//! Rounding happens only where a figure is shown.
+
+use super::*;
+use std::collections::BTreeMap;
+
+/// The most `[provider.price]` tables (each a label value of the cost metrics).
+pub const MAX_PRICES: usize = 32;
+/// The highest price per million tokens accepted.
+pub const MAX_PRICE_PER_MILLION: f64 = 1_000_000.0;
+/// The longest model name a price may be given for.
+pub const MAX_PRICE_MODEL_CHARS: usize = 200;
+
+/// One `[provider.price."<model>"]` table as written.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PriceConfig {
+    /// Per million input tokens that missed the prefix cache.
+    pub input: f64,
+    /// Per million input tokens the prefix cache served; `input` when absent (no discount).
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+    /// Per million output tokens.
+    pub output: f64,
+    /// An ISO 4217 code: `CNY`, `USD`, …
+    pub currency: String,
+}
+
+/// A price in integers: micro-units of `currency` per million tokens (= pico-units per
+/// token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Price {
+    pub input: u64,
+    pub cached_input: u64,
+    pub output: u64,
+    pub currency: String,
+}
+
+/// What some calls cost, in pico-units (10⁻¹² of the currency), and what they would have
+/// cost had every cached input token been charged as a miss.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cost {
+    pub actual: u128,
+    pub uncached: u128,
+}
+
+impl Cost {
+    /// What the prefix cache saved (never negative: a cached price above the input price
+    /// saves nothing).
+    pub fn saving(&self) -> u128 {
+        self.uncached.saturating_sub(self.actual)
+    }
+
+    pub fn add(&mut self, other: Cost) {
+        self.actual = self.actual.saturating_add(other.actual);
+        self.uncached = self.uncached.saturating_add(other.uncached);
+    }
+}
+
+/// Pico-units per unit of currency.
+pub const PICO: u128 = 1_000_000_000_000;
+
+impl Price {
+    /// The cost of one call's tokens. `cached` above `prompt` (a confused server) counts
+    /// as `prompt`.
+    pub fn cost(&self, prompt: u64, cached: u64, completion: u64) -> Cost {
+        let cached = cached.min(prompt);
+        let (prompt, cached, completion) = (prompt as u128, cached as u128, completion as u128);
+        let out = completion * self.output as u128;
+        Cost {
+            actual: (prompt - cached) * self.input as u128
+                + cached * self.cached_input as u128
+                + out,
+            uncached: prompt * self.input as u128 + out,
+        }
+    }
+}
+
+/// Micro-units for a price per million as written (rounded to the nearest micro-unit).
+fn micro(v: f64) -> u64 {
+    (v * 1e6).round() as u64
+}
+
+impl PriceConfig {
+    pub fn to_price(&self) -> Price {
+        Price {
+            input: micro(self.input),
+            cached_input: micro(self.cached_input.unwrap_or(self.input)),
+            output: micro(self.output),
+            currency: self.currency.clone(),
+        }
+    }
+}
+
+/// An amount of pico-units as a decimal with `places` digits after the point, rounded
+/// half up: `format_money(1_234_500_000_000, 3)` is `"1.235"`.
+pub fn format_money(pico: u128, places: u32) -> String {
+    let places = places.min(12);
+    let step = 10u128.pow(12 - places);
+    let rounded = pico.saturating_add(step / 2) / step;
+    if places == 0 {
+        return rounded.to_string();
+    }
+    let scale = 10u128.pow(places);
+    format!(
+        "{}.{:0width$}",
+        rounded / scale,
+        rounded % scale,
+        width = places as usize
+    )
+}
+
+impl Config {
+    /// The `[provider.price]` tables, by model name.
+    pub fn prices(&self) -> BTreeMap<String, Price> {
+        self.provider
+            .as_ref()
+            .map(|p| {
+                p.price
+                    .iter()
+                    .map(|(model, c)| (model.clone(), c.to_price()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Each table: a model name of sane length, prices finite and between 0 and
+/// [`MAX_PRICE_PER_MILLION`], a three-letter upper-case currency code.
+pub(crate) fn validate(
+    prices: &BTreeMap<String, PriceConfig>,
+    path: &Path,
+) -> Result<(), ConfigError> {
+    let invalid = |key: String, message: String| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        key,
+        message,
+    };
+    if prices.len() > MAX_PRICES {
+        return Err(invalid(
+            "provider.price".into(),
+            format!("at most {MAX_PRICES} prices, got {}", prices.len()),
+        ));
+    }
+    for (model, p) in prices {
+        let shown: String = model.chars().take(40).collect();
+        if model.trim().is_empty() || model.chars().count() > MAX_PRICE_MODEL_CHARS {
+            return Err(invalid(
+                "provider.price".into(),
+                format!(
+                    "a model name must have 1 to {MAX_PRICE_MODEL_CHARS} characters, got {shown:?}"
+                ),
+            ));
+        }
+        let key = |k: &str| format!("provider.price.{shown:?}.{k}");
+        for (k, v) in [
+            ("input", Some(p.input)),
+            ("cached_input", p.cached_input),
+            ("output", Some(p.output)),
+        ] {
+            if let Some(v) =
+                v.filter(|v| !(v.is_finite() && (0.0..=MAX_PRICE_PER_MILLION).contains(v)))
+            {
+                return Err(invalid(
+                    key(k),
+                    format!("must be a price per million tokens between 0 and {MAX_PRICE_PER_MILLION}, got {v}"),
+                ));
+            }
+        }
+        if !(p.currency.len() == 3 && p.currency.bytes().all(|b| b.is_ascii_uppercase())) {
+            let c: String = p.currency.chars().take(20).collect();
+            return Err(invalid(
+                key("currency"),
+                format!("must be a three-letter ISO 4217 code like \"CNY\" or \"USD\", got {c:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn price(input: f64, cached: f64, output: f64) -> Price {
+        PriceConfig {
+            input,
+            cached_input: Some(cached),
+            output,
+            currency: "CNY".into(),
+        }
+        .to_price()
+    }
+
+    #[test]
+    fn cost_splits_cached_and_missed_input_exactly() {
+        // 2 / 0.5 / 8 per million: 1000 prompt tokens of which 800 cached, 100 output
+        let p = price(2.0, 0.5, 8.0);
+        let c = p.cost(1000, 800, 100);
+        // 200 × 2 + 800 × 0.5 + 100 × 8 = 400 + 400 + 800 = 1600 micro-units
+        assert_eq!(c.actual, 1600 * 1_000_000);
+        // 1000 × 2 + 800 = 2800 micro-units
+        assert_eq!(c.uncached, 2800 * 1_000_000);
+        assert_eq!(c.saving(), 1200 * 1_000_000);
+        assert_eq!(format_money(c.actual, 4), "0.0016");
+        assert_eq!(format_money(c.uncached, 6), "0.002800");
+    }
+
+    #[test]
+    fn prices_with_fractions_of_a_micro_unit_round_once() {
+        // 0.07 / 0.56 / 1.68 USD per million (DeepSeek's published list, docs)
+        let p = PriceConfig {
+            input: 0.56,
+            cached_input: Some(0.07),
+            output: 1.68,
+            currency: "USD".into(),
+        }
+        .to_price();
+        assert_eq!(
+            (p.input, p.cached_input, p.output),
+            (560_000, 70_000, 1_680_000)
+        );
+        // a million of each: exactly the list price
+        let c = p.cost(2_000_000, 1_000_000, 1_000_000);
+        assert_eq!(format_money(c.actual, 2), "2.31");
+        assert_eq!(format_money(c.uncached, 2), "2.80");
+        // summing many small calls loses nothing: 3 tokens × 10⁶ calls = 3 M tokens
+        let mut total = Cost::default();
+        for _ in 0..1_000_000 {
+            total.add(p.cost(3, 0, 0));
+        }
+        assert_eq!(format_money(total.actual, 6), "1.680000");
+    }
+
+    #[test]
+    fn cached_above_prompt_and_huge_numbers_do_not_overflow() {
+        let p = price(2.0, 0.5, 8.0);
+        let c = p.cost(10, 50, 0);
+        assert_eq!(c.actual, 10 * 500_000, "cached is capped at prompt");
+        let c = p.cost(u64::MAX, u64::MAX, u64::MAX);
+        assert!(c.actual > 0 && c.uncached >= c.actual);
+    }
+
+    #[test]
+    fn no_cached_price_means_no_discount() {
+        let p = PriceConfig {
+            input: 1.0,
+            cached_input: None,
+            output: 1.0,
+            currency: "EUR".into(),
+        }
+        .to_price();
+        let c = p.cost(100, 100, 0);
+        assert_eq!(c.actual, c.uncached);
+        assert_eq!(c.saving(), 0);
+    }
+
+    #[test]
+    fn format_money_rounds_half_up() {
+        assert_eq!(format_money(1_234_500_000_000, 3), "1.235");
+        assert_eq!(format_money(1_234_499_999_999, 3), "1.234");
+        assert_eq!(format_money(0, 2), "0.00");
+        assert_eq!(format_money(999_999_999_999, 0), "1");
+    }
+
+    #[test]
+    fn the_file_parses_and_bad_prices_are_refused() {
+        let p = Path::new("/x/config.toml");
+        let c = Config::parse(
+            "[provider.price.\"deepseek-chat\"]\ninput = 0.56\ncached_input = 0.07\noutput = 1.68\ncurrency = \"USD\"\n",
+            p,
+        )
+        .unwrap();
+        let prices = c.prices();
+        assert_eq!(prices["deepseek-chat"].cached_input, 70_000);
+        assert_eq!(prices["deepseek-chat"].currency, "USD");
+        for (bad, key) in [
+            ("input = -1.0\noutput = 1.0\ncurrency = \"CNY\"", "input"),
+            ("input = 1.0\noutput = 1e9\ncurrency = \"CNY\"", "output"),
+            ("input = 1.0\noutput = nan\ncurrency = \"CNY\"", "output"),
+            (
+                "input = 1.0\ncached_input = inf\noutput = 1.0\ncurrency = \"CNY\"",
+                "cached_input",
+            ),
+            ("input = 1.0\noutput = 1.0\ncurrency = \"yuan\"", "currency"),
+            (
+                "input = 1.0\noutput = 1.0\ncurrency = \"C\\\"Y\"",
+                "currency",
+            ),
+        ] {
+            let text = format!("[provider.price.\"m\"]\n{bad}\n");
+            match Config::parse(&text, p) {
+                Err(ConfigError::Invalid { key: k, .. }) => {
+                    assert!(k.ends_with(key), "{bad}: {k}")
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        assert!(Config::parse("[provider.price.\"m\"]\ninput = 1.0\n", p).is_err());
+        let many: String = (0..=MAX_PRICES)
+            .map(|i| {
+                format!(
+                    "[provider.price.\"m{i}\"]\ninput = 1.0\noutput = 1.0\ncurrency = \"CNY\"\n"
+                )
+            })
+            .collect();
+        assert!(Config::parse(&many, p).is_err());
+    }
+}

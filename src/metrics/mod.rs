@@ -1,0 +1,507 @@
+//! Process-wide metrics in the Prometheus text format (`GET /metrics`).
+//!
+//! One registry per process, over atomics: the kernel counts turns where a turn's reply
+//! is known (`kernel::chat_worker`), the provider counts calls, tokens and money where
+//! it writes its audit record (`provider::ledger`), the mode manager counts entries and
+//! archived exits. The hot path is a few relaxed atomics per turn and per call, no
+//! allocation: a provider's series are looked up once when the provider is made, a
+//! channel's under a short lock per turn.
+//!
+//! Label values come from code or configuration only — channel names, outcomes, the
+//! endpoint names (`primary`, `fallback-1`, …), configured model names, currencies, mode
+//! ids and exit reasons — never from a peer, and every labelled family is capped anyway
+//! (past its cap a new label set is counted as `other`).
+//!
+//! - [`registry`] — counters, gauges, histograms, bounded label families;
+//! - [`text`] — the exposition format; [`parse`] — a strict reader of it, for tests;
+//! - this file — the series homebot keeps, what instruments them, and [`render`].
+
+#[doc(hidden)]
+pub mod parse;
+pub mod registry;
+pub mod text;
+
+use crate::config::Price;
+use registry::{Counter, Gauge, Histogram, Labeled};
+use std::sync::{Arc, LazyLock, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+pub use text::{Family, Kind, Sample, Value, CONTENT_TYPE};
+
+/// Upper bounds of the turn latency buckets, seconds (a turn may run tools and several
+/// calls; the watchdog stops it at `agent.turn_timeout_secs`, 300 by default).
+pub const TURN_BUCKETS: &[f64] = &[
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0,
+];
+/// Upper bounds of the provider call latency buckets, seconds.
+pub const CALL_BUCKETS: &[f64] = &[
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0,
+];
+/// Tokens one answer may add to a counter: a server's numbers are not trusted to be sane.
+pub const MAX_TOKENS_PER_CALL: u64 = 100_000_000;
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnOutcome {
+    Answered,
+    /// Not run: the chat's queue was full, the kernel shutting down, the message empty or
+    /// too long, the mode manager recovering, the disk full.
+    Refused,
+    Failed,
+    Cancelled,
+}
+
+impl TurnOutcome {
+    pub const ALL: [TurnOutcome; 4] = [
+        TurnOutcome::Answered,
+        TurnOutcome::Refused,
+        TurnOutcome::Failed,
+        TurnOutcome::Cancelled,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            TurnOutcome::Answered => "answered",
+            TurnOutcome::Refused => "refused",
+            TurnOutcome::Failed => "failed",
+            TurnOutcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One channel's turn counters, by outcome (in [`TurnOutcome::ALL`]'s order).
+#[derive(Debug, Default)]
+pub struct TurnCounters([Counter; 4]);
+
+impl TurnCounters {
+    pub fn count(&self, outcome: TurnOutcome) {
+        self.0[outcome as usize].inc();
+    }
+}
+
+/// What a priced answer cost, in nano-units of its currency.
+#[derive(Debug, Default)]
+pub struct CostCounters {
+    actual: Counter,
+    uncached: Counter,
+}
+
+struct Metrics {
+    turns: Labeled<TurnCounters, 1>,
+    turn_seconds: Histogram,
+    turns_waiting: Gauge,
+    turns_running: Gauge,
+    provider_seconds: Labeled<Histogram, 2>,
+    provider_refused: Counter,
+    prompt_tokens: Labeled<Counter, 2>,
+    cached_tokens: Labeled<Counter, 2>,
+    completion_tokens: Labeled<Counter, 2>,
+    cost: Labeled<CostCounters, 1>,
+    mode_entries: Labeled<Counter, 1>,
+    mode_exits: Labeled<Counter, 2>,
+    started: OnceLock<(Instant, SystemTime)>,
+}
+
+static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
+    turns: Labeled::new(["channel"], 16, TurnCounters::default),
+    turn_seconds: Histogram::new(TURN_BUCKETS),
+    turns_waiting: Gauge::default(),
+    turns_running: Gauge::default(),
+    provider_seconds: Labeled::new(["provider", "outcome"], 32, || Histogram::new(CALL_BUCKETS)),
+    provider_refused: Counter::default(),
+    prompt_tokens: Labeled::new(["provider", "model"], 16, Counter::default),
+    cached_tokens: Labeled::new(["provider", "model"], 16, Counter::default),
+    completion_tokens: Labeled::new(["provider", "model"], 16, Counter::default),
+    cost: Labeled::new(["currency"], 8, CostCounters::default),
+    mode_entries: Labeled::new(["mode"], 32, Counter::default),
+    mode_exits: Labeled::new(["mode", "reason"], 64, Counter::default),
+    started: OnceLock::new(),
+});
+
+fn m() -> &'static Metrics {
+    &METRICS
+}
+
+/// Note the process's start (the first call wins); `homebot_uptime_seconds` counts from it.
+pub fn mark_start() {
+    let _ = m().started.set((Instant::now(), SystemTime::now()));
+}
+
+/// The turn counters of `channel` (look them up before the turn, count after).
+pub fn turns_of(channel: &str) -> Arc<TurnCounters> {
+    m().turns.get([channel])
+}
+
+/// A turn refused at admission (queue full, shutting down): it never waited.
+pub fn turn_refused(channel: &str) {
+    turns_of(channel).count(TurnOutcome::Refused);
+}
+
+/// A turn admitted to its chat's queue: counted as waiting until it starts or is dropped.
+#[derive(Debug)]
+pub struct Queued {
+    since: Instant,
+    waiting: bool,
+}
+
+impl Queued {
+    pub fn new() -> Self {
+        m().turns_waiting.inc();
+        Self {
+            since: Instant::now(),
+            waiting: true,
+        }
+    }
+
+    /// The turn starts: no longer waiting, running until the returned guard is done.
+    pub fn start(mut self) -> Running {
+        self.waiting = false;
+        m().turns_waiting.dec();
+        m().turns_running.inc();
+        Running {
+            since: self.since,
+            done: false,
+        }
+    }
+}
+
+impl Default for Queued {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        if self.waiting {
+            m().turns_waiting.dec();
+        }
+    }
+}
+
+/// A running turn (see [`Queued::start`]).
+#[derive(Debug)]
+pub struct Running {
+    since: Instant,
+    done: bool,
+}
+
+impl Running {
+    /// The turn has its reply: count it under `outcome` and its latency since admission.
+    pub fn finish(mut self, counters: &TurnCounters, outcome: TurnOutcome) {
+        self.done = true;
+        m().turns_running.dec();
+        counters.count(outcome);
+        m().turn_seconds.observe(self.since.elapsed());
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.done {
+            m().turns_running.dec();
+        }
+    }
+}
+
+/// The series of one provider endpoint, looked up when the provider is made.
+pub struct ProviderMeter {
+    /// Answered, failed, cancelled.
+    latency: [Arc<Histogram>; 3],
+    prompt: Arc<Counter>,
+    cached: Arc<Counter>,
+    completion: Arc<Counter>,
+    price: OnceLock<Option<(Price, Arc<CostCounters>)>>,
+}
+
+/// How a provider attempt ended, for [`ProviderMeter::attempt`].
+#[derive(Debug, Clone, Copy)]
+pub enum CallEnd {
+    /// Answered, with prompt, cached and completion tokens as the server reported them.
+    Answered {
+        prompt: u64,
+        cached: u64,
+        completion: u64,
+    },
+    Failed,
+    Cancelled,
+}
+
+impl ProviderMeter {
+    /// `provider`: the endpoint's name; `model`: its configured model (`None`: the
+    /// endpoint's default, labelled `default`).
+    pub fn new(provider: &str, model: Option<&str>) -> Self {
+        let model = model.unwrap_or("default");
+        let lat = |o: &str| m().provider_seconds.get([provider, o]);
+        Self {
+            latency: [lat("ok"), lat("error"), lat("cancelled")],
+            prompt: m().prompt_tokens.get([provider, model]),
+            cached: m().cached_tokens.get([provider, model]),
+            completion: m().completion_tokens.get([provider, model]),
+            price: OnceLock::new(),
+        }
+    }
+
+    /// The endpoint model's price (`None`: no price configured); the first call wins.
+    pub fn set_price(&self, price: Option<&Price>) {
+        let priced = price.map(|p| (p.clone(), m().cost.get([p.currency.as_str()])));
+        let _ = self.price.set(priced);
+    }
+
+    /// One attempt of a call, and how long it took.
+    pub fn attempt(&self, end: CallEnd, latency: Duration) {
+        let i = match end {
+            CallEnd::Answered { .. } => 0,
+            CallEnd::Failed => 1,
+            CallEnd::Cancelled => 2,
+        };
+        self.latency[i].observe(latency);
+        let CallEnd::Answered {
+            prompt,
+            cached,
+            completion,
+        } = end
+        else {
+            return;
+        };
+        let (prompt, completion) = (
+            prompt.min(MAX_TOKENS_PER_CALL),
+            completion.min(MAX_TOKENS_PER_CALL),
+        );
+        let cached = cached.min(prompt);
+        self.prompt.add(prompt);
+        self.cached.add(cached);
+        self.completion.add(completion);
+        if let Some(Some((price, cost))) = self.price.get() {
+            let c = price.cost(prompt, cached, completion);
+            // nano-units (rounded per answer: at most half a nano-unit off each)
+            let nano = |pico: u128| ((pico + 500) / 1000).min(u64::MAX as u128) as u64;
+            cost.actual.add(nano(c.actual));
+            cost.uncached.add(nano(c.uncached));
+        }
+    }
+}
+
+/// A call refused without a request (every circuit open).
+pub fn provider_refused() {
+    m().provider_refused.inc();
+}
+
+/// The exit reasons written in `exit.json`; anything else is counted as `other`.
+const EXIT_REASONS: &[&str] = &["user", "expired", "recovered"];
+
+/// A mode session began.
+pub fn mode_entered(mode_id: &str) {
+    m().mode_entries.get([mode_id]).inc();
+}
+
+/// A mode session was archived, for `reason` (`user`, `expired`, `recovered`).
+pub fn mode_exited(mode_id: &str, reason: &str) {
+    let reason = EXIT_REASONS
+        .iter()
+        .find(|r| **r == reason)
+        .copied()
+        .unwrap_or(registry::OTHER);
+    m().mode_exits.get([mode_id, reason]).inc();
+}
+
+/// The channel connection states for `homebot_channel_connected` (a hook for the
+/// dashboard's registry): per channel, whether it is connected and since when (Unix
+/// seconds). Hand the family to [`render`].
+pub fn channel_states<'a>(
+    states: impl IntoIterator<Item = (&'a str, bool, Option<i64>)>,
+) -> Vec<Family> {
+    let mut up = Family::new(
+        "homebot_channel_connected",
+        "Whether a channel's peer is connected (1) or not (0).",
+        Kind::Gauge,
+    );
+    let mut since = Family::new(
+        "homebot_channel_state_since_seconds",
+        "When a channel's connection state last changed, Unix seconds.",
+        Kind::Gauge,
+    );
+    for (channel, connected, at) in states {
+        let labels = vec![("channel", channel.to_string())];
+        up = up.sample(labels.clone(), Value::Int(connected.into()));
+        if let Some(at) = at {
+            since = since.sample(labels, Value::Int(at));
+        }
+    }
+    vec![up, since]
+}
+
+/// Everything in the text format: [`render`] with nothing extra.
+pub fn render_text() -> String {
+    render(&[])
+}
+
+/// Every series of the registry, then `extra` (families kept elsewhere — the channel
+/// states, see [`channel_states`]), in the text format.
+pub fn render(extra: &[Family]) -> String {
+    let mut out = String::with_capacity(8 * 1024);
+    for f in families().iter().chain(extra) {
+        text::write_family(&mut out, f);
+    }
+    out
+}
+
+fn counters<const N: usize>(
+    name: &'static str,
+    help: &'static str,
+    family: &Labeled<Counter, N>,
+) -> Family {
+    let mut f = Family::new(name, help, Kind::Counter);
+    for (values, c) in family.each() {
+        let labels = family.names.iter().copied().zip(values).collect();
+        f = f.sample(labels, Value::Int(c.get() as i64));
+    }
+    f
+}
+
+/// Nano-units as a decimal amount.
+fn money(nano: u64) -> Value {
+    Value::Float(nano as f64 / 1e9)
+}
+
+fn families() -> Vec<Family> {
+    let m = m();
+    let mut out = Vec::new();
+    let (started, since_epoch) = match m.started.get() {
+        Some((i, s)) => (
+            i.elapsed().as_secs_f64(),
+            s.duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+        ),
+        None => (0.0, 0.0),
+    };
+    out.push(
+        Family::new(
+            "homebot_build_info",
+            "The running homebot's version (the value is always 1).",
+            Kind::Gauge,
+        )
+        .sample(
+            vec![("version", env!("CARGO_PKG_VERSION").to_string())],
+            Value::Int(1),
+        ),
+    );
+    out.push(
+        Family::new(
+            "homebot_start_time_seconds",
+            "When the gateway started, Unix seconds.",
+            Kind::Gauge,
+        )
+        .sample(vec![], Value::Float(since_epoch)),
+    );
+    out.push(
+        Family::new(
+            "homebot_uptime_seconds",
+            "Seconds since the gateway started.",
+            Kind::Gauge,
+        )
+        .sample(vec![], Value::Float(started)),
+    );
+    let mut turns = Family::new(
+        "homebot_turns_total",
+        "Turns by channel and outcome (answered, refused, failed, cancelled).",
+        Kind::Counter,
+    );
+    for ([channel], c) in m.turns.each() {
+        for o in TurnOutcome::ALL {
+            turns = turns.sample(
+                vec![
+                    ("channel", channel.clone()),
+                    ("outcome", o.label().to_string()),
+                ],
+                Value::Int(c.0[o as usize].get() as i64),
+            );
+        }
+    }
+    out.push(turns);
+    out.push(
+        Family::new(
+            "homebot_turn_duration_seconds",
+            "Turn latency from admission to reply (queue wait included), seconds.",
+            Kind::Histogram,
+        )
+        .sample(vec![], Value::Histogram(m.turn_seconds.snapshot())),
+    );
+    out.push(
+        Family::new(
+            "homebot_turns_waiting",
+            "Turns admitted to their chat's queue and not yet started.",
+            Kind::Gauge,
+        )
+        .sample(vec![], Value::Int(m.turns_waiting.get())),
+    );
+    out.push(
+        Family::new("homebot_turns_running", "Turns running now.", Kind::Gauge)
+            .sample(vec![], Value::Int(m.turns_running.get())),
+    );
+    let mut calls = Family::new(
+        "homebot_provider_call_duration_seconds",
+        "Provider attempts by endpoint and outcome (ok, error, cancelled), seconds.",
+        Kind::Histogram,
+    );
+    for ([provider, outcome], h) in m.provider_seconds.each() {
+        calls = calls.sample(
+            vec![("provider", provider), ("outcome", outcome)],
+            Value::Histogram(h.snapshot()),
+        );
+    }
+    out.push(calls);
+    out.push(
+        Family::new(
+            "homebot_provider_refused_total",
+            "Provider calls refused without a request (every circuit open).",
+            Kind::Counter,
+        )
+        .sample(vec![], Value::Int(m.provider_refused.get() as i64)),
+    );
+    out.push(counters(
+        "homebot_prompt_tokens_total",
+        "Prompt tokens of answered provider attempts, by endpoint and model.",
+        &m.prompt_tokens,
+    ));
+    out.push(counters(
+        "homebot_cached_tokens_total",
+        "Prompt tokens the endpoint's prefix cache served, by endpoint and model.",
+        &m.cached_tokens,
+    ));
+    out.push(counters(
+        "homebot_completion_tokens_total",
+        "Completion tokens of answered provider attempts, by endpoint and model.",
+        &m.completion_tokens,
+    ));
+    let mut cost = Family::new(
+        "homebot_cost_total",
+        "What answered provider attempts cost at the configured prices, by currency.",
+        Kind::Counter,
+    );
+    let mut uncached = Family::new(
+        "homebot_cost_uncached_total",
+        "What the same attempts would have cost with no prefix-cache hits, by currency.",
+        Kind::Counter,
+    );
+    for ([currency], c) in m.cost.each() {
+        let labels = vec![("currency", currency)];
+        cost = cost.sample(labels.clone(), money(c.actual.get()));
+        uncached = uncached.sample(labels, money(c.uncached.get()));
+    }
+    out.push(cost);
+    out.push(uncached);
+    out.push(counters(
+        "homebot_mode_entries_total",
+        "Mode sessions begun, by mode.",
+        &m.mode_entries,
+    ));
+    out.push(counters(
+        "homebot_mode_exits_total",
+        "Mode sessions archived, by mode and reason (user, expired, recovered).",
+        &m.mode_exits,
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests;
