@@ -214,7 +214,7 @@ async fn a_gateway_without_channels_says_how_to_enable_one_and_the_cli_has_no_te
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    // the CLI is a channel too; in a gateway no terminal is attached to it
+    // the CLI is a channel too; no terminal of that chat listens to this gateway
     let o = homebot(&ws, None)
         .args(["announce", "--channel", "cli", "--to", "local", "开饭了"])
         .output()
@@ -222,7 +222,7 @@ async fn a_gateway_without_channels_says_how_to_enable_one_and_the_cli_has_no_te
         .unwrap();
     assert!(!o.status.success());
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("no interactive `homebot chat` is attached"),
+        String::from_utf8_lossy(&o.stderr).contains("no `homebot chat` of that chat is attached"),
         "{o:?}"
     );
     let o = homebot(&ws, None)
