@@ -160,6 +160,21 @@ impl Supervisor {
     }
 }
 
+impl Supervisor {
+    /// [`Supervisor::run`] for an actor whose state lives in memory only (a channel's
+    /// connections, its queues): a panic fails this request and is logged, and the actor
+    /// goes on with the state it has — there is nothing on disk to reopen.
+    pub fn run_in_memory<S, R>(
+        &mut self,
+        state: &mut S,
+        what: &'static str,
+        f: impl FnOnce(&mut S) -> R,
+    ) -> Result<R, Unavailable> {
+        let actor = self.actor;
+        self.run(state, what, f, |_, _| Err::<S, _>(InMemoryOnly(actor)))
+    }
+}
+
 /// The reopening error of an actor whose state is not kept on disk: there is nothing
 /// to read afresh, so it continues with the state in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -99,9 +99,7 @@ impl TerminalActor {
         what: &'static str,
         f: impl FnOnce(&mut State) -> R,
     ) -> Result<R, Unavailable> {
-        self.supervisor.run(&mut self.state, what, f, |_, _| {
-            Err(crate::supervise::InMemoryOnly("the terminal channel"))
-        })
+        self.supervisor.run_in_memory(&mut self.state, what, f)
     }
 }
 

@@ -73,9 +73,7 @@ impl QqActor {
         what: &'static str,
         f: impl FnOnce(&mut State) -> R,
     ) -> Result<R, Unavailable> {
-        self.supervisor.run(&mut self.state, what, f, |_, _| {
-            Err(crate::supervise::InMemoryOnly("the QQ channel"))
-        })
+        self.supervisor.run_in_memory(&mut self.state, what, f)
     }
 
     fn cap(&self) -> usize {

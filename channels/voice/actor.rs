@@ -45,9 +45,7 @@ impl VoiceActor {
         what: &'static str,
         f: impl FnOnce(&mut State) -> R,
     ) -> Result<R, Unavailable> {
-        self.supervisor.run(&mut self.state, what, f, |_, _| {
-            Err(crate::supervise::InMemoryOnly("the voice channel"))
-        })
+        self.supervisor.run_in_memory(&mut self.state, what, f)
     }
 }
 
