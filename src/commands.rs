@@ -27,6 +27,9 @@ pub struct Context<'a> {
     pub provider_circuit: Option<String>,
     /// Channels with an outbound door.
     pub doors: Vec<String>,
+    /// The doors themselves, when the asker may see how each channel is connected (the
+    /// owner and household members; a guest sees only their names).
+    pub door_status: Option<&'a crate::outbound::Doors>,
     /// The household's agent strategy (`/strategy`).
     pub strategies: &'a crate::strategy::Strategies,
 }
@@ -240,6 +243,12 @@ pub async fn status_text(ctx: &Context<'_>) -> String {
     ));
     if !ctx.doors.is_empty() {
         out.push_str(&format!("主动消息频道: {}\n", ctx.doors.join(", ")));
+    }
+    if let Some(doors) = ctx.door_status {
+        for line in doors.status_lines().await {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     out.push_str(&format!("进行中的轮次: {}\n", st.in_flight));
     if let Some(f) = &st.recording_failure {

@@ -48,6 +48,17 @@ async fn a_chat_beside_the_gateway_hears_its_own_proactive_messages() {
 
     let mut local = Listener::open(ws.path(), "local").await.unwrap();
     let mut study = Listener::open(ws.path(), "study").await.unwrap();
+    // the owner's /status shows the channel's state (its own connection is the third)
+    let out = homebot(ws.path(), None)
+        .args(["chat", "-m", "/status"])
+        .output()
+        .await
+        .unwrap();
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.contains("终端: 3 个控制连接，2 个终端在听主动消息"),
+        "{status}"
+    );
     let out = announce("local", "水开了").output().await.unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(next(&mut local).await, "水开了");

@@ -291,7 +291,7 @@ impl Terminals {
         self.addr.do_send(Local(chat));
     }
 
-    pub async fn status(&self) -> TerminalStatus {
+    pub async fn snapshot(&self) -> TerminalStatus {
         self.addr.send(GetStatus).await.unwrap_or_default()
     }
 }
@@ -315,6 +315,20 @@ impl Outbound for Terminals {
                 why: TerminalError::Stopped.to_string(),
             }),
         }
+    }
+
+    async fn status(&self) -> Vec<String> {
+        let s = self.snapshot().await;
+        vec![format!(
+            "终端: {} 个控制连接，{} 个终端在听主动消息{}",
+            s.connections,
+            s.listeners,
+            if s.local {
+                "（含本进程的终端）"
+            } else {
+                ""
+            }
+        )]
     }
 }
 
@@ -348,7 +362,7 @@ mod tests {
         let full = t.deliver("kitchen", "one more").await.unwrap_err();
         assert!(matches!(full, DeliveryError::Busy(_)), "{full}");
 
-        let st = t.status().await;
+        let st = t.snapshot().await;
         assert_eq!((st.connections, st.listeners, st.local), (2, 2, false));
         t.closed(a);
         let gone = t.deliver("local", "还在吗").await.unwrap_err();

@@ -392,21 +392,17 @@ impl Kernel {
 
     /// The status text (`/status`, `homebot status`).
     pub async fn status_text(&self) -> String {
-        let mut text = crate::commands::status_text(&self.command_context()).await;
-        for line in self.inner.doors.status_lines().await {
-            text.push_str(&line);
-            text.push('\n');
-        }
-        text
+        crate::commands::status_text(&self.command_context()).await
     }
 
     pub(crate) fn command_context(&self) -> crate::commands::Context<'_> {
-        self.command_context_for(crate::cron::Scope::Household)
+        self.command_context_for(crate::cron::Scope::Household, true)
     }
 
     pub(crate) fn command_context_for(
         &self,
         scope: crate::cron::Scope,
+        channel_details: bool,
     ) -> crate::commands::Context<'_> {
         let inner = &self.inner;
         crate::commands::Context {
@@ -419,6 +415,7 @@ impl Kernel {
             provider: inner.agent.provider.summary(),
             provider_circuit: inner.agent.provider.circuit_line(),
             doors: inner.doors.names(),
+            door_status: channel_details.then_some(&*inner.doors),
             strategies: &inner.strategies,
         }
     }

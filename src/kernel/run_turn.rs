@@ -68,7 +68,8 @@ impl Kernel {
         }
         if text.starts_with('/') {
             // the owner (the terminal) sees the household's; every other chat its own
-            let scope = if turn.facts().trust == crate::turn::Trust::Owner {
+            let trust = turn.facts().trust;
+            let scope = if trust == crate::turn::Trust::Owner {
                 crate::cron::Scope::Household
             } else {
                 crate::cron::Scope::Chat {
@@ -77,7 +78,7 @@ impl Kernel {
                 }
             };
             return crate::commands::run(
-                &self.command_context_for(scope),
+                &self.command_context_for(scope, trust != crate::turn::Trust::Guest),
                 text,
                 turn.may_switch_modes,
             )
