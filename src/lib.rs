@@ -65,6 +65,7 @@ pub mod memory;
 pub mod modes;
 pub mod netutil;
 pub mod outbound;
+pub mod presence;
 pub mod prompt;
 pub mod provider;
 pub mod reminders;
@@ -79,5 +80,7 @@ pub mod workspace;
 
 #[path = "../channels/mod.rs"]
 pub mod channels;
+#[path = "../dashboard/mod.rs"]
+pub mod dashboard;
 #[path = "../skills/mod.rs"]
 pub mod skills;

@@ -118,11 +118,13 @@ impl Registry {
         }
     }
 
-    /// Free `id` if `conn` still holds it.
-    pub fn release(&mut self, id: &str, conn: u64) {
+    /// Free `id` if `conn` still holds it; true when that took a satellite that was up
+    /// (attached) offline.
+    pub fn release(&mut self, id: &str, conn: u64) -> bool {
         if self.held.get(id).is_some_and(|h| h.conn == conn) {
-            self.held.remove(id);
+            return self.held.remove(id).is_some_and(|h| h.tx.is_some());
         }
+        false
     }
 }
 

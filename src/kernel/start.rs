@@ -121,6 +121,7 @@ impl Kernel {
             registry: registry.clone(),
             provider: agent.provider.clone(),
         };
+        let presence = crate::presence::Presence::new(clock.clone(), tz);
         let kernel = Self {
             inner: Arc::new(KernelInner {
                 cfg,
@@ -139,6 +140,7 @@ impl Kernel {
                 cancel: CancellationToken::new(),
                 stragglers: CancellationToken::new(),
                 doors,
+                presence,
                 _lock: lock,
             }),
         };
