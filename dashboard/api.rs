@@ -10,7 +10,7 @@
 //! - `GET /api/live?after=N` — the active session's records from index `N` on (what the
 //!   status page polls).
 
-use super::data::{self, Conversation, Line, SessionError, SessionInfo};
+use super::data::{self, Line, SessionError, SessionInfo};
 use super::Dash;
 use crate::modes::action::ActionDoc;
 use crate::modes::session::CONVERSATION_FILE;
@@ -222,7 +222,7 @@ pub async fn live(State(dash): State<Dash>, Query(q): Query<LiveQuery>) -> Respo
             .as_deref()
             .and_then(|sid| data::session_dir(&ws, sid).ok())
             .map(|dir| data::conversation(&dir.join(CONVERSATION_FILE), q.after))
-            .unwrap_or_else(Conversation::default);
+            .unwrap_or_default();
         Live {
             session_id: active,
             total: conv.total,

@@ -8,7 +8,7 @@
 //!   from the address bar) sets: `HttpOnly`, `SameSite=Strict`, holding the token's hex.
 //!   Compared in constant time. A `POST` whose `Origin` is another site is refused.
 //!
-//! Every answer gets `no-store`, `nosniff`, no referrer, no framing and a content policy
+//! Every answer gets `no-store`, `nosniff`, no referrer to other sites, no framing and a content policy
 //! that allows nothing from elsewhere. Each request is handled within
 //! [`REQUEST_DEADLINE`] (a body that trickles in is cut off) and its body is bounded.
 
@@ -49,7 +49,8 @@ async fn deadline_and_headers(req: Request, next: Next) -> Response {
     for (k, v) in [
         (header::CACHE_CONTROL, "no-store"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        // not `no-referrer`: with it a browser sends `Origin: null` on the forms' posts
+        (header::REFERRER_POLICY, "same-origin"),
         (header::X_FRAME_OPTIONS, "DENY"),
         (
             header::CONTENT_SECURITY_POLICY,

@@ -25,7 +25,7 @@ pub fn svg(points: &[TurnTokens], w: &Words) -> String {
     let plot_w = W - LEFT - 8.0;
     let plot_h = H - TOP - BOTTOM;
     let slot = plot_w / points.len() as f64;
-    let bar = (slot * 0.7).max(1.0);
+    let bar = (slot * 0.7).clamp(1.0, 40.0);
     let y = |v: u64| TOP + plot_h - (v as f64 / max) * plot_h;
     let mut out = format!(
         "<svg class=\"chart\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">",
