@@ -9,7 +9,9 @@
 //!   [`scheduler`] — per-chat FIFOs, chats in parallel; [`commands`] — slash commands
 //!   and the status text; [`outbound`] — the doors through which the kernel speaks to
 //!   running channels (the channel contract itself is `channels::contract`); [`home`] —
-//!   the door through which Home Assistant reaches the home tools and the fast path.
+//!   the door through which Home Assistant reaches the home tools and the fast path;
+//!   [`presence`] — which channel links are up, and since when (channels report, the
+//!   dashboard reads).
 //! - [`lock`] — one owner per workspace; [`control`] — the local control socket (a CLI
 //!   beside a running gateway routes through it).
 //! - [`modes`] — run modes: manifests, the registry, switch validation, `action.json`,
@@ -34,14 +36,16 @@
 //!   [`netutil`] — connection caps, the descriptor budget, the accept loop (used by
 //!   `control` and the channels).
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
-//!   `skills/`) — skill folders and the table of compiled-in mode plugins.
+//!   `skills/`) — skill folders and the table of compiled-in mode plugins; [`dashboard`]
+//!   (folder `dashboard/`) — the household's web page and its JSON API (`[http]`).
 //!
 //! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `channels`
 //! → `control` → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `context` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
 //! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`
-//! imports neither. The kernel never imports `channels`: channels reach it through
+//! imports neither. `dashboard` uses the kernel (and `channels`' shared pieces) like a
+//! channel does; nothing else imports it. The kernel never imports `channels`: channels reach it through
 //! `Kernel`, and it reaches them only through their registered [`outbound`] doors.
 
 pub mod agent;
