@@ -79,7 +79,7 @@ async fn guard(State(dash): State<Dash>, req: Request, next: Next) -> Response {
     if req.method() == Method::GET {
         if let Some(given) = query_token(req.uri().query()) {
             return match token {
-                Some(t) if same_secret(&given, t) => with_cookie(Redirect::to(&path), t),
+                Some(t) if same_secret(&given, t) => with_cookie(Redirect::to(local(&path)), t),
                 _ => refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::WrongToken),
             };
         }
@@ -102,6 +102,16 @@ async fn guard(State(dash): State<Dash>, req: Request, next: Next) -> Response {
     let mut req = req;
     req.extensions_mut().insert(access);
     next.run(req).await
+}
+
+/// `path` as a redirect target that stays on this server (`//host` or `/\host` would
+/// leave it).
+fn local(path: &str) -> &str {
+    if path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/\\") {
+        path
+    } else {
+        "/"
+    }
 }
 
 /// The access a request's headers prove against the configured `token`.
@@ -243,5 +253,8 @@ mod tests {
         h.insert(header::ORIGIN, "http://evil.example".parse().unwrap());
         assert!(!same_origin(&h));
         assert_eq!(query_token(Some("a=1&token=x%20y")).as_deref(), Some("x y"));
+        assert_eq!(local("/sessions/x"), "/sessions/x");
+        assert_eq!(local("//evil.example/x"), "/");
+        assert_eq!(local("/\\evil.example"), "/");
     }
 }

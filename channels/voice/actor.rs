@@ -85,10 +85,17 @@ impl Handler<Claim> for VoiceActor {
     type Result = Result<(), NotClaimed>;
     fn handle(&mut self, m: Claim, _: &mut Context<Self>) -> Self::Result {
         let cfg = self.cfg.clone();
-        Ok(self.supervised("claim", |s| {
+        let up = m.tx.is_some();
+        let id = m.id.clone();
+        self.supervised("claim", |s| {
             s.satellites
                 .claim(&cfg, &m.cred, &m.id, m.conn, m.tx, &m.close)
-        })??)
+        })??;
+        // a claim with its writer is a satellite speaking on a connection already up
+        if up {
+            self.presence.report(Link::Satellite(id), true);
+        }
+        Ok(())
     }
 }
 

@@ -134,3 +134,27 @@ fn own_token<'a>(cfg: &'a VoiceConfig, id: &str) -> Option<&'a crate::config::Se
         .find(|s| s.id == id)
         .and_then(|s| s.token.as_ref())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_says_whether_a_satellite_went_offline() {
+        let cfg = VoiceConfig::default();
+        let close = CancellationToken::new();
+        let mut r = Registry::default();
+        r.claim(&cfg, &Credential::Open, "kitchen", 1, None, &close)
+            .unwrap();
+        // reserved at its handshake, never up: nothing went offline
+        assert!(!r.release("kitchen", 1));
+        r.claim(&cfg, &Credential::Open, "kitchen", 2, None, &close)
+            .unwrap();
+        let (tx, _rx) = mpsc::channel(1);
+        assert!(r.attach("kitchen", 2, tx));
+        // another connection's release does not free it
+        assert!(!r.release("kitchen", 3));
+        assert!(r.release("kitchen", 2));
+        assert!(!r.release("kitchen", 2));
+    }
+}
