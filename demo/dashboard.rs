@@ -1,22 +1,16 @@
-//! The dashboard as the demo leaves it open. The dashboard itself is built on another
-//! branch (`[http] listen` / `HOMEBOT_HTTP_LISTEN`); this file is the one place the demo
-//! touches it, completed when the branches are merged.
+//! The dashboard as the demo leaves it open: on a free loopback port (the demo's config;
+//! `HOMEBOT_HTTP_LISTEN` picks another address), with the demo's own fresh owner token in
+//! its link so the page's buttons (exit the mode, cancel a reminder) work.
 
-/// Listen on a free loopback port unless the caller chose an address.
-pub fn default_listen() {
-    if std::env::var_os("HOMEBOT_HTTP_LISTEN").is_none() {
-        // set before the kernel starts, which reads it; nothing else of the demo is running
-        std::env::set_var("HOMEBOT_HTTP_LISTEN", "127.0.0.1:0");
+/// Start the dashboard for `kernel` and return its URL with the owner token, e.g.
+/// `http://127.0.0.1:41234/?token=…` (the page trades it for a cookie at once).
+pub async fn start(kernel: &crate::kernel::Kernel, token: &str) -> Option<String> {
+    match crate::dashboard::start(kernel).await {
+        Ok(Some(addr)) => Some(format!("http://{addr}/?token={token}")),
+        Ok(None) => None,
+        Err(e) => {
+            eprintln!("dashboard: {e}");
+            None
+        }
     }
-}
-
-/// Start the dashboard for `kernel` (if the gateway does not already) and return its
-/// URL, e.g. `http://127.0.0.1:41234/`.
-///
-/// MERGE(dashboard): this branch has no dashboard, so this returns `None` and the demo
-/// prints "dashboard: not in this build". At merge, return the address the dashboard
-/// bound (its `dashboard listening` address, from wherever the dashboard branch exposes
-/// it), formatted as a URL; nothing else in the demo changes.
-pub async fn start(_kernel: &crate::kernel::Kernel) -> Option<String> {
-    None
 }

@@ -103,7 +103,6 @@ pub async fn run(workspace: Option<PathBuf>, args: DemoArgs) -> anyhow::Result<(
         config_toml(&model, &tokens).as_bytes(),
     )
     .with_context(|| format!("cannot write the demo's config in {}", root.display()))?;
-    dashboard::default_listen();
     println!("homebot demo — workspace {}", root.display());
     match &model {
         ModelChoice::Scripted(m) => println!(
@@ -124,11 +123,16 @@ pub async fn run(workspace: Option<PathBuf>, args: DemoArgs) -> anyhow::Result<(
         },
     )
     .with_context(|| format!("cannot start homebot in {}", root.display()))?;
+    // the dashboard from the start: the story can be watched on it as it plays
+    let url = dashboard::start(&kernel, &tokens.http).await;
+    if let Some(url) = &url {
+        println!("dashboard: {url}");
+    }
     let result = play(&kernel, &model, &tokens, &args).await;
     if result.is_ok() && !args.exit {
-        match dashboard::start(&kernel).await {
-            Some(url) => println!("dashboard: {url}"),
-            None => println!("dashboard: not in this build"),
+        match &url {
+            Some(url) => println!("dashboard (open it in a browser): {url}"),
+            None => println!("dashboard: not running (see the message above)"),
         }
         println!(
             "the gateway keeps running on workspace {}; try `homebot --workspace {} status` in another terminal. Ctrl-C to stop.",
@@ -236,6 +240,8 @@ fn prepare_workspace(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 struct Tokens {
     qq: String,
     satellite: String,
+    /// The dashboard's owner token (its link carries it, so the buttons work).
+    http: String,
 }
 
 impl Tokens {
@@ -244,6 +250,7 @@ impl Tokens {
         Self {
             qq: t(),
             satellite: t(),
+            http: t(),
         }
     }
 }
@@ -281,6 +288,10 @@ id = "{SATELLITE}"
 token = {sat_token}
 speakers = {{ "{SATELLITE_SPEAKER}" = "mom" }}
 
+[http]
+listen = "127.0.0.1:0"
+token = {http_token}
+
 [[members]]
 id = "mom"
 name = "妈妈"
@@ -294,6 +305,7 @@ name = "爸爸"
         model = toml_str(&model.name()),
         qq_token = toml_str(&tokens.qq),
         sat_token = toml_str(&tokens.satellite),
+        http_token = toml_str(&tokens.http),
     )
 }
 
@@ -307,6 +319,8 @@ fn env_overrides(model: &ModelChoice) -> EnvOverrides {
             ModelChoice::Scripted(_) => None,
         },
         context_window: get("HOMEBOT_CONTEXT_WINDOW"),
+        // a fixed address for the dashboard (the config's is a free loopback port)
+        http_listen: get("HOMEBOT_HTTP_LISTEN"),
         ..Default::default()
     }
 }

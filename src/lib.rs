@@ -9,7 +9,9 @@
 //!   [`scheduler`] — per-chat FIFOs, chats in parallel; [`commands`] — slash commands
 //!   and the status text; [`outbound`] — the doors through which the kernel speaks to
 //!   running channels (the channel contract itself is `channels::contract`); [`home`] —
-//!   the door through which Home Assistant reaches the home tools and the fast path.
+//!   the door through which Home Assistant reaches the home tools and the fast path;
+//!   [`presence`] — which channel links are up, and since when (channels report, the
+//!   dashboard reads).
 //! - [`lock`] — one owner per workspace (the control socket a CLI beside a running
 //!   gateway routes through is the CLI channel's, `channels/cli/control.rs`).
 //! - [`modes`] — run modes: manifests, the registry, switch validation, `action.json`,
@@ -36,15 +38,18 @@
 //!   [`netutil`] — connection caps, the descriptor budget, the accept loop (used by
 //!   the channels).
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
-//!   `skills/`) — skill folders and the table of compiled-in mode plugins; [`demo`]
-//!   (folder `demo/`) — `homebot demo`, which drives the channels as a household would.
+//!   `skills/`) — skill folders and the table of compiled-in mode plugins; [`dashboard`]
+//!   (folder `dashboard/`) — the household's web page and its JSON API (`[http]`);
+//!   [`demo`] (folder `demo/`) — `homebot demo`, which drives the channels as a household
+//!   would.
 //!
 //! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `demo` → `channels`
 //! → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `context` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the
 //! `skills::PLUGINS` table and the mode core `prompt::frozen_mode_prompt`, so `modes`
-//! imports neither. The kernel never imports `channels`: channels reach it through
+//! imports neither. `dashboard` uses the kernel (and `channels`' shared pieces) like a
+//! channel does; nothing else imports it. The kernel never imports `channels`: channels reach it through
 //! `Kernel`, and it reaches them only through their registered [`outbound`] doors.
 
 pub mod agent;
@@ -68,6 +73,7 @@ pub mod metrics;
 pub mod modes;
 pub mod netutil;
 pub mod outbound;
+pub mod presence;
 pub mod prompt;
 pub mod provider;
 pub mod reminders;
@@ -82,6 +88,8 @@ pub mod workspace;
 
 #[path = "../channels/mod.rs"]
 pub mod channels;
+#[path = "../dashboard/mod.rs"]
+pub mod dashboard;
 #[path = "../demo/mod.rs"]
 pub mod demo;
 #[path = "../skills/mod.rs"]

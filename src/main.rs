@@ -210,6 +210,10 @@ async fn main() -> anyhow::Result<()> {
                 kernel.shutdown_gracefully(Duration::ZERO).await;
                 anyhow::bail!("cannot start the channels: {e}");
             }
+            if let Err(e) = homebot::dashboard::start(&kernel).await {
+                kernel.shutdown_gracefully(Duration::ZERO).await;
+                anyhow::bail!("cannot start the dashboard: {e}");
+            }
             tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
             wait_for_shutdown().await;
             let grace = Duration::from_secs(kernel.config().agent.shutdown_grace_secs);

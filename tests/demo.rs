@@ -88,6 +88,15 @@ async fn the_demo_plays_a_cooking_session_across_three_channels() {
     ] {
         assert!(stdout.contains(line), "missing {line:?}:\n{stdout}");
     }
+    // the dashboard runs from the start, its link carrying the demo's owner token
+    let dash = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("dashboard: "))
+        .unwrap_or_else(|| panic!("no dashboard line:\n{stdout}"));
+    assert!(
+        dash.starts_with("http://127.0.0.1:") && dash.contains("/?token="),
+        "{dash}"
+    );
     assert!(
         stdout.contains("模式: 做饭模式 (cooking) 活动中"),
         "/status showed the mode:\n{stdout}"

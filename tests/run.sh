@@ -23,6 +23,15 @@ else
     "$HOMEBOT_HA_UNAVAILABLE" "################################################################" >&2
 fi
 
+# Headless Chromium for tests/dashboard_browser.rs (~25 s the first time), with the CJK
+# fonts its screenshot needs; only when it is missing and apt-get exists. With it
+# installed, HOMEBOT_REQUIRE_BROWSER=1 makes that test fail rather than skip.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk \
+    || echo "chromium could not be installed; tests/dashboard_browser.rs will fail" >&2
+fi
+export HOMEBOT_REQUIRE_BROWSER=1
+
 cargo build --locked --all-targets
 # --no-fail-fast: one failing test binary must not hide the results of the others
 cargo test --locked --all-targets --no-fail-fast -- --test-threads="${HOMEBOT_TEST_THREADS:-4}"

@@ -34,6 +34,8 @@ pub struct HaActor {
     watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
     /// Satellites Home Assistant said cannot start a conversation (logged once each).
     no_listen_again: HashSet<String>,
+    /// Where the link coming up and going down is reported.
+    presence: crate::presence::Presence,
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +52,7 @@ impl HaActor {
         cfg: HomeAssistantConfig,
         settings: Result<connection::Settings, super::NotConfigured>,
         watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
+        presence: crate::presence::Presence,
     ) -> Self {
         let rooms = {
             let mut r = Rooms::default();
@@ -73,6 +76,7 @@ impl HaActor {
             view: Default::default(),
             watch_tx,
             no_listen_again: HashSet::new(),
+            presence,
         }
     }
 
@@ -109,9 +113,19 @@ impl Handler<FromConnection> for HaActor {
             Report::Connected { version } => {
                 self.link = Link::Up;
                 self.version = version;
+                self.presence
+                    .report(crate::presence::Link::HomeAssistant, true);
             }
-            Report::Down { why } => self.link = Link::Down(why),
-            Report::AuthFailed { why } => self.link = Link::AuthFailed(why),
+            Report::Down { why } => {
+                self.link = Link::Down(why);
+                self.presence
+                    .report(crate::presence::Link::HomeAssistant, false);
+            }
+            Report::AuthFailed { why } => {
+                self.link = Link::AuthFailed(why);
+                self.presence
+                    .report(crate::presence::Link::HomeAssistant, false);
+            }
             Report::Registries {
                 areas,
                 devices,

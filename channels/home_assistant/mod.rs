@@ -167,7 +167,12 @@ pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings
 impl HomeAssistant {
     /// Start the actor on its own thread; it connects (and keeps reconnecting) by itself,
     /// so Home Assistant being down at start delays nothing. Stops when `cancel` fires.
-    pub fn start(cfg: HomeAssistantConfig, cancel: CancellationToken) -> std::io::Result<Self> {
+    /// Its link is reported to `presence` as it comes up and goes down.
+    pub fn start(
+        cfg: HomeAssistantConfig,
+        cancel: CancellationToken,
+        presence: crate::presence::Presence,
+    ) -> std::io::Result<Self> {
         let timeout = Duration::from_secs(cfg.timeout_secs);
         let tts_entity = cfg.tts_entity.clone();
         let announce_timeout = Duration::from_secs(cfg.announce_timeout_secs);
@@ -183,7 +188,7 @@ impl HomeAssistant {
             .spawn(move || {
                 let sys = actix::System::new();
                 sys.block_on(async move {
-                    let addr = actor::HaActor::new(cfg, s, Some(watch_tx)).start();
+                    let addr = actor::HaActor::new(cfg, s, Some(watch_tx), presence).start();
                     let _ = tx.send(addr);
                     actix::spawn(async move {
                         cancel.cancelled().await;

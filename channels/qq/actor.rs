@@ -22,6 +22,7 @@ use super::rpc::Actions;
 use super::target::Target;
 use crate::config::QqConfig;
 use crate::kernel::{Kernel, PendingReply};
+use crate::presence::Link;
 use crate::supervise::{Supervisor, Unavailable};
 use crate::turn::Reply;
 use actix::prelude::*;
@@ -170,6 +171,11 @@ impl Handler<Activate> for QqActor {
         let up = self.supervised("activate", |s| {
             s.conns.activate(&msg.self_id, msg.conn, msg.tx)
         });
+        if up == Ok(true) {
+            self.kernel
+                .presence()
+                .report(Link::QqAccount(msg.self_id.clone()), true);
+        }
         if up == Ok(false) {
             warn!(self_id = %msg.self_id, "qq: a connection came up without its reservation");
         }
@@ -187,7 +193,16 @@ pub struct Release {
 impl Handler<Release> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: Release, _: &mut Context<Self>) {
-        let _ = self.supervised("release", |s| s.conns.release(&msg.self_id, msg.conn));
+        let went_down = self.supervised("release", |s| {
+            let was_up = s.conns.is_up(&msg.self_id);
+            s.conns.release(&msg.self_id, msg.conn);
+            was_up && !s.conns.is_up(&msg.self_id)
+        });
+        if went_down == Ok(true) {
+            self.kernel
+                .presence()
+                .report(Link::QqAccount(msg.self_id), false);
+        }
     }
 }
 

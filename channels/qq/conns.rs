@@ -122,6 +122,13 @@ impl Connections {
         }
     }
 
+    /// Whether account `self_id` has a connection that is up.
+    pub fn is_up(&self, self_id: &str) -> bool {
+        self.accounts
+            .get(self_id)
+            .is_some_and(|a| a.conns.iter().any(|c| c.tx.is_some()))
+    }
+
     /// A receiver told when the next connection comes up.
     pub fn wait(&mut self) -> oneshot::Receiver<()> {
         // callers that gave up leave closed senders behind: drop them here

@@ -13,6 +13,7 @@
 use super::held::{Held, NotHeld};
 use super::satellites::{ClaimError, Credential, Registry};
 use crate::config::VoiceConfig;
+use crate::presence::{Link, Presence};
 use crate::supervise::{Supervisor, Unavailable};
 use actix::prelude::*;
 use std::sync::Arc;
@@ -29,14 +30,17 @@ pub struct VoiceActor {
     state: State,
     supervisor: Supervisor,
     cfg: Arc<VoiceConfig>,
+    /// Where satellites coming online and going offline are reported.
+    presence: Presence,
 }
 
 impl VoiceActor {
-    pub fn new(cfg: Arc<VoiceConfig>) -> Self {
+    pub fn new(cfg: Arc<VoiceConfig>, presence: Presence) -> Self {
         Self {
             state: State::default(),
             supervisor: Supervisor::new("the voice channel"),
             cfg,
+            presence,
         }
     }
 
@@ -79,10 +83,17 @@ impl Handler<Claim> for VoiceActor {
     type Result = Result<(), NotClaimed>;
     fn handle(&mut self, m: Claim, _: &mut Context<Self>) -> Self::Result {
         let cfg = self.cfg.clone();
-        Ok(self.supervised("claim", |s| {
+        let up = m.tx.is_some();
+        let id = m.id.clone();
+        self.supervised("claim", |s| {
             s.satellites
                 .claim(&cfg, &m.cred, &m.id, m.conn, m.tx, &m.close)
-        })??)
+        })??;
+        // a claim with its writer is a satellite speaking on a connection already up
+        if up {
+            self.presence.report(Link::Satellite(id), true);
+        }
+        Ok(())
     }
 }
 
@@ -99,8 +110,13 @@ pub struct Attach {
 impl Handler<Attach> for VoiceActor {
     type Result = bool;
     fn handle(&mut self, m: Attach, _: &mut Context<Self>) -> bool {
-        self.supervised("attach", |s| s.satellites.attach(&m.id, m.conn, m.tx))
-            .unwrap_or(false)
+        let up = self
+            .supervised("attach", |s| s.satellites.attach(&m.id, m.conn, m.tx))
+            .unwrap_or(false);
+        if up {
+            self.presence.report(Link::Satellite(m.id), true);
+        }
+        up
     }
 }
 
@@ -115,7 +131,10 @@ pub struct Release {
 impl Handler<Release> for VoiceActor {
     type Result = ();
     fn handle(&mut self, m: Release, _: &mut Context<Self>) {
-        let _ = self.supervised("release", |s| s.satellites.release(&m.id, m.conn));
+        let offline = self.supervised("release", |s| s.satellites.release(&m.id, m.conn));
+        if offline == Ok(true) {
+            self.presence.report(Link::Satellite(m.id), false);
+        }
     }
 }
 

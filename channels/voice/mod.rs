@@ -190,15 +190,16 @@ impl Channel for VoiceChannel {
         let cfg = Arc::new(self.cfg);
         let actor = {
             let cfg = cfg.clone();
+            let presence = kernel.presence().clone();
             crate::channels::arbiter::start_actor("homebot-voice", cancel.clone(), move || {
-                actor::VoiceActor::new(cfg)
+                actor::VoiceActor::new(cfg, presence)
             })
             .map_err(|e| StartError::new(CHANNEL, "-", e))?
         };
         // Home Assistant connects (and reconnects) by itself: its being down delays nothing
         let ha = match self.ha.enabled() {
             true => Some(
-                HomeAssistant::start(self.ha, cancel.child_token())
+                HomeAssistant::start(self.ha, cancel.child_token(), kernel.presence().clone())
                     .map_err(|e| StartError::new("home_assistant", "-", e))?,
             ),
             false => None,

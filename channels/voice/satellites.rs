@@ -118,11 +118,13 @@ impl Registry {
         }
     }
 
-    /// Free `id` if `conn` still holds it.
-    pub fn release(&mut self, id: &str, conn: u64) {
+    /// Free `id` if `conn` still holds it; true when that took a satellite that was up
+    /// (attached) offline.
+    pub fn release(&mut self, id: &str, conn: u64) -> bool {
         if self.held.get(id).is_some_and(|h| h.conn == conn) {
-            self.held.remove(id);
+            return self.held.remove(id).is_some_and(|h| h.tx.is_some());
         }
+        false
     }
 }
 
@@ -131,4 +133,28 @@ fn own_token<'a>(cfg: &'a VoiceConfig, id: &str) -> Option<&'a crate::config::Se
         .iter()
         .find(|s| s.id == id)
         .and_then(|s| s.token.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_says_whether_a_satellite_went_offline() {
+        let cfg = VoiceConfig::default();
+        let close = CancellationToken::new();
+        let mut r = Registry::default();
+        r.claim(&cfg, &Credential::Open, "kitchen", 1, None, &close)
+            .unwrap();
+        // reserved at its handshake, never up: nothing went offline
+        assert!(!r.release("kitchen", 1));
+        r.claim(&cfg, &Credential::Open, "kitchen", 2, None, &close)
+            .unwrap();
+        let (tx, _rx) = mpsc::channel(1);
+        assert!(r.attach("kitchen", 2, tx));
+        // another connection's release does not free it
+        assert!(!r.release("kitchen", 3));
+        assert!(r.release("kitchen", 2));
+        assert!(!r.release("kitchen", 2));
+    }
 }

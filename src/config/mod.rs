@@ -11,6 +11,7 @@
 mod channels;
 mod context;
 mod home_assistant;
+mod http;
 mod memory;
 mod provider;
 mod strategy;
@@ -21,6 +22,7 @@ pub use context::*;
 pub use home_assistant::{
     is_entity_id, HaMediaPlayer, HaSatellite, HaWatch, HomeAssistantConfig, MAX_WATCHES,
 };
+pub use http::HttpConfig;
 pub use memory::{MemoryConfig, ScenePolicy, INTERNAL_CHANNELS};
 pub use provider::*;
 pub use strategy::{StrategyConfig, StrategyKind};
@@ -84,6 +86,7 @@ pub struct Config {
     pub strategy: StrategyConfig,
     pub members: Vec<Member>,
     pub context: ContextConfig,
+    pub http: HttpConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -92,6 +95,17 @@ pub struct Household {
     pub name: String,
     /// IANA time zone name; all recorded times use its offset.
     pub timezone: String,
+    /// The dashboard's language: `zh` (default) or `en`.
+    pub language: Language,
+}
+
+/// A language the household's pages are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    #[default]
+    Zh,
+    En,
 }
 
 impl Default for Household {
@@ -99,6 +113,7 @@ impl Default for Household {
         Self {
             name: "家".into(),
             timezone: "Asia/Shanghai".into(),
+            language: Language::Zh,
         }
     }
 }
@@ -222,6 +237,10 @@ pub struct EnvOverrides {
     pub ha_url: Option<String>,
     /// `HOMEBOT_CONTEXT_WINDOW`: the whole context window in tokens (checked at start).
     pub context_window: Option<String>,
+    /// `HOMEBOT_HTTP_LISTEN`: the dashboard's address (`[http] listen`).
+    pub http_listen: Option<String>,
+    /// `HOMEBOT_HTTP_TOKEN`: the dashboard owner's token (`[http] token`).
+    pub http_token: Option<Secret>,
 }
 
 impl EnvOverrides {
@@ -242,6 +261,8 @@ impl EnvOverrides {
             voice_token: get("HOMEBOT_VOICE_TOKEN").map(Secret),
             ha_url: get("HOMEBOT_HA_URL"),
             context_window: get("HOMEBOT_CONTEXT_WINDOW"),
+            http_listen: get("HOMEBOT_HTTP_LISTEN"),
+            http_token: get("HOMEBOT_HTTP_TOKEN").map(Secret),
         }
     }
 }
@@ -321,6 +342,12 @@ impl Config {
         }
         if let Some(u) = &env.ha_url {
             self.home_assistant.url = Some(u.clone());
+        }
+        if let Some(l) = &env.http_listen {
+            self.http.listen = Some(l.clone());
+        }
+        if let Some(t) = &env.http_token {
+            self.http.token = Some(t.clone());
         }
         self.validate(Path::new("environment (HOMEBOT_*)"))
     }
@@ -412,6 +439,33 @@ mod tests {
             err.to_string().contains("key `qq.access_token`: is empty"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_dashboard_beyond_loopback_needs_a_token() {
+        assert!(Config::parse("", &p()).unwrap().http.listen.is_none());
+        let err = Config::parse("[http]\nlisten = \"0.0.0.0:8080\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("key `http.listen`"), "{err}");
+        assert!(err.to_string().contains("HOMEBOT_HTTP_TOKEN"), "{err}");
+        Config::parse("[http]\nlisten = \"127.0.0.1:8080\"\n", &p()).unwrap();
+        let c = Config::parse(
+            "[http]\nlisten = \"0.0.0.0:8080\"\ntoken = \"tok-secret\"\n",
+            &p(),
+        )
+        .unwrap();
+        assert!(c.http.exposed());
+        assert!(!format!("{c:?}").contains("tok-secret"));
+        let err = Config::parse("[http]\nlisten = \"localhost:80\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("http.listen"), "{err}");
+        let mut c = Config::default();
+        let env = EnvOverrides {
+            http_listen: Some("[::]:0".into()),
+            ..Default::default()
+        };
+        assert!(c.apply_env(&env).is_err());
+        let c = Config::parse("[household]\nlanguage = \"en\"\n", &p()).unwrap();
+        assert_eq!(c.household.language, Language::En);
+        assert!(Config::parse("[household]\nlanguage = \"fr\"\n", &p()).is_err());
     }
 
     #[test]

@@ -20,6 +20,7 @@ impl Config {
         self.memory.validate(path)?;
         self.strategy.validate(path)?;
         self.home_assistant.validate(path)?;
+        self.http.validate(path)?;
         if let Err((key, message)) = self.context.check() {
             return Err(invalid(&key, message));
         }

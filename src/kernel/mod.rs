@@ -121,6 +121,8 @@ pub struct KernelInner {
     /// Fires when the grace period is over: turns still running stop and record that.
     stragglers: CancellationToken,
     doors: Arc<Doors>,
+    /// The channels' links and since when (see [`crate::presence`]).
+    presence: crate::presence::Presence,
     _lock: WorkspaceLock,
 }
 
@@ -187,6 +189,11 @@ impl Kernel {
         text: &str,
     ) -> Result<(), DeliveryError> {
         self.inner.doors.deliver(channel, target, text).await
+    }
+
+    /// Where channels report their connections, and readers see them.
+    pub fn presence(&self) -> &crate::presence::Presence {
+        &self.inner.presence
     }
 
     /// Fires when channel servers must stop (after admitted turns finished, or the grace

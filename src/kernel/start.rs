@@ -123,6 +123,7 @@ impl Kernel {
             registry: registry.clone(),
             provider: agent.provider.clone(),
         };
+        let presence = crate::presence::Presence::new(clock.clone(), tz);
         let kernel = Self {
             inner: Arc::new(KernelInner {
                 cfg,
@@ -141,6 +142,7 @@ impl Kernel {
                 cancel: CancellationToken::new(),
                 stragglers: CancellationToken::new(),
                 doors,
+                presence,
                 _lock: lock,
             }),
         };

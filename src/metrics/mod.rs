@@ -304,11 +304,12 @@ pub fn mode_exited(mode_id: &str, reason: &str) {
     m().mode_exits.get([mode_id, reason]).inc();
 }
 
-/// The channel connection states for `homebot_channel_connected` (a hook for the
-/// dashboard's registry): per channel, whether it is connected and since when (Unix
-/// seconds). Hand the family to [`render`].
+/// The channel connection states for `homebot_channel_connected` (from the presence
+/// registry, which bounds the links and their ids): per channel link — a QQ account, a
+/// satellite, Home Assistant (`link=""`) — whether it is connected and since when (Unix
+/// seconds). Hand the families to [`render`].
 pub fn channel_states<'a>(
-    states: impl IntoIterator<Item = (&'a str, bool, Option<i64>)>,
+    states: impl IntoIterator<Item = (&'a str, &'a str, bool, Option<i64>)>,
 ) -> Vec<Family> {
     let mut up = Family::new(
         "homebot_channel_connected",
@@ -320,8 +321,8 @@ pub fn channel_states<'a>(
         "When a channel's connection state last changed, Unix seconds.",
         Kind::Gauge,
     );
-    for (channel, connected, at) in states {
-        let labels = vec![("channel", channel.to_string())];
+    for (channel, link, connected, at) in states {
+        let labels = vec![("channel", channel.to_string()), ("link", link.to_string())];
         up = up.sample(labels.clone(), Value::Int(connected.into()));
         if let Some(at) = at {
             since = since.sample(labels, Value::Int(at));

@@ -318,23 +318,43 @@ fn mode_exits_name_a_known_reason_or_other() {
 
 #[test]
 fn channel_states_render_through_the_hook() {
-    let extra = channel_states([("qq", true, Some(1_790_000_000)), ("voice", false, None)]);
+    let extra = channel_states([
+        ("qq", "10001", true, Some(1_790_000_000)),
+        ("voice", "kitchen", false, None),
+        ("voice", "study", true, None),
+    ]);
     let text = render(&extra);
     let s = parse_strict(&text).unwrap();
     assert_eq!(
-        value(&s, "homebot_channel_connected", &[("channel", "qq")]),
+        value(
+            &s,
+            "homebot_channel_connected",
+            &[("channel", "qq"), ("link", "10001")]
+        ),
         Some(1.0)
     );
     assert_eq!(
-        value(&s, "homebot_channel_connected", &[("channel", "voice")]),
+        value(
+            &s,
+            "homebot_channel_connected",
+            &[("channel", "voice"), ("link", "kitchen")]
+        ),
         Some(0.0)
     );
     assert_eq!(
         value(
             &s,
             "homebot_channel_state_since_seconds",
-            &[("channel", "qq")]
+            &[("channel", "qq"), ("link", "10001")]
         ),
         Some(1_790_000_000.0)
+    );
+    assert_eq!(
+        value(
+            &s,
+            "homebot_channel_connected",
+            &[("channel", "voice"), ("link", "study")]
+        ),
+        Some(1.0)
     );
 }

@@ -1,0 +1,77 @@
+//! What the owner can do from the dashboard: exit the active mode, cancel a reminder.
+//! Both go through the kernel's command path as an owner turn (`/mode exit`,
+//! `/reminders cancel ID`), exactly as `homebot reminders cancel` does from the terminal:
+//! the dashboard never writes a file. [`super::auth`] has already checked the token.
+//!
+//! A form post gets a small page; a request that accepts JSON gets
+//! `{"ok": …, "text": …, "outcome": …}` (the turn's outcome, as on the control socket).
+
+use super::html as pages;
+use super::Dash;
+use crate::channels::cli;
+use crate::turn::{Outcome, Reply, Turn};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+/// The chat the dashboard's commands run in (its own FIFO beside the terminal's).
+pub const CHAT: &str = "dashboard";
+/// Who the commands run as.
+pub const SPEAKER: &str = "owner";
+
+/// The HTTP status of a command's outcome: refused (no mode to exit, no such reminder)
+/// is a conflict with the state; a failure is the server's.
+pub fn status_of(o: &Outcome) -> StatusCode {
+    match o {
+        Outcome::Answered => StatusCode::OK,
+        Outcome::Refused { .. } | Outcome::Cancelled => StatusCode::CONFLICT,
+        Outcome::Failed { .. } => StatusCode::SERVICE_UNAVAILABLE,
+    }
+}
+
+async fn run(dash: &Dash, command: String) -> Option<Reply> {
+    let kernel = dash.kernel()?;
+    let turn = Turn::new(cli::CHANNEL, CHAT, SPEAKER, command);
+    Some(kernel.submit(turn).reply().await)
+}
+
+fn answer(dash: &Dash, headers: &HeaderMap, reply: Option<Reply>) -> Response {
+    let wants_json = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/json"));
+    let Some(reply) = reply else {
+        return pages::refusal(
+            dash.lang(),
+            StatusCode::SERVICE_UNAVAILABLE,
+            pages::Refusal::Unavailable,
+        );
+    };
+    let ok = reply.is_answered();
+    let status = status_of(&reply.outcome);
+    if wants_json {
+        let body = serde_json::json!({"ok": ok, "text": reply.text, "outcome": reply.outcome});
+        return (status, Json(body)).into_response();
+    }
+    pages::outcome(dash.lang(), status, ok, &reply.text)
+}
+
+/// `POST /action/mode/exit`, `POST /api/mode/exit`.
+pub async fn exit_mode(State(dash): State<Dash>, headers: HeaderMap) -> Response {
+    let reply = run(&dash, "/mode exit".to_string()).await;
+    answer(&dash, &headers, reply)
+}
+
+/// `POST /action/reminders/{id}/cancel`, `POST /api/reminders/{id}/cancel`.
+pub async fn cancel_reminder(
+    State(dash): State<Dash>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let Ok(id) = id.parse::<u32>() else {
+        return (StatusCode::BAD_REQUEST, "not a reminder id\n").into_response();
+    };
+    let reply = run(&dash, format!("/reminders cancel {id}")).await;
+    answer(&dash, &headers, reply)
+}

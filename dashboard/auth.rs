@@ -1,0 +1,260 @@
+//! Who may read and who may act.
+//!
+//! - Reading: open on loopback; bound beyond loopback, every request needs the token.
+//! - Acting (every `POST` but the login): the token, always — on loopback too. With no
+//!   token configured nobody can act from the dashboard.
+//! - The token comes as `Authorization: Bearer <token>`, or as the cookie the login form
+//!   (or a `?token=` link, exchanged at once for the cookie and a redirect that drops it
+//!   from the address bar) sets: `HttpOnly`, `SameSite=Strict`, holding the token's hex.
+//!   Compared in constant time. A `POST` whose `Origin` is another site is refused.
+//!
+//! Every answer gets `no-store`, `nosniff`, no referrer to other sites, no framing and a content policy
+//! that allows nothing from elsewhere. Each request is handled within
+//! [`REQUEST_DEADLINE`] (a body that trickles in is cut off) and its body is bounded.
+
+use super::html as pages;
+use super::Dash;
+use crate::channels::auth::same_secret;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Form, Router};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The cookie that carries the token (hex) after a login.
+pub const COOKIE: &str = "homebot_dash";
+/// A request is answered within this, or gets 408.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(15);
+/// Largest request body (the forms carry a token at most).
+pub const MAX_BODY: usize = 4096;
+/// Longest token looked at (a longer one cannot be right).
+const MAX_TOKEN: usize = 512;
+
+/// Put the access rules, the deadline and the headers around `routes`.
+pub fn wrap(routes: Router, dash: Dash) -> Router {
+    routes
+        .layer(middleware::from_fn_with_state(dash, guard))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn(deadline_and_headers))
+}
+
+async fn deadline_and_headers(req: Request, next: Next) -> Response {
+    let mut resp = match tokio::time::timeout(REQUEST_DEADLINE, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => (StatusCode::REQUEST_TIMEOUT, "request took too long\n").into_response(),
+    };
+    let h = resp.headers_mut();
+    for (k, v) in [
+        (header::CACHE_CONTROL, "no-store"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        // not `no-referrer`: with it a browser sends `Origin: null` on the forms' posts
+        (header::REFERRER_POLICY, "same-origin"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    ] {
+        h.insert(k, HeaderValue::from_static(v));
+    }
+    resp
+}
+
+/// What a request proved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No token (or a wrong one).
+    Anonymous,
+    /// The configured token.
+    Owner,
+}
+
+/// The rules (see the module doc), in front of every route.
+async fn guard(State(dash): State<Dash>, req: Request, next: Next) -> Response {
+    let token = dash.inner.token.as_ref().map(|t| t.expose());
+    let path = req.uri().path().to_string();
+    // `?token=…`: exchange it for the cookie, and drop it from the address
+    if req.method() == Method::GET {
+        if let Some(given) = query_token(req.uri().query()) {
+            return match token {
+                Some(t) if same_secret(&given, t) => with_cookie(Redirect::to(local(&path)), t),
+                _ => refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::WrongToken),
+            };
+        }
+    }
+    let access = access(req.headers(), token);
+    let is_login = path == "/login";
+    if req.method() == Method::POST && !is_login {
+        if !same_origin(req.headers()) {
+            return refused(&dash, StatusCode::FORBIDDEN, pages::Refusal::OtherSite);
+        }
+        if token.is_none() {
+            return refused(&dash, StatusCode::FORBIDDEN, pages::Refusal::NoTokenSet);
+        }
+        if access != Access::Owner {
+            return refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::NeedToken);
+        }
+    } else if dash.inner.exposed && access != Access::Owner && !is_login {
+        return refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::NeedToken);
+    }
+    let mut req = req;
+    req.extensions_mut().insert(access);
+    next.run(req).await
+}
+
+/// `path` as a redirect target that stays on this server (`//host` or `/\host` would
+/// leave it).
+fn local(path: &str) -> &str {
+    if path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/\\") {
+        path
+    } else {
+        "/"
+    }
+}
+
+/// The access a request's headers prove against the configured `token`.
+pub fn access(headers: &HeaderMap, token: Option<&str>) -> Access {
+    let Some(token) = token else {
+        return Access::Anonymous;
+    };
+    if let Some(v) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
+        let v = v.trim();
+        let given = v
+            .strip_prefix("Bearer ")
+            .or_else(|| v.strip_prefix("bearer "))
+            .unwrap_or(v)
+            .trim();
+        return if given.len() <= MAX_TOKEN && same_secret(given, token) {
+            Access::Owner
+        } else {
+            Access::Anonymous
+        };
+    }
+    match cookie(headers, COOKIE) {
+        Some(c) if c.len() <= MAX_TOKEN * 2 && same_secret(&c, &hex(token)) => Access::Owner,
+        _ => Access::Anonymous,
+    }
+}
+
+/// The value of cookie `name`, if the request carries it.
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim().to_string())
+}
+
+fn query_token(query: Option<&str>) -> Option<String> {
+    let q: HashMap<String, String> = query_pairs(query?).into_iter().collect();
+    q.get("token").filter(|t| t.len() <= MAX_TOKEN).cloned()
+}
+
+/// `a=b&c=d`, percent-decoded (as axum's `Query` does), without a size surprise: the
+/// query is part of the request head, which hyper bounds.
+fn query_pairs(q: &str) -> Vec<(String, String)> {
+    axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
+        &format!("/?{q}").parse().unwrap_or_default(),
+    )
+    .map(|axum::extract::Query(v)| v)
+    .unwrap_or_default()
+}
+
+/// A `POST` from a page of this same server (or from a tool that sends no `Origin`).
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let bare = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .unwrap_or("");
+    !host.is_empty() && bare == host
+}
+
+/// Lower-case hex of the token's bytes (what the cookie holds: any token fits a cookie).
+pub fn hex(token: &str) -> String {
+    token.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn with_cookie(inner: impl IntoResponse, token: &str) -> Response {
+    let mut resp = inner.into_response();
+    let cookie = format!(
+        "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000",
+        hex(token)
+    );
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        resp.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    resp
+}
+
+fn refused(dash: &Dash, status: StatusCode, why: pages::Refusal) -> Response {
+    pages::refusal(dash.lang(), status, why)
+}
+
+#[derive(serde::Deserialize)]
+pub struct LoginForm {
+    token: String,
+}
+
+/// `POST /login`: a right token sets the cookie and goes to the status page.
+pub async fn login(State(dash): State<Dash>, Form(f): Form<LoginForm>) -> Response {
+    match dash.inner.token.as_ref().map(|t| t.expose()) {
+        Some(t) if f.token.len() <= MAX_TOKEN && same_secret(f.token.trim(), t) => {
+            with_cookie(Redirect::to("/"), t)
+        }
+        Some(_) => refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::WrongToken),
+        None => refused(&dash, StatusCode::FORBIDDEN, pages::Refusal::NoTokenSet),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_from_header_or_cookie() {
+        let mut h = HeaderMap::new();
+        assert_eq!(access(&h, Some("s3cret")), Access::Anonymous);
+        h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
+        assert_eq!(access(&h, Some("s3cret")), Access::Owner);
+        assert_eq!(access(&h, None), Access::Anonymous);
+        h.insert(header::AUTHORIZATION, "Bearer s3cre".parse().unwrap());
+        assert_eq!(access(&h, Some("s3cret")), Access::Anonymous);
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            format!("a=b; {COOKIE}={}", hex("s3cret")).parse().unwrap(),
+        );
+        assert_eq!(access(&h, Some("s3cret")), Access::Owner);
+        assert_eq!(access(&h, Some("other")), Access::Anonymous);
+    }
+
+    #[test]
+    fn origins() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
+        assert!(same_origin(&h));
+        h.insert(header::ORIGIN, "http://127.0.0.1:8080".parse().unwrap());
+        assert!(same_origin(&h));
+        h.insert(header::ORIGIN, "http://evil.example".parse().unwrap());
+        assert!(!same_origin(&h));
+        assert_eq!(query_token(Some("a=1&token=x%20y")).as_deref(), Some("x y"));
+        assert_eq!(local("/sessions/x"), "/sessions/x");
+        assert_eq!(local("//evil.example/x"), "/");
+        assert_eq!(local("/\\evil.example"), "/");
+    }
+}
