@@ -307,7 +307,7 @@ pub fn turn_tokens(audit: &Path) -> Vec<TurnTokens> {
     v[skip..].to_vec()
 }
 
-fn audit_tail(path: &Path) -> Vec<AuditRecord> {
+pub(super) fn audit_tail(path: &Path) -> Vec<AuditRecord> {
     let Ok(mut f) = std::fs::File::open(path) else {
         return Vec::new();
     };

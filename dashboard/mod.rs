@@ -11,7 +11,7 @@
 //! - [`api`] — `GET /api/status`, `/api/sessions`, `/api/sessions/{id}`, `/api/live`;
 //! - [`data`] — reading sessions, conversations and audit records, bounded;
 //! - [`pages`] — the HTML pages; [`html`] — their frame, escaping, refusals;
-//!   [`chart`] — the per-turn token chart (SVG);
+//!   [`chart`] — the per-turn token chart (SVG); [`money`] — what the calls cost;
 //!   [`text`] — the pages' words in Chinese and English;
 //! - [`actions`] — exit the mode, cancel a reminder;
 //! - [`metrics`] — `GET /metrics` (Prometheus text: [`crate::metrics`] and the channels' links).
@@ -25,6 +25,7 @@ pub mod chart;
 pub mod data;
 pub mod html;
 pub mod metrics;
+pub mod money;
 pub mod pages;
 pub mod server;
 pub mod text;

@@ -5,11 +5,11 @@
 
 use super::api::{self, Status};
 use super::auth::Access;
-use super::chart;
 use super::data::{self, Line, SessionError, SessionInfo};
 use super::html::{esc, header, page, refusal, when, Refusal};
 use super::text::{words, Words};
 use super::Dash;
+use super::{chart, money};
 use crate::config::Member;
 use crate::modes::session::CONVERSATION_FILE;
 use crate::provider::audit::SESSION_AUDIT_FILE;
@@ -242,15 +242,18 @@ pub async fn index(State(dash): State<Dash>, access: Option<Extension<Access>>) 
     let active = st.session.as_ref().map(|s| s.session_id.clone());
     let ws = kernel.workspace().clone();
     let sid = active.clone();
-    let (conv, tokens) = tokio::task::spawn_blocking(move || {
+    let prices = kernel.config().prices();
+    let ((conv, tokens, spent), days) = tokio::task::spawn_blocking(move || {
         let dir = sid.and_then(|s| data::session_dir(&ws, &s).ok());
-        match dir {
+        let session = match dir {
             Some(d) => (
                 data::conversation(&d.join(CONVERSATION_FILE), 0),
                 data::turn_tokens(&d.join(SESSION_AUDIT_FILE)),
+                money::session(&d.join(SESSION_AUDIT_FILE), &prices),
             ),
             None => Default::default(),
-        }
+        };
+        (session, money::by_day(&ws, &prices))
     })
     .await
     .unwrap_or_default();
@@ -281,11 +284,18 @@ pub async fn index(State(dash): State<Dash>, access: Option<Extension<Access>>) 
     ));
     if active.is_some() {
         body.push_str(&format!(
-            "<section id=\"tokens\"><h2>{}</h2>{}</section>",
+            "<section id=\"tokens\"><h2>{}</h2>{}<p id=\"cost\">{}: {}</p></section>",
             esc(w.tokens),
-            chart::svg(&tokens, w)
+            chart::svg(&tokens, w),
+            esc(w.cost),
+            esc(&money::line(w, &spent))
         ));
     }
+    body.push_str(&format!(
+        "<section id=\"spend\"><h2>{}</h2>{}</section>",
+        esc(w.spend_by_day),
+        money::days_html(w, &days)
+    ));
     body.push_str(&reminders_section(w, &st));
     body.push_str(&channels_section(w, &st));
     body.push_str(&members_section(w, &kernel.config().members));
@@ -336,10 +346,26 @@ pub async fn session(State(dash): State<Dash>, Path(id): Path<String>) -> Respon
         esc(w.summary),
         esc(d.info.summary.as_deref().unwrap_or(w.no_summary)),
     ));
+    let spent = match dash.kernel() {
+        Some(k) => {
+            let prices = k.config().prices();
+            let audit = data::session_dir(k.workspace(), &d.info.session_id)
+                .map(|dir| dir.join(SESSION_AUDIT_FILE));
+            tokio::task::spawn_blocking(move || match audit {
+                Ok(a) => money::session(&a, &prices),
+                Err(_) => Default::default(),
+            })
+            .await
+            .unwrap_or_default()
+        }
+        None => Default::default(),
+    };
     body.push_str(&format!(
-        "<section><h2>{}</h2>{}</section>",
+        "<section><h2>{}</h2>{}<p id=\"cost\">{}: {}</p></section>",
         esc(w.tokens),
-        chart::svg(&d.tokens, w)
+        chart::svg(&d.tokens, w),
+        esc(w.cost),
+        esc(&money::line(w, &spent))
     ));
     body.push_str(&format!(
         "<section><h2>{}</h2><ol class=\"conv\">{}</ol></section></main>",

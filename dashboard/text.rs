@@ -52,6 +52,12 @@ pub struct Words {
     pub bad_id: &'static str,
     pub unavailable: &'static str,
     pub conversation: &'static str,
+    pub cost: &'static str,
+    pub uncached_cost: &'static str,
+    pub saved: &'static str,
+    pub no_price: &'static str,
+    pub spend_by_day: &'static str,
+    pub day: &'static str,
     pub state_names: [(&'static str, &'static str); 5],
 }
 
@@ -105,6 +111,12 @@ const ZH: Words = Words {
     bad_id: "会话编号格式不对。",
     unavailable: "homebot 正在关闭。",
     conversation: "对话",
+    cost: "花费",
+    uncached_cost: "没有缓存时",
+    saved: "缓存省下",
+    no_price: "未配置价格（[provider.price]），只计 token",
+    spend_by_day: "每天的花费",
+    day: "日期",
     state_names: [
         ("active", "进行中"),
         ("expired", "已到期"),
@@ -164,6 +176,12 @@ const EN: Words = Words {
     bad_id: "Not a session id.",
     unavailable: "homebot is shutting down.",
     conversation: "Conversation",
+    cost: "Cost",
+    uncached_cost: "without the cache",
+    saved: "the cache saved",
+    no_price: "no price configured ([provider.price]); tokens only",
+    spend_by_day: "Cost per day",
+    day: "Day",
     state_names: [
         ("active", "active"),
         ("expired", "expired"),
