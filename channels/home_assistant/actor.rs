@@ -10,13 +10,35 @@ use super::home::{GetView, HomeView};
 use super::rooms::{Listening, Rooms};
 use super::{HaError, Located, Status};
 use crate::config::HomeAssistantConfig;
+use crate::supervise::Supervisor;
 use actix::prelude::*;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
+/// The actor: what it knows, under the one supervision helper — a panic in a handler (a
+/// registry that breaks an assumption) fails that message and is logged, and the actor
+/// goes on with the state it has (it lives in memory; Home Assistant sends it again).
 pub struct HaActor {
+    state: HaState,
+    supervisor: Supervisor,
+}
+
+impl std::ops::Deref for HaActor {
+    type Target = HaState;
+    fn deref(&self) -> &HaState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for HaActor {
+    fn deref_mut(&mut self) -> &mut HaState {
+        &mut self.state
+    }
+}
+
+pub struct HaState {
     cfg: HomeAssistantConfig,
     /// The connection task's mailbox (`None`: no token, nothing to connect with).
     calls: Option<mpsc::Sender<Call>>,
@@ -49,6 +71,20 @@ pub enum Link {
 
 impl HaActor {
     pub fn new(
+        cfg: HomeAssistantConfig,
+        settings: Result<connection::Settings, super::NotConfigured>,
+        watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
+        presence: crate::presence::Presence,
+    ) -> Self {
+        Self {
+            state: HaState::new(cfg, settings, watch_tx, presence),
+            supervisor: Supervisor::new("the Home Assistant actor"),
+        }
+    }
+}
+
+impl HaState {
+    fn new(
         cfg: HomeAssistantConfig,
         settings: Result<connection::Settings, super::NotConfigured>,
         watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
@@ -109,7 +145,18 @@ pub struct FromConnection(pub Report);
 impl Handler<FromConnection> for HaActor {
     type Result = ();
     fn handle(&mut self, msg: FromConnection, _: &mut Context<Self>) {
-        match msg.0 {
+        let r = msg.0;
+        let _ =
+            self.supervisor
+                .run_in_memory(&mut self.state, "a report from the connection", |s| {
+                    s.on_report(r)
+                });
+    }
+}
+
+impl HaState {
+    fn on_report(&mut self, r: Report) {
+        match r {
             Report::Connected { version } => {
                 self.link = Link::Up;
                 self.version = version;
@@ -241,6 +288,15 @@ pub struct Locate {
 impl Handler<Locate> for HaActor {
     type Result = MessageResult<Locate>;
     fn handle(&mut self, msg: Locate, _: &mut Context<Self>) -> Self::Result {
+        let found = self
+            .supervisor
+            .run_in_memory(&mut self.state, "locate", |s| s.locate(msg));
+        MessageResult(found.unwrap_or_default())
+    }
+}
+
+impl HaState {
+    fn locate(&self, msg: Locate) -> Option<Located> {
         let r = &self.rooms;
         let sat = msg
             .satellite_id
@@ -254,13 +310,13 @@ impl Handler<Locate> for HaActor {
             .map(|s| s.entity_id.clone())
             .or_else(|| self.listening.active().map(str::to_string))
             .or_else(|| self.cfg.default_satellite.clone());
-        MessageResult(sat.map(|entity_id| {
+        sat.map(|entity_id| {
             let room = r
                 .satellite(&entity_id)
                 .and_then(|s| s.area_id.as_deref())
                 .map(|a| r.room_name(a));
             Located { entity_id, room }
-        }))
+        })
     }
 }
 
@@ -273,9 +329,18 @@ pub struct Resolve(pub String);
 impl Handler<Resolve> for HaActor {
     type Result = MessageResult<Resolve>;
     fn handle(&mut self, msg: Resolve, _: &mut Context<Self>) -> Self::Result {
+        let found = self
+            .supervisor
+            .run_in_memory(&mut self.state, "resolve a target", |s| s.resolve(&msg.0));
+        MessageResult(found.unwrap_or_default())
+    }
+}
+
+impl HaState {
+    fn resolve(&self, target: &str) -> Vec<(String, Vec<String>)> {
         let r = &self.rooms;
         let mut out: Vec<(String, Vec<String>)> = r
-            .targets(&msg.0)
+            .targets(target)
             .into_iter()
             .map(|s| {
                 let players = s
@@ -293,7 +358,7 @@ impl Handler<Resolve> for HaActor {
             .collect();
         if out.is_empty() {
             // an area with no satellite may still have a media player
-            if let Some(a) = r.area(&msg.0) {
+            if let Some(a) = r.area(target) {
                 let players: Vec<String> = r
                     .media_players_in(&a.id)
                     .into_iter()
@@ -304,7 +369,7 @@ impl Handler<Resolve> for HaActor {
                 }
             }
         }
-        MessageResult(out)
+        out
     }
 }
 
