@@ -47,19 +47,7 @@ async fn start(ws: &Path, fake: &FakeLlm, listen: &str, token: Option<&str>) -> 
         env.push(("HOMEBOT_HTTP_TOKEN", t));
     }
     let gw = Gateway::start(ws, fake, &env, &[]).await;
-    gw.wait_log("dashboard listening", 30).await;
-    let log = gw.log();
-    let line = log
-        .lines()
-        .find(|l| l.contains("dashboard listening"))
-        .unwrap();
-    let addr = line
-        .split("addr=")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap();
+    let addr = gw.dashboard_addr().await;
     let port = addr.rsplit(':').next().unwrap();
     (gw, format!("http://127.0.0.1:{port}"))
 }

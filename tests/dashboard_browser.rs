@@ -227,15 +227,7 @@ async fn the_status_page_follows_the_mode_live_and_exits_only_with_the_token() {
         &[],
     )
     .await;
-    gw.wait_log("dashboard listening", 30).await;
-    let log = gw.log();
-    let addr = log
-        .lines()
-        .find(|l| l.contains("dashboard listening"))
-        .and_then(|l| l.split("addr=").nth(1))
-        .and_then(|a| a.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let addr = gw.dashboard_addr().await;
     let base = format!("http://{addr}");
 
     let mut b = Browser::launch(&exe).await;

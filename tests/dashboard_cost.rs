@@ -28,15 +28,7 @@ async fn the_page_shows_the_sessions_cost_and_the_cost_per_day() {
         &[],
     )
     .await;
-    gw.wait_log("dashboard listening", 30).await;
-    let log = gw.log();
-    let addr = log
-        .lines()
-        .find(|l| l.contains("dashboard listening"))
-        .and_then(|l| l.split("addr=").nth(1))
-        .and_then(|a| a.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let addr = gw.dashboard_addr().await;
     for words in ["/mode enter cooking", "番茄炒蛋放几个蛋？"] {
         let o = homebot(ws, Some(&fake))
             .args(["chat", "-m", words])

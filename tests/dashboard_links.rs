@@ -55,15 +55,7 @@ async fn channel_links_show_with_their_since() {
         &["qq", "wyoming"],
     )
     .await;
-    gw.wait_log("dashboard listening", 30).await;
-    let log = gw.log();
-    let addr = log
-        .lines()
-        .find(|l| l.contains("dashboard listening"))
-        .and_then(|l| l.split("addr=").nth(1))
-        .and_then(|a| a.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let addr = gw.dashboard_addr().await;
     let status = format!("http://{addr}/api/status");
     let link = |st: &Value, channel: &str| -> Option<Value> {
         st["channels"]

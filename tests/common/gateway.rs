@@ -128,6 +128,18 @@ impl Gateway {
         }
         panic!("gateway never logged {needle:?}:\n{}", self.log());
     }
+
+    /// The dashboard's bound address (`[http] listen`, e.g. `127.0.0.1:41234`), once it
+    /// has logged `dashboard listening`.
+    pub async fn dashboard_addr(&self) -> String {
+        self.wait_log("dashboard listening", 30).await;
+        let log = self.log();
+        let line = log
+            .lines()
+            .find(|l| l.contains("dashboard listening"))
+            .expect("logged just above");
+        field(line, "addr=").to_string()
+    }
 }
 
 fn field<'a>(line: &'a str, key: &str) -> &'a str {
