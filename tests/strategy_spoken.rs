@@ -110,14 +110,16 @@ async fn a_spoken_strategy_change_is_accepted_only_when_the_words_ask_for_it() {
     assert_eq!(strategy_of(ws), "build");
     assert!(state(ws)["pending_work"].is_null());
 
-    // Build sends the seed's wording in the strategy block
+    // Build (the configured default) sends the seed's wording as the system message's
+    // strategy block
     kernel.handle_turn(mom("你好")).await;
-    let u = last_user(fake.requests().last().unwrap());
+    let last = fake.requests().last().unwrap().clone();
+    let s = system_text(&last);
     assert!(
-        u.contains("Act directly. Use tools when needed.")
-            && u.contains("Be efficient: prefer fewer steps, verify results between calls."),
-        "{u}"
+        s.ends_with("\n[策略]\nAct directly. Use tools when needed.\nBe efficient: prefer fewer steps, verify results between calls.\n[/策略]\n"),
+        "{s}"
     );
+    assert!(!last_user(&last).contains("[策略]"));
 
     // the tool list is the same bytes in every request, whatever the strategy
     let reqs = fake.requests();
@@ -249,31 +251,44 @@ async fn unpunctuated_mode_commands_switch_and_reports_do_not() {
 }
 
 #[tokio::test]
-async fn the_strategy_block_comes_with_every_turn_and_is_never_replayed() {
+async fn the_standing_strategy_is_in_the_system_message_and_a_switched_one_in_each_tail() {
     let dir = workspace();
     let ws = dir.path();
     let fake = FakeLlm::start(|_, _| text("好的")).await;
     let kernel = start_kernel(ws, &fake);
     const BUILD: &str = "Act directly. Use tools when needed.";
-    let sent = |i: usize| last_user(&fake.requests()[i]);
+    let req = |i: usize| fake.requests()[i].clone();
     for words in ["你好", "今天几号"] {
         kernel.handle_turn(mom(words)).await;
     }
-    assert!(sent(0).contains(BUILD), "the first message carries it");
-    assert!(
-        sent(1).contains(BUILD),
-        "and the next one: the tail is per turn"
-    );
-    // the first message is replayed as its speaker's words, without its block
-    let second = &fake.requests()[1];
-    assert_eq!(second["messages"][1]["content"], "mom：你好");
+    // the configured default's block ends the system message, the same bytes each turn
+    assert!(system_text(&req(0)).contains(BUILD));
+    assert_eq!(system_text(&req(0)), system_text(&req(1)));
+    assert!(!last_user(&req(0)).contains("[策略]") && !last_user(&req(1)).contains("[策略]"));
+    // the first message is replayed as its speaker's words
+    assert_eq!(req(1)["messages"][1]["content"], "mom：你好");
+
+    // a switch leaves the system message as it was (no prefix broken) and sends the
+    // switched strategy in each turn's tail, saying it replaces the standing one
     kernel.command("/strategy assist").await;
-    kernel.handle_turn(mom("做个菜")).await;
-    assert!(sent(2).contains("you MUST call ask_user_choice") && !sent(2).contains(BUILD));
+    for words in ["做个菜", "再来一个"] {
+        kernel.handle_turn(mom(words)).await;
+    }
+    for i in [2, 3] {
+        assert_eq!(system_text(&req(i)), system_text(&req(0)));
+        let u = last_user(&req(i));
+        assert!(
+            u.contains("[策略]\n家里人切换了策略：以下取代系统消息里的 [策略]。\n")
+                && u.contains("you MUST call ask_user_choice")
+                && !u.contains(BUILD),
+            "{u}"
+        );
+    }
+    // back to the standing strategy: nothing in the tail again
     kernel.command("/strategy build").await;
     kernel.handle_turn(mom("好的")).await;
-    assert!(sent(3).contains(BUILD), "changed back");
-    let last = &fake.requests()[3];
-    let history = serde_json::to_string(&last["messages"].as_array().unwrap()[1..4]).unwrap();
+    assert!(!last_user(&req(4)).contains("[策略]"), "changed back");
+    assert_eq!(system_text(&req(4)), system_text(&req(0)));
+    let history = serde_json::to_string(&req(4)["messages"].as_array().unwrap()[1..8]).unwrap();
     assert!(!history.contains("[策略]"), "{history}");
 }

@@ -114,9 +114,9 @@ impl Agent {
     }
 
     /// Everything a turn's requests are made of: the first request's messages, the tool
-    /// environment and who the calls are for. `extra` sections (a strategy's) go at the
-    /// end of the dynamic tail, after the user's words: counted in the budget, sent in
-    /// this turn only.
+    /// environment and who the calls are for. `standing` (the strategy's block) ends the
+    /// system message; `extra` sections (a strategy's per-turn ones) go at the end of the
+    /// dynamic tail, after the user's words: counted in the budget, sent in this turn only.
     #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         &self,
@@ -126,16 +126,20 @@ impl Agent {
         user_text: &str,
         turn: &crate::turn::Turn,
         modes: &ModesHandle,
+        standing: Option<&prompt::TailSection>,
         extra: &[prompt::TailSection],
     ) -> Prepared {
         let mut sections: Vec<prompt::TailSection> = Vec::new();
         if let Some(m) = &ticket.mode {
-            sections.extend(self.knowledge.sections_for(&m.mode_id, user_text));
+            sections.extend(
+                self.knowledge
+                    .sections_for(&m.mode_id, user_text, &m.system_prompt),
+            );
         }
         sections.extend(self.memory.recall_section(turn, tail.now));
         sections.extend(extra.iter().cloned());
         let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
-        let system = prompt::system_message(&self.base_prompt, ticket, profile);
+        let system = prompt::system_message(&self.base_prompt, ticket, profile, standing);
         let mode_checkpoint = ticket
             .mode
             .as_ref()
@@ -247,7 +251,7 @@ impl Agent {
     }
 
     fn compact_later(&self, ticket: &TurnTicket, channel: &str, chat_id: &str) {
-        let system = prompt::system_message(&self.base_prompt, ticket, None);
+        let system = prompt::system_message(&self.base_prompt, ticket, None, None);
         let (checkpoint, session_dir, session_id, policy, focus) =
             match (&ticket.mode, &ticket.chat) {
                 (Some(m), _) => (

@@ -14,6 +14,7 @@
 
 use crate::modes::ModeRegistry;
 use crate::prompt::TailSection;
+use crate::prompt::{frozen_objective, SNIPPET_NOTE};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -111,20 +112,26 @@ impl Knowledge {
     /// The per-request blocks of `mode_id`'s context policy for the user's words:
     /// `[OBJECTIVE]` (its template, `{query}` filled in) and `[资料]` (the snippets of
     /// its knowledge within its budget), each only when there is something to say.
+    /// What the session's `frozen` prompt already says is not repeated: a constant
+    /// objective ([`frozen_objective`]) and the [`SNIPPET_NOTE`].
     ///
     /// The blocks are sent in this turn only (later requests replay the user's words,
     /// never the tail), so a cooking session asking about one dish all evening carries
     /// no copies of its recipe in the history: each turn gets what matches its words.
-    pub fn sections_for(&self, mode_id: &str, query: &str) -> Vec<TailSection> {
+    pub fn sections_for(&self, mode_id: &str, query: &str, frozen: &str) -> Vec<TailSection> {
         let mut out = Vec::new();
         if let Some(o) = self.objectives.get(mode_id) {
-            out.push(TailSection {
-                label: "OBJECTIVE".into(),
-                body: o.replace("{query}", query.trim()),
-            });
+            let in_frozen = frozen_objective(o).is_some_and(|b| frozen.contains(&b));
+            if !in_frozen {
+                out.push(TailSection {
+                    label: "OBJECTIVE".into(),
+                    body: o.replace("{query}", query.trim()),
+                });
+            }
         }
         let budget = self.budgets.get(mode_id).copied().unwrap_or(0);
-        out.extend(tail_section(&self.retrieve(mode_id, query, budget)));
+        let snippets = self.retrieve(mode_id, query, budget);
+        out.extend(tail_section(&snippets, !frozen.contains(SNIPPET_NOTE)));
         out
     }
 
@@ -256,13 +263,17 @@ impl Knowledge {
     }
 }
 
-/// Snippets as the tail section the model sees; `None` when there are none.
-pub fn tail_section(snippets: &[Snippet]) -> Option<TailSection> {
+/// Snippets as the tail section the model sees, the [`SNIPPET_NOTE`] first when `note`;
+/// `None` when there are none.
+pub fn tail_section(snippets: &[Snippet], note: bool) -> Option<TailSection> {
     if snippets.is_empty() {
         return None;
     }
-    let mut body =
-        String::from("（从本模式资料中按用户的话检索到的片段，可能不相关；以资料原文为准）\n");
+    let mut body = String::new();
+    if note {
+        body.push_str(SNIPPET_NOTE);
+        body.push('\n');
+    }
     for s in snippets {
         // a file anyone may have written: it must not end the block or open another
         body.push_str(&format!(
@@ -331,7 +342,9 @@ fn split_chunks(text: &str) -> Vec<String> {
             heading = Some(block.to_string());
             continue;
         }
-        let whole = match heading.take() {
+        // a paragraph keeps its nearest heading: its own first line when it has one
+        // (the file's title above it would repeat the source shown with the snippet)
+        let whole = match heading.take().filter(|_| !block.starts_with('#')) {
             Some(h) => format!("{h}\n{block}"),
             None => block.to_string(),
         };

@@ -74,11 +74,11 @@ fn a_matching_snippet_comes_with_every_turn_that_asks() {
     std::fs::write(d.path().join("汤.md"), "炖汤要小火慢炖两小时。").unwrap();
     let mut k = knowledge(d.path());
     k.budgets.insert("cooking".into(), 400);
-    let first = k.sections_for("cooking", "炖汤要多久");
+    let first = k.sections_for("cooking", "炖汤要多久", "");
     assert_eq!(first.len(), 1);
     assert!(first[0].body.contains("小火慢炖"), "{first:?}");
-    assert_eq!(k.sections_for("cooking", "炖汤要多久"), first);
-    assert!(k.sections_for("cooking", "今天天气").is_empty());
+    assert_eq!(k.sections_for("cooking", "炖汤要多久", ""), first);
+    assert!(k.sections_for("cooking", "今天天气", "").is_empty());
 }
 
 #[test]
@@ -90,9 +90,31 @@ fn a_snippet_cannot_close_its_block() {
     )
     .unwrap();
     let hits = knowledge(d.path()).retrieve("cooking", "红烧肉炒糖色", 400);
-    let body = tail_section(&hits).unwrap().body;
+    let body = tail_section(&hits, true).unwrap().body;
     assert!(!body.contains('[') && !body.contains(']'), "{body}");
     assert!(body.contains("［/资料］"), "{body}");
+    // the note on how to read snippets comes only when asked for (an older session's
+    // frozen prompt lacks it); a newer one says it once in the frozen prompt
+    assert!(body.starts_with(SNIPPET_NOTE));
+    let bare = tail_section(&hits, false).unwrap().body;
+    assert!(
+        !bare.contains(SNIPPET_NOTE) && bare.starts_with("— "),
+        "{bare}"
+    );
+}
+
+#[test]
+fn a_paragraph_keeps_its_nearest_heading() {
+    let text = "# 家常菜\n\n## 番茄炒蛋\n鸡蛋四个。\n\n## 红烧肉\n\n五花肉一斤。\n\n# 附录";
+    assert_eq!(
+        split_chunks(text),
+        [
+            "## 番茄炒蛋\n鸡蛋四个。",
+            "## 红烧肉\n五花肉一斤。",
+            "# 附录"
+        ]
+    );
+    assert_eq!(split_chunks("# 汤\n\n炖两小时。"), ["# 汤\n炖两小时。"]);
 }
 
 #[test]
@@ -101,13 +123,34 @@ fn the_objective_fills_in_the_users_words() {
     let mut k = knowledge(d.path());
     k.objectives
         .insert("cooking".into(), "把这件事办好：{query}".into());
-    let s = k.sections_for("cooking", " 炖汤 ");
+    let s = k.sections_for("cooking", " 炖汤 ", "");
     assert_eq!(s.len(), 1);
     assert_eq!(
         (s[0].label.as_str(), s[0].body.as_str()),
         ("OBJECTIVE", "把这件事办好：炖汤")
     );
-    assert!(k.sections_for("homework", "炖汤").is_empty());
+    assert!(k.sections_for("homework", "炖汤", "").is_empty());
+    // a per-request objective is in every tail even when a frozen prompt names it
+    let frozen = "\n[OBJECTIVE]\n把这件事办好：{query}\n";
+    assert_eq!(k.sections_for("cooking", "炖汤", frozen), s);
+}
+
+#[test]
+fn a_constant_objective_lives_in_the_frozen_prompt() {
+    let d = tempfile::tempdir().unwrap();
+    let mut k = knowledge(d.path());
+    k.objectives
+        .insert("cooking".into(), "带家里人把这顿饭做好。".into());
+    let block = frozen_objective("带家里人把这顿饭做好。").unwrap();
+    assert_eq!(block, "\n[OBJECTIVE]\n带家里人把这顿饭做好。\n");
+    assert!(frozen_objective("做：{query}").is_none() && frozen_objective(" ").is_none());
+    // said by the session's frozen prompt: not repeated in the tail
+    let frozen = format!("[ROLE]\n厨房搭档\n{block}[RULES]\n");
+    assert!(k.sections_for("cooking", "炖汤", &frozen).is_empty());
+    // a session frozen by an earlier version (or before mode.json changed it) gets it
+    let old = k.sections_for("cooking", "炖汤", "[ROLE]\n厨房搭档\n");
+    assert_eq!(old.len(), 1);
+    assert_eq!(old[0].body, "带家里人把这顿饭做好。");
 }
 
 #[test]

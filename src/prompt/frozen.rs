@@ -11,6 +11,20 @@ use crate::modes::switch::{self, SwitchAction};
 /// earlier version) leaves them to the dynamic tail.
 pub const SESSION_BLOCK: &str = "\n[本次会话]\n";
 
+/// How to read the `[资料]` snippets: said once in the frozen prompt of a mode with
+/// knowledge; a tail says it only when its session's frozen prompt (written by an
+/// earlier version) does not.
+pub const SNIPPET_NOTE: &str =
+    "（从本模式资料中按用户的话检索到的片段，可能不相关；以资料原文为准）";
+
+/// A mode's `[OBJECTIVE]` when it does not depend on the user's words (no `{query}`): a
+/// block of the frozen prompt, constant for the session, so it sits in the cached prefix
+/// instead of every tail. `None` for a per-request objective.
+pub fn frozen_objective(objective: &str) -> Option<String> {
+    let o = objective.trim();
+    (!o.is_empty() && !o.contains("{query}")).then(|| format!("\n[OBJECTIVE]\n{o}\n"))
+}
+
 /// The frozen part of a mode's system prompt: fixed mode notes, the session's own facts
 /// (its id, folder and the plugin's data paths — constant while it lasts, so they sit in
 /// the cached prefix, not in every tail), the context policy's labelled blocks, the
@@ -49,6 +63,10 @@ pub fn frozen_mode_prompt(
         if let Some(role) = &ctx.role {
             out.push_str(&format!("\n[ROLE]\n{}\n", role.trim()));
         }
+        // a per-request objective (one with `{query}`) goes in each tail instead
+        if let Some(block) = ctx.objective.as_deref().and_then(frozen_objective) {
+            out.push_str(&block);
+        }
         if !ctx.rules.is_empty() {
             out.push_str("\n[RULES]\n");
             for r in &ctx.rules {
@@ -66,6 +84,9 @@ pub fn frozen_mode_prompt(
                 "\n[KNOWLEDGE: {}]\n{place}（本模式的资料，只在本模式中可读；与用户的话相关的片段会放在用户消息的 [资料] 块里，需要更多时用 list_files / read_file 查阅）\n",
                 k.name
             ));
+        }
+        if !ctx.knowledge.is_empty() {
+            out.push_str(&format!("[资料] 块的说明：{SNIPPET_NOTE}\n"));
         }
     }
     out.push_str(&format!(

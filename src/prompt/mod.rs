@@ -29,7 +29,7 @@ use crate::provider::Message;
 mod frozen;
 mod tail;
 
-pub use frozen::frozen_mode_prompt;
+pub use frozen::{frozen_mode_prompt, frozen_objective, SNIPPET_NOTE};
 pub use tail::{dynamic_tail, TailInfo, TailSection};
 
 pub use crate::history::defang;
@@ -94,8 +94,16 @@ fn switch_example(registry: &ModeRegistry) -> String {
 }
 
 /// The system message of a turn: the base prompt, then in a mode the frozen
-/// `system_prompt.md`, outside a mode the current member's `USER.md`.
-pub fn system_message(base: &str, ticket: &TurnTicket, profile: Option<&str>) -> String {
+/// `system_prompt.md`, outside a mode the current member's `USER.md`, then the
+/// `standing` block of the strategy in force (its wording is the same every turn until
+/// the household switches strategy, so it belongs to the cached prefix: a switch costs
+/// one uncached system message, not a block in every tail).
+pub fn system_message(
+    base: &str,
+    ticket: &TurnTicket,
+    profile: Option<&str>,
+    standing: Option<&TailSection>,
+) -> String {
     let mut system = base.to_string();
     match &ticket.mode {
         Some(m) => {
@@ -109,6 +117,14 @@ pub fn system_message(base: &str, ticket: &TurnTicket, profile: Option<&str>) ->
                 system.push('\n');
             }
         }
+    }
+    if let Some(s) = standing {
+        system.push_str(&format!(
+            "\n[{}]\n{}\n[/{}]\n",
+            s.label,
+            s.body.trim(),
+            s.label
+        ));
     }
     system
 }

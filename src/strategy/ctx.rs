@@ -52,8 +52,11 @@ pub(super) struct Ctx<'a> {
     pub(super) turn: &'a Turn,
     pub(super) modes: &'a ModesHandle,
     pub(super) eff: Effective,
-    /// The strategy's `[策略]` block: in the tail of every turn of the strategy (the tail
-    /// is never replayed, so it is paid for once per turn, not once per turn of history).
+    /// The standing strategy's `[策略]` block: the end of every request's system message
+    /// (the same bytes turn after turn, a cached prefix).
+    pub(super) standing: Option<TailSection>,
+    /// A switched strategy's block: in the tail of every turn while it is in force (the
+    /// tail is never replayed, and a switch breaks no prefix).
     pub(super) block: Option<TailSection>,
     pub(super) rounds: u32,
     /// Where an accepted `set_strategy` of this turn goes.
@@ -103,10 +106,17 @@ impl Ctx<'_> {
             self.text,
             self.turn,
             self.modes,
+            self.standing.as_ref(),
             sections,
         );
         p.env.strategy = Some(self.setter.clone());
         p
+    }
+    /// The switched strategy's block (when there is one) plus `extra`.
+    pub(super) fn sections(&self, extra: Vec<TailSection>) -> Vec<TailSection> {
+        let mut v = extra;
+        v.extend(self.block.clone());
+        v
     }
     /// The agent's tool loop at this turn's round cap, remembering the tools it called.
     pub(super) async fn tool_loop(&self, p: &mut Prepared) -> AgentOutcome {
@@ -116,12 +126,6 @@ impl Ctx<'_> {
             .expect("never poisoned")
             .extend(crate::agent::tools_called(&p.messages));
         o
-    }
-    /// The strategy's own block (when it must be sent) plus `extra`.
-    pub(super) fn sections(&self, extra: Vec<TailSection>) -> Vec<TailSection> {
-        let mut v = extra;
-        v.extend(self.block.clone());
-        v
     }
     pub(super) fn group_asker_only(&self, anyone: bool) -> bool {
         self.turn.facts().audience == crate::turn::Audience::Group && !anyone

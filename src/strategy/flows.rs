@@ -39,7 +39,7 @@ pub async fn run(
         .map(|m| (m.mode_id.as_str(), m.session_id.as_str()));
     let eff = strategies.effective(mode).await;
     let rounds = eff.max_tool_rounds(agent.max_tool_rounds);
-    let block = eff.section();
+    let (standing, block) = eff.blocks(&strategies.standing(mode));
     let stamp = ticket
         .began_at
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, false);
@@ -54,6 +54,7 @@ pub async fn run(
         turn,
         modes,
         eff,
+        standing,
         block,
         rounds,
         setter,

@@ -13,9 +13,11 @@
 //! from the kitchen speaker, whose every wake is a new chat. Inside a run mode whose
 //! `mode.json` names a `strategy`, that one applies, unless someone used `/strategy`
 //! during the session. Switching is a hot patch of this state: it never touches the
-//! conversation, the frozen `system_prompt.md` or the tool list; the strategy's
-//! instruction goes in the dynamic tail as a [`TailSection`], so the cached prefix of a
-//! running session stays byte-identical (see docs/strategies.md).
+//! conversation, the frozen `system_prompt.md` or the tool list. The standing strategy's
+//! instruction (the configured or the mode's default) ends the system message, a cached
+//! prefix; a switched one comes in each turn's dynamic tail as a [`TailSection`], so the
+//! cached prefix of a running session stays byte-identical across switches (see
+//! docs/strategies.md and [`Effective::blocks`]).
 //!
 //! Layout: this file — the state handle, `/strategy`, the effective strategy;
 //! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect`; [`choice`] — `ask_user_choice` rendered per
@@ -64,7 +66,7 @@ pub enum CommandError {
     #[error("策略没能保存：{0}")]
     NotSaved(std::io::Error),
 }
-/// The label of the strategy's block in the dynamic tail.
+/// The label of the strategy's block (the system message's, a switched one's in the tail).
 pub const SECTION_LABEL: &str = "策略";
 
 /// The household's strategy state (cloneable handle). Every change is written to the
@@ -120,7 +122,36 @@ impl Effective {
             .map_or(configured, |r| r.min(configured))
     }
 
-    /// The strategy's block of the dynamic tail, if it has anything to say.
+    /// Where this strategy's block goes, given the `standing` one (see
+    /// [`Strategies::standing`]): the standing block ends the system message, a cached
+    /// prefix; when the household switched to something else, that one's block also
+    /// comes in each turn's dynamic tail, marked as replacing it. So a session that
+    /// never switches pays nothing per turn for its strategy, and a switch breaks no
+    /// prefix (the system message stays as it was).
+    pub fn blocks(&self, standing: &Effective) -> (Option<TailSection>, Option<TailSection>) {
+        let base = standing.section();
+        let mine = self.section();
+        if mine == base {
+            return (base, None);
+        }
+        let switched = match (&base, mine) {
+            (_, None) => TailSection {
+                label: SECTION_LABEL.into(),
+                body: "家里人切换了策略：系统消息里的 [策略] 不再适用。".into(),
+            },
+            (Some(_), Some(m)) => TailSection {
+                body: format!(
+                    "家里人切换了策略：以下取代系统消息里的 [策略]。\n{}",
+                    m.body
+                ),
+                ..m
+            },
+            (None, Some(m)) => m,
+        };
+        (base, Some(switched))
+    }
+
+    /// The strategy's block, if it has anything to say.
     pub fn section(&self) -> Option<TailSection> {
         let mut lines: Vec<String> = Vec::new();
         match self.kind {
@@ -209,6 +240,24 @@ impl Strategies {
     pub async fn effective(&self, mode: ActiveMode<'_>) -> Effective {
         let st = self.inner.state.lock().await;
         self.effective_in(&st, mode)
+    }
+
+    /// The strategy a turn gets before anyone has used `/strategy`: the mode's default
+    /// (its `mode.json`), else the configured one, no preset. Its block is part of the
+    /// system message (the same bytes until the configuration changes or a mode is
+    /// entered, which changes the system message anyway); see [`Effective::blocks`].
+    pub fn standing(&self, mode: ActiveMode<'_>) -> Effective {
+        let from_mode = mode.and_then(|(id, _)| self.inner.mode_defaults.get(id).copied());
+        Effective {
+            kind: from_mode.unwrap_or(self.inner.cfg.default),
+            source: if from_mode.is_some() {
+                Source::Mode
+            } else {
+                Source::Config
+            },
+            preset: None,
+            custom: None,
+        }
     }
 
     fn effective_in(&self, st: &State, mode: ActiveMode<'_>) -> Effective {
@@ -364,5 +413,55 @@ impl Strategies {
         }
         s.push_str("\n可选: build, plan, spec, reflect, assist, custom <指令>；预设: quick, standard, careful");
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eff(kind: StrategyKind, preset: Option<Preset>) -> Effective {
+        Effective {
+            kind,
+            source: Source::Command,
+            preset,
+            custom: None,
+        }
+    }
+
+    #[test]
+    fn the_standing_block_is_the_system_messages_and_a_switch_adds_one_to_the_tail() {
+        let build = eff(StrategyKind::Build, None);
+        let (system, tail) = build.blocks(&build);
+        assert!(system.unwrap().body.starts_with("Act directly."));
+        assert!(tail.is_none(), "nothing per turn while nobody switched");
+
+        let (system, tail) = eff(StrategyKind::Assist, None).blocks(&build);
+        assert_eq!(
+            system,
+            build.section(),
+            "the system message stays as it was"
+        );
+        let tail = tail.unwrap();
+        assert!(
+            tail.body
+                .starts_with("家里人切换了策略：以下取代系统消息里的 [策略]。\n")
+                && tail.body.contains("ask_user_choice"),
+            "{tail:?}"
+        );
+        // a preset changes the block even with the same strategy
+        let (_, tail) = eff(StrategyKind::Build, Some(Preset::Quick)).blocks(&build);
+        assert!(tail.unwrap().body.contains("思考深度：快速"));
+        // a strategy with nothing to say still says the standing block is gone
+        let (_, tail) = eff(StrategyKind::Plan, None).blocks(&build);
+        assert_eq!(
+            tail.unwrap().body,
+            "家里人切换了策略：系统消息里的 [策略] 不再适用。"
+        );
+        // under a standing strategy without a block, a switched one is sent as it is
+        let plan = eff(StrategyKind::Plan, None);
+        let (system, tail) = build.blocks(&plan);
+        assert!(system.is_none());
+        assert_eq!(tail, build.section());
     }
 }

@@ -5,6 +5,14 @@ use super::{text, FakeReply};
 use serde_json::Value;
 use std::path::Path;
 
+/// The system message of a request (where the standing strategy's block is).
+pub fn system_text(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The content of the last user message of a request.
 pub fn last_user(body: &Value) -> String {
     body["messages"]
