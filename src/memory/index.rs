@@ -96,7 +96,7 @@ impl Store {
             let mut idx = Index::default();
             let mut st = self
                 .conn
-                .prepare("SELECT id, content, created_at, origin FROM memories")?;
+                .prepare_cached("SELECT id, content, created_at, origin FROM memories")?;
             for row in st.query_map([], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
@@ -121,7 +121,7 @@ impl Store {
                 );
             }
             let mut features: BTreeMap<i64, Vec<(String, i64)>> = BTreeMap::new();
-            let mut st = self.conn.prepare(
+            let mut st = self.conn.prepare_cached(
                 "SELECT scene_id, feature, count FROM scene_features ORDER BY count DESC, feature",
             )?;
             for row in st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))? {
@@ -129,7 +129,7 @@ impl Store {
                 features.entry(s).or_default().push((f, c));
             }
             let mut links: BTreeMap<i64, Vec<LinkEntry>> = BTreeMap::new();
-            let mut st = self.conn.prepare(
+            let mut st = self.conn.prepare_cached(
                 "SELECT scene_id, memory_id, strength, decayed_at, last_used FROM scene_memories",
             )?;
             for row in st.query_map([], |r| {
@@ -146,7 +146,7 @@ impl Store {
                 let (s, l) = row?;
                 links.entry(s).or_default().push(l);
             }
-            let mut st = self.conn.prepare(
+            let mut st = self.conn.prepare_cached(
                 "SELECT id, key, occurrences, origin, last_seen FROM scenes ORDER BY key",
             )?;
             for row in st.query_map([], |r| {

@@ -14,7 +14,9 @@
 
 use super::fingerprint::{similarity, weight, Weighted};
 use super::key::SceneKey;
-use super::store::{MemoryError, Store, EVIDENCE_PER_KEY, EVIDENCE_TOTAL, FEATURES_PER_SCENE};
+use super::store::{
+    exec, row, MemoryError, Store, EVIDENCE_PER_KEY, EVIDENCE_TOTAL, FEATURES_PER_SCENE,
+};
 use super::TurnScene;
 use rusqlite::{params, OptionalExtension, Transaction};
 
@@ -52,21 +54,24 @@ pub fn profile(key: &SceneKey, occurrences: i64, features: &[(String, i64)]) -> 
 }
 
 fn load_features(tx: &Transaction<'_>, scene: i64) -> rusqlite::Result<Vec<(String, i64)>> {
-    let mut st = tx.prepare("SELECT feature, count FROM scene_features WHERE scene_id = ?1")?;
+    let mut st =
+        tx.prepare_cached("SELECT feature, count FROM scene_features WHERE scene_id = ?1")?;
     let rows = st.query_map([scene], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }
 
 fn add_features(tx: &Transaction<'_>, scene: i64, weak: &[String]) -> rusqlite::Result<()> {
     for f in weak {
-        tx.execute(
+        exec(
+            tx,
             "INSERT INTO scene_features (scene_id, feature, count) VALUES (?1, ?2, 1)
              ON CONFLICT(scene_id, feature) DO UPDATE SET count = count + 1",
             params![scene, f],
         )?;
     }
     // a long-lived scene keeps its most frequent features; the rarest words go
-    tx.execute(
+    exec(
+        tx,
         "DELETE FROM scene_features WHERE scene_id = ?1 AND feature NOT IN (
              SELECT feature FROM scene_features WHERE scene_id = ?1
              ORDER BY count DESC, feature LIMIT ?2)",
@@ -82,16 +87,19 @@ fn add_evidence(
     now: i64,
 ) -> rusqlite::Result<()> {
     let json = serde_json::to_string(weak).expect("a list of strings serializes");
-    tx.execute(
+    exec(
+        tx,
         "INSERT INTO evidence (key, features, seen_at) VALUES (?1, ?2, ?3)",
         params![key.as_str(), json, now],
     )?;
-    tx.execute(
+    exec(
+        tx,
         "DELETE FROM evidence WHERE key = ?1 AND id NOT IN (
              SELECT id FROM evidence WHERE key = ?1 ORDER BY seen_at DESC, id DESC LIMIT ?2)",
         params![key.as_str(), EVIDENCE_PER_KEY],
     )?;
-    tx.execute(
+    exec(
+        tx,
         "DELETE FROM evidence WHERE id NOT IN (
              SELECT id FROM evidence ORDER BY seen_at DESC, id DESC LIMIT ?1)",
         params![EVIDENCE_TOTAL],
@@ -122,13 +130,13 @@ impl Store {
         let result = (|| -> rusqlite::Result<()> {
             for key in &scene.keys {
                 let turn = scene.features_for(key, tools);
-                let existing: Option<(i64, i64)> = tx
-                    .query_row(
-                        "SELECT id, occurrences FROM scenes WHERE key = ?1",
-                        [key.as_str()],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .optional()?;
+                let existing: Option<(i64, i64)> = row(
+                    &tx,
+                    "SELECT id, occurrences FROM scenes WHERE key = ?1",
+                    [key.as_str()],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
                 let (observed, sim) = match existing {
                     Some((id, occ)) => {
                         let sim = if occ == 0 {
@@ -137,7 +145,7 @@ impl Store {
                             similarity(&turn, &profile(key, occ, &load_features(&tx, id)?))
                         };
                         if sim >= join {
-                            tx.execute(
+                            exec(&tx,
                                 "UPDATE scenes SET occurrences = occurrences + 1, last_seen = ?2 WHERE id = ?1",
                                 params![id, now],
                             )?;
@@ -151,7 +159,7 @@ impl Store {
                     None => {
                         let mut best: Option<(i64, Vec<String>, f64)> = None;
                         {
-                            let mut st = tx.prepare(
+                            let mut st = tx.prepare_cached(
                                 "SELECT id, features FROM evidence WHERE key = ?1 ORDER BY seen_at DESC, id DESC",
                             )?;
                             let rows = st.query_map([key.as_str()], |r| {
@@ -175,12 +183,12 @@ impl Store {
                         match best {
                             Some((ev_id, ev, sim)) => {
                                 let scenes: i64 =
-                                    tx.query_row("SELECT COUNT(*) FROM scenes", [], |r| r.get(0))?;
+                                    row(&tx, "SELECT COUNT(*) FROM scenes", [], |r| r.get(0))?;
                                 if scenes >= max_scenes {
                                     add_evidence(&tx, key, &weak, now)?;
                                     (Observed::ScenesFull, sim)
                                 } else {
-                                    tx.execute(
+                                    exec(&tx,
                                         "INSERT INTO scenes (key, occurrences, origin, created_at, last_seen)
                                          VALUES (?1, 2, 'emerged', ?2, ?2)",
                                         params![key.as_str(), now],
@@ -188,7 +196,7 @@ impl Store {
                                     let id = tx.last_insert_rowid();
                                     add_features(&tx, id, &ev)?;
                                     add_features(&tx, id, &weak)?;
-                                    tx.execute("DELETE FROM evidence WHERE id = ?1", [ev_id])?;
+                                    exec(&tx, "DELETE FROM evidence WHERE id = ?1", [ev_id])?;
                                     (Observed::Emerged, sim)
                                 }
                             }

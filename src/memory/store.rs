@@ -12,7 +12,7 @@
 
 use super::key::{KeyError, SceneKey};
 use crate::config::MemoryConfig;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, Params, Row};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -110,6 +110,25 @@ pub struct Store {
     pub(super) cfg: MemoryConfig,
 }
 
+/// Statements kept parsed per connection: the memory thread runs the same dozen or so
+/// for every turn it observes, and parsing them again each time was most of its work.
+const STATEMENT_CACHE: usize = 48;
+
+/// Run `sql` through the connection's statement cache.
+pub(super) fn exec(c: &Connection, sql: &str, p: impl Params) -> rusqlite::Result<usize> {
+    c.prepare_cached(sql)?.execute(p)
+}
+
+/// One row of `sql`, through the connection's statement cache.
+pub(super) fn row<T>(
+    c: &Connection,
+    sql: &str,
+    p: impl Params,
+    f: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    c.prepare_cached(sql)?.query_row(p, f)
+}
+
 impl Store {
     /// Open (creating and migrating) the database at `path`.
     pub fn open(path: &Path, cfg: MemoryConfig) -> Result<Self, MemoryError> {
@@ -156,6 +175,9 @@ impl Store {
 
     fn setup(&self) -> rusqlite::Result<()> {
         self.conn.busy_timeout(Duration::from_secs(5))?;
+        // every statement of a turn's observation and a commit stays parsed
+        self.conn
+            .set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         self.conn
             .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
         self.conn
@@ -193,9 +215,7 @@ impl Store {
 
     /// Changes when any connection (another process too) has committed since the last call.
     pub fn data_version(&self) -> i64 {
-        self.conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .unwrap_or(0)
+        row(&self.conn, "PRAGMA data_version", [], |r| r.get(0)).unwrap_or(0)
     }
 
     /// Keep `content` and link it to the scenes `keys` (created when missing: a memory
@@ -227,24 +247,24 @@ impl Store {
             source,
         };
         let tx = self.conn.transaction().map_err(db)?;
-        let existing: Option<i64> = tx
-            .query_row(
-                "SELECT id FROM memories WHERE content = ?1",
-                [content],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(db)?;
+        let existing: Option<i64> = row(
+            &tx,
+            "SELECT id FROM memories WHERE content = ?1",
+            [content],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db)?;
         let id = match existing {
             Some(id) => id,
             None => {
-                let n: i64 = tx
-                    .query_row("SELECT COUNT(*) FROM memories", [], |r| r.get(0))
-                    .map_err(db)?;
+                let n: i64 =
+                    row(&tx, "SELECT COUNT(*) FROM memories", [], |r| r.get(0)).map_err(db)?;
                 if n as usize >= max {
                     return Err(MemoryError::Full(max));
                 }
-                tx.execute(
+                exec(
+                    &tx,
                     "INSERT INTO memories (content, created_at, origin) VALUES (?1, ?2, ?3)",
                     params![content, now, origin],
                 )
@@ -253,23 +273,25 @@ impl Store {
             }
         };
         for key in keys.iter().take(LINKS_PER_MEMORY) {
-            let (exists, scenes): (bool, i64) = tx
-                .query_row(
-                    "SELECT EXISTS(SELECT 1 FROM scenes WHERE key = ?1), (SELECT COUNT(*) FROM scenes)",
-                    [key.as_str()],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .map_err(db)?;
+            let (exists, scenes): (bool, i64) = row(
+                &tx,
+                "SELECT EXISTS(SELECT 1 FROM scenes WHERE key = ?1), (SELECT COUNT(*) FROM scenes)",
+                [key.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(db)?;
             if !exists && scenes as usize >= max_scenes {
                 return Err(MemoryError::ScenesFull(max_scenes));
             }
-            tx.execute(
+            exec(
+                &tx,
                 "INSERT INTO scenes (key, occurrences, origin, created_at, last_seen)
                  VALUES (?1, 0, 'commit', ?2, ?2) ON CONFLICT(key) DO NOTHING",
                 params![key.as_str(), now],
             )
             .map_err(db)?;
-            tx.execute(
+            exec(
+                &tx,
                 "INSERT INTO scene_memories (scene_id, memory_id, strength, decayed_at, last_used)
                  SELECT id, ?2, 1.0, ?3, ?3 FROM scenes WHERE key = ?1
                  ON CONFLICT(scene_id, memory_id) DO UPDATE
