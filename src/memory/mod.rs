@@ -75,6 +75,14 @@ enum Cmd {
     },
 }
 
+impl Cmd {
+    /// Writes nobody waits for (a turn's observation, a recall's touch): these may
+    /// wait a moment and share a transaction.
+    fn is_background(&self) -> bool {
+        matches!(self, Cmd::Observe { .. } | Cmd::Touch { .. })
+    }
+}
+
 struct Inner {
     cfg: MemoryConfig,
     tx: Option<mpsc::Sender<Cmd>>,
@@ -313,9 +321,32 @@ fn run(
         };
         match rx.recv_timeout(wait) {
             Ok(cmd) => {
+                if cmd.is_background() {
+                    // let the turns finishing together queue up: one wake, one commit
+                    std::thread::sleep(GATHER);
+                }
                 let mut next = Some(cmd);
                 let mut batch = 0;
+                // consecutive observations and touches share one transaction; anything
+                // that answers a caller commits it first and runs on its own
+                let (mut in_batch, mut unbatched) = (false, false);
                 while let Some(cmd) = next.take() {
+                    let background = cmd.is_background();
+                    if background && !in_batch && !unbatched {
+                        match store.begin_batch() {
+                            Ok(()) => in_batch = true,
+                            Err(e) => {
+                                // each goes on as a transaction of its own
+                                warn!(error = %e, "memory batch not begun");
+                                unbatched = true;
+                            }
+                        }
+                    } else if !background && in_batch {
+                        if let Err(e) = store.end_batch() {
+                            warn!(error = %e, "memory batch not committed");
+                        }
+                        in_batch = false;
+                    }
                     if apply(&mut store, &index, &mut version, &mut maintained_at, cmd) {
                         stale = true;
                     } else {
@@ -326,6 +357,11 @@ fn run(
                     batch += 1;
                     if batch < MAX_BATCH {
                         next = rx.try_recv().ok();
+                    }
+                }
+                if in_batch {
+                    if let Err(e) = store.end_batch() {
+                        warn!(error = %e, "memory batch not committed");
                     }
                 }
             }
@@ -353,6 +389,9 @@ fn run(
     }
 }
 
+/// How long the thread lets observations gather after the first one wakes it (they are
+/// off every turn's path; a commit or a flush never waits for this).
+const GATHER: Duration = Duration::from_millis(5);
 /// Commands applied before the queue is looked at again for a publish at most.
 const MAX_BATCH: usize = 256;
 /// Changes from observations reach the published index within this.

@@ -18,7 +18,7 @@ use super::store::{
     exec, row, MemoryError, Store, EVIDENCE_PER_KEY, EVIDENCE_TOTAL, FEATURES_PER_SCENE,
 };
 use super::TurnScene;
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 /// What one turn did to one of its keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,14 +53,14 @@ pub fn profile(key: &SceneKey, occurrences: i64, features: &[(String, i64)]) -> 
     p
 }
 
-fn load_features(tx: &Transaction<'_>, scene: i64) -> rusqlite::Result<Vec<(String, i64)>> {
+fn load_features(tx: &Connection, scene: i64) -> rusqlite::Result<Vec<(String, i64)>> {
     let mut st =
         tx.prepare_cached("SELECT feature, count FROM scene_features WHERE scene_id = ?1")?;
     let rows = st.query_map([scene], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }
 
-fn add_features(tx: &Transaction<'_>, scene: i64, weak: &[String]) -> rusqlite::Result<()> {
+fn add_features(tx: &Connection, scene: i64, weak: &[String]) -> rusqlite::Result<()> {
     for f in weak {
         exec(
             tx,
@@ -81,7 +81,7 @@ fn add_features(tx: &Transaction<'_>, scene: i64, weak: &[String]) -> rusqlite::
 }
 
 fn add_evidence(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     key: &SceneKey,
     weak: &[String],
     now: i64,
@@ -109,7 +109,8 @@ fn add_evidence(
 
 impl Store {
     /// Record one turn's situation (see the module doc). A turn under the `none` policy
-    /// has no keys and changes nothing.
+    /// has no keys and changes nothing. A savepoint of its own: all or nothing, inside
+    /// a [`Store::begin_batch`] or as a transaction by itself.
     pub fn observe(
         &mut self,
         scene: &TurnScene,
@@ -123,7 +124,7 @@ impl Store {
         let join = self.cfg.join_threshold;
         let max_scenes = self.cfg.max_scenes as i64;
         let weak: Vec<String> = scene.weak.iter().chain(tools).cloned().collect();
-        let tx = self.conn.transaction().map_err(|e| MemoryError::Db {
+        let tx = self.conn.savepoint().map_err(|e| MemoryError::Db {
             path: self.path.clone(),
             source: e,
         })?;

@@ -328,13 +328,33 @@ impl Store {
     }
 
     /// Links used by a recall: full strength again.
+    /// Begin one transaction for the background writes that follow ([`Store::observe`],
+    /// [`Store::touch`], each a savepoint inside it) until [`Store::end_batch`]: under
+    /// load the memory thread writes the turns that queued up with one commit instead of
+    /// one each. Takes the write lock at once (another process may write the file too;
+    /// the busy timeout applies). Nothing that answers a caller may run inside a batch.
+    pub fn begin_batch(&mut self) -> Result<(), MemoryError> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.err(e))
+    }
+
+    /// Commit the batch begun by [`Store::begin_batch`]; on failure it is rolled back
+    /// (background observations only: the error says so and the thread goes on).
+    pub fn end_batch(&mut self) -> Result<(), MemoryError> {
+        self.conn.execute_batch("COMMIT").map_err(|e| {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            self.err(e)
+        })
+    }
+
     pub fn touch(&mut self, links: &[(i64, i64)], now: i64) -> Result<(), MemoryError> {
         let path = self.path.clone();
         let db = |source| MemoryError::Db {
             path: path.clone(),
             source,
         };
-        let tx = self.conn.transaction().map_err(db)?;
+        let tx = self.conn.savepoint().map_err(db)?;
         for (scene, memory) in links {
             tx.execute(
                 "UPDATE scene_memories SET strength = 1.0, decayed_at = ?3, last_used = ?3

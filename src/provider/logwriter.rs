@@ -2,8 +2,8 @@
 //! files): a turn hands it a line and goes on; it never waits for a disk.
 //!
 //! A thread owns the files. Lines arrive on a bounded channel; the thread takes whatever
-//! has queued up (at most [`MAX_BATCH`] lines) and appends each file's lines with one
-//! write at once — a crash of the process loses none. The `fdatasync` comes at most
+//! has queued up (at most [`MAX_BATCH`] lines, gathered for a few milliseconds after the
+//! first) and appends each file's lines with one write. The `fdatasync` comes at most
 //! [`SYNC_WITHIN`] later, once for every file written meanwhile: these logs acknowledge
 //! no turn, and under load one sync per file covers every batch of that stretch, so the
 //! logs add next to nothing to the disk queue the turns' own records wait on (one sync
@@ -29,6 +29,8 @@ use tracing::warn;
 pub const QUEUE_CAPACITY: usize = 4096;
 /// Most lines written as one batch.
 pub const MAX_BATCH: usize = 512;
+/// How long the thread lets lines gather after the first one wakes it.
+const GATHER: Duration = Duration::from_millis(5);
 /// Longest a written line waits for its `fdatasync` (unless a flush asks sooner).
 pub const SYNC_WITHIN: Duration = Duration::from_millis(500);
 /// How long [`LogWriter::flush`] waits for the disk.
@@ -180,6 +182,10 @@ fn run(rx: Receiver<Job>, c: &Counters) {
         };
         let mut acks = Vec::new();
         if let Some(first) = first {
+            if matches!(first, Job::Line(..)) {
+                // let the calls finishing together queue up: one wake, one write each
+                std::thread::sleep(GATHER);
+            }
             let mut jobs = vec![first];
             while jobs.len() < MAX_BATCH {
                 match rx.try_recv() {

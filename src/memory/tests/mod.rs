@@ -92,6 +92,35 @@ fn a_scene_emerges_on_the_second_occurrence_and_later_turns_join() {
 }
 
 #[test]
+fn observations_in_one_batch_are_one_commit_and_see_each_other() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = open(&d);
+    s.begin_batch().unwrap();
+    // the second observation sees the first one's evidence inside the same transaction
+    assert_eq!(
+        observe(&mut s, "qq", "group:1027", "今晚晚饭吃番茄炒蛋", at(2, 19)),
+        Observed::Evidence
+    );
+    assert_eq!(
+        observe(&mut s, "qq", "group:1027", "晚饭还要加个汤", at(3, 19)),
+        Observed::Emerged
+    );
+    // another connection sees nothing before the commit, everything after it
+    let other = || open(&d);
+    assert_eq!(count(&other(), "scenes"), 0);
+    s.end_batch().unwrap();
+    assert_eq!(count(&other(), "scenes"), 1);
+    // a batch rolled back loses its own observations, nothing committed before it
+    s.begin_batch().unwrap();
+    observe(&mut s, "qq", "group:1027", "周末去公园散步", at(4, 15));
+    s.conn.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(s.snapshot().unwrap().scenes[0].occurrences, 2);
+    // outside a batch each observation is a transaction of its own
+    observe(&mut s, "qq", "group:1027", "周末去公园散步", at(4, 15));
+    assert_eq!(other().snapshot().unwrap().scenes[0].occurrences, 3);
+}
+
+#[test]
 fn time_of_day_does_not_split_a_group_and_does_not_merge_two() {
     let d = tempfile::tempdir().unwrap();
     let mut s = open(&d);
