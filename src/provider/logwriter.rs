@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -35,8 +35,6 @@ const GATHER: Duration = Duration::from_millis(5);
 pub const SYNC_WITHIN: Duration = Duration::from_millis(500);
 /// How long [`LogWriter::flush`] waits for the disk.
 const FLUSH_WAIT: Duration = Duration::from_secs(10);
-/// How often a flush retries while the queue is full.
-const FLUSH_RETRY: Duration = Duration::from_millis(10);
 
 enum Job {
     Line(PathBuf, String),
@@ -58,6 +56,9 @@ pub struct WriterStats {
 
 #[derive(Default)]
 struct Counters {
+    /// Lines sent and not yet taken by the thread (the queue's bound is on this: the
+    /// channel itself allocates as it fills, so an idle writer holds next to nothing).
+    queued: AtomicU64,
     lines: AtomicU64,
     batches: AtomicU64,
     syncs: AtomicU64,
@@ -65,7 +66,7 @@ struct Counters {
 }
 
 pub struct LogWriter {
-    tx: Option<SyncSender<Job>>,
+    tx: Option<Sender<Job>>,
     counters: Arc<Counters>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -84,7 +85,7 @@ impl LogWriter {
     }
 
     fn spawn(gate: Option<std::sync::mpsc::Receiver<()>>) -> Self {
-        let (tx, rx) = mpsc::sync_channel(QUEUE_CAPACITY);
+        let (tx, rx) = mpsc::channel();
         let counters = Arc::new(Counters::default());
         let c = counters.clone();
         let thread = std::thread::Builder::new()
@@ -107,14 +108,20 @@ impl LogWriter {
     /// line is dropped and counted.
     pub fn append(&self, path: PathBuf, line: String) {
         let Some(tx) = &self.tx else { return };
-        if tx.try_send(Job::Line(path, line)).is_err() {
-            let n = self.counters.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+        let c = &self.counters;
+        if c.queued.fetch_add(1, Ordering::AcqRel) >= QUEUE_CAPACITY as u64 {
+            c.queued.fetch_sub(1, Ordering::AcqRel);
+            let n = c.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             if n == 1 || n.is_multiple_of(1000) {
                 warn!(
                     dropped = n,
                     "log writer queue full: usage/audit lines dropped"
                 );
             }
+            return;
+        }
+        if tx.send(Job::Line(path, line)).is_err() {
+            c.queued.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -122,24 +129,11 @@ impl LogWriter {
     pub async fn flush(&self) {
         let Some(tx) = &self.tx else { return };
         let (ack, done) = oneshot::channel();
-        let deadline = Instant::now() + FLUSH_WAIT;
-        let mut job = Job::Flush(ack);
-        loop {
-            match tx.try_send(job) {
-                Ok(()) => break,
-                // the queue is full: the writer is behind (a stalled disk); try again
-                Err(TrySendError::Full(j)) if Instant::now() < deadline => {
-                    job = j;
-                    tokio::time::sleep(FLUSH_RETRY).await;
-                }
-                Err(_) => {
-                    warn!("log writer did not take a flush request");
-                    return;
-                }
-            }
+        if tx.send(Job::Flush(ack)).is_err() {
+            warn!("log writer did not take a flush request");
+            return;
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if tokio::time::timeout(left, done).await.is_err() {
+        if tokio::time::timeout(FLUSH_WAIT, done).await.is_err() {
             warn!("log writer flush timed out");
         }
     }
@@ -222,6 +216,7 @@ fn write_batch(
     for j in jobs {
         match j {
             Job::Line(path, line) => {
+                c.queued.fetch_sub(1, Ordering::AcqRel);
                 let buf = files.entry(path).or_default();
                 buf.extend_from_slice(line.as_bytes());
                 buf.push(b'\n');
