@@ -317,8 +317,11 @@ async fn a_broken_memory_database_never_fails_a_turn_and_is_left_as_it_was() {
     let fake = fake().await;
     let clock = ManualClock::new(at("2026-03-02T19:30:00+08:00"));
     let k = kernel(ws, &fake, &clock);
-    assert!(!k.memory().is_running());
+    // the database is opened by the first turn (a gateway that runs none never loads
+    // SQLite); what it finds is unusable
     let r = k.handle_turn(qq("group:1027", "记住：三个人吃饭")).await;
+    assert!(!k.memory().is_running());
+    assert!(!k.memory().ready().await);
     assert!(r.is_answered(), "{r:?}");
     let results = tool_results(fake.requests().last().unwrap());
     assert!(results[0].1.contains("not kept"), "{results:?}");

@@ -176,6 +176,8 @@ impl Kernel {
                     awaits_answer: false,
                 };
             }
+            // the first turn opens scene memory, so its recall sees what was kept
+            inner.agent.memory.ready().await;
             crate::strategy::run(
                 &inner.agent,
                 &inner.strategies,

@@ -27,6 +27,7 @@ pub mod key;
 mod maintain;
 mod scenes;
 pub mod store;
+mod thread;
 pub mod topic;
 
 pub use fingerprint::TurnScene;
@@ -38,18 +39,17 @@ pub use store::{MemoryError, Stats, Store};
 
 use crate::config::MemoryConfig;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use tracing::{debug, warn};
-
-/// How often the memory thread looks for changes made by another process, and whether
-/// the daily maintenance is due.
-const IDLE_CHECK: Duration = Duration::from_secs(2);
-const MAINTENANCE_EVERY: i64 = 86_400;
+use tracing::warn;
 
 enum Cmd {
+    /// Open the database now if it is not (the first turn, before its recall).
+    Open {
+        reply: oneshot::Sender<bool>,
+    },
     Observe {
         scene: TurnScene,
         tools: Vec<String>,
@@ -88,6 +88,10 @@ struct Inner {
     tx: Option<mpsc::Sender<Cmd>>,
     index: Arc<RwLock<Arc<Index>>>,
     clock: crate::clock::SharedClock,
+    /// Set by the thread when the database could not be opened.
+    failed: Arc<AtomicBool>,
+    /// Whether the first [`Memory::ready`] found scene memory running.
+    opened: tokio::sync::OnceCell<bool>,
 }
 
 /// The handle to scene memory; cheap to clone. A disabled or failed memory recalls
@@ -106,8 +110,11 @@ impl std::fmt::Debug for Memory {
 }
 
 impl Memory {
-    /// Open the database at `path` and start the memory thread. An error leaves the
-    /// household without scene memory (the caller logs it), never without a bot.
+    /// Start the memory thread for the database at `path`. The database itself is opened
+    /// by the first turn ([`Memory::ready`]) or the first command that needs it, so a
+    /// gateway that runs no turn never loads SQLite (about 1.1 MiB resident); a database
+    /// that cannot be opened is logged then and leaves the household without scene
+    /// memory, never without a bot. An error here is a thread that could not start.
     pub fn open(
         path: &Path,
         cfg: MemoryConfig,
@@ -116,22 +123,21 @@ impl Memory {
         if !cfg.enabled {
             return Ok(Self::disabled(cfg, clock));
         }
-        let mut store = Store::open(path, cfg.clone())?;
-        let now = clock.now().timestamp();
-        match store.maintain(now) {
-            Ok(m) if m != Maintained::default() => debug!(?m, "memory maintenance at start"),
-            Ok(_) => {}
-            Err(e) => warn!(error = %e, "memory maintenance failed"),
-        }
-        let index = Arc::new(RwLock::new(Arc::new(store.snapshot()?)));
+        let index: Arc<RwLock<Arc<Index>>> = Default::default();
+        let failed = Arc::new(AtomicBool::new(false));
+        let worker = thread::Worker::new(
+            path.to_path_buf(),
+            cfg.clone(),
+            index.clone(),
+            clock.clone(),
+            failed.clone(),
+        );
         let (tx, rx) = mpsc::channel();
-        let published = index.clone();
-        let thread_clock = clock.clone();
         std::thread::Builder::new()
             .name("memory".into())
             // no warm-up of the segmentation dictionary: the first turn with topic words
             // builds it (see `topic`), so a process that runs none never holds it
-            .spawn(move || run(store, rx, published, thread_clock, now))
+            .spawn(move || thread::run(worker, rx))
             .map_err(|e| {
                 MemoryError::Unavailable(format!("cannot start the memory thread: {e}"))
             })?;
@@ -141,8 +147,31 @@ impl Memory {
                 tx: Some(tx),
                 index,
                 clock,
+                failed,
+                opened: tokio::sync::OnceCell::new(),
             }),
         })
+    }
+
+    /// Open the database if nobody has yet, and wait for its first snapshot — the kernel
+    /// calls this before every turn's recall, so a memory kept before a restart is
+    /// recalled by the very first turn after it; only the first call waits. Whether
+    /// scene memory is running.
+    pub async fn ready(&self) -> bool {
+        if self.inner.tx.is_none() {
+            return false;
+        }
+        *self
+            .inner
+            .opened
+            .get_or_init(|| async {
+                let (reply, rx) = oneshot::channel();
+                if !self.send(Cmd::Open { reply }) {
+                    return false;
+                }
+                rx.await.unwrap_or(false)
+            })
+            .await
     }
 
     /// A memory that keeps nothing.
@@ -153,6 +182,8 @@ impl Memory {
                 tx: None,
                 index: Default::default(),
                 clock,
+                failed: Arc::new(AtomicBool::new(true)),
+                opened: tokio::sync::OnceCell::new(),
             }),
         }
     }
@@ -161,8 +192,10 @@ impl Memory {
         &self.inner.cfg
     }
 
+    /// Whether scene memory runs: on, and its database not found unusable (before the
+    /// first turn it has not been opened yet: see [`Memory::ready`]).
     pub fn is_running(&self) -> bool {
-        self.inner.tx.is_some()
+        self.inner.tx.is_some() && !self.inner.failed.load(Ordering::Acquire)
     }
 
     /// The current snapshot.
@@ -292,181 +325,6 @@ fn one_line(content: &str) -> String {
         .join(" ")
         .replace('[', "［")
         .replace(']', "］")
-}
-
-/// The memory thread: applies commands in order, publishes snapshots, keeps up with
-/// other writers, runs the daily maintenance. Ends when every handle is gone.
-///
-/// A snapshot reads the whole database, so its cost grows with the memories and scenes
-/// kept: changes from observations and touches are published at most every
-/// [`PUBLISH_GAP`] (together with whatever else queued up meanwhile), never once per
-/// turn. Commits, maintenance and flushes publish before they answer, so a memory just
-/// kept is recalled by the very next turn.
-fn run(
-    mut store: Store,
-    rx: mpsc::Receiver<Cmd>,
-    index: Arc<RwLock<Arc<Index>>>,
-    clock: crate::clock::SharedClock,
-    mut maintained_at: i64,
-) {
-    let mut version = store.data_version();
-    // changes applied and not yet published, and when the last snapshot went out
-    let mut stale = false;
-    let mut published = Instant::now();
-    loop {
-        let wait = if stale {
-            PUBLISH_GAP.saturating_sub(published.elapsed())
-        } else {
-            IDLE_CHECK
-        };
-        match rx.recv_timeout(wait) {
-            Ok(cmd) => {
-                if cmd.is_background() {
-                    // let the turns finishing together queue up: one wake, one commit
-                    std::thread::sleep(GATHER);
-                }
-                let mut next = Some(cmd);
-                let mut batch = 0;
-                // consecutive observations and touches share one transaction; anything
-                // that answers a caller commits it first and runs on its own
-                let (mut in_batch, mut unbatched) = (false, false);
-                while let Some(cmd) = next.take() {
-                    let background = cmd.is_background();
-                    if background && !in_batch && !unbatched {
-                        match store.begin_batch() {
-                            Ok(()) => in_batch = true,
-                            Err(e) => {
-                                // each goes on as a transaction of its own
-                                warn!(error = %e, "memory batch not begun");
-                                unbatched = true;
-                            }
-                        }
-                    } else if !background && in_batch {
-                        if let Err(e) = store.end_batch() {
-                            warn!(error = %e, "memory batch not committed");
-                        }
-                        in_batch = false;
-                    }
-                    if apply(&mut store, &index, &mut version, &mut maintained_at, cmd) {
-                        stale = true;
-                    } else {
-                        // it published: everything applied so far is out
-                        stale = false;
-                        published = Instant::now();
-                    }
-                    batch += 1;
-                    if batch < MAX_BATCH {
-                        next = rx.try_recv().ok();
-                    }
-                }
-                if in_batch {
-                    if let Err(e) = store.end_batch() {
-                        warn!(error = %e, "memory batch not committed");
-                    }
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-        let now = clock.now().timestamp();
-        if now - maintained_at >= MAINTENANCE_EVERY {
-            maintained_at = now;
-            if let Err(e) = store.maintain(now) {
-                warn!(error = %e, "memory maintenance failed");
-            }
-            stale = true;
-        }
-        let v = store.data_version();
-        if v != version {
-            version = v;
-            stale = true;
-        }
-        if stale && published.elapsed() >= PUBLISH_GAP {
-            publish(&store, &index);
-            stale = false;
-            published = Instant::now();
-        }
-    }
-}
-
-/// How long the thread lets observations gather after the first one wakes it (they are
-/// off every turn's path; a commit or a flush never waits for this).
-const GATHER: Duration = Duration::from_millis(5);
-/// Commands applied before the queue is looked at again for a publish at most.
-const MAX_BATCH: usize = 256;
-/// Changes from observations reach the published index within this.
-const PUBLISH_GAP: Duration = Duration::from_millis(200);
-
-/// Apply one command; whether the index must be published (the commands that answer
-/// publish themselves first).
-fn apply(
-    store: &mut Store,
-    index: &RwLock<Arc<Index>>,
-    version: &mut i64,
-    maintained_at: &mut i64,
-    cmd: Cmd,
-) -> bool {
-    match cmd {
-        Cmd::Observe { scene, tools, now } => {
-            match store.observe(&scene, &tools, now) {
-                Ok(obs) => {
-                    for o in obs {
-                        debug!(key = %o.key, observed = ?o.observed, similarity = o.similarity, "turn observed");
-                    }
-                }
-                Err(e) => warn!(error = %e, "turn not observed"),
-            }
-            true
-        }
-        Cmd::Commit {
-            content,
-            keys,
-            origin,
-            now,
-            reply,
-        } => {
-            let r = store.commit(&content, &keys, &origin, now);
-            publish(store, index);
-            let _ = reply.send(r);
-            false
-        }
-        Cmd::Touch { links, now } => {
-            if let Err(e) = store.touch(&links, now) {
-                warn!(error = %e, "recalled links not refreshed");
-            }
-            true
-        }
-        Cmd::Maintain { now, reply } => {
-            let r = store.maintain(now);
-            *maintained_at = now;
-            publish(store, index);
-            let _ = reply.send(r);
-            false
-        }
-        Cmd::Flush { reply } => {
-            // whatever another process changed is in the published index too
-            *version = store.data_version();
-            publish(store, index);
-            let _ = reply.send(());
-            false
-        }
-    }
-}
-
-fn publish(store: &Store, index: &RwLock<Arc<Index>>) {
-    let prev = index
-        .read()
-        .expect("the index lock is never poisoned: only a pointer swap holds it")
-        .clone();
-    match store.snapshot_after(Some(&prev)) {
-        Ok(i) => {
-            *index
-                .write()
-                .expect("the index lock is never poisoned: only a pointer swap holds it") =
-                Arc::new(i)
-        }
-        Err(e) => warn!(error = %e, "memory index not refreshed"),
-    }
 }
 
 #[cfg(test)]

@@ -374,6 +374,60 @@ async fn the_memory_thread_writes_in_the_background_and_publishes() {
     assert!(m.recall_section(&later, at(9, 10)).is_none());
 }
 
+#[tokio::test]
+async fn the_database_is_opened_by_the_first_turn_and_what_it_kept_is_recalled_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("memory/memory.db");
+    let t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
+    // kept by an earlier run of the gateway
+    let keys = TurnScene::of(&t, at(2, 19), &MemoryConfig::default()).keys;
+    let mut before = Store::open(&path, MemoryConfig::default()).unwrap();
+    before
+        .commit(
+            "家里三个人吃饭",
+            &keys,
+            "qq:group:1027",
+            at(2, 19).timestamp(),
+        )
+        .unwrap();
+    drop(before);
+    let size = std::fs::metadata(&path).unwrap().len();
+    let clock = std::sync::Arc::new(crate::clock::ManualClock::new(at(3, 19).to_utc()));
+    let m = Memory::open(&path, MemoryConfig::default(), clock).unwrap();
+    // started, not opened: a flush at shutdown does not open it either
+    m.flush().await;
+    assert!(m.index().memories.is_empty(), "nothing read yet");
+    assert!(m.is_running());
+    // the first turn asks for it before its recall
+    assert!(m.ready().await);
+    let sec = m
+        .recall_section(&t, at(3, 19))
+        .expect("recalled by the first turn");
+    assert!(sec.body.contains("家里三个人吃饭"), "{}", sec.body);
+    assert!(m.ready().await, "later turns do not wait");
+    assert!(std::fs::metadata(&path).unwrap().len() >= size);
+
+    // a file that is no database: said once, then refused with the reason
+    let bad = d.path().join("bad.db");
+    std::fs::write(&bad, b"not an SQLite database ".repeat(200)).unwrap();
+    let clock = std::sync::Arc::new(crate::clock::ManualClock::new(at(3, 19).to_utc()));
+    let m = Memory::open(&bad, MemoryConfig::default(), clock).unwrap();
+    assert!(!m.ready().await);
+    assert!(!m.is_running());
+    let e = m
+        .commit(
+            "x".into(),
+            keys,
+            "qq:group:1027".into(),
+            at(3, 19).timestamp(),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("unavailable"), "{e}");
+    m.observe(m.scene_of(&t, at(3, 19)), vec![], at(3, 19).timestamp());
+    m.flush().await;
+}
+
 #[test]
 fn with_the_default_bounds_a_turns_own_scene_always_reaches_the_recall_threshold() {
     // the worst case: a scene whose every occurrence had other words and all the tools,
