@@ -7,8 +7,8 @@
 //! - `homebot gateway` with every channel on loopback (QQ reverse WebSocket, Wyoming,
 //!   voice WebSocket) and the control socket: VmRSS once it listens and is idle, then
 //!   after one real QQ group turn answered by a fake OpenAI-compatible server on
-//!   `127.0.0.1:0` (which builds what the first turn needs: the segmentation dictionary
-//!   of scene memory, the HTTP client), after a turn that commits a memory, and after
+//!   `127.0.0.1:0` (which builds what the first turn needs: scene memory's database and
+//!   segmentation dictionary, the HTTP client), after a turn that commits a memory, and after
 //!   ten more turns;
 //! - `homebot chat -m /status` as a process of its own on that workspace (history, scene
 //!   memory with a memory, no gateway running): median and p90 wall time, and peak RSS
