@@ -39,8 +39,12 @@ impl Hasher for DigestHasher {
     }
 }
 
-/// Bytes of encoded fragments a model keeps by default.
-pub const DEFAULT_CACHE_BYTES: usize = 16 * 1024 * 1024;
+/// Bytes of encoded fragments a model keeps by default: a household's working set — a
+/// mode session at its compaction threshold (~200 KB of history in a 64k-token window)
+/// and the recent turns of a few dozen chats — with room to spare. (It was 16 MiB, which
+/// the soak showed filling through its first ~20,000 turns: most of the gateway's growth
+/// after start.)
+pub const DEFAULT_CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 pub struct FragmentCache {
     map: HashMap<u128, Entry, BuildHasherDefault<DigestHasher>>,
