@@ -137,7 +137,6 @@ impl Worker {
             unreachable!("opened just above")
         };
         match cmd {
-            Cmd::Open { .. } => false,
             Cmd::Observe { scene, tools, now } => {
                 match store.observe(&scene, &tools, now) {
                     Ok(obs) => {
@@ -179,6 +178,11 @@ impl Worker {
                 *version = store.data_version();
                 publish(store, index);
                 let _ = reply.send(());
+                false
+            }
+            // answered above, before the store was needed
+            Cmd::Open { reply } => {
+                let _ = reply.send(true);
                 false
             }
         }

@@ -247,17 +247,7 @@ impl Strategies {
     /// system message (the same bytes until the configuration changes or a mode is
     /// entered, which changes the system message anyway); see [`Effective::blocks`].
     pub fn standing(&self, mode: ActiveMode<'_>) -> Effective {
-        let from_mode = mode.and_then(|(id, _)| self.inner.mode_defaults.get(id).copied());
-        Effective {
-            kind: from_mode.unwrap_or(self.inner.cfg.default),
-            source: if from_mode.is_some() {
-                Source::Mode
-            } else {
-                Source::Config
-            },
-            preset: None,
-            custom: None,
-        }
+        self.effective_in(&State::default(), mode)
     }
 
     fn effective_in(&self, st: &State, mode: ActiveMode<'_>) -> Effective {
