@@ -474,3 +474,32 @@ async fn a_cli_injection_names_its_scene_or_opts_out() {
     let listing = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(listing.contains("chan:kitchen/place:stove"), "{listing}");
 }
+
+/// Scene memory opens its database with the first turn, not at start: that turn still
+/// recalls what an earlier run of the kernel kept.
+#[tokio::test]
+async fn after_a_restart_the_very_first_turn_recalls_what_was_kept() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = fake().await;
+    let clock = ManualClock::new(at("2026-03-02T19:30:00+08:00"));
+    let k = kernel(ws, &fake, &clock);
+    let r = k
+        .handle_turn(qq("group:1027", "记住：在这个群里回答要简短，不超过三句话"))
+        .await;
+    assert!(r.is_answered(), "{r:?}");
+    k.shutdown_gracefully(std::time::Duration::from_secs(10))
+        .await;
+    drop(k);
+
+    clock.set(at("2026-03-09T08:15:00+08:00"));
+    let k = kernel(ws, &fake, &clock);
+    k.handle_turn(qq("group:1027", "周末去哪里玩比较好？"))
+        .await;
+    let tail = last_tail(&fake);
+    assert!(
+        tail.contains("[#1] 在这个群里回答要简短，不超过三句话"),
+        "{tail}"
+    );
+    k.shutdown();
+}
