@@ -298,7 +298,13 @@ impl Context {
                 None => prev.as_ref().and_then(|c| c.carried.clone()),
             },
         };
-        if let Err(e) = checkpoint::save(&job.checkpoint, &c) {
+        // its fsyncs on the blocking pool: on a runtime worker they held up every turn
+        // queued behind it (the limit bench's slowest 10 % waited 20–45 ms for them)
+        let (path, copy) = (job.checkpoint.clone(), c.clone());
+        let saved = tokio::task::spawn_blocking(move || checkpoint::save(&path, &copy))
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        if let Err(e) = saved {
             warn!(history = %label, error = %e, "cannot write the checkpoint; older turns are trimmed to fit the window");
             return Err(Skipped::Failed(e.to_string()));
         }
