@@ -7,9 +7,9 @@ use super::anthropic::Anthropic;
 use super::error::ProviderError;
 use super::model::ChatModel;
 use super::openai::OpenAiCompatible;
+use super::slots::Slots;
 use crate::config::{ProviderKind, ResolvedProvider};
 use std::sync::Arc;
-use tokio::sync::Semaphore;
 
 /// The name of the primary endpoint in the audit records.
 pub const PRIMARY: &str = "primary";
@@ -20,8 +20,8 @@ pub struct Backend {
     pub model_label: Option<String>,
     /// Printable base URL (no credentials, no query); `None` for an in-process model.
     pub endpoint: Option<String>,
-    /// Calls in flight at once; a slot is held only while a request is.
-    pub slots: Semaphore,
+    /// Calls in flight at once, turns first; a slot is held only while a request is.
+    pub slots: Slots,
     /// Whether answers are streamed (for the audit record).
     pub stream: bool,
     /// `primary`, `fallback-1`, …
@@ -42,7 +42,7 @@ impl Backend {
             model,
             model_label: cfg.model.name().map(str::to_string),
             endpoint: Some(crate::config::display_url(&cfg.base_url)),
-            slots: Semaphore::new(cfg.max_concurrent.max(1)),
+            slots: Slots::new(cfg.max_concurrent),
             stream: cfg.stream,
             name,
         })
@@ -55,7 +55,7 @@ impl Backend {
             model_label: Some(model.model_name().to_string()),
             model,
             endpoint: None,
-            slots: Semaphore::new(max_concurrent.max(1)),
+            slots: Slots::new(max_concurrent),
             stream: false,
             name,
         }

@@ -14,6 +14,7 @@ use super::breaker::Health;
 use super::error::ProviderError;
 use super::ledger::{Entry, Outcome};
 use super::model::{Calibrate, CallMeta, DeltaSink};
+use super::slots::Priority;
 use super::types::{ChatRequest, ChatResponse};
 use actix::Addr;
 use backon::{BackoffBuilder, ExponentialBuilder};
@@ -127,11 +128,7 @@ impl Call<'_> {
         let mut attempt = 0;
         loop {
             let (result, latency) = {
-                let _permit = backend
-                    .slots
-                    .acquire()
-                    .await
-                    .expect("the provider semaphore is never closed");
+                let _slot = backend.slots.acquire(Priority::of(self.meta.purpose)).await;
                 // a turn cancelled mid-call drops this future: the guard records that
                 let mut pending = Pending {
                     at,

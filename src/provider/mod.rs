@@ -20,7 +20,8 @@
 //!   on an arbiter thread of its own, so an admission never waits behind the
 //!   ModeManager's fsyncs;
 //! - [`backend`] — one endpoint: `primary`, or `fallback-1`, … from
-//!   `[[provider.fallback]]`; [`ledger`] — the usage line and audit record of a call,
+//!   `[[provider.fallback]]`, with its [`slots`] (turns first: a compaction or summary
+//!   never takes a slot a turn is waiting for); [`ledger`] — the usage line and audit record of a call,
 //!   naming the endpoint that answered;
 //! - [`openai`] — OpenAI-compatible chat completions (DeepSeek, llama.cpp, Ollama, …),
 //!   [`openai_wire`] its answers, [`openai_stream`] its streamed answers;
@@ -55,6 +56,7 @@ pub mod model;
 pub mod openai;
 pub mod openai_stream;
 pub mod openai_wire;
+pub mod slots;
 pub mod sse;
 pub mod types;
 
