@@ -18,7 +18,7 @@
 //!
 //! `cargo bench --bench kernel -- limit` runs only the tables named (`overhead`,
 //! `session`, `cache`, `limit`); `BENCH_ROW=<part of a label>` only those rows of the
-//! `limit` table. Under `cargo test` (no `--bench` argument) it runs a tiny smoke version.
+//! `limit` table (`BENCH_DIST=1`: their latency percentiles and mean on stderr). Under `cargo test` (no `--bench` argument) it runs a tiny smoke version.
 
 use async_trait::async_trait;
 use homebot::kernel::{Kernel, KernelOptions};
