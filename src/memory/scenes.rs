@@ -70,15 +70,15 @@ fn add_features(tx: &Connection, scene: i64, weak: &[String]) -> rusqlite::Resul
         )?;
     }
     // a long-lived scene keeps its most frequent features; the rarest words go
-    exec(
-        tx,
-        "DELETE FROM scene_features WHERE scene_id = ?1 AND feature NOT IN (
-             SELECT feature FROM scene_features WHERE scene_id = ?1
-             ORDER BY count DESC, feature LIMIT ?2)",
-        params![scene, FEATURES_PER_SCENE],
-    )?;
+    exec(tx, TRIM_FEATURES, params![scene, FEATURES_PER_SCENE])?;
     Ok(())
 }
+
+/// The statement that trims a scene's features to its most frequent.
+pub(super) const TRIM_FEATURES: &str =
+    "DELETE FROM scene_features WHERE scene_id = ?1 AND feature NOT IN (
+         SELECT feature FROM scene_features WHERE scene_id = ?1
+         ORDER BY count DESC, feature LIMIT ?2)";
 
 fn add_evidence(
     tx: &Connection,

@@ -12,6 +12,7 @@
 
 use super::key::{KeyError, SceneKey};
 use crate::config::MemoryConfig;
+use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection, OptionalExtension, Params, Row};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -178,6 +179,12 @@ impl Store {
         // every statement of a turn's observation and a commit stays parsed
         self.conn
             .set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // and is not parsed again when a value is bound: without the planner's stability
+        // guarantee SQLite re-prepares a statement whose plan a bound value might change
+        // (a `LIMIT ?`, a parameter compared twice) — the trimming statements of every
+        // observation were re-prepared at nearly every step, a third of this thread's CPU
+        self.conn
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         self.conn
             .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
         self.conn

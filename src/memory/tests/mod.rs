@@ -121,6 +121,24 @@ fn observations_in_one_batch_are_one_commit_and_see_each_other() {
 }
 
 #[test]
+fn observing_binds_new_values_without_parsing_the_statements_again() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = open(&d);
+    for day in 2..12 {
+        for chat in ["group:1", "group:2", "group:3"] {
+            observe(&mut s, "qq", chat, "今晚晚饭吃番茄炒蛋", at(day, 19));
+        }
+    }
+    assert!(count(&s, "scene_features") > 0, "the scenes joined");
+    let st = s.conn.prepare_cached(super::scenes::TRIM_FEATURES).unwrap();
+    assert_eq!(
+        st.get_status(rusqlite::StatementStatus::RePrepare),
+        0,
+        "the trimming statement was parsed again for a new scene id"
+    );
+}
+
+#[test]
 fn time_of_day_does_not_split_a_group_and_does_not_merge_two() {
     let d = tempfile::tempdir().unwrap();
     let mut s = open(&d);
