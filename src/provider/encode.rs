@@ -39,12 +39,18 @@ impl Hasher for DigestHasher {
     }
 }
 
-/// Bytes of encoded fragments a model keeps by default: a household's working set — a
-/// mode session at its compaction threshold (~200 KB of history in a 64k-token window)
-/// and the recent turns of a few dozen chats — with room to spare. (It was 16 MiB, which
-/// the soak showed filling through its first ~20,000 turns: most of the gateway's growth
-/// after start.)
-pub const DEFAULT_CACHE_BYTES: usize = 4 * 1024 * 1024;
+/// Memory a model's fragment cache may take by default (fragments and their per-entry
+/// cost, [`ENTRY_OVERHEAD`]): a household's working set — a mode session at its
+/// compaction threshold (~200 KB of history in a 64k-token window, ~250 KB with its
+/// entries) and the recent turns of a few dozen chats — with room to spare. (It was
+/// 16 MiB, then 4 MiB of fragment bytes alone, which with the short messages of a chat
+/// — 20–40 bytes each — took ~5 MB: the soak showed it filling for the first ~50,000
+/// turns, most of the gateway's growth after start.)
+pub const DEFAULT_CACHE_BYTES: usize = 2 * 1024 * 1024;
+
+/// What an entry costs besides its fragment's bytes: its slot in the map (key, pointer,
+/// length, age: 40 bytes, at a load that may be half) and the allocator's header.
+pub const ENTRY_OVERHEAD: usize = 96;
 
 pub struct FragmentCache {
     map: HashMap<u128, Entry, BuildHasherDefault<DigestHasher>>,
@@ -91,7 +97,7 @@ impl FragmentCache {
         if frag.len() > self.cap / 4 {
             return; // one huge message would flush everything else
         }
-        self.bytes += frag.len();
+        self.bytes += frag.len() + ENTRY_OVERHEAD;
         self.map.insert(
             key,
             Entry {
@@ -113,7 +119,7 @@ impl FragmentCache {
                 break;
             }
             if let Some(e) = self.map.remove(&k) {
-                self.bytes -= e.frag.len();
+                self.bytes -= e.frag.len() + ENTRY_OVERHEAD;
             }
         }
     }
@@ -123,6 +129,7 @@ impl FragmentCache {
         (self.hits, self.misses)
     }
 
+    /// Memory held: the fragments and their entries.
     pub fn bytes(&self) -> usize {
         self.bytes
     }
@@ -238,9 +245,20 @@ mod tests {
             });
         }
         assert!(c.bytes() <= 1000, "{}", c.bytes());
+        assert!(
+            c.map.len() <= 1000 / (200 + ENTRY_OVERHEAD),
+            "{}",
+            c.map.len()
+        );
         // the most recent stays
         let mut o2 = Vec::new();
         c.emit(k("9"), &mut o2, |_| panic!("the newest is kept"));
+        // short messages count their entries too: the cap bounds memory, not bytes
+        let mut c = FragmentCache::new(10_000);
+        for i in 0..1000 {
+            c.emit(k(&i.to_string()), &mut out, |o| o.extend_from_slice(b"ok"));
+        }
+        assert!(c.map.len() <= 10_000 / ENTRY_OVERHEAD, "{}", c.map.len());
         // distinct field splits hash differently
         assert_ne!(
             Key::new("t").str("ab").str("c").finish(),
