@@ -34,7 +34,8 @@
 //! - [`cron`] — the Cron actor: mode expiry and reminders; [`supervise`] — the one
 //!   supervision helper of the actors (restart from disk after a panic, capped backoff).
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
-//!   paths, time, crash-safe file writes; [`failpoint`] — stop points for crash tests;
+//!   paths, time, crash-safe file writes; [`heap`] — freed heap pages given back to the
+//!   system (the gateway, every 10 s); [`failpoint`] — stop points for crash tests;
 //!   [`netutil`] — connection caps, the descriptor budget, the accept loop (used by
 //!   the channels).
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
@@ -63,6 +64,7 @@ pub mod cron;
 pub mod doctor;
 pub mod failpoint;
 pub mod fsutil;
+pub mod heap;
 pub mod history;
 pub mod home;
 pub mod kernel;

@@ -214,6 +214,8 @@ async fn main() -> anyhow::Result<()> {
                 kernel.shutdown_gracefully(Duration::ZERO).await;
                 anyhow::bail!("cannot start the dashboard: {e}");
             }
+            // a long-running process: what its threads freed goes back to the system
+            let trim = homebot::heap::release_periodically(homebot::heap::PERIOD);
             tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
             wait_for_shutdown().await;
             let grace = Duration::from_secs(kernel.config().agent.shutdown_grace_secs);
@@ -222,6 +224,7 @@ async fn main() -> anyhow::Result<()> {
                 grace_secs = grace.as_secs(),
                 "shutting down: no new turns; finishing the admitted ones"
             );
+            trim.abort();
             let clean = kernel.shutdown_gracefully(grace).await;
             tracing::info!(clean, "stopped");
         }
