@@ -74,6 +74,20 @@ fn qq(chat: &str, text: &str) -> Turn {
 }
 
 /// The last user message of the latest first-request of a turn.
+/// A kernel at 2026-03-02 19:30 whose first turn, in QQ group 1027, asked it to remember
+/// a rule for that group (answered).
+async fn kept_in_group_1027() -> (tempfile::TempDir, FakeLlm, ManualClock, Kernel) {
+    let dir = workspace();
+    let fake = fake().await;
+    let clock = ManualClock::new(at("2026-03-02T19:30:00+08:00"));
+    let k = kernel(dir.path(), &fake, &clock);
+    let r = k
+        .handle_turn(qq("group:1027", "记住：在这个群里回答要简短，不超过三句话"))
+        .await;
+    assert!(r.is_answered(), "{r:?}");
+    (dir, fake, clock, k)
+}
+
 fn last_tail(fake: &FakeLlm) -> String {
     let r = turn_requests(fake).pop().expect("a request was made");
     let msgs = r["messages"].as_array().unwrap().clone();
@@ -89,16 +103,8 @@ fn system_of(req: &Value) -> String {
 
 #[tokio::test]
 async fn a_memory_kept_in_a_group_is_recalled_there_a_week_later_and_nowhere_else() {
-    let dir = workspace();
+    let (dir, fake, clock, k) = kept_in_group_1027().await;
     let ws = dir.path();
-    let fake = fake().await;
-    let clock = ManualClock::new(at("2026-03-02T19:30:00+08:00"));
-    let k = kernel(ws, &fake, &clock);
-
-    let r = k
-        .handle_turn(qq("group:1027", "记住：在这个群里回答要简短，不超过三句话"))
-        .await;
-    assert!(r.is_answered(), "{r:?}");
     let results = tool_results(fake.requests().last().unwrap());
     assert!(
         results[0]
@@ -479,15 +485,8 @@ async fn a_cli_injection_names_its_scene_or_opts_out() {
 /// recalls what an earlier run of the kernel kept.
 #[tokio::test]
 async fn after_a_restart_the_very_first_turn_recalls_what_was_kept() {
-    let dir = workspace();
+    let (dir, fake, clock, k) = kept_in_group_1027().await;
     let ws = dir.path();
-    let fake = fake().await;
-    let clock = ManualClock::new(at("2026-03-02T19:30:00+08:00"));
-    let k = kernel(ws, &fake, &clock);
-    let r = k
-        .handle_turn(qq("group:1027", "记住：在这个群里回答要简短，不超过三句话"))
-        .await;
-    assert!(r.is_answered(), "{r:?}");
     k.shutdown_gracefully(std::time::Duration::from_secs(10))
         .await;
     drop(k);

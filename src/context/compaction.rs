@@ -300,14 +300,17 @@ impl Context {
         };
         // its fsyncs on the blocking pool: on a runtime worker they held up every turn
         // queued behind it (the limit bench's slowest 10 % waited 20–45 ms for them)
-        let (path, copy) = (job.checkpoint.clone(), c.clone());
-        let saved = tokio::task::spawn_blocking(move || checkpoint::save(&path, &copy))
+        let path = job.checkpoint.clone();
+        let saved = tokio::task::spawn_blocking(move || checkpoint::save(&path, &c).map(|()| c))
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e)));
-        if let Err(e) = saved {
-            warn!(history = %label, error = %e, "cannot write the checkpoint; older turns are trimmed to fit the window");
-            return Err(Skipped::Failed(e.to_string()));
-        }
+        let c = match saved {
+            Ok(c) => c,
+            Err(e) => {
+                warn!(history = %label, error = %e, "cannot write the checkpoint; older turns are trimmed to fit the window");
+                return Err(Skipped::Failed(e.to_string()));
+            }
+        };
         info!(history = %label, through, previous = lo, "history compacted");
         self.set_checkpoint(&job.checkpoint, c.clone());
         Ok(c)
