@@ -111,31 +111,128 @@ async fn concurrency(chats: usize, turns_per_chat: usize) -> (f64, Duration, Dur
     (tps, pct(&all, 0.5), pct(&all, 0.99))
 }
 
-/// What the loopback server saw: per turn request, the body's bytes and the bytes of its
-/// longest byte-identical prefix with the previous turn request's body (what a prefix
-/// cache such as DeepSeek's could reuse); and how many compaction requests came.
+/// What the loopback server saw of the turn requests (compactions are counted apart),
+/// billed under two kinds of prompt cache:
+///
+/// - longest common prefix (OpenAI, llama.cpp): the bytes a body shares with the
+///   previous turn request's body;
+/// - DeepSeek's units (its "Context Caching" guide): a request hits only a whole unit,
+///   and units are persisted at the end of each request's input and at the end of the
+///   model's output (rule 1) — compared message by message, the tools first. Rule 2
+///   (a common prefix the service detects across requests) is billed apart as an
+///   optimistic column: the longest message-level prefix shared with any earlier
+///   request. Rule 3 (fixed intervals inside long inputs) is not billed.
+///
+/// Sizes are bytes of the JSON; tokens are bytes / 4. Every figure is from the second
+/// turn request on (the first can hit nothing).
 #[derive(Default)]
 struct Seen {
     prev: Vec<u8>,
-    prompt_bytes: u64,
-    cached_bytes: u64,
     turns: u64,
     compactions: u64,
+    /// Σ over turn requests from the second: body bytes, LCP-cached bytes.
+    prompt_bytes: u64,
+    cached_bytes: u64,
+    /// Σ over turn requests from the second: message bytes (tools included), cached
+    /// under DeepSeek's rule 1, under rules 1 and 2.
+    unit_bytes: u64,
+    unit_cached: u64,
+    unit_cached_r2: u64,
+    /// Rule-1 units persisted, and every message-level prefix seen (rule 2).
+    units: std::collections::HashSet<u64>,
+    prefixes: std::collections::HashSet<u64>,
+    /// The previous turn request's own unit (its end), and how many turn requests held
+    /// it whole.
+    prev_unit: Option<u64>,
+    prev_unit_hits: u64,
 }
 
 impl Seen {
     fn ratio(&self) -> f64 {
-        if self.prompt_bytes == 0 {
-            0.0
-        } else {
-            self.cached_bytes as f64 / self.prompt_bytes as f64
-        }
+        frac(self.cached_bytes, self.prompt_bytes)
     }
+    fn unit_ratio(&self) -> f64 {
+        frac(self.unit_cached, self.unit_bytes)
+    }
+    fn unit_ratio_r2(&self) -> f64 {
+        frac(self.unit_cached_r2, self.unit_bytes)
+    }
+
+    /// Bill one turn request (parsed `v`, raw `body`) and persist its units; `reply` is
+    /// the answer it gets.
+    fn bill(&mut self, v: &serde_json::Value, body: &[u8], reply: &str) {
+        let fold = |h: u64, bytes: &[u8]| homebot::context::fnv1a(h, bytes);
+        let tools = v.get("tools").map(|t| t.to_string()).unwrap_or_default();
+        let mut h = fold(homebot::context::FNV_SEED, tools.as_bytes());
+        let mut size = tools.len() as u64;
+        // (hash, bytes) at the end of each message
+        let mut chain = Vec::new();
+        for m in v["messages"].as_array().into_iter().flatten() {
+            h = fold(h, message_key(m).as_bytes());
+            size += m.to_string().len() as u64;
+            chain.push((h, size));
+        }
+        let counted = self.turns > 0;
+        if counted {
+            let common = self
+                .prev
+                .iter()
+                .zip(body.iter())
+                .take_while(|(a, b)| a == b)
+                .count() as u64;
+            self.prompt_bytes += body.len() as u64;
+            self.cached_bytes += common;
+            let hit = |set: &std::collections::HashSet<u64>| {
+                chain
+                    .iter()
+                    .rev()
+                    .find(|(h, _)| set.contains(h))
+                    .map_or(0, |&(_, b)| b)
+            };
+            self.unit_bytes += size;
+            self.unit_cached += hit(&self.units);
+            self.unit_cached_r2 += hit(&self.units).max(hit(&self.prefixes));
+            if let Some(p) = self.prev_unit {
+                self.prev_unit_hits += u64::from(chain.iter().any(|&(h, _)| h == p));
+            }
+        }
+        self.turns += 1;
+        self.prev = body.to_vec();
+        // rule 1: the end of the input, and the end of the output
+        let end = chain.last().map_or(h, |&(h, _)| h);
+        self.units.insert(end);
+        let out = serde_json::json!({"role": "assistant", "content": reply});
+        self.units.insert(fold(end, message_key(&out).as_bytes()));
+        self.prefixes.extend(chain.iter().map(|&(h, _)| h));
+        self.prev_unit = Some(end);
+    }
+}
+
+fn frac(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// A message as the model's template sees it: its role, its text and its tool calls
+/// (a reply the model wrote and the same reply replayed are one message).
+fn message_key(m: &serde_json::Value) -> String {
+    format!(
+        "{}\u{0}{}\u{0}{}",
+        m["role"].as_str().unwrap_or_default(),
+        m["content"].as_str().unwrap_or_default(),
+        m.get("tool_calls")
+            .map(|t| t.to_string())
+            .unwrap_or_default()
+    )
 }
 
 /// A loopback OpenAI-compatible server that parses each request body (as a real one
 /// must) and answers at once; it reports as usage the prefix it shares with the previous
-/// turn request (cached) — in bytes / 4, a token stand-in. Returns its base URL.
+/// turn request (cached) — in bytes / 4, a token stand-in — and bills every turn request
+/// under both caches ([`Seen`]). Returns its base URL.
 async fn loopback_llm() -> (String, Arc<std::sync::Mutex<Seen>>) {
     use axum::extract::State;
     use axum::routing::post;
@@ -149,6 +246,11 @@ async fn loopback_llm() -> (String, Arc<std::sync::Mutex<Seen>>) {
         let compaction = v["messages"][0]["content"]
             .as_str()
             .is_some_and(|s| s.starts_with("[压缩历史]"));
+        let content = if compaction {
+            "前面几轮：一家三口做番茄炒蛋，鸡蛋六个、番茄三个，18:05 蛋已炒好盛出。".to_string()
+        } else {
+            format!("好的，两个人放两个番茄，约一百五十克。（{n}）")
+        };
         let mut s = seen.lock().unwrap();
         let (prompt, cached) = if compaction {
             s.compactions += 1;
@@ -160,18 +262,10 @@ async fn loopback_llm() -> (String, Arc<std::sync::Mutex<Seen>>) {
                 .zip(body.iter())
                 .take_while(|(a, b)| a == b)
                 .count() as u64;
-            s.prompt_bytes += body.len() as u64;
-            s.cached_bytes += common;
-            s.turns += 1;
-            s.prev = body.to_vec();
+            s.bill(&v, &body, &content);
             (body.len() as u64, common)
         };
         drop(s);
-        let content = if compaction {
-            "前面几轮：一家三口做番茄炒蛋，鸡蛋六个、番茄三个，蛋已炒好盛出。".to_string()
-        } else {
-            format!("好的，两个人放两个番茄，约一百五十克。（{n}）")
-        };
         axum::Json(serde_json::json!({
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
                 "content": content}}],
@@ -193,9 +287,21 @@ async fn loopback_llm() -> (String, Arc<std::sync::Mutex<Seen>>) {
 /// A kernel on `ws` whose provider is the loopback server at `url` (the real client:
 /// every request is serialized and sent), with a context window of `window` tokens.
 fn http_kernel(ws: &std::path::Path, url: &str, window: u32, extra: &str) -> Kernel {
+    http_kernel_with(ws, url, window, extra, "")
+}
+
+/// [`http_kernel`] with `agent` lines (`extra`, which may open later tables) and
+/// top-level `tail` lines (e.g. `[[members]]`) in its configuration.
+fn http_kernel_with(
+    ws: &std::path::Path,
+    url: &str,
+    window: u32,
+    extra: &str,
+    tail: &str,
+) -> Kernel {
     std::fs::write(
         ws.join("config.toml"),
-        format!("[agent]\nmax_queued_per_chat = 100000\n{extra}\n[provider]\nmax_retries = 0\nmax_tokens = 1024\n"),
+        format!("{tail}[agent]\nmax_queued_per_chat = 100000\n{extra}\n[provider]\nmax_retries = 0\nmax_tokens = 1024\n"),
     )
     .unwrap();
     Kernel::start(
@@ -260,15 +366,19 @@ async fn long_session(turns: usize, window: u32) -> (Duration, Duration, u64, us
     (early, late, compactions, through)
 }
 
-/// What a scripted session cost, as the loopback server billed it (tokens = bytes / 4).
+/// What a scripted session cost, as the loopback server billed it (tokens = bytes / 4),
+/// from its second turn request on.
 struct Bill {
     requests: u64,
-    /// cached ÷ prompt over the turn requests.
+    /// cached ÷ prompt: longest common prefix; DeepSeek's rule 1; rules 1 and 2.
     ratio: f64,
-    /// Σ prompt tokens of the turn requests.
-    prompt: u64,
-    /// Σ (prompt − cached): what the turns paid uncached.
-    uncached: u64,
+    unit_ratio: f64,
+    unit_ratio_r2: f64,
+    /// Σ (prompt − cached) ÷ requests, under the longest-prefix model and DeepSeek's rule 1.
+    uncached_lcp: f64,
+    uncached_units: f64,
+    /// Turn requests that held the previous turn request whole, of those after the first.
+    prev_unit_hits: u64,
     /// The last request's replayed history ÷ the dialogue it replays (conservative
     /// counts: each message's text plus the template's 4 tokens, over the user's words
     /// and the replies alone).
@@ -339,28 +449,69 @@ fn log_records(dir: &std::path::Path, mode: bool) -> Vec<serde_json::Value> {
     Vec::new()
 }
 
-/// A scripted session over loopback HTTP: a mode session of `turns` turns by three
-/// speakers on two channels, or one normal chat of `turns` turns; `window` tokens of
-/// context; `ask` gives turn `i`'s words.
-async fn session_bill(mode: bool, turns: usize, window: u32, ask: fn(usize) -> String) -> Bill {
+/// Who speaks in a scripted session, and where.
+#[derive(Clone, Copy)]
+enum Cast {
+    /// A mode session: mom and the kid in the QQ group, dad at the kitchen speaker.
+    Mixed,
+    /// One person's private QQ chat (no mode).
+    Private,
+    /// A QQ group (no mode) where mom and the kid take turns, each with a `USER.md`.
+    Group,
+    /// A mode session at the kitchen speaker only: a new wake (chat) every 3 turns.
+    Voice,
+}
+
+/// A scripted session: its name, who speaks, in a mode or not, turns, window, turn
+/// `i`'s words.
+struct Script {
+    name: &'static str,
+    cast: Cast,
+    mode: bool,
+    turns: usize,
+    window: u32,
+    ask: fn(usize) -> String,
+}
+
+const MEMBERS: &str = "[[members]]\nid = \"mom\"\nname = \"妈妈\"\n[[members]]\nid = \"kid\"\nname = \"小明\"\n[[members]]\nid = \"dad\"\nname = \"爸爸\"\n";
+
+/// A scripted session over loopback HTTP under `replay` (`exact` / `lean`).
+async fn session_bill(sc: &Script, replay: &str) -> Bill {
     let dir = tempfile::tempdir().unwrap();
     let (url, seen) = loopback_llm().await;
-    let k = http_kernel(dir.path(), &url, window, "normal_history_turns = 20");
-    if mode {
+    let extra = format!("normal_history_turns = 20\n[context]\nreplay = \"{replay}\"\n");
+    std::fs::create_dir_all(dir.path().join("members/mom")).unwrap();
+    std::fs::create_dir_all(dir.path().join("members/kid")).unwrap();
+    std::fs::write(
+        dir.path().join("members/mom/USER.md"),
+        "妈妈，四十岁，口味清淡，不吃香菜；做饭时喜欢听到具体的克数和火候。",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("members/kid/USER.md"),
+        "小明，十岁，上小学四年级，喜欢番茄炒蛋，对花生过敏。",
+    )
+    .unwrap();
+    let k = http_kernel_with(dir.path(), &url, sc.window, &extra, MEMBERS);
+    if sc.mode {
         k.command("/mode enter cooking").await;
     }
-    let speakers = [
-        ("qq", "group:5550001", "mom"),
-        ("voice", "kitchen", "dad"),
-        ("qq", "group:5550001", "kid"),
-    ];
-    for i in 0..turns {
-        let (ch, chat, who) = if mode {
-            speakers[i % 3]
-        } else {
-            ("qq", "private:10001", "mom")
+    for i in 0..sc.turns {
+        let wake = format!("kitchen-wake-{}", i / 3);
+        let (ch, chat, who) = match sc.cast {
+            Cast::Mixed => [
+                ("qq", "group:5550001", "mom"),
+                ("voice", "kitchen", "dad"),
+                ("qq", "group:5550001", "kid"),
+            ][i % 3],
+            Cast::Private => ("qq", "private:10001", "mom"),
+            Cast::Group => [
+                ("qq", "group:5550001", "mom"),
+                ("qq", "group:5550001", "kid"),
+            ][i % 2],
+            Cast::Voice => ("voice", wake.as_str(), "dad"),
         };
-        let r = k.handle_turn(Turn::new(ch, chat, who, ask(i))).await;
+        let r = k.handle_turn(Turn::new(ch, chat, who, (sc.ask)(i))).await;
         assert!(r.is_answered(), "{r:?}");
     }
     k.shutdown_gracefully(Duration::from_secs(10)).await;
@@ -368,22 +519,23 @@ async fn session_bill(mode: bool, turns: usize, window: u32, ask: fn(usize) -> S
     let audit = homebot::audit::load(&ws, None).unwrap();
     let stats = homebot::audit::stats::render(&homebot::audit::stats::compute(&audit.records));
     let s = seen.lock().unwrap();
+    let counted = s.turns.saturating_sub(1).max(1) as f64;
     Bill {
         requests: s.turns,
         ratio: s.ratio(),
-        prompt: s.prompt_bytes / 4,
-        uncached: (s.prompt_bytes - s.cached_bytes) / 4,
-        history_per_dialogue: history_per_dialogue(&s.prev, &log_records(dir.path(), mode)),
+        unit_ratio: s.unit_ratio(),
+        unit_ratio_r2: s.unit_ratio_r2(),
+        uncached_lcp: (s.prompt_bytes - s.cached_bytes) as f64 / 4.0 / counted,
+        uncached_units: (s.unit_bytes - s.unit_cached) as f64 / 4.0 / counted,
+        prev_unit_hits: s.prev_unit_hits,
+        history_per_dialogue: history_per_dialogue(&s.prev, &log_records(dir.path(), sc.mode)),
         compactions: s.compactions,
         stats,
     }
 }
 
-/// A scripted session: its name, in a mode or not, turns, window, turn `i`'s words.
-type Run = (&'static str, bool, usize, u32, fn(usize) -> String);
-
 /// Questions of a cooking evening, several of which the cooking skill's knowledge
-/// answers (so the tail carries `[资料]` snippets).
+/// answers (so the message carries `[资料]` snippets).
 fn cooking_question(i: usize) -> String {
     const Q: [&str; 8] = [
         "番茄炒蛋三个人要几个鸡蛋？",
@@ -398,70 +550,115 @@ fn cooking_question(i: usize) -> String {
     format!("{}（第{i}轮）", Q[i % Q.len()])
 }
 
+fn one_question(i: usize) -> String {
+    format!("第{i}个问题：番茄炒蛋先放什么？")
+}
+
 fn peak_rss_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// The bill of three scripted sessions, and `homebot stats` over the first.
+/// The bill of the scripted sessions under both ways of replaying, each billed under
+/// both kinds of cache, and `homebot stats` over the first.
 async fn bill_tables(full: bool) {
     println!(
-        "\nthe bill of scripted sessions over loopback HTTP (tokens = request bytes / 4; cached = the byte prefix shared with the previous turn request)"
+        "\nthe bill of scripted sessions over loopback HTTP, from the second turn request on (tokens = request bytes / 4)\n\
+         LCP = longest common prefix with the previous turn request (OpenAI, llama.cpp); DS r1 = DeepSeek's units, \
+         persisted at the end of each request's input and of its output, hit only whole (message by message); \
+         +r2 = also any message-level prefix an earlier request shared (optimistic); prev = turn requests \
+         that held the previous one whole"
     );
     println!(
-        "{:<42} {:>8} {:>7} {:>12} {:>14} {:>12} {:>11}",
-        "session", "requests", "hit", "prompt", "uncached/turn", "hist/dialog", "compactions"
+        "{:<44} {:>6} {:>5} {:>7} {:>7} {:>7} {:>9} {:>9} {:>7} {:>8} {:>6}",
+        "session",
+        "replay",
+        "reqs",
+        "LCP",
+        "DS r1",
+        "+r2",
+        "unc LCP",
+        "unc r1",
+        "prev",
+        "hist/dlg",
+        "compct"
     );
     let normal_turns = if full { 60 } else { 25 };
     let cooking_turns = if full { 90 } else { 30 };
-    let runs: [Run; 4] = [
-        (
-            "mode session, 3 speakers, one question",
-            true,
-            30,
-            65_536,
-            |i| format!("第{i}个问题：番茄炒蛋先放什么？"),
-        ),
-        (
-            "mode session, 3 speakers, an evening",
-            true,
-            30,
-            65_536,
-            cooking_question,
-        ),
-        (
-            "normal chat (trim at 20 turns)",
-            false,
-            normal_turns,
-            65_536,
-            |i| format!("第{i}个问题：番茄炒蛋先放什么？"),
-        ),
-        (
-            "cooking, knowledge questions, window 9400",
-            true,
-            cooking_turns,
-            9_400,
-            cooking_question,
-        ),
+    let scripts = [
+        Script {
+            name: "mode session, 3 speakers, one question",
+            cast: Cast::Mixed,
+            mode: true,
+            turns: 30,
+            window: 65_536,
+            ask: one_question,
+        },
+        Script {
+            name: "mode session, 3 speakers, an evening",
+            cast: Cast::Mixed,
+            mode: true,
+            turns: 30,
+            window: 65_536,
+            ask: cooking_question,
+        },
+        Script {
+            name: "mode session at the kitchen speaker, a wake/3",
+            cast: Cast::Voice,
+            mode: true,
+            turns: 30,
+            window: 65_536,
+            ask: one_question,
+        },
+        Script {
+            name: "normal chat (trim at 20 turns)",
+            cast: Cast::Private,
+            mode: false,
+            turns: normal_turns,
+            window: 65_536,
+            ask: one_question,
+        },
+        Script {
+            name: "group chat, mom and the kid in turn",
+            cast: Cast::Group,
+            mode: false,
+            turns: normal_turns,
+            window: 65_536,
+            ask: one_question,
+        },
+        Script {
+            name: "cooking, knowledge questions, window 9400",
+            cast: Cast::Mixed,
+            mode: true,
+            turns: cooking_turns,
+            window: 9_400,
+            ask: cooking_question,
+        },
     ];
     let mut first_stats = None;
-    for (name, mode, turns, window, ask) in runs {
-        let b = session_bill(mode, turns, window, ask).await;
-        println!(
-            "{:<42} {:>8} {:>6.1}% {:>12} {:>14.0} {:>12.2} {:>11}",
-            name,
-            b.requests,
-            b.ratio * 100.0,
-            b.prompt,
-            b.uncached as f64 / b.requests.max(1) as f64,
-            b.history_per_dialogue,
-            b.compactions
-        );
-        first_stats.get_or_insert(b.stats);
+    for sc in &scripts {
+        for replay in ["exact", "lean"] {
+            let b = session_bill(sc, replay).await;
+            println!(
+                "{:<44} {:>6} {:>5} {:>6.1}% {:>6.1}% {:>6.1}% {:>9.0} {:>9.0} {:>7} {:>8.2} {:>6}",
+                sc.name,
+                replay,
+                b.requests,
+                b.ratio * 100.0,
+                b.unit_ratio * 100.0,
+                b.unit_ratio_r2 * 100.0,
+                b.uncached_lcp,
+                b.uncached_units,
+                format!("{}/{}", b.prev_unit_hits, b.requests.saturating_sub(1)),
+                b.history_per_dialogue,
+                b.compactions
+            );
+            first_stats.get_or_insert(b.stats);
+        }
     }
     if let Some(s) = first_stats {
-        println!("\n`homebot stats` over the 30-turn mode session:\n{s}");
+        println!("\n`homebot stats` over the 30-turn mode session (exact replay):\n{s}");
     }
 }
 

@@ -354,6 +354,7 @@ mod tests {
             assistant: "好".into(),
             error: None,
             speaker_name: Some("妈妈".into()),
+            sent: None,
         })
         .unwrap()
     }

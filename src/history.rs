@@ -13,6 +13,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, RwLock};
 
+pub use crate::config::Replay;
+
 /// One recorded turn.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Record {
@@ -29,6 +31,13 @@ pub struct Record {
     /// ("妈妈"): the tag the turn is replayed with. Absent: the tag is `speaker_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speaker_name: Option<String>,
+    /// The user message exactly as the turn's first request sent it (time, speaker tag,
+    /// words, the `[上下文]` block and the snippets sent to stay), without the blocks
+    /// sent for that turn alone. Exact replay sends it again byte for byte; `homebot
+    /// audit` shows it. Absent: a turn that sent no request (a fast path, a command), or
+    /// a record of an earlier version — replayed as [`said`] of its fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<String>,
 }
 
 /// The longest speaker tag replayed (an id a peer chose is hostile).
@@ -40,12 +49,12 @@ pub fn defang(text: &str) -> String {
     text.replace('[', "［").replace(']', "］")
 }
 
-/// A user's turn as every request shows it: the speaker tag, a full-width colon, the
-/// words ("妈妈：少放盐"). The current message starts with exactly these bytes and adds
-/// its per-request blocks after them; a later request replays only these bytes. The tag
-/// is cut to 40 characters, with line breaks and full-width colons made spaces, so it
-/// stays one short tag whatever an id holds.
-pub fn said(speaker: &str, user: &str) -> String {
+/// A user's turn as every request shows it: the time it was said, the speaker tag, a
+/// full-width colon, the words ("18:05 妈妈：少放盐"). The current message starts with
+/// exactly these bytes and adds its `[上下文]` block after them; lean replay sends only
+/// these bytes again. The tag is cut to 40 characters, with line breaks and full-width
+/// colons made spaces, so it stays one short tag whatever an id holds.
+pub fn said(at: Option<&str>, speaker: &str, user: &str) -> String {
     let tag: String = speaker
         .chars()
         .take(MAX_TAG_CHARS)
@@ -53,19 +62,32 @@ pub fn said(speaker: &str, user: &str) -> String {
         .collect();
     let tag = tag.trim();
     let tag = if tag.is_empty() { "?" } else { tag };
-    format!("{tag}：{user}")
+    match at {
+        Some(at) => format!("{at} {tag}：{user}"),
+        None => format!("{tag}：{user}"),
+    }
 }
 
 impl Record {
-    /// The user message this record replays as: [`said`] of its speaker tag and words,
-    /// the same bytes the turn's own request started with. Records of earlier versions
-    /// (which replayed the whole `[上下文]` block; their `prompt` key is ignored now)
-    /// replay the same way from their fields.
-    pub fn replayed_user(&self) -> String {
-        said(
-            self.speaker_name.as_deref().unwrap_or(&self.speaker_id),
-            &self.user,
-        )
+    /// The user message this record replays as. `Exact`: the message its turn sent
+    /// ([`Record::sent`]), byte for byte. `Lean`, or a record that sent none: [`said`]
+    /// of its time, speaker tag and words — the bytes its turn's message started with.
+    pub fn replayed_user(&self, replay: Replay) -> String {
+        match (&self.sent, replay) {
+            (Some(sent), Replay::Exact) => sent.clone(),
+            _ => said(
+                self.clock(),
+                self.speaker_name.as_deref().unwrap_or(&self.speaker_id),
+                &self.user,
+            ),
+        }
+    }
+
+    /// `HH:MM` of the timestamp (written in the household's zone), if it has one.
+    pub fn clock(&self) -> Option<&str> {
+        let t = self.timestamp.get(11..16)?;
+        let b = t.as_bytes();
+        (b[2] == b':' && [0, 1, 3, 4].iter().all(|&i| b[i].is_ascii_digit())).then_some(t)
     }
 }
 
@@ -308,6 +330,7 @@ mod tests {
             assistant: format!("a{n}"),
             error: None,
             speaker_name: None,
+            sent: None,
         }
     }
 
@@ -380,25 +403,43 @@ mod tests {
     }
 
     #[test]
-    fn a_record_replays_as_its_speaker_tag_and_words() {
+    fn a_record_replays_as_sent_or_as_its_time_tag_and_words() {
         let r = rec(1);
-        assert_eq!(r.replayed_user(), "mom：q1");
+        assert_eq!(r.replayed_user(Replay::Lean), "20:05 mom：q1");
+        // no message kept (a fast path, an earlier version): the lean form in both
+        assert_eq!(r.replayed_user(Replay::Exact), "20:05 mom：q1");
         let named = Record {
             speaker_name: Some("妈妈".into()),
             ..r.clone()
         };
-        assert_eq!(named.replayed_user(), "妈妈：q1");
+        assert_eq!(named.replayed_user(Replay::Lean), "20:05 妈妈：q1");
+        let sent = Record {
+            sent: Some("20:05 妈妈：q1\n\n[上下文]\n2026-10-22 星期四\n[/上下文]".into()),
+            ..named.clone()
+        };
+        assert_eq!(
+            sent.replayed_user(Replay::Exact),
+            sent.sent.as_deref().unwrap()
+        );
+        assert_eq!(sent.replayed_user(Replay::Lean), "20:05 妈妈：q1");
         // a line of an earlier version, with the whole message it sent, parses and
         // replays lean from its fields
         let old = r#"{"timestamp":"2026-10-22T20:05:00+08:00","channel":"cli","chat_id":"local","speaker_id":"mom","user":"q1","assistant":"a1","prompt":"[上下文]\n…\n[/上下文]\n\nq1"}"#;
         let back: Record = serde_json::from_str(old).unwrap();
         assert_eq!(back, r);
-        assert_eq!(back.replayed_user(), "mom：q1");
+        assert_eq!(back.replayed_user(Replay::Exact), "20:05 mom：q1");
+        // a timestamp that is not one replays without a time
+        let odd = Record {
+            timestamp: "yesterday".into(),
+            ..r.clone()
+        };
+        assert_eq!(odd.replayed_user(Replay::Lean), "mom：q1");
         // a hostile id stays one short tag on one line
         let long = format!("a\nb：{}", "x".repeat(100));
-        let s = said(&long, "hi");
+        let s = said(None, &long, "hi");
         assert!(s.starts_with("a b "), "{s}");
         assert_eq!(s.chars().count(), 40 + "：hi".chars().count());
-        assert_eq!(said(" \n ", "hi"), "?：hi");
+        assert_eq!(said(None, " \n ", "hi"), "?：hi");
+        assert_eq!(said(Some("07:30"), "爸爸", "hi"), "07:30 爸爸：hi");
     }
 }

@@ -107,6 +107,17 @@ fn stable_part(body: &Value) -> Vec<Value> {
     m[..m.len() - 1].to_vec()
 }
 
+/// Whether request `b` holds request `a` whole, message by message, and adds one
+/// exchange (the reply to `a`, the next user message): DeepSeek's unit at the end of
+/// `a`'s input is hit.
+fn holds_whole(a: &Value, b: &Value) -> bool {
+    let (am, bm) = (
+        a["messages"].as_array().unwrap(),
+        b["messages"].as_array().unwrap(),
+    );
+    bm.len() == am.len() + 2 && bm[..am.len()] == am[..]
+}
+
 fn has_checkpoint(body: &Value) -> Option<String> {
     let m = &body["messages"][1];
     let c = m["content"].as_str()?;
@@ -175,14 +186,9 @@ async fn a_long_mode_session_is_compacted_and_always_fits_the_window() {
             assert!(sys.contains("份量换算"), "frozen prompt missing in request");
         }
         if has_checkpoint(a) == has_checkpoint(b) {
-            // no compaction in between: the previous request is a prefix of this one
-            let (sa, bm) = (stable_part(a), b["messages"].as_array().unwrap());
-            assert_eq!(bm.len(), sa.len() + 3, "pair {i}: not append-only");
-            assert_eq!(&bm[..sa.len()], &sa[..], "pair {i}: prefix changed");
-            // the previous message is replayed as the bytes it began with (its words)
-            let sent = a["messages"][sa.len()]["content"].as_str().unwrap();
-            let replayed = bm[sa.len()]["content"].as_str().unwrap();
-            assert!(sent.starts_with(replayed) && sent.len() > replayed.len());
+            // no compaction in between: the previous request is held whole, its user
+            // message exactly as it was sent
+            assert!(holds_whole(a, b), "pair {i}: not append-only");
             if has_checkpoint(a).is_some() {
                 stable_pairs_after_checkpoint += 1;
             }
@@ -309,9 +315,10 @@ async fn a_normal_chat_whose_compaction_fails_is_trimmed_in_chunks_so_prefixes_h
             (bm.len() - 2) / 2 <= 6,
             "at most normal_history_turns replayed"
         );
-        if bm.len() == sa.len() + 3 && bm[..sa.len()] == sa[..] {
+        if holds_whole(a, b) {
             continue;
         }
+        assert!(bm.len() < sa.len() + 3, "only a trim breaks the prefix");
         breaks += 1;
         // a trim drops back towards half the limit at once (the start moves on a grid)
         let replayed = (bm.len() - 2) / 2;
@@ -322,12 +329,18 @@ async fn a_normal_chat_whose_compaction_fails_is_trimmed_in_chunks_so_prefixes_h
     }
     // 24 turns with a limit of 6, trimmed by 3 at a time: a break every 3rd turn at most
     assert!((5..=7).contains(&breaks), "{breaks} prefix breaks");
-    // every replayed user message is its speaker tag and words, nothing of its tail
+    // every replayed user message is the one its turn sent: time, speaker tag, words
+    // and its [上下文] block
     let last = reqs.last().unwrap()["messages"].as_array().unwrap();
-    assert!(last[1]["content"]
-        .as_str()
-        .unwrap()
-        .starts_with("mom：问题"));
+    let first = last[1]["content"].as_str().unwrap();
+    assert!(
+        &first[2..3] == ":" && first[5..].starts_with(" mom："),
+        "{first}"
+    );
+    assert!(
+        first.contains("：问题") && first.contains("\n\n[上下文]\n"),
+        "{first}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -335,7 +348,8 @@ async fn records_of_earlier_versions_replay_lean_from_their_fields() {
     let ws = workspace();
     let f = fake(false).await;
     // records in the formats of earlier versions: no `prompt`, and one with the whole
-    // message it sent (`prompt`, [上下文] and all): both replay as speaker tag and words
+    // message it sent (`prompt`, [上下文] and all): both replay as time, speaker tag and
+    // words (they kept no `sent`)
     let old = r#"{"timestamp":"2026-10-22T20:05:00+08:00","channel":"qq","chat_id":"private:10001","speaker_id":"mom","user":"番茄要放几个？","assistant":"两个。"}
 {"timestamp":"2026-10-22T20:06:00+08:00","channel":"qq","chat_id":"private:10001","speaker_id":"dad","user":"鸡蛋呢？","assistant":"三个。","prompt":"[上下文]\n说话人: dad\n[/上下文]\n\n鸡蛋呢？"}
 "#;
@@ -352,14 +366,15 @@ async fn records_of_earlier_versions_replay_lean_from_their_fields() {
     let reqs = turns(&f);
     let (a, b) = (&reqs[0]["messages"], &reqs[1]["messages"]);
     assert_eq!(a[1], b[1]);
-    assert_eq!(a[1]["content"], "mom：番茄要放几个？");
-    assert_eq!(a[3]["content"], "dad：鸡蛋呢？");
-    // the previous request is a byte prefix of the next up to the previous user's words
-    let sa = stable_part(&reqs[0]);
-    assert_eq!(b.as_array().unwrap()[..sa.len()], sa[..]);
-    assert_eq!(b[sa.len()]["content"], "mom：葱要吗？");
-    let sent = a[sa.len()]["content"].as_str().unwrap();
-    assert!(sent.starts_with("mom：葱要吗？\n\n[上下文]\n"), "{sent}");
+    assert_eq!(a[1]["content"], "20:05 mom：番茄要放几个？");
+    assert_eq!(a[3]["content"], "20:06 dad：鸡蛋呢？");
+    // the new turns keep what they sent: the previous request is held whole
+    assert!(holds_whole(&reqs[0], &reqs[1]));
+    let sent = a[5]["content"].as_str().unwrap();
+    assert!(
+        sent[5..].starts_with(" mom：葱要吗？\n\n[上下文]\n"),
+        "{sent}"
+    );
     // and the file's old lines are untouched
     assert!(std::fs::read_to_string(&path).unwrap().starts_with(old));
 }

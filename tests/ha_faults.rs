@@ -122,7 +122,7 @@ async fn a_voice_reminder_rings_on_the_satellite_that_asked_in_its_room() {
         let v = say(&gw, "一秒后提醒我关火").await;
         assert_eq!(v["type"], "handled", "{v}");
         asked += 1;
-        if last_user(&fake).contains("房间: 厨房") {
+        if last_user(&fake).contains("房间 厨房") {
             break;
         }
         assert!(
@@ -246,7 +246,7 @@ async fn a_satellite_that_cannot_announce_falls_back_to_its_rooms_media_player()
     // reply (back to idle). The kitchen's (like a Wyoming satellite in HA 2025.4) cannot:
     // HA's refusal is remembered and it is not asked again
     ha.satellite_state("assist_satellite.kitchen", "processing");
-    until_in_room(&gw, &fake, "房间: 厨房").await;
+    until_in_room(&gw, &fake, "房间 厨房").await;
     let v = say(&gw, "问我一个问题").await;
     assert_eq!(v["data"]["context"]["dialogue_state"], "continue", "{v}");
     ha.satellite_state("assist_satellite.kitchen", "idle");
@@ -258,7 +258,7 @@ async fn a_satellite_that_cannot_announce_falls_back_to_its_rooms_media_player()
     ha.satellite_state("assist_satellite.kitchen", "idle");
     // the bedroom's can (like a Voice PE): it listens again, after it said the reply
     ha.satellite_state("assist_satellite.bedroom", "processing");
-    until_in_room(&gw, &fake, "房间: 卧室").await;
+    until_in_room(&gw, &fake, "房间 卧室").await;
     let v = say(&gw, "问我一个问题").await;
     assert_eq!(v["data"]["context"]["dialogue_state"], "continue", "{v}");
     assert!(

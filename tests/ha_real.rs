@@ -168,7 +168,7 @@ async fn homebot_with_a_real_home_assistant() {
     let r = process(&ha, &agent, "你好").await;
     assert_eq!(speech(&r), "好的：你好", "{r}");
     assert!(
-        last_user(&fake).contains("房间: 厨房"),
+        last_user(&fake).contains("房间 厨房"),
         "{}",
         last_user(&fake)
     );
@@ -334,7 +334,7 @@ async fn homebot_with_a_real_home_assistant() {
     }
     let said = last_user(&fake);
     assert!(
-        said.contains("打好了") && said.contains("房间: 餐厅"),
+        said.contains("打好了") && said.contains("房间 餐厅"),
         "{said}"
     );
     gw.wait_log("satellite listens again for the answer", 30)

@@ -109,10 +109,10 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
     );
     assert!(tail.contains("basics/家常菜.md"), "{tail}");
     assert!(tail.contains("炒糖色"), "{tail}");
-    // the message starts with the speaker tag and the user's words; the sections come
-    // after them and the context block
+    // the message starts with the time, the speaker tag and the user's words; the
+    // sections come after them and the context block
     assert!(
-        tail.starts_with("mom：红烧肉怎么做？炒糖色要注意什么\n\n[上下文]\n"),
+        tail[5..].starts_with(" mom：红烧肉怎么做？炒糖色要注意什么\n\n[上下文]\n"),
         "{tail}"
     );
     assert!(tail.find("[/上下文]").unwrap() < tail.find("[资料]").unwrap());
@@ -132,8 +132,7 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
     assert!(system_of(cooking).contains("[KNOWLEDGE: basics]"));
     assert!(!system_of(cooking).contains("homework/notes"));
     let read = turn(&k, "读作业资料").await;
-    // the snippet was sent in its own turn only: the next request replays that turn as
-    // its speaker tag and words
+    // the message is replayed as it was sent, its snippet with it (exact replay)
     let next = turn_requests(&fake).into_iter().last().unwrap();
     let msgs = next["messages"].as_array().unwrap();
     let replayed: Vec<&str> = msgs[1..msgs.len() - 1]
@@ -141,16 +140,14 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
         .filter(|m| m["role"] == "user")
         .filter_map(|m| m["content"].as_str())
         .collect();
-    assert!(
-        replayed.contains(&"mom：红烧肉怎么做？炒糖色要注意什么"),
-        "{replayed:?}"
-    );
-    assert!(
-        !serde_json::to_string(&msgs[1..msgs.len() - 1])
-            .unwrap()
-            .contains("[资料]"),
-        "a snippet replayed in a later request"
-    );
+    assert!(replayed.contains(&tail.as_str()), "{replayed:?}");
+    // asked again, the snippet the window holds is not sent again: one copy in all
+    turn(&k, "红烧肉炒糖色要注意什么").await;
+    let again = turn_requests(&fake).into_iter().last().unwrap();
+    let last = last_user(&again);
+    assert!(!last.contains("家常菜.md"), "{last}");
+    let whole = serde_json::to_string(&again).unwrap();
+    assert_eq!(whole.matches("basics/家常菜.md").count(), 1, "{whole}");
     assert!(
         read.text.contains("TOOL:error") && read.text.contains("\"homework\" mode"),
         "{}",

@@ -119,9 +119,28 @@ async fn cooking_session_across_speakers_and_chats() {
         assert_eq!(line["speaker_id"], sp);
         assert_eq!(line["user"], user);
         assert!(is_rfc3339_shanghai(&line["timestamp"]));
-        // the seed's six keys: a turn is replayed from them (speaker tag and words), so
-        // nothing of the request's tail is stored
-        assert_eq!(line.as_object().unwrap().len(), 6, "{line}");
+        // the seed's six keys, and the message the turn sent (exact replay sends it
+        // again): the time, the speaker tag, the words and the short [上下文] block
+        let keys: Vec<&String> = line.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "assistant",
+                "channel",
+                "chat_id",
+                "sent",
+                "speaker_id",
+                "timestamp",
+                "user"
+            ],
+            "{line}"
+        );
+        let sent = line["sent"].as_str().unwrap();
+        let time = &line["timestamp"].as_str().unwrap()[11..16];
+        assert!(
+            sent.starts_with(&format!("{time} {sp}：{user}\n\n[上下文]\n")),
+            "{sent}"
+        );
     }
     assert_eq!(lines[1]["assistant"], "好的：番茄要放几个？");
 
@@ -155,17 +174,12 @@ async fn cooking_session_across_speakers_and_chats() {
         assert_eq!(a["tools"].to_string(), b["tools"].to_string());
         let am = a["messages"].as_array().unwrap();
         let bm = b["messages"].as_array().unwrap();
-        let stable = am.len() - 1;
         assert_eq!(bm.len(), am.len() + 2);
-        for i in 0..stable {
+        // the previous request whole, message by message (its user message with its
+        // [上下文] block): DeepSeek's unit at the end of its input is hit
+        for i in 0..am.len() {
             assert_eq!(am[i].to_string(), bm[i].to_string(), "message {i} changed");
         }
-        // the previous turn's message is replayed as the bytes it started with: the
-        // request is a byte prefix of the next up to the previous user's words
-        let sent = am[stable]["content"].as_str().unwrap();
-        let replayed = bm[stable]["content"].as_str().unwrap();
-        assert!(sent.starts_with(replayed), "{replayed:?} / {sent:?}");
-        assert!(sent.len() > replayed.len() && !replayed.contains("[上下文]"));
     }
     for r in in_mode {
         let msgs = r["messages"].as_array().unwrap();
@@ -182,24 +196,26 @@ async fn cooking_session_across_speakers_and_chats() {
             !sys.contains(&date.to_string()),
             "no date in the system prompt"
         );
-        // earlier turns are replayed as speaker tag and words, nothing of their tail
-        // (issue 17: a lean history that keeps the prefix)
+        // earlier turns are replayed as they were sent: time, speaker tag, words and
+        // their own [上下文] block
         for m in msgs[1..msgs.len() - 1]
             .iter()
             .filter(|m| m["role"] == "user")
         {
             let c = m["content"].as_str().unwrap();
+            let said = &c[c.find(' ').unwrap() + 1..];
             assert!(
-                (c.starts_with("mom：") || c.starts_with("dad：")) && !c.contains("[上下文]"),
-                "replayed lean: {c}"
+                (said.starts_with("mom：") || said.starts_with("dad："))
+                    && c.contains("\n\n[上下文]\n"),
+                "replayed exactly: {c}"
             );
         }
         let last = msgs.last().unwrap()["content"].as_str().unwrap();
         assert!(
-            last.contains("：") && last.contains("\n\n[上下文]\n时间: "),
+            last.contains("：") && last.contains(&format!("\n\n[上下文]\n{date} 星期")),
             "{last}"
         );
-        assert!(last.contains("说话人: "), "{last}");
+        assert!(last.contains(" · 说话人 "), "{last}");
         // the session's own facts are constant: in the frozen prompt, not every tail
         assert!(
             !last.contains(&sid) && !last.contains("history.md"),
@@ -217,10 +233,8 @@ async fn cooking_session_across_speakers_and_chats() {
         let m = reqs[i]["messages"].as_array().unwrap();
         m.last().unwrap()["content"].as_str().unwrap().to_string()
     };
-    assert!(
-        last_of(1).contains("说话人: dad") && last_of(1).contains("频道: qq · 会话: group:5550001")
-    );
-    assert!(last_of(2).contains("说话人: mom") && last_of(2).contains("频道: cli · 会话: local"));
+    assert!(last_of(1).contains("说话人 dad") && last_of(1).contains(" · qq group:5550001 · "));
+    assert!(last_of(2).contains("说话人 mom") && last_of(2).contains(" · cli local · "));
 
     // usage was recorded with cache fields
     kernel.provider().flush().await; // usage lines are written off the turn's path
@@ -371,31 +385,48 @@ async fn user_profiles_load_in_normal_operation_but_never_in_a_mode() {
     .unwrap();
     let fake = FakeLlm::scripted().await;
     let kernel = start_kernel(ws, &fake);
+    let request = |i: usize| fake.requests()[i]["messages"].to_string();
     let system = |i: usize| {
         fake.requests()[i]["messages"][0]["content"]
             .as_str()
             .unwrap()
             .to_string()
     };
+    let last_user = |i: usize| {
+        let r = fake.requests()[i].clone();
+        let m = r["messages"].as_array().unwrap();
+        m.last().unwrap()["content"].as_str().unwrap().to_string()
+    };
 
     kernel
         .handle_turn(Turn::new("voice", "w1", "kitchen-mom", "晚饭吃什么"))
         .await;
+    // the member's profile, found by speaker id: a block of her message, never in the
+    // system message (a group where two people alternate keeps one system message)
+    let tail = last_user(0);
     assert!(
-        system(0).contains("PROFILE-MOM"),
-        "the member's profile, found by speaker id"
+        tail.contains("[成员资料]\n妈妈（kitchen-mom）的 USER.md：\n妈妈对芒果过敏，喜欢清淡。PROFILE-MOM\n[/成员资料]"),
+        "{tail}"
     );
-    let tail = fake.requests()[0]["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(tail.contains("说话人: kitchen-mom（妈妈）"), "{tail}");
+    assert!(!system(0).contains("PROFILE-MOM"));
+    assert!(tail.contains("说话人 kitchen-mom（妈妈）"), "{tail}");
     kernel
         .handle_turn(Turn::new("cli", "local", "dad", "晚饭吃什么"))
         .await;
     assert!(
-        !system(1).contains("PROFILE-MOM"),
+        !request(1).contains("PROFILE-MOM"),
         "another speaker does not get mom's profile"
+    );
+    // in the same chat her profile is sent once: the window holds it
+    kernel
+        .handle_turn(Turn::new("voice", "w1", "kitchen-mom", "要几个鸡蛋"))
+        .await;
+    assert!(!last_user(2).contains("PROFILE-MOM"), "{}", last_user(2));
+    assert_eq!(
+        request(2).matches("PROFILE-MOM").count(),
+        1,
+        "{}",
+        request(2)
     );
 
     kernel.command("/mode enter cooking").await;
@@ -404,7 +435,7 @@ async fn user_profiles_load_in_normal_operation_but_never_in_a_mode() {
         .await;
     let last = fake.requests().len() - 1;
     assert!(
-        !system(last).contains("PROFILE-MOM"),
-        "a mode is shared: no USER.md in its prompt"
+        !request(last).contains("PROFILE-MOM"),
+        "a mode is shared: no USER.md in its requests"
     );
 }

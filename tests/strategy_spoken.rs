@@ -265,8 +265,12 @@ async fn the_standing_strategy_is_in_the_system_message_and_a_switched_one_in_ea
     assert!(system_text(&req(0)).contains(BUILD));
     assert_eq!(system_text(&req(0)), system_text(&req(1)));
     assert!(!last_user(&req(0)).contains("[策略]") && !last_user(&req(1)).contains("[策略]"));
-    // the first message is replayed as its speaker's words
-    assert_eq!(req(1)["messages"][1]["content"], "mom：你好");
+    // the first message is replayed exactly as it was sent
+    assert_eq!(
+        req(1)["messages"][1]["content"],
+        last_user(&req(0)).as_str()
+    );
+    assert!(last_user(&req(0))[5..].starts_with(" mom：你好\n\n[上下文]\n"));
 
     // a switch leaves the system message as it was (no prefix broken) and sends the
     // switched strategy in each turn's tail, saying it replaces the standing one
@@ -289,6 +293,8 @@ async fn the_standing_strategy_is_in_the_system_message_and_a_switched_one_in_ea
     kernel.handle_turn(mom("好的")).await;
     assert!(!last_user(&req(4)).contains("[策略]"), "changed back");
     assert_eq!(system_text(&req(4)), system_text(&req(0)));
+    // the switched block was the turns' aside: never replayed
     let history = serde_json::to_string(&req(4)["messages"].as_array().unwrap()[1..8]).unwrap();
     assert!(!history.contains("[策略]"), "{history}");
+    assert!(history.contains("做个菜\\n\\n[上下文]"), "{history}");
 }

@@ -60,17 +60,17 @@ async fn describe_and_transcript_with_the_wyoming_package() {
     assert_eq!(r["text"], "好的：番茄要放几个");
     assert_eq!(r["context"]["conversation_id"], "conv-1");
     assert_eq!(r["context"]["dialogue_state"], "end");
-    // voice rules travel in the dynamic tail, not the system prompt
+    // the speech rule is said once, in the system prompt; the turn's block marks it
+    // spoken
     let req = fake.requests().last().unwrap().clone();
     let msgs = req["messages"].as_array().unwrap();
-    assert!(msgs.last().unwrap()["content"]
+    let last = msgs.last().unwrap()["content"].as_str().unwrap();
+    assert!(last.contains(" · 语音\n[/上下文]"), "{last}");
+    assert!(!last.contains("回答会被念出来"), "{last}");
+    assert!(msgs[0]["content"]
         .as_str()
         .unwrap()
-        .contains("这是语音对话"));
-    assert!(!msgs[0]["content"]
-        .as_str()
-        .unwrap()
-        .contains("这是语音对话"));
+        .contains(homebot::prompt::SPEECH_RULE));
     let rec = jsonl(
         &std::fs::read_dir(dir.path().join("chats/voice"))
             .unwrap()
@@ -350,9 +350,10 @@ fn spoken_as(fake: &FakeLlm) -> (String, bool) {
         .map(|m| m["content"].as_str().unwrap_or_default())
         .collect();
     let last = msgs.last().unwrap()["content"].as_str().unwrap();
+    // the `[上下文]` line's speaker: "说话人 mom（妈妈）"
     let line = last
-        .lines()
-        .find(|l| l.starts_with("说话人:"))
+        .split(" · ")
+        .find(|l| l.starts_with("说话人 "))
         .unwrap_or_default()
         .to_string();
     (line, all.contains("妈妈的私人档案"))
@@ -371,7 +372,7 @@ async fn a_wyoming_speaker_naming_a_member_is_a_guest() {
         assert_eq!(r["type"], "handled");
         assert_eq!(
             spoken_as(&fake),
-            ("说话人: guest".to_string(), false),
+            ("说话人 guest".to_string(), false),
             "{claimed}"
         );
     }
@@ -385,9 +386,9 @@ async fn a_trusted_wyoming_mapping_makes_the_member() {
     let fake = FakeLlm::scripted().await;
     let gw = gateway(ws, &fake).await;
     wy(&gw, &["transcript", "我对什么过敏", "conv-a", "ha-user-x"]).await;
-    assert_eq!(spoken_as(&fake), ("说话人: mom（妈妈）".to_string(), true));
+    assert_eq!(spoken_as(&fake), ("说话人 mom（妈妈）".to_string(), true));
     wy(&gw, &["transcript", "我对什么过敏", "conv-b", "mom"]).await;
-    assert_eq!(spoken_as(&fake), ("说话人: guest".to_string(), false));
+    assert_eq!(spoken_as(&fake), ("说话人 guest".to_string(), false));
 }
 
 async fn transcript(s: &mut Sock, v: Value) -> Value {
@@ -415,13 +416,13 @@ async fn satellite_speakers_map_only_through_their_own_satellite() {
     )
     .await;
     assert_eq!(r["type"], "reply", "{r}");
-    assert_eq!(spoken_as(&fake), ("说话人: mom（妈妈）".to_string(), true));
+    assert_eq!(spoken_as(&fake), ("说话人 mom（妈妈）".to_string(), true));
     transcript(
         &mut k,
         json!({"type": "transcript", "speaker_id": "mom", "text": "我对什么过敏"}),
     )
     .await;
-    assert_eq!(spoken_as(&fake), ("说话人: guest".to_string(), false));
+    assert_eq!(spoken_as(&fake), ("说话人 guest".to_string(), false));
     // the shared token, another satellite: the kitchen's mapping does not apply
     let mut h = satellite(&addr, "?satellite_id=hall", Some(TOKEN))
         .await
@@ -431,7 +432,7 @@ async fn satellite_speakers_map_only_through_their_own_satellite() {
         json!({"type": "transcript", "speaker_id": "voice-profile-1", "text": "我对什么过敏"}),
     )
     .await;
-    assert_eq!(spoken_as(&fake), ("说话人: guest".to_string(), false));
+    assert_eq!(spoken_as(&fake), ("说话人 guest".to_string(), false));
     assert!(!gw.log().contains("kitchen-token-456"));
 }
 

@@ -69,11 +69,6 @@ pub const WS_PATH: &str = "/voice/ws";
 pub const GUEST: &str = crate::turn::facts::GUEST;
 use crate::speech::CONTINUE_MARKERS;
 
-/// Voice reply rules, put in the dynamic tail of voice turns.
-pub const VOICE_HINT: &str = "这是语音对话，回答会被念出来：要短（一到三句，约六十字以内），不用 Markdown、列表、表情和链接；\
-数字和单位写成念得出来的样子（“两百克”“中火三分钟”）。如果需要用户回答或确认，用一个问句结尾，并在最后加上标记 [[继续]]；\
-不需要回答时不要提问，也不要加标记。";
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DialogueState {
     Continue,
@@ -391,7 +386,6 @@ fn voice_turn(session_id: &str, speaker: &str, text: &str, front: &str) -> Turn 
         trust: if guest { Trust::Guest } else { Trust::Member },
         memory_peer: Some(if guest { GUEST } else { speaker }.to_string()),
     });
-    turn.reply_hint = Some(VOICE_HINT.to_string());
     turn.reply_to = Some(front.to_string());
     turn
 }

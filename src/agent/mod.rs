@@ -8,7 +8,7 @@
 //! and the reply recorded and delivered is at most `agent.max_reply_chars` characters,
 //! cut with a visible mark.
 
-use crate::config::ToolsConfig;
+use crate::config::{Replay, ToolsConfig};
 use crate::context::budget::Source;
 use crate::context::{compaction, Context, Plan, PlanError};
 use crate::modes::{ModesHandle, TurnTicket};
@@ -76,6 +76,8 @@ pub struct Prepared {
     pub tokens: u32,
     /// The turn's partial-text sink (see [`crate::turn::Partials`]).
     pub partials: Option<crate::turn::Partials>,
+    /// The current user message as sent, without its aside: the record's `sent`.
+    pub sent: Option<String>,
 }
 
 /// How a turn ended.
@@ -129,17 +131,8 @@ impl Agent {
         standing: Option<&prompt::TailSection>,
         extra: &[prompt::TailSection],
     ) -> Prepared {
-        let mut sections: Vec<prompt::TailSection> = Vec::new();
-        if let Some(m) = &ticket.mode {
-            sections.extend(
-                self.knowledge
-                    .sections_for(&m.mode_id, user_text, &m.system_prompt),
-            );
-        }
-        sections.extend(self.memory.recall_section(turn, tail.now));
-        sections.extend(extra.iter().cloned());
-        let tail_text = prompt::dynamic_tail(ticket, tail, &sections, user_text);
-        let system = prompt::system_message(&self.base_prompt, ticket, profile, standing);
+        let replay = self.context.replay;
+        let system = prompt::system_message(&self.base_prompt, ticket, standing);
         let mode_checkpoint = ticket
             .mode
             .as_ref()
@@ -155,16 +148,58 @@ impl Agent {
                 )
             },
         };
-        let planned = self
-            .context
-            .plan(&system, &tail_text, &ticket.history, source);
+        // what holds for this turn only: recalled memories (they may be private to the
+        // chat they were recalled for, and a mode session is shared), a strategy's blocks
+        let mut aside: Vec<prompt::TailSection> = Vec::new();
+        aside.extend(self.memory.recall_section(turn, tail.now));
+        aside.extend(extra.iter().cloned());
+        // under exact replay, what the replayed window already holds is not sent again;
+        // the window's start is known once the plan is made, so a plan that had to cut
+        // further than the caps say is made once more with the blocks that left it
+        let mut from = match replay {
+            Replay::Exact => self.context.replay_start(&ticket.history, source),
+            Replay::Lean => usize::MAX,
+        };
+        let (current, planned) = loop {
+            let seen = |text: &str| window_holds(&ticket.history, from, text);
+            let mut kept: Vec<prompt::TailSection> = Vec::new();
+            let mut turn_aside: Vec<prompt::TailSection> = Vec::new();
+            if let Some(m) = &ticket.mode {
+                for s in self
+                    .knowledge
+                    .sections_for(&m.mode_id, user_text, &m.system_prompt, &seen)
+                {
+                    // a constant objective is in the frozen prompt; one with the words
+                    // filled in holds for this turn only
+                    if s.label == crate::knowledge::LABEL {
+                        kept.push(s);
+                    } else {
+                        turn_aside.push(s);
+                    }
+                }
+            }
+            kept.extend(profile_section(tail, profile).filter(|s| !seen(&s.body)));
+            turn_aside.extend(aside.iter().cloned());
+            let current = prompt::current(ticket, tail, &kept, &turn_aside, user_text);
+            let parts: Vec<&str> = std::iter::once(current.message.as_str())
+                .chain(current.aside.as_deref())
+                .collect();
+            let planned = self.context.plan(&system, &parts, &ticket.history, source);
+            match &planned {
+                Ok(plan) if replay == Replay::Exact && plan.from > from => from = plan.from,
+                _ => break (current, planned),
+            }
+        };
+        let sent = planned.is_ok().then(|| current.message.clone());
         let (messages, refused, shape, counted, tokens) = match planned {
             Ok(plan) => {
                 if plan.wants_compaction {
                     // the safety net: this prompt had to be cut; compact in the background
                     self.compact_later(ticket, tail.channel, tail.chat_id);
                 }
-                let messages = prompt::build_messages(system, ticket, &plan, tail_text);
+                let guest = turn.facts().trust == crate::turn::Trust::Guest;
+                let messages =
+                    prompt::build_messages(system, ticket, &plan, replay, guest, current);
                 let shape = self.shape(&plan, &messages);
                 let tokens = plan.total();
                 (
@@ -227,6 +262,7 @@ impl Agent {
             counted,
             tokens,
             partials: turn.partials.clone(),
+            sent,
         }
     }
 
@@ -251,7 +287,7 @@ impl Agent {
     }
 
     fn compact_later(&self, ticket: &TurnTicket, channel: &str, chat_id: &str) {
-        let system = prompt::system_message(&self.base_prompt, ticket, None, None);
+        let system = prompt::system_message(&self.base_prompt, ticket, None);
         let (checkpoint, session_dir, session_id, policy, focus) =
             match (&ticket.mode, &ticket.chat) {
                 (Some(m), _) => (
@@ -289,6 +325,32 @@ impl Agent {
             },
         );
     }
+}
+
+/// Whether a message that records `[from, len)` of `history` sent (the replayed window
+/// under exact replay) holds `text`.
+fn window_holds(history: &crate::history::HistoryView, from: usize, text: &str) -> bool {
+    !text.is_empty()
+        && history.with_range(from, |records, _| {
+            records
+                .iter()
+                .filter(|r| r.error.is_none())
+                .any(|r| r.sent.as_deref().is_some_and(|s| s.contains(text)))
+        })
+}
+
+/// The current speaker's `USER.md` as a kept block of their message (never in the
+/// system message: a group where two people alternate would change it every turn).
+fn profile_section(tail: &TailInfo<'_>, profile: Option<&str>) -> Option<prompt::TailSection> {
+    let p = profile.map(str::trim).filter(|p| !p.is_empty())?;
+    let who = match tail.speaker_name {
+        Some(name) => format!("{name}（{}）", tail.speaker_id),
+        None => tail.speaker_id.to_string(),
+    };
+    Some(prompt::TailSection {
+        label: prompt::PROFILE_LABEL.into(),
+        body: format!("{who}的 USER.md：\n{}", prompt::defang(p)),
+    })
 }
 
 /// The audit shape of a first request: its blocks with their token counts, the history

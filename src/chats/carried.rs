@@ -274,6 +274,7 @@ mod tests {
             assistant: "a".into(),
             error: None,
             speaker_name: None,
+            sent: None,
         };
         let rs = vec![
             rec("qq", "group:1"),

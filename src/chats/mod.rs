@@ -246,6 +246,7 @@ mod tests {
             assistant: "a".into(),
             error: None,
             speaker_name: None,
+            sent: None,
         };
         chats.append(r).0.unwrap();
         let mut fresh = ChatHistories::new(d.path());
@@ -262,6 +263,7 @@ mod tests {
             assistant: format!("第{i}答"),
             error: None,
             speaker_name: None,
+            sent: None,
         }
     }
 

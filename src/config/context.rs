@@ -34,6 +34,24 @@ pub struct ContextConfig {
     /// the summary is written, its last turns) for a day in at most this many tokens;
     /// 0 turns it off.
     pub carry_over_tokens: u32,
+    /// How earlier user messages are replayed: exactly as they were sent (`exact`, the
+    /// default: each request holds the previous turn's request whole, what DeepSeek's
+    /// cache units need), or as time, speaker and words only (`lean`: fewer tokens, for
+    /// caches that match any common prefix).
+    pub replay: Replay,
+}
+
+/// How a request replays the user messages of earlier turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Replay {
+    /// Each earlier user message exactly as its turn sent it: the time, the speaker,
+    /// the words, the short `[上下文]` block and the snippets sent with it.
+    #[default]
+    Exact,
+    /// Each earlier user message as `HH:MM 说话人：原话`; the tail is sent in its own
+    /// turn only.
+    Lean,
 }
 
 impl Default for ContextConfig {
@@ -44,6 +62,7 @@ impl Default for ContextConfig {
             compaction: true,
             compact_at_percent: 50,
             carry_over_tokens: DEFAULT_CARRY_OVER_TOKENS,
+            replay: Replay::Exact,
         }
     }
 }

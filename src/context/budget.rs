@@ -20,7 +20,7 @@
 use super::checkpoint::Checkpoint;
 use super::tokens::Counts;
 use super::{Context, ModePolicy};
-use crate::history::{CountCache, HistoryView, Record};
+use crate::history::{CountCache, HistoryView, Record, Replay};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -124,14 +124,15 @@ pub fn checkpoint_messages(c: &Checkpoint) -> (String, String) {
     )
 }
 
-/// A record's counts as replayed (user + assistant message); a failed turn is not
-/// replayed and costs nothing.
-pub fn record_counts(r: &Record, cache: &CountCache) -> [u32; 2] {
+/// A record's counts as replayed under `replay` (user + assistant message); a failed
+/// turn is not replayed and costs nothing. The cache holds one way of replaying: a
+/// process replays one way.
+pub fn record_counts(r: &Record, cache: &CountCache, replay: Replay) -> [u32; 2] {
     if r.error.is_some() {
         return [0, 0];
     }
     *cache.get_or_init(|| {
-        let c = Counts::message(&r.replayed_user()).plus(Counts::message(&r.assistant));
+        let c = Counts::message(&r.replayed_user(replay)).plus(Counts::message(&r.assistant));
         [c.tokenizer, c.conservative]
     })
 }
@@ -154,18 +155,21 @@ pub fn chunked_start(lo: usize, len: usize, cap: Option<usize>) -> usize {
 }
 
 impl Context {
-    /// Which history the request with this `system` message and current user message
-    /// `tail` replays, within the budget.
+    /// Which history the request with this `system` message and current user messages
+    /// `tail` (the message and its aside) replays, within the budget.
     pub fn plan(
         &self,
         system: &str,
-        tail: &str,
+        tail: &[&str],
         history: &HistoryView,
         source: Source<'_>,
     ) -> Result<Plan, PlanError> {
         let cal = &self.calibration;
         let count = |c: Counts| cal.combine(c.tokenizer, c.conservative);
-        let (sys, tl) = (self.system_counts(system), Counts::message(tail));
+        let sys = self.system_counts(system);
+        let tl = tail
+            .iter()
+            .fold(Counts::default(), |acc, t| acc.plus(Counts::message(t)));
         let mut plan = Plan {
             system_tokens: count(sys),
             tools_tokens: self.tools_tokens(),
@@ -230,7 +234,7 @@ impl Context {
                 .iter()
                 .zip(caches)
                 .map(|(r, c)| {
-                    let [t, k] = record_counts(r, c);
+                    let [t, k] = record_counts(r, c, self.replay);
                     (u64::from(cal.combine(t, k)), u64::from(t))
                 })
                 .unzip()
@@ -254,6 +258,15 @@ impl Context {
             || unfiltered > u64::from(threshold)
             || policy.history_limit.is_some_and(|l| len - lo > l);
         Ok(plan)
+    }
+
+    /// Where the records a request of `history` replays start, by the checkpoint and the
+    /// caps alone (the token budget may cut further: [`Context::plan`] says).
+    pub fn replay_start(&self, history: &HistoryView, source: Source<'_>) -> usize {
+        let len = history.len();
+        let ckpt = source.checkpoint.and_then(|p| self.checkpoint(p, history));
+        let lo = ckpt.as_ref().map_or(0, |c| c.through.min(len));
+        chunked_start(lo, len, source.policy.history_limit)
     }
 
     /// Replayed-history tokens above which a history is compacted: the mode's
@@ -284,6 +297,7 @@ mod tests {
             assistant: format!("答{i}：{words}"),
             error: None,
             speaker_name: None,
+            sent: None,
         }
     }
 
@@ -315,7 +329,7 @@ mod tests {
         for n in 0..80 {
             let h = log(n, "番茄炒蛋要先炒蛋再炒番茄");
             let p = ctx
-                .plan("系统", "现在几点", &h, Source::normal(20, None))
+                .plan("系统", &["现在几点"], &h, Source::normal(20, None))
                 .unwrap();
             assert!(p.total() <= ctx.request_limit());
             assert!(n - p.from <= 20);
@@ -335,12 +349,12 @@ mod tests {
         let huge = "字".repeat(900);
         let h = log(3, "x");
         assert!(matches!(
-            ctx.plan("系统", &huge, &h, Source::normal(20, None)),
+            ctx.plan("系统", &[&huge], &h, Source::normal(20, None)),
             Err(PlanError::TooBig { .. })
         ));
         let h = log(40, &"很长的一句话".repeat(10));
         let p = ctx
-            .plan("系统", "问", &h, Source::normal(40, None))
+            .plan("系统", &["问"], &h, Source::normal(40, None))
             .unwrap();
         assert!(p.total() <= ctx.request_limit(), "{p:?}");
         assert!(p.from > 0 && p.to == 40);
@@ -367,7 +381,7 @@ mod tests {
             summary_threshold_tokens: None,
         };
         let src = Source::mode(&file, policy);
-        let p = ctx.plan("系统", "问", &h, src).unwrap();
+        let p = ctx.plan("系统", &["问"], &h, src).unwrap();
         assert_eq!(p.checkpoint.as_ref().unwrap().through, 12);
         assert!(p.to - p.from <= 10 && p.from >= 12, "{p:?}");
         assert!(p.wants_compaction);

@@ -19,6 +19,7 @@ use super::tokens::Calibration;
 use super::Context;
 use crate::chats::carried::CarriedSession;
 use crate::chats::tail::load_tail;
+use crate::config::Replay;
 use crate::modes::carry::model_summary;
 use crate::modes::session::{CONVERSATION_FILE, SUMMARY_FILE, SUMMARY_PENDING_FILE};
 use std::collections::HashMap;
@@ -133,7 +134,7 @@ fn excerpt(s: &CarriedSession, cal: &Calibration, room: u32) -> Option<String> {
     for r in records.iter().rev().filter(|r| r.error.is_none()) {
         let line = format!(
             "{}\n助手：{}",
-            cut(&r.replayed_user(), EXCERPT_SIDE_CHARS),
+            cut(&r.replayed_user(Replay::Lean), EXCERPT_SIDE_CHARS),
             cut(&r.assistant, EXCERPT_SIDE_CHARS)
         );
         let line = crate::history::defang(&line);
@@ -184,6 +185,7 @@ mod tests {
             assistant: assistant.into(),
             error: None,
             speaker_name: Some("妈妈".into()),
+            sent: None,
         }
     }
 

@@ -30,13 +30,16 @@ use tracing::{info, warn};
 /// test (or an audit reader) tell a compaction request from a turn.
 pub const INSTRUCTIONS: &str = "[压缩历史] 你是对话摘要器。把下面一段家庭助手的对话（以及之前的摘要，如果有）压缩成一份简洁的中文摘要，供助手之后继续对话时参考。";
 /// What any mode's compaction keeps when the mode says nothing of its own.
-pub const DEFAULT_FOCUS: &str = "保留谁（说话人）说了什么要求、已经做出的决定和结论、数量、时间、进度、还没完成的事；删去寒暄和重复。";
+pub const DEFAULT_FOCUS: &str = "保留谁（说话人）说了什么要求、已经做出的决定和结论、数量、进度、还没完成的事；删去寒暄和重复。";
+/// What every compaction keeps whatever the mode asks: the times things happened.
+const TIME_RULE: &str =
+    "事情发生的时刻写成“时:分 事情”（如“18:05 下锅”），之后还会被问到几点做了什么、过了多久。";
 const OUTPUT_RULE: &str = "只输出摘要正文，不要加标题或解释。";
 
 /// The compaction request's system message for a mode with `focus` (or the default).
 pub fn instructions(focus: Option<&str>) -> String {
     format!(
-        "{INSTRUCTIONS}\n{}\n{OUTPUT_RULE}",
+        "{INSTRUCTIONS}\n{}\n{TIME_RULE}\n{OUTPUT_RULE}",
         focus.unwrap_or(DEFAULT_FOCUS)
     )
 }
@@ -146,7 +149,7 @@ impl Context {
                 .iter()
                 .zip(caches)
                 .map(|(r, c)| {
-                    let [t, k] = record_counts(r, c);
+                    let [t, k] = record_counts(r, c, self.replay);
                     cal.combine(t, k)
                 })
                 .collect()
@@ -233,9 +236,16 @@ impl Context {
                 } else {
                     (r.user.clone(), r.assistant.clone())
                 };
+                // the day and the time it was said: the summary keeps the times that
+                // matter ("18:05 下锅"), so they can be asked for after a compaction
+                let at = r
+                    .timestamp
+                    .get(..16)
+                    .unwrap_or(&r.timestamp)
+                    .replace('T', " ");
                 dialogue.push_str(&format!(
-                    "- {} {}@{}：{}\n  助手：{}\n",
-                    r.timestamp, r.speaker_id, r.channel, user, assistant
+                    "- {at} {}@{}：{}\n  助手：{}\n",
+                    r.speaker_id, r.channel, user, assistant
                 ));
             }
         });

@@ -42,6 +42,7 @@ fn record(i: usize) -> Record {
         assistant: "把番茄切块，鸡蛋打散，先炒蛋再下番茄，中火翻炒两分钟。".repeat(3),
         error: None,
         speaker_name: None,
+        sent: None,
     }
 }
 
@@ -86,7 +87,7 @@ async fn compaction_works_in_batches_and_folds_in_the_previous_summary() {
         r.iter()
             .zip(c)
             .map(|(r, c)| {
-                let [t, k] = record_counts(r, c);
+                let [t, k] = record_counts(r, c, crate::config::Replay::Exact);
                 ctx.calibration.combine(t, k)
             })
             .collect()
@@ -230,7 +231,7 @@ async fn a_chat_s_carried_block_is_folded_into_its_next_summary_once() {
     let p = ctx
         .plan(
             "系统",
-            "问",
+            &["问"],
             &log.view(),
             crate::context::budget::Source {
                 carried: Some(("cook-1", &Arc::from("[刚结束: cook-1]…[/刚结束]"))),
@@ -242,7 +243,7 @@ async fn a_chat_s_carried_block_is_folded_into_its_next_summary_once() {
     let p = ctx
         .plan(
             "系统",
-            "问",
+            &["问"],
             &log.view(),
             crate::context::budget::Source {
                 carried: Some(("cook-2", &Arc::from("[刚结束: cook-2]…[/刚结束]"))),

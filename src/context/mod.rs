@@ -72,6 +72,8 @@ pub struct Context {
     system_counts: Mutex<HashMap<u64, Counts>>,
     /// A digest of the tool definitions as sent (the start of every prefix).
     tools_hash: u64,
+    /// How earlier user messages are replayed (`context.replay`).
+    pub replay: crate::config::Replay,
 }
 
 /// FNV-1a, 64 bits: a stable digest for prefix hashes and cache keys.
@@ -103,6 +105,7 @@ impl Context {
             compaction_focus: HashMap::new(),
             system_counts: Mutex::new(HashMap::new()),
             tools_hash: fnv1a(FNV_SEED, json.as_bytes()),
+            replay: crate::config::Replay::default(),
         }
     }
 
@@ -188,6 +191,7 @@ impl Context {
         c.compaction = cfg.context.compaction;
         c.compact_at_percent = cfg.context.compact_at_percent;
         c.carry_over_tokens = cfg.context.carry_over_tokens;
+        c.replay = cfg.context.replay;
         Ok(c.with_policies(registry))
     }
 

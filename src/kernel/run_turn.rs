@@ -142,6 +142,7 @@ impl Kernel {
                     .cfg
                     .member_for(&turn.speaker_id)
                     .and_then(|m| m.name.clone()),
+                sent: None,
             }),
         };
         let member = inner.cfg.member_for(&turn.speaker_id);
@@ -155,6 +156,7 @@ impl Kernel {
             chat_id: &turn.chat_id,
             speaker_id: &turn.speaker_id,
             speaker_name: member.and_then(|m| m.name.as_deref()),
+            spoken: turn.facts().modality == crate::turn::Modality::Speech,
             channel_hint: turn.reply_hint.as_deref(),
             room: turn.room.as_deref(),
             workspace: inner.ws.root(),
@@ -174,6 +176,7 @@ impl Kernel {
                 return crate::strategy::StrategyOutcome {
                     outcome,
                     awaits_answer: false,
+                    sent: None,
                 };
             }
             // the first turn opens scene memory, so its recall sees what was kept
@@ -191,6 +194,7 @@ impl Kernel {
             .await
         });
         let mut awaits_answer = false;
+        let mut sent = None;
         let mut cancelled = false;
         let outcome = tokio::select! {
             biased;
@@ -215,6 +219,7 @@ impl Kernel {
             done = agent => match done {
                 Ok(o) => {
                     awaits_answer = o.awaits_answer;
+                    sent = o.sent;
                     o.outcome
                 }
                 Err(_) => {
@@ -241,6 +246,7 @@ impl Kernel {
             }
         }
         record.error = outcome.error.as_ref().map(|e| e.detail.clone());
+        record.sent = sent;
         let began_in = guard.began_in.take();
         let mut reply = Reply::new(
             outcome.reply,

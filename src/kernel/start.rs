@@ -38,7 +38,12 @@ impl Kernel {
             },
         };
         let extra = std::fs::read_to_string(ws.system_extra()).ok();
-        let base = prompt::base_system_prompt(&cfg.household.name, &registry, extra.as_deref());
+        let base = prompt::base_system_prompt(
+            &cfg.household.name,
+            &registry,
+            extra.as_deref(),
+            cfg.context.replay,
+        );
         let files = Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry));
         let tools = crate::tools::ToolRegistry::new(&crate::tools::ToolSetup {
             modes: &registry,

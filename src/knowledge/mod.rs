@@ -115,10 +115,19 @@ impl Knowledge {
     /// What the session's `frozen` prompt already says is not repeated: a constant
     /// objective ([`frozen_objective`]) and the [`SNIPPET_NOTE`].
     ///
-    /// The blocks are sent in this turn only (later requests replay the user's words,
-    /// never the tail), so a cooking session asking about one dish all evening carries
-    /// no copies of its recipe in the history: each turn gets what matches its words.
-    pub fn sections_for(&self, mode_id: &str, query: &str, frozen: &str) -> Vec<TailSection> {
+    /// A snippet whose text the window already holds (`seen`: under exact replay, the
+    /// messages earlier turns sent and the request replays) is not sent again, so a
+    /// cooking session asking about one dish all evening carries one copy of its recipe
+    /// in the window, not one per turn; it is sent again once compaction or a trim has
+    /// taken the copy out of the window. Under lean replay nothing is replayed and
+    /// `seen` says no.
+    pub fn sections_for(
+        &self,
+        mode_id: &str,
+        query: &str,
+        frozen: &str,
+        seen: &dyn Fn(&str) -> bool,
+    ) -> Vec<TailSection> {
         let mut out = Vec::new();
         if let Some(o) = self.objectives.get(mode_id) {
             let in_frozen = frozen_objective(o).is_some_and(|b| frozen.contains(&b));
@@ -130,7 +139,8 @@ impl Knowledge {
             }
         }
         let budget = self.budgets.get(mode_id).copied().unwrap_or(0);
-        let snippets = self.retrieve(mode_id, query, budget);
+        let mut snippets = self.retrieve(mode_id, query, budget);
+        snippets.retain(|s| !seen(&snippet_text(s)));
         out.extend(tail_section(&snippets, !frozen.contains(SNIPPET_NOTE)));
         out
     }
@@ -279,13 +289,18 @@ pub fn tail_section(snippets: &[Snippet], note: bool) -> Option<TailSection> {
         body.push_str(&format!(
             "— {}:\n{}\n",
             crate::prompt::defang(&s.source),
-            crate::prompt::defang(s.text.trim())
+            snippet_text(s)
         ));
     }
     Some(TailSection {
         label: LABEL.into(),
         body,
     })
+}
+
+/// A snippet's text as a `[资料]` block shows it (what a window is searched for).
+pub fn snippet_text(s: &Snippet) -> String {
+    crate::prompt::defang(s.text.trim())
 }
 
 /// Regular `.md` / `.txt` files below `dir` (no dotfiles, nothing leading out of `root`).

@@ -69,16 +69,42 @@ fn a_symlink_or_a_huge_file_is_not_read() {
 
 #[test]
 fn a_matching_snippet_comes_with_every_turn_that_asks() {
-    // the tail is not replayed, so the second turn about the same dish gets it again
+    // nothing in the window (lean replay): the second turn about the same dish gets it
+    // again
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("汤.md"), "炖汤要小火慢炖两小时。").unwrap();
     let mut k = knowledge(d.path());
     k.budgets.insert("cooking".into(), 400);
-    let first = k.sections_for("cooking", "炖汤要多久", "");
+    let first = k.sections_for("cooking", "炖汤要多久", "", &|_| false);
     assert_eq!(first.len(), 1);
     assert!(first[0].body.contains("小火慢炖"), "{first:?}");
-    assert_eq!(k.sections_for("cooking", "炖汤要多久", ""), first);
-    assert!(k.sections_for("cooking", "今天天气", "").is_empty());
+    assert_eq!(
+        k.sections_for("cooking", "炖汤要多久", "", &|_| false),
+        first
+    );
+    assert!(k
+        .sections_for("cooking", "今天天气", "", &|_| false)
+        .is_empty());
+    // a window that holds it (exact replay): not sent again; another one still is
+    std::fs::write(d.path().join("蛋.md"), "炖蛋要蒸八分钟。").unwrap();
+    let mut k = knowledge(d.path());
+    k.budgets.insert("cooking".into(), 400);
+    let window = first[0].body.clone();
+    let both = k.sections_for("cooking", "炖汤要多久，炖蛋要多久", "", &|_| {
+        false
+    });
+    assert!(
+        both[0].body.contains("蒸八分钟") && both[0].body.contains("小火慢炖"),
+        "{both:?}"
+    );
+    let again = k.sections_for("cooking", "炖汤要多久，炖蛋要多久", "", &|t| {
+        window.contains(t)
+    });
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert!(
+        again[0].body.contains("蒸八分钟") && !again[0].body.contains("小火慢炖"),
+        "{again:?}"
+    );
 }
 
 #[test]
@@ -123,16 +149,18 @@ fn the_objective_fills_in_the_users_words() {
     let mut k = knowledge(d.path());
     k.objectives
         .insert("cooking".into(), "把这件事办好：{query}".into());
-    let s = k.sections_for("cooking", " 炖汤 ", "");
+    let s = k.sections_for("cooking", " 炖汤 ", "", &|_| false);
     assert_eq!(s.len(), 1);
     assert_eq!(
         (s[0].label.as_str(), s[0].body.as_str()),
         ("OBJECTIVE", "把这件事办好：炖汤")
     );
-    assert!(k.sections_for("homework", "炖汤", "").is_empty());
+    assert!(k
+        .sections_for("homework", "炖汤", "", &|_| false)
+        .is_empty());
     // a per-request objective is in every tail even when a frozen prompt names it
     let frozen = "\n[OBJECTIVE]\n把这件事办好：{query}\n";
-    assert_eq!(k.sections_for("cooking", "炖汤", frozen), s);
+    assert_eq!(k.sections_for("cooking", "炖汤", frozen, &|_| false), s);
 }
 
 #[test]
@@ -146,9 +174,11 @@ fn a_constant_objective_lives_in_the_frozen_prompt() {
     assert!(frozen_objective("做：{query}").is_none() && frozen_objective(" ").is_none());
     // said by the session's frozen prompt: not repeated in the tail
     let frozen = format!("[ROLE]\n厨房搭档\n{block}[RULES]\n");
-    assert!(k.sections_for("cooking", "炖汤", &frozen).is_empty());
+    assert!(k
+        .sections_for("cooking", "炖汤", &frozen, &|_| false)
+        .is_empty());
     // a session frozen by an earlier version (or before mode.json changed it) gets it
-    let old = k.sections_for("cooking", "炖汤", "[ROLE]\n厨房搭档\n");
+    let old = k.sections_for("cooking", "炖汤", "[ROLE]\n厨房搭档\n", &|_| false);
     assert_eq!(old.len(), 1);
     assert_eq!(old[0].body, "带家里人把这顿饭做好。");
 }

@@ -77,6 +77,7 @@ fn rec(user: &str) -> Record {
         assistant: "ok".into(),
         error: None,
         speaker_name: None,
+        sent: None,
     }
 }
 

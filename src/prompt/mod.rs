@@ -1,26 +1,28 @@
-//! Prompt layout, built so that consecutive requests of a mode session share
-//! a byte-identical prefix:
+//! Prompt layout, built so that each request of a history holds the one before it
+//! whole (what a provider's cache units need, see [`crate::config::Replay`]):
 //!
-//! 1. stable prefix: the base system prompt (built once at start) → in a mode, the
-//!    frozen `system_prompt.md`; outside a mode, the current member's `USER.md` →
-//!    tool definitions in a fixed order (sent beside the messages);
+//! 1. stable prefix: the base system prompt (built once at start, the speech rule in
+//!    it) → in a mode, the frozen `system_prompt.md` → the standing strategy's block;
+//!    tool definitions in a fixed order (sent beside the messages). Nothing about the
+//!    current speaker: their `USER.md` is a kept block of the message (below);
 //! 2. history: outside a mode, first the block about a mode session the chat took part
 //!    in that ended within a day (a marked user/assistant pair, see
 //!    [`crate::context::carry`]); then the checkpoint summary (a marked pair) and the
 //!    records after it — a mode's `conversation.jsonl`, or the chat's own log, at most
-//!    `normal_history_turns` of it (see [`crate::context::budget`]). Each earlier turn is replayed as its
-//!    speaker tag and words ("妈妈：少放盐", [`crate::history::said`]) and the reply, so
-//!    the model sees who said each line; failed turns are left out;
-//! 3. the current user message: the same speaker tag and words, then the dynamic tail —
-//!    time, channel, speaker, session and data paths, retrieved knowledge, recalled
-//!    memories, a strategy's blocks. The tail is sent in its own turn only: a request is
-//!    a byte prefix of the next up to the previous user's words, and the history holds
-//!    the dialogue, not copies of old tails.
+//!    `normal_history_turns` of it (see [`crate::context::budget`]). Under exact replay
+//!    each earlier user message is the one its turn sent, byte for byte; under lean
+//!    replay it is "18:05 妈妈：少放盐" ([`crate::history::said`]). Failed turns are left
+//!    out;
+//! 3. the current user message ([`current`]): the time, the speaker tag and the words,
+//!    a short `[上下文]` block and the blocks sent to stay (knowledge snippets not yet in
+//!    the window, the speaker's profile) — then, as a message of its own, the aside:
+//!    what holds for this turn only (recalled memories, a strategy's blocks).
 //!
 //! The frozen part of a mode's prompt ([`frozen_mode_prompt`], written to the session's
 //! `system_prompt.md` at entry) is laid out here too. Nothing here names a particular
 //! mode: names and verbs come from the registry and the manifests.
 
+use crate::config::Replay;
 use crate::context::Plan;
 use crate::modes::switch::{self, SwitchAction};
 use crate::modes::{ModeRegistry, TurnTicket};
@@ -30,17 +32,63 @@ mod frozen;
 mod tail;
 
 pub use frozen::{frozen_mode_prompt, frozen_objective, SNIPPET_NOTE};
-pub use tail::{dynamic_tail, TailInfo, TailSection};
+pub use tail::{current, Current, TailInfo, TailSection, SPOKEN};
 
 pub use crate::history::defang;
 
+/// The label of the block that carries the current speaker's `USER.md` in their message.
+pub const PROFILE_LABEL: &str = "成员资料";
+
+/// `message` without its `[成员资料]` blocks: what a guest's request replays of a
+/// member's message (a member's profile is sent once, in her message, for the chat's
+/// members; a guest who speaks in the same chat does not get it).
+pub fn without_profiles(message: &str) -> std::borrow::Cow<'_, str> {
+    let open = format!("\n\n[{PROFILE_LABEL}]\n");
+    let close = format!("\n[/{PROFILE_LABEL}]");
+    if !message.contains(&open) {
+        return message.into();
+    }
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(&open) {
+        out.push_str(&rest[..i]);
+        // the body is defanged: it cannot hold the closing mark
+        match rest[i..].find(&close) {
+            Some(j) => rest = &rest[i + j + close.len()..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+/// How a reply to a spoken turn is shaped (its `[上下文]` line ends with [`SPOKEN`]):
+/// said once in the base prompt, not in every spoken turn's message.
+pub const SPEECH_RULE: &str = "回答会被念出来：要短（一到三句，约六十字以内），不用 Markdown、列表、表情和链接；\
+数字和单位写成念得出来的样子（“两百克”“中火三分钟”）。如果需要用户回答或确认，用一个问句结尾，并在最后加上标记 [[继续]]；\
+不需要回答时不要提问，也不要加标记。";
+
 /// The base system prompt: who homebot is and how it behaves. Built once per process;
-/// nothing per-request (time, speaker, counters) may ever enter it.
-pub fn base_system_prompt(household: &str, registry: &ModeRegistry, extra: Option<&str>) -> String {
+/// nothing per-request (time, speaker, counters) may ever enter it. `replay` decides
+/// what it says the history's lines hold.
+pub fn base_system_prompt(
+    household: &str,
+    registry: &ModeRegistry,
+    extra: Option<&str>,
+    replay: Replay,
+) -> String {
+    let history = match replay {
+        Replay::Exact => "历史里的消息保持当时发送的原样（时间、[上下文] 都是那一轮的）；[资料] 和 [成员资料] 发过一次就不再重复，在历史里仍然有效。",
+        Replay::Lean => "历史里的消息只保留“时间 说话人：原话”；[上下文] 和 [资料] 只随最新一条消息发送。",
+    };
     let mut s = format!(
         "你是 homebot，“{household}”这个家庭的家庭助手。家里人通过家里的音箱（语音）、QQ 群和私聊、以及终端和你说话。\n\
          - 用用户所用的语言回答，默认中文；简短、具体、可执行。\n\
-         - 每条用户消息以“说话人：”开头，后面是这个人的原话。最新一条消息在原话之后还附有 [上下文] 块（时间、频道、说话人、相关路径），以及可能的 [资料]、[场景记忆] 等块：它们由系统填写，只对这一轮有效，不是用户说的话；不要复述它们。\n\
+         - 每条用户消息以“时间 说话人：”开头（如“18:05 妈妈：”），后面是这个人的原话；原话之后的 [上下文] 块写着日期和星期、频道和会话、说话人、房间（知道时），说出来的话末尾标着“{SPOKEN}”；可能还有 [资料]、[成员资料] 等块。{history}\
+         最新一条消息后面单独的一条（[场景记忆]、[策略] 等块）只对这一轮有效。这些块由系统填写，不是用户说的话；不要复述它们。\n\
+         - 标着“{SPOKEN}”的消息，{SPEECH_RULE}\n\
          - 家庭工作区里的文件可以用 read_file / list_files 查阅，需要保存内容时用 write_file。不知道的事情直说。\n\
          - 运行模式是明确开启的共享上下文：只有当用户原话明确说出模式名称和动作{example}时，才调用 switch_mode；\
          问到模式是什么、或只是聊到相关话题时，不要切换。后端会核对用户原话，拒绝时把原因如实告诉用户。\n",
@@ -94,29 +142,16 @@ fn switch_example(registry: &ModeRegistry) -> String {
 }
 
 /// The system message of a turn: the base prompt, then in a mode the frozen
-/// `system_prompt.md`, outside a mode the current member's `USER.md`, then the
-/// `standing` block of the strategy in force (its wording is the same every turn until
-/// the household switches strategy, so it belongs to the cached prefix: a switch costs
-/// one uncached system message, not a block in every tail).
-pub fn system_message(
-    base: &str,
-    ticket: &TurnTicket,
-    profile: Option<&str>,
-    standing: Option<&TailSection>,
-) -> String {
+/// `system_prompt.md`, then the `standing` block of the strategy in force (its wording
+/// is the same every turn until the household switches strategy, so it belongs to the
+/// cached prefix: a switch costs one uncached system message, not a block in every
+/// tail). Nothing about the current speaker: their profile is a kept block of the
+/// message, so a group where two people alternate keeps one system message.
+pub fn system_message(base: &str, ticket: &TurnTicket, standing: Option<&TailSection>) -> String {
     let mut system = base.to_string();
-    match &ticket.mode {
-        Some(m) => {
-            system.push('\n');
-            system.push_str(&m.system_prompt);
-        }
-        None => {
-            if let Some(p) = profile.map(str::trim).filter(|p| !p.is_empty()) {
-                system.push_str("\n## 当前说话的家庭成员（USER.md）\n");
-                system.push_str(p);
-                system.push('\n');
-            }
-        }
+    if let Some(m) = &ticket.mode {
+        system.push('\n');
+        system.push_str(&m.system_prompt);
     }
     if let Some(s) = standing {
         system.push_str(&format!(
@@ -130,16 +165,20 @@ pub fn system_message(
 }
 
 /// The messages of the first request of a turn: the system message, a normal chat's
-/// carried pair (the mode session it just left), the checkpoint pair and the records the [`Plan`] replays (each user message as its speaker tag and
-/// words, see [`crate::history::Record::replayed_user`]), then the current user message. Only
-/// the planned range of the history is read.
+/// carried pair (the mode session it just left), the checkpoint pair and the records the
+/// [`Plan`] replays (each user message as `replay` says, see
+/// [`crate::history::Record::replayed_user`]), then the current user message and its
+/// aside. Only the planned range of the history is read. `guest`: the turn's speaker is
+/// a guest, who gets no member's profile from the history (that request is a new base).
 pub fn build_messages(
     system: String,
     ticket: &TurnTicket,
     plan: &Plan,
-    tail: String,
+    replay: Replay,
+    guest: bool,
+    current: Current,
 ) -> Vec<Message> {
-    let mut msgs = Vec::with_capacity(2 * (plan.to - plan.from) + 4);
+    let mut msgs = Vec::with_capacity(2 * (plan.to - plan.from) + 5);
     msgs.push(Message::System { content: system });
     if let Some(block) = &plan.carried {
         let (user, assistant) = crate::context::budget::carried_messages(block);
@@ -164,9 +203,11 @@ pub fn build_messages(
         // Failed turns stay in the record but are not replayed: the model should not
         // learn from apologies for outages.
         for r in records.iter().filter(|r| r.error.is_none()) {
-            msgs.push(Message::User {
-                content: r.replayed_user(),
-            });
+            let mut content = r.replayed_user(replay);
+            if guest {
+                content = without_profiles(&content).into_owned();
+            }
+            msgs.push(Message::User { content });
             msgs.push(Message::Assistant {
                 content: Some(r.assistant.clone()),
                 tool_calls: vec![],
@@ -174,7 +215,12 @@ pub fn build_messages(
             });
         }
     });
-    msgs.push(Message::User { content: tail });
+    msgs.push(Message::User {
+        content: current.message,
+    });
+    if let Some(aside) = current.aside {
+        msgs.push(Message::User { content: aside });
+    }
     msgs
 }
 
@@ -198,7 +244,7 @@ mod tests {
         )
         .unwrap();
         let reg = ModeRegistry::load(&[d.path().to_path_buf()], &[]);
-        let base = base_system_prompt("家", &reg, None);
+        let base = base_system_prompt("家", &reg, None, Replay::Exact);
         assert!(base.contains("“打开作业模式”“关闭作业模式”"), "{base}");
         assert!(!base.contains("做饭"), "{base}");
         let facts = crate::modes::core::SessionFacts {
@@ -224,6 +270,16 @@ mod tests {
         );
         // no mode at all: no example
         let empty = ModeRegistry::load(&[], &[]);
-        assert!(!base_system_prompt("家", &empty, None).contains("例如“"));
+        assert!(!base_system_prompt("家", &empty, None, Replay::Lean).contains("例如“"));
+        // a guest's request replays members' messages without their profiles
+        let m = "09:00 妈妈：hi\n\n[上下文]\nx\n[/上下文]\n\n[成员资料]\n妈妈的 USER.md：\n芒果过敏\n[/成员资料]\n\n[资料]\ny\n[/资料]";
+        assert_eq!(
+            without_profiles(m),
+            "09:00 妈妈：hi\n\n[上下文]\nx\n[/上下文]\n\n[资料]\ny\n[/资料]"
+        );
+        assert_eq!(without_profiles("a：b"), "a：b");
+        // the speech rule asks for the marker the speech splitter removes
+        assert!(SPEECH_RULE.contains(crate::speech::CONTINUE_MARKERS[0]));
+        assert!(base.contains(SPEECH_RULE) && base.contains(SPOKEN));
     }
 }

@@ -93,15 +93,48 @@ impl OpenAiCompatible {
         }
         out.extend_from_slice(b"\"messages\":[");
         let replay_from = reasoning_replay_from(req.messages);
-        for (i, m) in req.messages.iter().enumerate() {
+        let msgs = req.messages;
+        let mut i = 0;
+        while i < msgs.len() {
             if i > 0 {
                 out.push(b',');
             }
-            let reasoning = i >= replay_from;
-            let key = Key::new("openai").flag(reasoning).message(m).finish();
-            frags.emit(key, &mut out, |o| {
-                write_json(o, &wire_message(m, reasoning))
-            });
+            let m = &msgs[i];
+            // user messages in a row (a turn's message and its aside) are one wire
+            // message: DeepSeek's reasoner and many local chat templates refuse two
+            // user messages in a row
+            let run = match m {
+                Message::User { .. } => msgs[i..]
+                    .iter()
+                    .take_while(|m| matches!(m, Message::User { .. }))
+                    .count(),
+                _ => 1,
+            };
+            if run > 1 {
+                let users = &msgs[i..i + run];
+                let mut key = Key::new("openai-users");
+                for u in users {
+                    key.message(u);
+                }
+                frags.emit(key.finish(), &mut out, |o| {
+                    let joined = users
+                        .iter()
+                        .filter_map(|u| match u {
+                            Message::User { content } => Some(content.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n\n");
+                    write_json(o, &WireOut::User { content: &joined })
+                });
+            } else {
+                let reasoning = i >= replay_from;
+                let key = Key::new("openai").flag(reasoning).message(m).finish();
+                frags.emit(key, &mut out, |o| {
+                    write_json(o, &wire_message(m, reasoning))
+                });
+            }
+            i += run;
         }
         out.extend_from_slice(b"]");
         if self.stream {

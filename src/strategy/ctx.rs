@@ -22,6 +22,9 @@ use std::sync::Arc;
 pub struct StrategyOutcome {
     pub outcome: AgentOutcome,
     pub awaits_answer: bool,
+    /// The turn's first user message as sent (without its aside): the record keeps it,
+    /// so exact replay sends it again. `None`: the turn sent no request.
+    pub sent: Option<String>,
 }
 
 impl StrategyOutcome {
@@ -29,6 +32,7 @@ impl StrategyOutcome {
         Self {
             outcome,
             awaits_answer: false,
+            sent: None,
         }
     }
     pub(super) fn say(reply: impl Into<String>, awaits_answer: bool) -> Self {
@@ -38,6 +42,7 @@ impl StrategyOutcome {
                 error: None,
             },
             awaits_answer,
+            sent: None,
         }
     }
 }
@@ -63,6 +68,8 @@ pub(super) struct Ctx<'a> {
     pub(super) setter: Arc<dyn Setter>,
     /// The tools every tool loop of this turn called (for scene memory).
     pub(super) called: std::sync::Mutex<Vec<String>>,
+    /// The user message of the turn's first request, as sent (see [`StrategyOutcome::sent`]).
+    pub(super) sent: std::sync::Mutex<Option<String>>,
 }
 
 impl Ctx<'_> {
@@ -110,6 +117,10 @@ impl Ctx<'_> {
             sections,
         );
         p.env.strategy = Some(self.setter.clone());
+        let mut sent = self.sent.lock().expect("never poisoned");
+        if sent.is_none() {
+            sent.clone_from(&p.sent);
+        }
         p
     }
     /// The switched strategy's block (when there is one) plus `extra`.
@@ -227,6 +238,7 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> St
                 )),
             },
             awaits_answer: true,
+            sent: None,
         },
     }
 }

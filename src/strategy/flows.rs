@@ -59,8 +59,10 @@ pub async fn run(
         rounds,
         setter,
         called: Default::default(),
+        sent: Default::default(),
     };
     let mut out = dispatch(&c).await;
+    out.sent = c.sent.lock().expect("never poisoned").take();
     if out.outcome.error.is_none() {
         let called = std::mem::take(&mut *c.called.lock().expect("never poisoned"));
         agent.observe_turn(turn, tail.now, called);
