@@ -174,6 +174,7 @@ impl Kernel {
                 return crate::strategy::StrategyOutcome {
                     outcome,
                     awaits_answer: false,
+                    recorded_user: None,
                 };
             }
             // the first turn opens scene memory, so its recall sees what was kept
@@ -191,6 +192,7 @@ impl Kernel {
             .await
         });
         let mut awaits_answer = false;
+        let mut recorded_user = None;
         let mut cancelled = false;
         let outcome = tokio::select! {
             biased;
@@ -215,6 +217,7 @@ impl Kernel {
             done = agent => match done {
                 Ok(o) => {
                     awaits_answer = o.awaits_answer;
+                    recorded_user = o.recorded_user;
                     o.outcome
                 }
                 Err(_) => {
@@ -234,6 +237,9 @@ impl Kernel {
             .take()
             .expect("the guard holds the record until here");
         record.assistant = outcome.reply.clone();
+        if let Some(user) = recorded_user {
+            record.user = user;
+        }
         if let Some(said) = turn.partials.as_ref().map(|p| p.said()) {
             if cancelled && !said.trim().is_empty() {
                 // what the user heard before they cut it short

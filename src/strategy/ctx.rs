@@ -22,6 +22,9 @@ use std::sync::Arc;
 pub struct StrategyOutcome {
     pub outcome: AgentOutcome,
     pub awaits_answer: bool,
+    /// What the turn's record keeps as the user's words, when not their text as it came
+    /// (an accepted offer keeps the question it answered with it).
+    pub recorded_user: Option<String>,
 }
 
 impl StrategyOutcome {
@@ -29,6 +32,7 @@ impl StrategyOutcome {
         Self {
             outcome,
             awaits_answer: false,
+            recorded_user: None,
         }
     }
     pub(super) fn say(reply: impl Into<String>, awaits_answer: bool) -> Self {
@@ -38,6 +42,7 @@ impl StrategyOutcome {
                 error: None,
             },
             awaits_answer,
+            recorded_user: None,
         }
     }
 }
@@ -227,6 +232,7 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> St
                 )),
             },
             awaits_answer: true,
+            recorded_user: None,
         },
     }
 }

@@ -88,6 +88,30 @@ pub fn judge(text: &str, lex: &Lexicon) -> Verdict {
     best
 }
 
+/// Does `text` say one of `words` (normalized) as a plain statement of now — not
+/// negated, put off, retold or asked? "我要开始做红烧肉了" says 开始做; "我不想开始做饭",
+/// "明天我来做饭", "他说他来做饭" and "你会开始做饭吗" do not. (It gates the offer of a
+/// mode: the model cannot offer one whose words were not said.)
+pub fn said_now(text: &str, words: &[String]) -> bool {
+    let lex = Lexicon {
+        names: words.to_vec(),
+        ..Default::default()
+    };
+    segments(&clean(&normalize(text)), &lex).iter().any(|s| {
+        let t = &s.text;
+        asks(s) == Asks::No
+            && words.iter().any(|w| {
+                find_all(t, w).into_iter().any(|pos| {
+                    let before = &t[..pos];
+                    !negated_before(before)
+                        && !reported_before(before)
+                        && !deferred(before)
+                        && !deferred(&t[pos + w.len()..])
+                })
+            })
+    })
+}
+
 /// Byte spans where the command's verb stands in `t`: its verbs, and its phrases where
 /// only a tail follows them.
 fn verb_spans(t: &str, lex: &Lexicon) -> Vec<(usize, usize, Role)> {
