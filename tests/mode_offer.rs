@@ -1,5 +1,5 @@
 //! The backend's offer of a mode: outside a mode, when someone clearly starts cooking, a
-//! scripted model asks for the offer (`offer_mode`); the backend asks its fixed question
+//! scripted model asks for the offer (`switch_mode` with `action: "offer"`); the backend asks its fixed question
 //! ("要打开做饭模式吗？" 1. 打开 / 2. 不用) and judges the answer itself. Only the asker's
 //! clear yes in that chat enters (the answering turn is the session's first record); "不用"
 //! or anyone else's "好" drops it; no offer without the mode's words, to a guest, to a
@@ -28,7 +28,10 @@ fn offerer(body: &Value, _n: usize) -> FakeReply {
     }
     let words = user_words(last);
     if ["红烧肉", "做饭", "天气"].iter().any(|w| words.contains(w)) {
-        return tool_call("offer_mode", json!({"mode_id": "cooking"}));
+        return tool_call(
+            "switch_mode",
+            json!({"action": "offer", "mode_id": "cooking"}),
+        );
     }
     text(&format!("好的：{words}"))
 }
@@ -148,7 +151,7 @@ async fn no_offer_without_the_words_to_a_guest_or_inside_a_mode() {
     let r = kernel.handle_turn(kid).await;
     assert!(
         r.text
-            .starts_with("（结果）not offered: this sender may not"),
+            .starts_with("（结果）refused: this sender may not switch modes"),
         "{}",
         r.text
     );

@@ -1,8 +1,8 @@
 //! `ModeManager`: the one actor that owns the global mode state, `action.json` and every
 //! mode session file (and normal-operation chat histories). Channels never talk to it
 //! directly: the kernel calls [`ModesHandle`] at the start and end of every turn, the
-//! `switch_mode` tool and `/mode` commands call it to switch, `offer_mode` and an
-//! accepted offer to offer a mode and enter it, the Cron actor to expire.
+//! `switch_mode` tool and `/mode` commands call it to switch (the tool also to offer a
+//! mode, and an accepted offer to enter it), the Cron actor to expire.
 //!
 //! Handlers are synchronous (the actor runs on its own arbiter thread, so the file I/O
 //! of one message — fsync included — blocks only this actor). No handler awaits an LLM:

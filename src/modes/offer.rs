@@ -1,6 +1,6 @@
 //! A mode offered by the backend, never by the model: when someone outside any mode
 //! clearly starts a mode's activity ("我要开始做红烧肉了"), the model may ask for the offer
-//! (`offer_mode`), and the ModeManager decides here whether it is made —
+//! (`switch_mode` with `action: "offer"`), and the ModeManager decides here whether it is made —
 //!
 //! - the mode's `mode.json` has `"offer": {"words": […]}` and the person's own words of
 //!   this turn say one of them plainly, now ([`super::switch::judge::said_now`]: not

@@ -1,4 +1,4 @@
-//! The answer to the backend's offer of a mode (`offer_mode`, [`crate::modes::offer`]):
+//! The answer to the backend's offer of a mode ([`crate::modes::offer`]):
 //! the question waits in its chat like any `ask_user_choice` question, but its answer is
 //! judged here, never by the model. Only a clear yes ([`chose_yes`]) from the person who
 //! was asked, in that chat, within [`OFFER_FOR_MINUTES`], enters the mode — as that

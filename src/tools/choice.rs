@@ -31,7 +31,7 @@ pub struct Asked {
     /// The call, replayed with the answer as its result in the next turn.
     pub call_id: String,
     pub arguments: String,
-    /// Set when the question is the backend's offer of a mode (`offer_mode`): its
+    /// Set when the question is the backend's offer of a mode (`switch_mode` with `action: "offer"`): its
     /// answer is judged by the backend, never by the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer: Option<OfferTag>,

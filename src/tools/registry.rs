@@ -13,7 +13,6 @@ use super::builtin::choice::AskUserChoice;
 use super::builtin::files::{ListFiles, ReadFile, WriteFile};
 use super::builtin::home::{HomeControl, HomeState};
 use super::builtin::memory::{MemoryCommit, MemorySearch};
-use super::builtin::offer_mode::OfferMode;
 use super::builtin::reminders::{CancelReminder, ListReminders, SetReminder};
 use super::builtin::set_strategy::SetStrategy;
 use super::builtin::switch_mode::SwitchMode;
@@ -58,10 +57,6 @@ impl ToolRegistry {
         if setup.home {
             r.add(HomeState);
             r.add(HomeControl);
-        }
-        // offered only when some mode's mode.json lets the backend offer it
-        if let Some(offer) = OfferMode::new(setup.modes) {
-            r.add(offer);
         }
         r
     }
