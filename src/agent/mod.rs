@@ -231,6 +231,7 @@ impl Agent {
             turn_id: ticket.turn_id,
             user_text: user_text.to_string(),
             may_switch_modes: turn.may_switch_modes,
+            trust: turn.facts().trust,
             reminders: self.reminders.clone(),
             origin: crate::reminders::Origin {
                 channel: turn.channel.clone(),

@@ -177,6 +177,7 @@ impl Kernel {
                     outcome,
                     awaits_answer: false,
                     sent: None,
+                    recorded_user: None,
                 };
             }
             // the first turn opens scene memory, so its recall sees what was kept
@@ -195,6 +196,7 @@ impl Kernel {
         });
         let mut awaits_answer = false;
         let mut sent = None;
+        let mut recorded_user = None;
         let mut cancelled = false;
         let outcome = tokio::select! {
             biased;
@@ -220,6 +222,7 @@ impl Kernel {
                 Ok(o) => {
                     awaits_answer = o.awaits_answer;
                     sent = o.sent;
+                    recorded_user = o.recorded_user;
                     o.outcome
                 }
                 Err(_) => {
@@ -239,6 +242,9 @@ impl Kernel {
             .take()
             .expect("the guard holds the record until here");
         record.assistant = outcome.reply.clone();
+        if let Some(user) = recorded_user {
+            record.user = user;
+        }
         if let Some(said) = turn.partials.as_ref().map(|p| p.said()) {
             if cancelled && !said.trim().is_empty() {
                 // what the user heard before they cut it short

@@ -1,7 +1,8 @@
 //! `ModeManager`: the one actor that owns the global mode state, `action.json` and every
 //! mode session file (and normal-operation chat histories). Channels never talk to it
 //! directly: the kernel calls [`ModesHandle`] at the start and end of every turn, the
-//! `switch_mode` tool and `/mode` commands call it to switch, the Cron actor to expire.
+//! `switch_mode` tool and `/mode` commands call it to switch (the tool also to offer a
+//! mode, and an accepted offer to enter it), the Cron actor to expire.
 //!
 //! Handlers are synchronous (the actor runs on its own arbiter thread, so the file I/O
 //! of one message — fsync included — blocks only this actor). No handler awaits an LLM:
@@ -18,6 +19,7 @@ use super::core::{
     EndOutcome, ModeCore, ModeError, ModeStatus, SwitchOrigin, TurnId, TurnMeta, TurnTicket,
 };
 use super::durable::Pending;
+use super::offer::{NoOffer, Offered};
 use super::session::Record;
 use super::switch::SwitchAction;
 use super::switched::{SwitchError, Switched};
@@ -121,6 +123,24 @@ pub struct SwitchMode {
     pub from_turn: Option<(TurnId, String)>,
 }
 
+/// Make an offer of a mode to a chat, if the backend agrees ([`super::offer`]).
+#[derive(Message)]
+#[rtype(result = "Result<Result<Offered, NoOffer>, ModeError>")]
+pub struct OfferMode {
+    pub mode_id: String,
+    pub chat_key: String,
+    /// The speaker's own words of the turn.
+    pub words: String,
+}
+
+/// The asker's yes to an offer: enter the mode with the answering turn in it.
+#[derive(Message)]
+#[rtype(result = "Result<Switched, SwitchError>")]
+pub struct AcceptOffer {
+    pub mode_id: String,
+    pub turn_id: TurnId,
+}
+
 #[derive(Message)]
 #[rtype(result = "Result<Option<String>, ModeError>")]
 pub struct CheckExpiry;
@@ -175,6 +195,24 @@ impl Handler<SwitchMode> for ModeManager {
                 None => SwitchOrigin::Command,
             };
             core.switch(now, msg.action, msg.mode_id.as_deref(), msg.summary, origin)
+        })?
+    }
+}
+
+impl Handler<OfferMode> for ModeManager {
+    type Result = Result<Result<Offered, NoOffer>, ModeError>;
+    fn handle(&mut self, msg: OfferMode, _: &mut Context<Self>) -> Self::Result {
+        self.supervised("offer-mode", |core, now| {
+            core.offer(now, &msg.mode_id, &msg.chat_key, &msg.words)
+        })
+    }
+}
+
+impl Handler<AcceptOffer> for ModeManager {
+    type Result = Result<Switched, SwitchError>;
+    fn handle(&mut self, msg: AcceptOffer, _: &mut Context<Self>) -> Self::Result {
+        self.supervised("accept-offer", |core, now| {
+            core.accept_offer(now, &msg.mode_id, msg.turn_id)
         })?
     }
 }
@@ -276,6 +314,35 @@ impl ModesHandle {
                 summary,
                 from_turn,
             })
+            .await
+            .map_err(|_| SwitchError::Failed(ModeError::Gone))?
+    }
+
+    /// Ask the manager to offer `mode_id` in `chat_key` (see [`super::offer`]).
+    pub async fn offer(
+        &self,
+        mode_id: String,
+        chat_key: String,
+        words: String,
+    ) -> Result<Result<Offered, NoOffer>, ModeError> {
+        self.addr
+            .send(OfferMode {
+                mode_id,
+                chat_key,
+                words,
+            })
+            .await
+            .map_err(|_| ModeError::Gone)?
+    }
+
+    /// The asker said yes to an offer in turn `turn_id`: enter the mode.
+    pub async fn accept_offer(
+        &self,
+        mode_id: String,
+        turn_id: TurnId,
+    ) -> Result<Switched, SwitchError> {
+        self.addr
+            .send(AcceptOffer { mode_id, turn_id })
             .await
             .map_err(|_| SwitchError::Failed(ModeError::Gone))?
     }

@@ -30,6 +30,9 @@ pub struct ModeManifest {
     /// runs `/strategy` during the session.
     #[serde(default)]
     pub strategy: Option<crate::config::StrategyKind>,
+    /// Whether homebot may offer this mode, and on which words (absent: never offered).
+    #[serde(default)]
+    pub offer: Option<super::offer::OfferPolicy>,
 }
 
 /// When a session ends by itself: at `at` (local time), `days_after_start` days after
@@ -200,6 +203,8 @@ pub enum ManifestError {
     InstructionsTooLong(&'static str),
     #[error("context.retrieval_tokens must be at most {max}", max = MAX_RETRIEVAL_TOKENS)]
     RetrievalTokens,
+    #[error("offer.words {0}")]
+    OfferWords(super::offer::WordsProblem),
 }
 
 /// Why a knowledge folder of a mode is refused.
@@ -224,6 +229,9 @@ impl ModeManifest {
         }
         if m.display_name.trim().is_empty() {
             return Err(ManifestError::EmptyDisplayName);
+        }
+        if let Some(o) = &m.offer {
+            o.check().map_err(ManifestError::OfferWords)?;
         }
         let expiry = m.expiry.clone().unwrap_or_default();
         expiry.time()?;
@@ -295,6 +303,7 @@ impl ModeManifest {
             expiry: None,
             context: None,
             strategy: None,
+            offer: None,
         }
     }
 }

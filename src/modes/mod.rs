@@ -19,6 +19,8 @@
 //!   start-up repair of the workspace after any stop. It owns the workspace paths, the
 //!   registry and the notifier; `ModeCore` holds one and lends it what an archive
 //!   changes of the live state (the chats, `action.json`, the warnings).
+//! - [`offer`] — a mode offered by the backend when someone starts its activity (the
+//!   words that allow it, once per chat per day, the accepted offer entering the mode).
 //! - [`manager`] — `ModeManager`, the supervised actor that owns a `ModeCore`, and
 //!   `ModesHandle`; [`listing`] — every session folder and its true state.
 //!
@@ -34,6 +36,7 @@ pub mod error;
 pub mod listing;
 pub mod manager;
 pub mod manifest;
+pub mod offer;
 pub mod plugin;
 pub mod recording;
 pub mod recovery;

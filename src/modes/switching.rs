@@ -78,7 +78,7 @@ impl ModeCore {
         }
     }
 
-    fn enter(
+    pub(super) fn enter(
         &mut self,
         now: DateTime<Utc>,
         mode: RegisteredMode,

@@ -211,6 +211,7 @@ mod tests {
             anyone: false,
             call_id: "c".into(),
             arguments: "{}".into(),
+            offer: None,
         }
     }
 

@@ -25,6 +25,9 @@ pub struct StrategyOutcome {
     /// The turn's first user message as sent (without its aside): the record keeps it,
     /// so exact replay sends it again. `None`: the turn sent no request.
     pub sent: Option<String>,
+    /// What the turn's record keeps as the user's words, when not their text as it came
+    /// (an accepted offer keeps the question it answered with it).
+    pub recorded_user: Option<String>,
 }
 
 impl StrategyOutcome {
@@ -33,6 +36,7 @@ impl StrategyOutcome {
             outcome,
             awaits_answer: false,
             sent: None,
+            recorded_user: None,
         }
     }
     pub(super) fn say(reply: impl Into<String>, awaits_answer: bool) -> Self {
@@ -43,6 +47,7 @@ impl StrategyOutcome {
             },
             awaits_answer,
             sent: None,
+            recorded_user: None,
         }
     }
 }
@@ -239,6 +244,7 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> St
             },
             awaits_answer: true,
             sent: None,
+            recorded_user: None,
         },
     }
 }

@@ -3,11 +3,13 @@
 //! so Build is the plain tool loop.
 //!
 //! Order of checks: an open `ask_user_choice` question in this chat (its answer is
-//! replayed as the call's result, `User selected: …`); then a plan or spec waiting for
+//! replayed as the call's result, `User selected: …`; the answer to the backend's offer
+//! of a mode is judged by [`offer`]); then a plan or spec waiting for
 //! confirmation (household-wide: any chat may confirm it); then the strategy's own flow.
 
 use super::choice::{self, Parsed};
 use super::ctx::{finish, older_than, Ctx, StrategyOutcome};
+use super::offer::{self, OfferAnswer};
 use super::spoken::Voice;
 use super::state::{PendingChoice, WorkKind};
 use super::{reflect, work, Strategies};
@@ -84,6 +86,10 @@ enum Answer {
     Retry(String),
     NotTheAsker(PendingChoice),
     Dropped(PendingChoice),
+    /// The asker's clear yes to the backend's offer of a mode.
+    OfferAccepted(PendingChoice),
+    /// Any other answer to an offer, or anyone else's: the offer is gone.
+    OfferDropped(PendingChoice),
 }
 
 async fn check_answer(c: &Ctx<'_>) -> Answer {
@@ -98,6 +104,14 @@ async fn check_answer(c: &Ctx<'_>) -> Answer {
             let Some(p) = st.choices.get(&key).cloned() else {
                 return Answer::None;
             };
+            if p.asked.offer.is_some() {
+                st.choices.remove(&key);
+                return match offer::judge(&p, &speaker, &text, now) {
+                    OfferAnswer::Expired => Answer::None,
+                    OfferAnswer::Accepted => Answer::OfferAccepted(p),
+                    OfferAnswer::Dropped => Answer::OfferDropped(p),
+                };
+            }
             if older_than(&p.asked_at, now, ttl) {
                 st.choices.remove(&key);
                 return Answer::None;
@@ -135,6 +149,11 @@ async fn dispatch(c: &Ctx<'_>) -> StrategyOutcome {
     match check_answer(c).await {
         Answer::None => {}
         Answer::Answered(p, parsed) => return answered(c, p, parsed).await,
+        Answer::OfferAccepted(p) => return offer::accepted(c, p).await,
+        Answer::OfferDropped(p) => {
+            c.log("offer", "dropped", &p.asked.question, None).await;
+            extra.push(offer::dropped_section(&p, &c.turn.speaker_id));
+        }
         Answer::Retry(msg) => return StrategyOutcome::say(msg, true),
         Answer::NotTheAsker(p) => extra.push(TailSection {
             label: "待回答的问题".into(),

@@ -22,7 +22,8 @@
 //! Layout: this file — the state handle, `/strategy`, the effective strategy;
 //! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect`; [`choice`] — `ask_user_choice` rendered per
 //! channel and answers parsed; [`doc`] — plan / spec JSON; [`state`] — the file;
-//! [`journal`] — the visible record of every step; `spoken` — a spoken change of
+//! [`journal`] — the visible record of every step; `offer` — the answer to the
+//! backend's offer of a mode, judged here, not by the model; `spoken` — a spoken change of
 //! strategy (`set_strategy`, checked against the user's words by the tool) applied.
 
 pub mod choice;
@@ -30,6 +31,7 @@ mod ctx;
 pub mod doc;
 mod flows;
 pub mod journal;
+mod offer;
 mod reflect;
 mod spoken;
 pub mod state;

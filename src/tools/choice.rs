@@ -31,6 +31,17 @@ pub struct Asked {
     /// The call, replayed with the answer as its result in the next turn.
     pub call_id: String,
     pub arguments: String,
+    /// Set when the question is the backend's offer of a mode (`switch_mode` with `action: "offer"`): its
+    /// answer is judged by the backend, never by the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer: Option<OfferTag>,
+}
+
+/// The mode an offer question is about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OfferTag {
+    pub mode_id: String,
+    pub display_name: String,
 }
 
 /// Where a valid `ask_user_choice` call leaves its question for the agent.
@@ -135,6 +146,7 @@ pub fn validate(a: Args, call_id: &str, arguments: &str) -> Result<Asked, Choice
         anyone: a.anyone,
         call_id: call_id.to_string(),
         arguments: arguments.to_string(),
+        offer: None,
     })
 }
 

@@ -24,6 +24,8 @@ pub struct ToolEnv {
     pub user_text: String,
     /// The channel's permission rule for this sender.
     pub may_switch_modes: bool,
+    /// How far the channel trusts this sender (a guest is never offered a mode).
+    pub trust: crate::turn::Trust,
     /// The mode the turn runs in (its knowledge is readable; other modes' is not); set
     /// when the turn itself enters one.
     pub mode: Mutex<Option<String>>,

@@ -1,7 +1,9 @@
-//! Where a clause ends, with or without punctuation.
+//! Where a clause ends, with or without punctuation, and the text cleaned before.
 //!
-//! Speech-to-text often gives none ("打开做饭模式今晚吃什么"), so the text is cut in two
-//! steps:
+//! [`clean`] takes out what carries nothing of a command: the assistant's name or a wake
+//! word opening a clause ("homebot 打开…", "小助手，…") and fillers (嗯, 呃, 那个, 就是).
+//! Speech-to-text often gives no punctuation ("打开做饭模式今晚吃什么"), so the text is
+//! then cut in two steps:
 //!
 //! 1. **Punctuation.** At `，。！？；,.!?;:：、` and at English `and`, `but`, `then`, `so`;
 //!    a clause remembers whether it ended in a question mark.
@@ -10,12 +12,18 @@
 //!      follow — "我已经洗好菜了｜打开做饭模式", "退出做饭模式吧｜我吃完了" — unless the
 //!      particle belongs to a word or to a reporting verb (了解, 为了, 说了, 忘了 …);
 //!    - once both the name and the verb of the command have been said (or a phrase that
-//!      is a whole command), where a new clause starts: a time (今晚, 现在), a person (我,
-//!      你), a request of its own (教我, 帮我), a sequence word (然后, 再), thanks (谢谢) or
-//!      a retraction (算了) — "打开做饭模式｜今晚吃什么", "先给我个计划｜再做".
+//!      is a whole command), where a new clause starts: a time (今晚, 现在, 晚点, 明天), a
+//!      person (我, 你), a request of its own (教我, 帮我), a sequence word (然后, 再),
+//!      thanks (谢谢), a not-yet word (先不) or a retraction (算了) — "打开做饭模式｜今晚
+//!      吃什么", "先给我个计划｜再做", "关闭做饭模式｜等会儿";
+//!    - there too, where a question about something else starts at its content noun:
+//!      "打开做饭模式｜宫保鸡丁怎么做" — a continuation with a question word after its
+//!      first character that neither opens with a word tying it to the command (会, 要,
+//!      以后, 的, 了, 有 …) nor mentions the switch (模式, 按钮, 电费, 能, 会, 记录 …).
 //!
 //!    Anything else stays in the clause of the command and is judged with it, so "打开做饭
-//!    模式会怎样" and "打开做饭模式的按钮在哪" stay questions: when in doubt, refuse.
+//!    模式会怎么样", "打开做饭模式按钮在哪" and "打开做饭模式的按钮在哪" stay questions:
+//!    when in doubt, refuse.
 
 use super::words::*;
 
@@ -28,6 +36,9 @@ pub struct Lexicon {
     /// Count only where nothing but a tail (吧, 一下, 就行 …) follows them in their
     /// segment ("直接做吧", not "直接做红烧肉").
     pub phrases: Vec<String>,
+    /// Verbs that count only right next to a name (single characters such as 开 and 关,
+    /// see [`super::bound`]).
+    pub bound: Vec<String>,
 }
 
 /// What a word found in a clause is to the command.
@@ -69,7 +80,29 @@ impl Lexicon {
                 }));
             }
         }
+        out.extend(self.bound.iter().flat_map(|w| {
+            find_all(t, w)
+                .into_iter()
+                .filter(|&at| super::bound::next_to_name(t, at, w.len(), &self.names))
+                .map(|at| Mark {
+                    role: Role::Verb,
+                    at,
+                    len: w.len(),
+                })
+        }));
         out.sort_by_key(|m| (m.at, std::cmp::Reverse(m.len)));
+        // a verb inside a longer one (开 of 打开) is that verb
+        let verbs: Vec<Mark> = out
+            .iter()
+            .filter(|m| m.role == Role::Verb)
+            .copied()
+            .collect();
+        out.retain(|m| {
+            m.role != Role::Verb
+                || !verbs
+                    .iter()
+                    .any(|v| v.len > m.len && v.at <= m.at && m.end() <= v.end())
+        });
         out
     }
 
@@ -97,6 +130,60 @@ pub fn normalize(s: &str) -> String {
         .replace(['’', '‘'], "'")
         .replace('\u{3000}', " ");
     lower.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Normalized text without the ways of addressing homebot at the start of a clause
+/// ("homebot 打开…", "小助手，…") and without spoken fillers (嗯, 那个, 就是): they
+/// carry nothing of the command, and 就是说 would read as a report.
+pub fn clean(text: &str) -> String {
+    let mut t = text.to_string();
+    for f in FILLERS {
+        if f.is_ascii() {
+            for at in find_all(&t, f).into_iter().rev() {
+                t.replace_range(at..at + f.len(), " ");
+            }
+        } else {
+            t = t.replace(f, "");
+        }
+    }
+    let mut out = String::new();
+    let mut rest = t.as_str();
+    loop {
+        let cut = rest.find(BOUNDARIES).map(|i| {
+            let c = rest[i..].chars().next().expect("found at i");
+            i + c.len_utf8()
+        });
+        let (piece, after) = match cut {
+            Some(i) => rest.split_at(i),
+            None => (rest, ""),
+        };
+        out.push_str(strip_address(piece));
+        if after.is_empty() {
+            break;
+        }
+        rest = after;
+    }
+    normalize(&out)
+}
+
+/// `piece` without the address words it opens with (repeatedly: "嘿 homebot").
+fn strip_address(piece: &str) -> &str {
+    let mut p = piece.trim_start();
+    'strip: loop {
+        for a in ADDRESS {
+            if let Some(r) = p.strip_prefix(a) {
+                let word_ends = !a.is_ascii()
+                    || r.chars()
+                        .next()
+                        .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '\''));
+                if word_ends {
+                    p = r.trim_start();
+                    continue 'strip;
+                }
+            }
+        }
+        return p;
+    }
 }
 
 /// Cut normalized text into clauses at punctuation.
@@ -202,19 +289,46 @@ fn command_cut(t: &str, lex: &Lexicon) -> Option<usize> {
             Role::Verb => verbed = true,
             Role::Phrase => (named, verbed) = (true, true),
         }
-        if named && verbed && m.end() < t.len() && starts_clause(&t[m.end()..]) {
+        if named
+            && verbed
+            && m.end() < t.len()
+            && (starts_clause(&t[m.end()..]) || content_question(&t[m.end()..]))
+        {
             return Some(m.end());
         }
     }
     None
 }
 
+/// Is `rest`, after a whole command, a question about something else that starts at its
+/// content noun ("打开做饭模式｜宫保鸡丁怎么做")? Not when it opens with a word that ties
+/// it to the command ("…会怎么样", "…以后…", "…要多久") or mentions the switch
+/// ("…按钮在哪", "…电费多少"): those stay with the command, a question about it.
+fn content_question(rest: &str) -> bool {
+    let r = rest.trim_start();
+    let Some(first) = r.chars().next() else {
+        return false;
+    };
+    if first.is_ascii() || BINDS_TO_COMMAND.iter().any(|w| r.starts_with(w)) {
+        return false;
+    }
+    let asks = CONTENT_QUESTIONS
+        .iter()
+        .filter_map(|q| r.find(q))
+        .min()
+        .is_some_and(|at| at > 0);
+    asks && !contains_any(r, ABOUT_THE_SWITCH)
+}
+
 /// Does `rest` open a new clause ([`NEW_CLAUSE_ZH`], [`NEW_CLAUSE_EN`], a retraction)?
-fn starts_clause(rest: &str) -> bool {
+pub(super) fn starts_clause(rest: &str) -> bool {
     let r = rest.trim_start();
     if NEW_CLAUSE_ZH
         .iter()
         .chain(RETRACTIONS)
+        .chain(LATER_ZH)
+        .chain(NOT_YET_ZH)
+        .chain(UNTIL_ZH)
         .any(|w| !w.is_ascii() && r.starts_with(w))
     {
         return true;
@@ -277,6 +391,7 @@ mod tests {
             names: vec!["做饭模式".into()],
             verbs: vec!["打开".into(), "退出".into(), "关闭".into()],
             phrases: vec![],
+            bound: vec!["开".into(), "关".into()],
         }
     }
 

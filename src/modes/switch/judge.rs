@@ -1,33 +1,48 @@
 //! Does the user's own sentence *command* something? The parser behind the mode guard and
-//! the `set_strategy` guard: one [`Lexicon`] (names, verbs, whole-command phrases) in,
-//! one [`Verdict`] out.
+//! the `set_strategy` guard: one [`Lexicon`] (names, verbs, whole-command phrases, verbs
+//! bound to a name) in, one [`Verdict`] out.
 //!
-//! Only a segment (see [`super::clause`]) that holds a name counts, and in it the verb:
+//! The text is cleaned first (the assistant's name or a wake word in front, fillers such
+//! as 嗯 / 那个 / 就是 taken out), then cut into segments (see [`super::clause`]). Only a
+//! segment that holds a name counts, and in it the verb — a single-character one (开, 关
+//! …) only right next to the name (see [`super::bound`]):
 //!
-//! 1. **Negation scope.** A negation anywhere before the verb in its segment negates it:
+//! 1. **Deferral.** A time later than now (晚点, 回头, 过会儿, 待会, 下次, 明天 …; later,
+//!    tomorrow), a not-yet word (先不, 还不, 暂时不, 不急 …) or an until-word (等我…, 等吃完…)
+//!    before or after the verb, or as the whole of the segment right after the command
+//!    ("关闭做饭模式｜等会儿再说"): it is for later, and nothing switches later by itself.
+//!    Checked before negations, whose 不 / 别 the not-yet words contain.
+//! 2. **Negation scope.** A negation anywhere before the verb in its segment negates it:
 //!    不/不要/不能/不可以/不许/不准/禁止/请勿/别/没/不想…, "don't", "shouldn't", "not", "never"…
 //!    A-not-A forms are not negations: 能不能 / 可不可以 / 行不行 are polite requests,
 //!    要不要 / 会不会 / 是不是 / 有没有 are questions. A phrase of the lexicon is a whole
 //!    command, negation included ("不用计划｜直接做").
-//! 2. **Reports and hypotheses.** A reporting word before the verb (他说, 我觉得, 问, said,
+//! 3. **Reports and hypotheses.** A reporting word before the verb (他说, 我觉得, 问, said,
 //!    told, think…) or a conditional (如果, 要是, 万一, …的话, unless…) — it is about the
 //!    command, not the command.
-//! 3. **Questions.** An interrogative anywhere in the segment (为什么, 什么时候, 是什么,
-//!    怎么, 哪, 多久, 会不会…; why, what, when, how, where, whether, if…), a segment that
-//!    opens with an English auxiliary ("will cooking mode end soon?"), or a final
-//!    吗/呢/？ make it a question — unless it is a polite request: a request word (可以,
-//!    能, 能不能, 请, 帮我, 好吗, 麻烦…; "can you", "please", "let's") and no
-//!    interrogative ("可以结束做饭模式了吗" asks politely; "做饭模式结束了吗" asks about
-//!    it). A past marker (昨天, 刚才, 之前, 已经…) is about what happened.
-//! 4. **Not a command.** The name used as a modifier ("做饭模式的按钮") and a perfective
-//!    了/过 after the verb or after the name that follows it ("做饭模式结束了", "打开过做饭
-//!    模式") report a state — unless a request word asks for it ("做饭模式可以结束了").
-//! 5. **Retraction.** A later segment that takes it back (算了, 不用了, 不对, 取消, "never
+//! 4. **Questions.** An interrogative anywhere in the segment (为什么, 什么时候, 是什么,
+//!    怎么, 哪, 多久, 会不会…; why, what, when, how, where, whether, if…), any A-not-A
+//!    question (在不在, 贵不贵), a segment that opens with an English auxiliary ("will
+//!    cooking mode end soon?") or a past marker (昨天, 刚才, 刚, 已经…) make it a question.
+//!    A final 吗/呢/？ does too, unless it is a polite request: a request word *before the
+//!    verb* (可以, 能, 能不能, 请, 帮我, 麻烦…; "can you", "please", "let's") or a request
+//!    form at the end (好吗, 行吗, 可以吗) — "可以结束做饭模式了吗" asks for it;
+//!    "做饭模式结束了吗" and "打开做饭模式家里人能看到吗" ask about it.
+//! 5. **Not a command.** The name used as a modifier ("做饭模式的按钮"), and a perfective
+//!    了/过 after the verb (关掉了 included) or after the name that follows it, report a
+//!    state: "做饭模式结束了", "打开过做饭模式", "我把做饭模式关了". A 了 commands only
+//!    when a request word before the verb asks for it ("给我把做饭模式开了", "做饭模式
+//!    可以关了") or when it ends a disposal said to homebot — 把 + the name + the verb, with
+//!    nothing before 把 but adverbs or requests ("把做饭模式关了", "赶紧把做饭模式关了").
+//!    With 吗 / 没有 it asks ("做饭模式关了吗").
+//! 6. **Retraction.** A later segment that takes it back (算了, 不用了, 不对, 取消, "never
 //!    mind", "forget it", or a negated verb of the same command) cancels it.
 //!
 //! When in doubt it refuses; the caller's refusal says how to ask.
 
-use super::clause::{blank, contains_any, find_all, normalize, segments, Clause, Lexicon, Role};
+use super::clause::{
+    blank, clean, contains_any, find_all, normalize, segments, Clause, Lexicon, Role,
+};
 use super::words::*;
 
 /// Why the best segment did not command it, most decisive first.
@@ -36,6 +51,8 @@ pub enum Verdict {
     Command,
     /// Taken back by a later segment.
     Retracted,
+    /// For later, or not yet ("晚点再关…", "先不关…", "关闭…｜等会儿").
+    Deferred,
     Negated,
     /// A how-to question ("怎么打开…").
     HowQuestion,
@@ -50,13 +67,16 @@ pub enum Verdict {
 
 /// Judge the whole text against one lexicon.
 pub fn judge(text: &str, lex: &Lexicon) -> Verdict {
-    let segs = segments(&normalize(text), lex);
+    let segs = segments(&clean(&normalize(text)), lex);
     let mut best = Verdict::NotNamed;
     for (i, s) in segs.iter().enumerate() {
         if !lex.named_in(&s.text) {
             continue;
         }
         let mut v = judge_segment(s, lex);
+        if v == Verdict::Command && segs.get(i + 1).is_some_and(|next| defers(next, lex)) {
+            v = Verdict::Deferred;
+        }
         if v == Verdict::Command && segs[i + 1..].iter().any(|later| retracts(later, lex)) {
             v = Verdict::Retracted;
         }
@@ -66,6 +86,30 @@ pub fn judge(text: &str, lex: &Lexicon) -> Verdict {
         best = best.min(v);
     }
     best
+}
+
+/// Does `text` say one of `words` (normalized) as a plain statement of now — not
+/// negated, put off, retold or asked? "我要开始做红烧肉了" says 开始做; "我不想开始做饭",
+/// "明天我来做饭", "他说他来做饭" and "你会开始做饭吗" do not. (It gates the offer of a
+/// mode: the model cannot offer one whose words were not said.)
+pub fn said_now(text: &str, words: &[String]) -> bool {
+    let lex = Lexicon {
+        names: words.to_vec(),
+        ..Default::default()
+    };
+    segments(&clean(&normalize(text)), &lex).iter().any(|s| {
+        let t = &s.text;
+        asks(s) == Asks::No
+            && words.iter().any(|w| {
+                find_all(t, w).into_iter().any(|pos| {
+                    let before = &t[..pos];
+                    !negated_before(before)
+                        && !reported_before(before)
+                        && !deferred(before)
+                        && !deferred(&t[pos + w.len()..])
+                })
+            })
+    })
 }
 
 /// Byte spans where the command's verb stands in `t`: its verbs, and its phrases where
@@ -127,16 +171,20 @@ fn judge_segment(c: &Clause, lex: &Lexicon) -> Verdict {
     if contains_any(t, HOW_ZH) || contains_any(t, HOW_EN) {
         return Verdict::HowQuestion;
     }
-    let question = is_question(c);
+    let asked = asks(c);
     let mut verdict = Verdict::NoVerb;
     for &(pos, len, role) in &verbs {
         // a phrase of the lexicon before the verb is a command of its own, not a negation
         let before = blank(&t[..pos], &lex.phrases);
-        let v = if negated_before(&before) {
+        let v = if deferred(&before) || deferred(&t[pos + len..]) {
+            Verdict::Deferred
+        } else if negated_before(&before) {
             Verdict::Negated
         } else if reported_before(&before) || contains_any(t, CONDITIONAL_ANYWHERE_ZH) {
             Verdict::Reported
-        } else if question || (role == Role::Verb && reports_state(t, pos, len, &names)) {
+        } else if asked.is_question(t, pos)
+            || (role == Role::Verb && reports_state(t, pos, len, &names))
+        {
             Verdict::Question
         } else {
             Verdict::Command
@@ -171,8 +219,34 @@ fn polite(t: &str) -> bool {
         || REQUESTS_EN.iter().any(|r| t.starts_with(r))
 }
 
-/// Is this segment a question rather than a (possibly polite) request?
-fn is_question(c: &Clause) -> bool {
+/// How a segment asks, if it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asks {
+    No,
+    /// An interrogative, an A-not-A question or a past marker: a question whatever else.
+    Surely,
+    /// A final 吗/呢/？ or a perfective question (了吗): a question unless it is a
+    /// polite request.
+    Unless,
+}
+
+impl Asks {
+    /// Is the segment `t`, with its verb at `pos`, a question? "可以结束做饭模式了吗" and
+    /// "打开做饭模式好吗" ask for it politely (a request word before the verb, or a
+    /// request form at the end); "做饭模式结束了吗" and "打开做饭模式家里人能看到吗" ask
+    /// about it.
+    fn is_question(self, t: &str, pos: usize) -> bool {
+        match self {
+            Asks::No => false,
+            Asks::Surely => true,
+            Asks::Unless => {
+                !(polite(&t[..pos]) || POLITE_ENDINGS_ZH.iter().any(|e| t.ends_with(e)))
+            }
+        }
+    }
+}
+
+fn asks(c: &Clause) -> Asks {
     let t = &c.text;
     let stripped = blank(t, A_NOT_A_REQUESTS);
     let interrogative = contains_any(&stripped, INTERROGATIVES_ZH)
@@ -180,31 +254,122 @@ fn is_question(c: &Clause) -> bool {
         || AUX_EN.iter().any(|a| {
             t.starts_with(&format!("{a} ")) && !REQUESTS_EN.iter().any(|r| t.starts_with(r))
         });
-    if interrogative {
-        return true;
+    if interrogative || a_not_a(&stripped) {
+        return Asks::Surely;
     }
     if contains_any(t, PAST_MARKERS_ZH) || contains_any(t, PAST_MARKERS_EN) {
-        return true; // about what happened, not a request
+        return Asks::Surely; // about what happened, not a request
     }
     let perfective = contains_any(t, PERFECTIVE_QUESTIONS);
     let final_particle = QUESTION_FINALS_ZH.iter().any(|p| t.ends_with(p));
-    if !(c.asked || final_particle || perfective) {
-        return false;
+    if c.asked || final_particle || perfective {
+        Asks::Unless
+    } else {
+        Asks::No
     }
-    // "可以结束做饭模式了吗" asks for it politely; "做饭模式结束了吗" asks about it
-    !polite(t)
 }
 
-/// A perfective 了/过 right after the verb, or after a name that follows it, reports a
-/// state ("做饭模式结束了", "打开过做饭模式") — unless a request word before the verb
-/// asks for it ("做饭模式可以结束了").
+/// An A-not-A question of any verb or adjective: 在不在, 贵不贵, 保存不保存, 关没关
+/// (the polite requests 能不能, 可不可以 … are blanked out before).
+fn a_not_a(t: &str) -> bool {
+    let c: Vec<char> = t.chars().collect();
+    (1..c.len().saturating_sub(1)).any(|i| {
+        matches!(c[i], '不' | '没')
+            && ((c[i - 1] == c[i + 1] && c[i - 1] != '_')
+                || (i >= 2 && i + 2 < c.len() && c[i - 2..i] == c[i + 1..i + 3]))
+    })
+}
+
+/// A perfective 了/过 right after the verb (and its tail: 关掉了), or after a name that
+/// follows it, reports a state ("做饭模式结束了", "打开过做饭模式", "我把做饭模式关了") —
+/// unless a request word before the verb asks for it ("做饭模式可以结束了", "给我把做饭
+/// 模式开了"), or 了 ends a disposal said to homebot: 把 + the name + the verb, with
+/// nothing before 把 ("把做饭模式关了"). A question ("…关了吗") is the question rule's.
 fn reports_state(t: &str, pos: usize, len: usize, names: &[(usize, usize)]) -> bool {
-    let perfective_at = |from: usize| t[from..].trim_start().starts_with(PERFECTIVE);
-    let perfective = perfective_at(pos + len)
-        || names
+    let aspect_at = |from: usize| {
+        let s = t[from..].trim_start();
+        let s = VERB_TAILS
             .iter()
-            .any(|&(p, l)| p >= pos + len && perfective_at(p + l));
-    perfective && !polite(&t[..pos])
+            .find_map(|w| s.strip_prefix(w))
+            .unwrap_or(s);
+        s.trim_start()
+            .chars()
+            .next()
+            .filter(|c| PERFECTIVE.contains(c))
+    };
+    let aspect = aspect_at(pos + len).or_else(|| {
+        names
+            .iter()
+            .filter(|&&(p, _)| p >= pos + len)
+            .find_map(|&(p, l)| aspect_at(p + l))
+    });
+    match aspect {
+        None => false,
+        Some('了') if disposal(t, pos, names) => false,
+        Some(_) => !polite(&t[..pos]),
+    }
+}
+
+/// 把 + a name before the verb at `pos`, with nothing before 把 but adverbs or requests
+/// (赶紧, 给我 …) and nothing else between the name and the verb.
+fn disposal(t: &str, pos: usize, names: &[(usize, usize)]) -> bool {
+    let only_adverbs = |s: &str| {
+        let mut s = s.trim();
+        while let Some(r) = BOUND_BETWEEN.iter().find_map(|w| s.strip_prefix(w)) {
+            s = r.trim_start();
+        }
+        s.is_empty()
+    };
+    names.iter().any(|&(p, l)| {
+        t.get(p + l..pos).is_some_and(only_adverbs)
+            && t[..p]
+                .trim_end()
+                .strip_suffix('把')
+                .is_some_and(only_adverbs)
+    })
+}
+
+/// A deferral word: for later, or not yet.
+fn deferred(part: &str) -> bool {
+    [LATER_ZH, NOT_YET_ZH, UNTIL_ZH, LATER_EN]
+        .iter()
+        .any(|words| contains_any(part, words))
+}
+
+/// Is `next`, the segment right after a command, only a deferral of it ("等会儿",
+/// "晚点再说", "先不要", "later")? A not-yet word counts whatever follows it; a time
+/// counts only with nothing after it but [`DEFERRAL_TAILS`] and the command's own
+/// words ("明天再做" is a plan of its own, not a deferral).
+fn defers(next: &Clause, lex: &Lexicon) -> bool {
+    let t = next.text.as_str();
+    if NOT_YET_ZH.iter().chain(UNTIL_ZH).any(|w| t.starts_with(w)) {
+        return true;
+    }
+    let Some(rest) = LATER_ZH
+        .iter()
+        .chain(LATER_EN)
+        .find_map(|w| t.strip_prefix(w))
+    else {
+        return false;
+    };
+    let own: Vec<&str> = DEFERRAL_TAILS
+        .iter()
+        .copied()
+        .chain(lex.verbs.iter().map(String::as_str))
+        .chain(lex.bound.iter().map(String::as_str))
+        .chain(lex.names.iter().map(String::as_str))
+        .collect();
+    let mut r = rest.trim_start();
+    'strip: while !r.is_empty() {
+        for w in &own {
+            if let Some(after) = r.strip_prefix(w) {
+                r = after.trim_start();
+                continue 'strip;
+            }
+        }
+        return false;
+    }
+    true
 }
 
 #[cfg(test)]

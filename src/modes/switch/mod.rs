@@ -1,11 +1,15 @@
 //! Validation of a `switch_mode` request against the user's original words (the LLM
 //! proposes, the backend decides). Entering needs the mode's display name
 //! (or an alias) and an enter verb *commanded* in the same clause; exiting likewise with an
-//! exit verb. Negations, questions, reports and retractions do not switch anything — see
-//! [`clause`] (where a clause ends, with or without punctuation) and [`judge`] (whether
-//! it commands). The same parser checks spoken strategy changes (`set_strategy`). When in
-//! doubt the guard refuses, and the refusal says how to switch.
+//! exit verb. The verbs are the mode's (`verbs_for`, what the model is told), their spoken
+//! forms (开启, 换成, 关掉 …) and single-character verbs (开, 关 …) right next to the name.
+//! Negations, questions, reports, deferrals and retractions do not switch anything — see
+//! [`clause`] (where a clause ends, with or without punctuation), `bound` (where a single
+//! character is a verb) and [`judge`] (whether it commands). The same parser checks spoken
+//! strategy changes (`set_strategy`). When in doubt the guard refuses, and the refusal
+//! says how to switch.
 
+mod bound;
 pub mod clause;
 pub mod judge;
 mod words;
@@ -60,6 +64,8 @@ pub enum WordsRefusalKind {
     Negated,
     /// Asked, then taken back ("…算了不用了").
     Retracted,
+    /// For later or not yet ("晚点再关…", "先不关…"): homebot switches only now.
+    Deferred,
     /// No enter / exit verb in the clause that names the mode.
     NoVerb,
 }
@@ -99,6 +105,16 @@ impl std::fmt::Display for WordsRefusal {
                 f,
                 "refused: the user said not to. 用户原话是否定的（例如“不要{verb}”），不能{verb_kind}{name}。"
             ),
+            WordsRefusalKind::Deferred => {
+                let now = match self.action {
+                    SwitchAction::Enter => "开",
+                    SwitchAction::Exit => "关",
+                };
+                write!(
+                    f,
+                    "refused: the user is putting it off (later, or not yet), and a mode switches only when asked now. 用户说的是以后再{verb_kind}或暂时不{verb_kind}，现在不切换，也不会到时自动切换。请告诉用户：现在要{now}的话，说“{verb}{name}”。"
+                )
+            }
             WordsRefusalKind::Retracted => write!(
                 f,
                 "refused: the user took the request back. 用户先提出又收回了（例如“算了”），不能{verb_kind}{name}。{how}。"
@@ -122,14 +138,11 @@ pub fn validate(
     let mut names: Vec<String> = vec![clause::normalize(&manifest.display_name)];
     names.extend(manifest.aliases.iter().map(|a| clause::normalize(a)));
     let verbs = verbs_for(manifest, action);
-    let lex = Lexicon {
-        names: names.clone(),
-        verbs: verbs.clone(),
-        phrases: Vec::new(),
-    };
+    let lex = lexicon(names.clone(), &verbs, action);
     let kind = match judge::judge(user_text, &lex) {
         Verdict::Command => return Ok(()),
         Verdict::Retracted => WordsRefusalKind::Retracted,
+        Verdict::Deferred => WordsRefusalKind::Deferred,
         Verdict::Negated => WordsRefusalKind::Negated,
         Verdict::HowQuestion => WordsRefusalKind::HowQuestion,
         Verdict::Question => WordsRefusalKind::Question,
@@ -147,6 +160,26 @@ pub fn validate(
     })
 }
 
+/// What the guard counts for `action`: the mode's `verbs` and their spoken forms (开启,
+/// 关掉 …); a single character (the built-in 开, 关 …, or one a mode lists) only next to
+/// a name.
+fn lexicon(names: Vec<String>, verbs: &[String], action: SwitchAction) -> Lexicon {
+    let (spoken, bound) = match action {
+        SwitchAction::Enter => (words::SPOKEN_ENTER, words::BOUND_ENTER),
+        SwitchAction::Exit => (words::SPOKEN_EXIT, words::BOUND_EXIT),
+    };
+    let single = |v: &String| v.chars().count() == 1 && !v.is_ascii();
+    let mut lex = Lexicon {
+        names,
+        verbs: verbs.iter().filter(|v| !single(v)).cloned().collect(),
+        phrases: Vec::new(),
+        bound: verbs.iter().filter(|v| single(v)).cloned().collect(),
+    };
+    lex.verbs.extend(spoken.iter().map(|v| v.to_string()));
+    lex.bound.extend(bound.iter().map(|v| v.to_string()));
+    lex
+}
+
 /// The verbs that count for `action` in this mode: the built-in ones, then the mode's own.
 pub fn verbs_for(manifest: &ModeManifest, action: SwitchAction) -> Vec<String> {
     let (defaults, extra) = match action {
@@ -160,5 +193,7 @@ pub fn verbs_for(manifest: &ModeManifest, action: SwitchAction) -> Vec<String> {
         .collect()
 }
 
+#[cfg(test)]
+mod spoken_table;
 #[cfg(test)]
 mod tests;

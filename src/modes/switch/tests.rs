@@ -170,8 +170,9 @@ const UNPUNCTUATED: &[(SwitchAction, &str, bool)] = &[
     (Exit, "做饭模式什么时候结束", false),
     (Exit, "他问退出做饭模式以后菜谱还在不在", false),
     // a continuation that is not known to start a clause stays with the command:
-    // refused when in doubt (say it with a pause, or "，")
-    (Enter, "打开做饭模式红烧肉怎么做", false),
+    // refused when in doubt (say it with a pause, or "，") — but a question about a dish
+    // starts at the dish: "打开做饭模式｜红烧肉怎么做" enters
+    (Enter, "打开做饭模式红烧肉怎么做", true),
     (Enter, "he said open cooking mode", false),
     (Enter, "if i open cooking mode what happens", false),
     (Exit, "don't exit cooking mode we are still eating", false),

@@ -161,7 +161,7 @@ pub const PERFECTIVE_QUESTIONS: &[&str] = &["了吗", "过吗", "了没", "过�
 /// ("做饭模式结束了", "打开过做饭模式"), not a request — unless a request word asks for it.
 pub const PERFECTIVE: &[char] = &['了', '过'];
 pub const PAST_MARKERS_ZH: &[&str] = &[
-    "昨天", "前天", "刚才", "刚刚", "之前", "上次", "以前", "已经",
+    "昨天", "前天", "刚才", "刚刚", "之前", "上次", "以前", "已经", "刚",
 ];
 pub const PAST_MARKERS_EN: &[&str] = &["yesterday", "already", "earlier", "last time"];
 
@@ -180,6 +180,19 @@ pub const CONDITIONALS_EN: &[&str] = &["unless", "in case", "suppose", "supposin
 pub const REQUESTS_ZH: &[&str] = &[
     "可以", "能否", "能", "请", "帮我", "帮忙", "麻烦", "给我", "替我", "你来", "好吗", "行吗",
     "成吗",
+];
+/// Request forms at the end of a segment ("打开做饭模式好吗").
+pub const POLITE_ENDINGS_ZH: &[&str] = &[
+    "好吗",
+    "行吗",
+    "成吗",
+    "可以吗",
+    "好不好",
+    "行不行",
+    "可不可以",
+    "可以不可以",
+    "好嘛",
+    "好吧",
 ];
 pub const REQUESTS_EN: &[&str] = &[
     "can you",
@@ -229,3 +242,245 @@ pub const PHRASE_TAILS: &[&str] = &[
     "please",
     "now",
 ];
+
+/// Spoken forms of the built-in mode verbs, counted by the guard besides the verbs a mode
+/// lists (they are not shown to the model: its tool description keeps the short list).
+pub const SPOKEN_ENTER: &[&str] = &["开启", "启动", "开开", "换成", "切到", "切成", "换到"];
+pub const SPOKEN_EXIT: &[&str] = &["停止", "停用", "关掉", "停掉", "退掉", "关上"];
+/// Single-character verbs: they also begin 开火, 开心, 关火, 关于, 进度, 换衣服 …, so they
+/// count only right next to the mode's name (see [`super::bound`]).
+pub const BOUND_ENTER: &[&str] = &["开", "进", "换", "切"];
+pub const BOUND_EXIT: &[&str] = &["关", "退"];
+/// What may stand between a single-character verb and the name after it: 开个, 开一下,
+/// 换成, 切到, 换回, 关掉, 关上, 进到 (了: 关了做饭模式 — then the perfective rule).
+pub const BOUND_COMPLEMENTS: &[&str] = &[
+    "一下", "一个", "个", "下", "上", "掉", "到", "成", "回", "了",
+];
+/// What may end a single-character verb after the name: 做饭模式关掉, 做饭模式开一下,
+/// 做饭模式关了 — then a particle, a new clause or nothing.
+pub const BOUND_TAILS: &[&str] = &["一下", "起来", "下", "上", "掉", "了"];
+/// What may stand between the name and a single-character verb after it: 做饭模式给我关了.
+pub const BOUND_BETWEEN: &[&str] = &[
+    "给我", "帮我", "替我", "赶紧", "快点", "马上", "现在", "先", "快", "就", "也", "给", "再",
+    "儿", "可以", "能",
+];
+
+/// Deferrals: a time later than now. Before or after the verb (晚点再关做饭模式, 关闭做饭
+/// 模式晚点), or as the clause right after the command (关闭做饭模式｜等会儿), the command
+/// is for later, and homebot switches only now. (以后 is not here: 以后先做计划 means "from
+/// now on", 打开做饭模式以后 "after opening it".)
+pub const LATER_ZH: &[&str] = &[
+    "晚点",
+    "晚些",
+    "晚一点",
+    "晚一些",
+    "迟点",
+    "迟些",
+    "迟一点",
+    "回头",
+    "过会",
+    "过一会",
+    "待会",
+    "呆会",
+    "等会",
+    "等一会",
+    "一会",
+    "等下",
+    "等一下",
+    "稍后",
+    "稍等",
+    "下次",
+    "下回",
+    "改天",
+    "改日",
+    "明天",
+    "明早",
+    "明晚",
+    "后天",
+    "过几天",
+    "过两天",
+    "下周",
+    "下礼拜",
+    "下个星期",
+];
+/// Deferrals: until something else is done (等我洗完菜再打开…, 打开做饭模式｜等大家到了).
+/// Like the not-yet words, they defer whatever follows them.
+pub const UNTIL_ZH: &[&str] = &[
+    "等我",
+    "等你",
+    "等他",
+    "等她",
+    "等大家",
+    "等人",
+    "等到",
+    "等吃完",
+    "等做完",
+    "等洗完",
+];
+pub const LATER_EN: &[&str] = &[
+    "later",
+    "tomorrow",
+    "next time",
+    "in a minute",
+    "in a bit",
+    "in a while",
+    "in a moment",
+    "after dinner",
+    "after lunch",
+    "not yet",
+    "not now",
+];
+/// Deferrals: not yet (先不关, 暂时不用开, 还不要退出). Checked before negations, whose
+/// 不 / 别 they contain.
+pub const NOT_YET_ZH: &[&str] = &[
+    "先不",
+    "先别",
+    "还不",
+    "还别",
+    "暂时不",
+    "暂时别",
+    "暂且不",
+    "暂不",
+    "先等等",
+    "先等一下",
+    "不急",
+    "别急",
+    "不着急",
+    "先缓缓",
+    "缓一缓",
+    "还早",
+];
+/// What may follow a deferral word in the clause after the command and keep it a mere
+/// deferral (关闭做饭模式｜等会儿再说) — besides the command's own verbs and names.
+pub const DEFERRAL_TAILS: &[&str] = &[
+    "再说",
+    "再讲",
+    "再弄",
+    "再搞",
+    "再看",
+    "再决定",
+    "再来",
+    "再",
+    "儿",
+    "吧",
+    "啦",
+    "呀",
+    "啊",
+    "哦",
+    "了",
+    "好了",
+    "一下",
+    "就行",
+    "要",
+    "please",
+];
+
+/// The household's ways of addressing homebot, and spoken fillers: taken out before the
+/// words are judged ("homebot 打开做饭模式", "嗯那个打开做饭模式").
+pub const ADDRESS: &[&str] = &[
+    "homebot",
+    "home bot",
+    "小助手",
+    "小管家",
+    "助手",
+    "管家",
+    "hey",
+    "hi",
+    "ok",
+    "okay",
+    "hello",
+    "嘿",
+    "喂",
+    "哈喽",
+    "你好",
+];
+pub const FILLERS: &[&str] = &[
+    "就是说",
+    "就是",
+    "那个",
+    "这个",
+    "嗯",
+    "呃",
+    "um",
+    "uh",
+    "well",
+];
+
+/// After a whole command, a clause that asks about something else starts at its content
+/// noun ("打开做饭模式｜宫保鸡丁怎么做"): a continuation that holds a question word after
+/// at least two characters, does not open with one of [`BINDS_TO_COMMAND`] and mentions
+/// none of [`ABOUT_THE_SWITCH`].
+pub const CONTENT_QUESTIONS: &[&str] = &[
+    "怎么", "怎样", "如何", "什么", "啥", "哪", "几", "多少", "多久", "吗", "呢",
+];
+/// Openers that tie a continuation to the command: a consequence, a modifier, a state,
+/// a question about it (打开做饭模式｜会怎么样, …以后…, …的按钮…, …了吗, …要多久).
+pub const BINDS_TO_COMMAND: &[&str] = &[
+    "会",
+    "以后",
+    "之后",
+    "后",
+    "的",
+    "了",
+    "过",
+    "要",
+    "是",
+    "有",
+    "能",
+    "可",
+    "就",
+    "还",
+    "需",
+    "得",
+    "时",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "对",
+    "好",
+    "行",
+    "算",
+    "不",
+    "没",
+    "也",
+    "都",
+    "才",
+    "又",
+    "着",
+    "和",
+    "跟",
+    "与",
+    "或",
+    "比",
+    "到",
+    "里",
+    "中",
+    "前",
+    "它",
+    "这",
+    "那",
+    "一",
+    "怎",
+    "为",
+    "多",
+    "几",
+    "啥",
+    "什",
+    "哪",
+    "谁",
+    "该",
+    "值",
+    "有没有",
+    "用",
+];
+/// Words that make a continuation about the switch, not about the cooking (打开做饭模式
+/// 按钮在哪, …家里人能看到吗, …电费多少).
+pub const ABOUT_THE_SWITCH: &[&str] = &[
+    "模式", "它", "会", "能", "可以", "按钮", "开关", "入口", "设置", "菜单", "键", "图标", "界面",
+    "页面", "命令", "指令", "电", "费", "钱", "影响", "区别", "效果", "作用", "用处", "好处",
+    "坏处", "功能", "意思", "记录", "保存", "隐私", "看到", "听到", "以后", "之后",
+];
+/// What may follow a verb before its perfective 了 (关掉了, 退出来了): the aspect is
+/// still the verb's.
+pub const VERB_TAILS: &[&str] = &["掉", "上", "起来", "出来", "下来", "完"];

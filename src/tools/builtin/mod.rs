@@ -8,6 +8,7 @@ pub mod choice;
 pub mod files;
 pub mod home;
 pub mod memory;
+pub mod offer_mode;
 pub mod reminders;
 pub mod set_strategy;
 pub mod switch_mode;

@@ -1,6 +1,8 @@
 //! `switch_mode {action, mode_id, summary?}`: enter or exit a run mode. The kernel's mode
 //! actor decides (it checks the user's own words of the turn); only a sender the channel
-//! lets switch modes may ask.
+//! lets switch modes may ask. When some mode's `mode.json` lets homebot offer it, the
+//! tool also takes `action: "offer"` — the model asks the backend to offer that mode
+//! (see the `offer_mode` file); without such a mode its definition is what it always was.
 
 use crate::modes::switch::{verbs_for, SwitchAction};
 use crate::modes::{ModeRegistry, Switched};
@@ -17,6 +19,8 @@ pub struct SwitchMode {
     /// `做饭模式 (cooking): enter 打开/…; exit 关闭/…` per mode.
     modes: Vec<String>,
     ids: Vec<String>,
+    /// `做饭模式 (cooking)` per mode that may be offered.
+    offerable: Vec<String>,
 }
 
 impl SwitchMode {
@@ -34,9 +38,38 @@ impl SwitchMode {
                 )
             })
             .collect();
+        let offerable = registry
+            .modes()
+            .iter()
+            .filter(|m| m.manifest.offer.is_some())
+            .map(|m| format!("{} ({})", m.manifest.display_name, m.manifest.id))
+            .collect();
         Self {
             modes,
             ids: registry.ids(),
+            offerable,
+        }
+    }
+}
+
+/// What the model asks for: a switch, or (when a mode may be offered) an offer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Requested {
+    Enter,
+    Exit,
+    Offer,
+}
+
+// By hand, so that a wrong action is answered with the switch actions every household
+// has ("expected `enter` or `exit`"); `offer` is described where a mode may be offered.
+impl<'de> Deserialize<'de> for Requested {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.as_str() {
+            "enter" => Ok(Requested::Enter),
+            "exit" => Ok(Requested::Exit),
+            "offer" => Ok(Requested::Offer),
+            other => Err(serde::de::Error::unknown_variant(other, &["enter", "exit"])),
         }
     }
 }
@@ -45,7 +78,7 @@ impl SwitchMode {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     #[schemars(with = "Action")]
-    pub action: SwitchAction,
+    pub action: Requested,
     // one of the registry's ids: the schema's enum is set by `SwitchMode::parameters`
     pub mode_id: String,
     /// exit only: what happened in this session, briefly
@@ -68,19 +101,29 @@ impl Tool for SwitchMode {
     const PERMISSIONS: &'static [Permission] = &[Permission::SwitchModes];
 
     fn description(&self) -> String {
-        format!(
+        let mut d = format!(
             "Enter or exit a run mode. Call ONLY when the user's own words explicitly name the mode AND command entering or exiting it with one of its verbs — not a question about it, not a negation. The backend checks the user's words and refuses otherwise; relay the refusal reason. On exit you may give a one- or two-sentence summary of the session. Modes: {}.",
             if self.modes.is_empty() {
                 "none".to_string()
             } else {
                 self.modes.join("; ")
             }
-        )
+        );
+        if !self.offerable.is_empty() {
+            d.push_str(&format!(
+                " Outside any mode, when the user clearly starts, now, the activity a mode is for but does not name the mode, call it with action \"offer\" to ask the backend to offer that mode: the backend decides whether to ask (the user's own words must start the activity; at most once a day per chat) and words the question itself; if it asks, your turn ends there, and if not, answer as usual. Modes that may be offered: {}.",
+                self.offerable.join("; ")
+            ));
+        }
+        d
     }
 
     fn parameters(&self) -> Value {
         let mut p = schema_of::<Args>();
         p["properties"]["mode_id"]["enum"] = self.ids.clone().into();
+        if !self.offerable.is_empty() {
+            p["properties"]["action"]["enum"] = serde_json::json!(["enter", "exit", "offer"]);
+        }
         p
     }
 
@@ -88,11 +131,19 @@ impl Tool for SwitchMode {
         ToolResult::err(crate::modes::Refusal::NotPermitted)
     }
 
-    async fn call(&self, env: &ToolEnv, a: Args, _call: &ToolCall) -> ToolResult {
+    async fn call(&self, env: &ToolEnv, a: Args, call: &ToolCall) -> ToolResult {
+        let action = match a.action {
+            Requested::Enter => SwitchAction::Enter,
+            Requested::Exit => SwitchAction::Exit,
+            Requested::Offer if self.offerable.is_empty() => {
+                return ToolResult::err("not offered: no mode may be offered; answer as usual")
+            }
+            Requested::Offer => return super::offer_mode::offer(env, a.mode_id, call).await,
+        };
         match env
             .modes
             .switch(
-                a.action,
+                action,
                 Some(a.mode_id),
                 a.summary,
                 Some((env.turn_id, env.user_text.clone())),

@@ -247,6 +247,7 @@ impl Spoken {
                 .map(|w| normalize(w))
                 .collect(),
             phrases: norm(self.phrases),
+            bound: Vec::new(),
         }
     }
 }
@@ -266,6 +267,8 @@ pub enum Why {
     NoVerb,
     /// A question about it, or words reported or about it.
     Asking,
+    /// For later, or not yet.
+    Deferred,
     Negated,
     Retracted,
 }
@@ -293,6 +296,10 @@ impl fmt::Display for Refusal {
                 f,
                 "refused: the user said not to. 用户原话是否定的，不能切换到 {name}。"
             ),
+            Why::Deferred => write!(
+                f,
+                "refused: the user is putting it off, and a strategy changes only when asked now. 用户说的是以后再换或暂时不换，现在不切换。{how}。"
+            ),
             Why::Retracted => write!(
                 f,
                 "refused: the user took the request back. 用户先提出又收回了，不能切换到 {name}。"
@@ -312,6 +319,7 @@ pub fn validate(s: &'static Spoken, user_text: &str) -> Result<(), Refusal> {
         Verdict::HowQuestion | Verdict::Question | Verdict::Reported => Why::Asking,
         Verdict::Negated => Why::Negated,
         Verdict::Retracted => Why::Retracted,
+        Verdict::Deferred => Why::Deferred,
     };
     Err(Refusal { spoken: s, why })
 }

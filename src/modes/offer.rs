@@ -1,0 +1,295 @@
+//! A mode offered by the backend, never by the model: when someone outside any mode
+//! clearly starts a mode's activity ("我要开始做红烧肉了"), the model may ask for the offer
+//! (`switch_mode` with `action: "offer"`), and the ModeManager decides here whether it is made —
+//!
+//! - the mode's `mode.json` has `"offer": {"words": […]}` and the person's own words of
+//!   this turn say one of them plainly, now ([`super::switch::judge::said_now`]: not
+//!   negated, not put off, not asked, not retold);
+//! - no mode is active;
+//! - this chat has not been offered a mode today (household time), remembered in
+//!   `<workspace>/modes/offers.json` across restarts.
+//!
+//! Who may be offered (not a guest, only a sender who may switch modes in that chat) is
+//! the tool's check; the question itself is fixed ([`question`], options [`YES`] /
+//! [`NO`]) and goes through the `ask_user_choice` machinery. A clear yes ([`chose_yes`])
+//! from the person who was asked, in that chat, within [`OFFER_FOR_MINUTES`], enters the
+//! mode as that person's command ([`ModeCore::accept_offer`]): the answering turn is the
+//! session's first record. Anything else drops the offer.
+
+use super::core::{ModeCore, TurnId};
+use super::switched::{Refusal, SwitchError, Switched};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// How long an offer stays answerable.
+pub const OFFER_FOR_MINUTES: i64 = 5;
+/// The option that accepts (the first) and the one that declines.
+pub const YES: &str = "打开";
+pub const NO: &str = "不用";
+/// Bounds of `offer.words`.
+pub const MAX_WORDS: usize = 50;
+pub const MAX_WORD_CHARS: usize = 20;
+/// Chats remembered as offered today, at most (more are not offered: bounded).
+pub const MAX_OFFERED_CHATS: usize = 1000;
+/// The longest chat key remembered (a chat id is a peer's).
+const MAX_CHAT_KEY: usize = 200;
+const FILE: &str = "offers.json";
+
+/// `mode.json` `offer`: the words that allow the offer.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OfferPolicy {
+    /// Phrases that start the mode's activity ("开始做", "我来做饭").
+    pub words: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WordsProblem {
+    #[error("must list 1 to {MAX_WORDS} phrases")]
+    Count,
+    #[error("must be non-empty phrases of at most {MAX_WORD_CHARS} characters")]
+    Length,
+}
+
+impl OfferPolicy {
+    pub fn check(&self) -> Result<(), WordsProblem> {
+        if self.words.is_empty() || self.words.len() > MAX_WORDS {
+            return Err(WordsProblem::Count);
+        }
+        let bad = |w: &String| w.trim().is_empty() || w.chars().count() > MAX_WORD_CHARS;
+        if self.words.iter().any(bad) {
+            return Err(WordsProblem::Length);
+        }
+        Ok(())
+    }
+}
+
+/// The fixed question of an offer.
+pub fn question(display_name: &str) -> String {
+    format!("要打开{display_name}吗？")
+}
+
+/// Whether an answer to the offer is a clear yes: the first option by number or name,
+/// or a plain assent (好, 好的, 要, 可以, 行, 嗯, ok, yes …), with filler and
+/// punctuation around. Strict on purpose: anything else drops the offer.
+pub fn chose_yes(answer: &str) -> bool {
+    let t: String = answer
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect::<String>()
+        .to_lowercase();
+    let mut t = t.as_str();
+    // fillers around the answer, never the whole of it ("嗯" alone is a yes)
+    for filler in ["我选", "选择", "选", "那就", "就", "嗯"] {
+        t = t
+            .strip_prefix(filler)
+            .filter(|r| !r.is_empty())
+            .unwrap_or(t);
+    }
+    for filler in ["吧", "的", "啊", "呀", "哦", "嘛", "了"] {
+        t = t
+            .strip_suffix(filler)
+            .filter(|r| !r.is_empty())
+            .unwrap_or(t);
+    }
+    matches!(
+        t,
+        "1" | "一"
+            | "第一个"
+            | "第1个"
+            | "第一"
+            | "打开"
+            | "开"
+            | "好"
+            | "好好"
+            | "要"
+            | "需要"
+            | "可以"
+            | "行"
+            | "是"
+            | "对"
+            | "嗯"
+            | "ok"
+            | "okay"
+            | "yes"
+            | "sure"
+    )
+}
+
+/// An offer the ModeManager agreed to make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Offered {
+    pub mode_id: String,
+    pub display_name: String,
+}
+
+/// Why no offer is made (for the model: it answers as usual).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoOffer {
+    #[error("not offered: unknown mode {0:?}")]
+    UnknownMode(String),
+    #[error("not offered: {0}'s mode.json does not let homebot offer it")]
+    NotOfferable(String),
+    #[error("not offered: the user's own words do not start the activity of {0} (they must say one of its words, plainly and now); answer as usual")]
+    NotSaid(String),
+    #[error("not offered: a mode is active already")]
+    ModeActive,
+    #[error("not offered: this chat was offered a mode today already (at most once a day); answer as usual")]
+    AlreadyToday,
+    #[error("not offered: the offers of today could not be remembered ({0}); answer as usual")]
+    NotRemembered(String),
+}
+
+/// What `offers.json` holds: the household day and the chats offered a mode on it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Day {
+    day: String,
+    chats: Vec<String>,
+}
+
+impl ModeCore {
+    /// Decide an offer of `mode_id` to `chat_key` whose speaker said `words` this turn;
+    /// `Ok` records it as this chat's offer of the day.
+    pub fn offer(
+        &mut self,
+        now: DateTime<Utc>,
+        mode_id: &str,
+        chat_key: &str,
+        words: &str,
+    ) -> Result<Offered, NoOffer> {
+        self.check_expiry(now);
+        let Some(mode) = self.registry.get(mode_id) else {
+            return Err(NoOffer::UnknownMode(mode_id.chars().take(64).collect()));
+        };
+        let m = &mode.manifest;
+        let Some(policy) = &m.offer else {
+            return Err(NoOffer::NotOfferable(m.display_name.clone()));
+        };
+        let phrases: Vec<String> = policy
+            .words
+            .iter()
+            .map(|w| super::switch::clause::normalize(w))
+            .collect();
+        if !super::switch::judge::said_now(words, &phrases) {
+            return Err(NoOffer::NotSaid(m.display_name.clone()));
+        }
+        if self.active.is_some() {
+            return Err(NoOffer::ModeActive);
+        }
+        let offered = Offered {
+            mode_id: m.id.clone(),
+            display_name: m.display_name.clone(),
+        };
+        let today = self.local(now).date_naive().to_string();
+        let path = self.ws.modes_dir().join(FILE);
+        let mut day: Day = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .filter(|d: &Day| d.day == today)
+            .unwrap_or_else(|| Day {
+                day: today,
+                chats: Vec::new(),
+            });
+        if chat_key.len() > MAX_CHAT_KEY
+            || day.chats.iter().any(|c| c == chat_key)
+            || day.chats.len() >= MAX_OFFERED_CHATS
+        {
+            return Err(NoOffer::AlreadyToday);
+        }
+        day.chats.push(chat_key.to_string());
+        let bytes = serde_json::to_vec_pretty(&day).expect("the offers of a day serialize");
+        crate::fsutil::create_private_dirs(&self.ws.modes_dir())
+            .and_then(|()| crate::fsutil::write_atomic(&path, &bytes))
+            .map_err(|e| NoOffer::NotRemembered(e.to_string()))?;
+        Ok(offered)
+    }
+
+    /// The asker's yes to an offer: enter `mode_id` as their command; the answering turn
+    /// `turn_id` becomes the session's first record. (Whether the answer was a yes, from
+    /// the asker, in time, is the caller's check: the offer lives with the question.)
+    pub fn accept_offer(
+        &mut self,
+        now: DateTime<Utc>,
+        mode_id: &str,
+        turn_id: TurnId,
+    ) -> Result<Switched, SwitchError> {
+        self.check_expiry(now);
+        let Some(mode) = self.registry.get(mode_id).cloned() else {
+            return Err(Refusal::UnknownMode {
+                id: mode_id.to_string(),
+                available: self.registry.ids(),
+            }
+            .into());
+        };
+        self.enter(now, mode, Some(turn_id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_clear_yes_accepts() {
+        for yes in [
+            "好",
+            "好的",
+            "好啊！",
+            "1",
+            "打开",
+            "打开吧",
+            "嗯",
+            "可以",
+            "要",
+            "ok",
+            "Yes.",
+        ] {
+            assert!(chose_yes(yes), "{yes}");
+        }
+        for no in [
+            "不用",
+            "2",
+            "不要",
+            "好像不用",
+            "先不",
+            "等会",
+            "",
+            "打开冰箱",
+            "好不好",
+        ] {
+            assert!(!chose_yes(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn the_words_are_bounded() {
+        let p = |w: &[&str]| OfferPolicy {
+            words: w.iter().map(|s| s.to_string()).collect(),
+        };
+        assert!(p(&["开始做"]).check().is_ok());
+        assert_eq!(p(&[]).check(), Err(WordsProblem::Count));
+        assert_eq!(p(&[" "]).check(), Err(WordsProblem::Length));
+        assert_eq!(p(&[&"长".repeat(21)]).check(), Err(WordsProblem::Length));
+    }
+
+    #[test]
+    fn the_words_must_be_said_plainly_and_now() {
+        let words = vec!["开始做".to_string(), "我来做饭".to_string()];
+        for said in ["我要开始做红烧肉了", "今晚我来做饭", "好，我来做饭吧"] {
+            assert!(
+                super::super::switch::judge::said_now(said, &words),
+                "{said}"
+            );
+        }
+        for not in [
+            "我不想开始做饭",
+            "明天我来做饭",
+            "他说他来做饭",
+            "你会开始做饭吗",
+            "今天天气怎么样",
+            "晚点再开始做",
+        ] {
+            assert!(!super::super::switch::judge::said_now(not, &words), "{not}");
+        }
+    }
+}

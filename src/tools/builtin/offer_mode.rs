@@ -1,0 +1,49 @@
+//! `switch_mode {action: "offer", mode_id}`: the model asks the backend to offer a mode
+//! when someone clearly starts its activity outside any mode. The backend decides
+//! ([`crate::modes::offer`]: the mode's `offer.words` said plainly by this speaker now, no
+//! mode active, once per chat per day) and words it: a fixed question, "要打开做饭模式吗？"
+//! with the options 打开 / 不用, put in the turn's `ask_user_choice` slot, which ends the
+//! turn. Never to a guest, nor to a sender who may not switch modes here. The answer is
+//! the strategy layer's to judge (`strategy::offer`), never the model's.
+
+use crate::modes::offer::{question, NO, YES};
+use crate::provider::ToolCall;
+use crate::tools::choice::{validate, Args as ChoiceArgs, OfferTag};
+use crate::tools::env::ToolEnv;
+use crate::tools::result::ToolResult;
+
+/// `switch_mode {action: "offer", mode_id}`: make the offer if the backend agrees.
+pub async fn offer(env: &ToolEnv, mode_id: String, call: &ToolCall) -> ToolResult {
+    if env.trust == crate::turn::Trust::Guest {
+        return ToolResult::err(
+            "not offered: modes are offered only to a known household member; answer as usual",
+        );
+    }
+    if env.mode().is_some() {
+        return ToolResult::err("not offered: a mode is active already; answer as usual");
+    }
+    let chat_key = format!("{}:{}", env.origin.channel, env.origin.chat_id);
+    let offered = match env
+        .modes
+        .offer(mode_id, chat_key, env.user_text.clone())
+        .await
+    {
+        Ok(Ok(o)) => o,
+        Ok(Err(no)) => return ToolResult::err(no),
+        Err(e) => return ToolResult::err(format!("not offered: {e}; answer as usual")),
+    };
+    let q = question(&offered.display_name);
+    let arguments = serde_json::json!({"question": q, "options": [YES, NO]}).to_string();
+    let parsed: ChoiceArgs =
+        serde_json::from_str(&arguments).expect("the offer's question is valid choice arguments");
+    let mut asked = validate(parsed, &call.id, &arguments)
+        .expect("the offer's fixed question passes the choice rules");
+    asked.offer = Some(OfferTag {
+        mode_id: offered.mode_id,
+        display_name: offered.display_name.clone(),
+    });
+    env.choice.put(asked);
+    ToolResult::ok(format!(
+        "offered: the backend asked “{q}” and the turn ends here; the answer is the backend's to judge"
+    ))
+}
