@@ -57,6 +57,7 @@ pub fn header(w: &Words, household: &str, right: &str) -> String {
 pub enum Refusal {
     NeedToken,
     WrongToken,
+    TooManyTries,
     NoTokenSet,
     OtherSite,
     NotFound,
@@ -69,6 +70,7 @@ pub fn refusal(lang: Language, status: StatusCode, why: Refusal) -> Response {
     let text = match why {
         Refusal::NeedToken => w.need_token,
         Refusal::WrongToken => w.wrong_token,
+        Refusal::TooManyTries => w.too_many_tries,
         Refusal::NoTokenSet => w.no_token_set,
         Refusal::OtherSite => w.other_site,
         Refusal::NotFound => w.not_found,
