@@ -10,7 +10,7 @@
 //!   login form takes a few wrong tokens a minute per address ([`super::login_limit`]).
 //!
 //! Every answer gets `no-store`, `nosniff`, no referrer to other sites, no framing and a content policy
-//! that allows nothing from elsewhere. Each request is handled within
+//! that allows nothing from elsewhere and no inline code but the pages' own blocks, by hash. Each request is handled within
 //! [`REQUEST_DEADLINE`] (a body that trickles in is cut off) and its body is bounded.
 
 use super::html as pages;
@@ -24,6 +24,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form, Router};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::LazyLock;
 use std::time::Duration;
 use tracing::warn;
 
@@ -35,6 +36,12 @@ pub const REQUEST_DEADLINE: Duration = Duration::from_secs(15);
 pub const MAX_BODY: usize = 4096;
 /// Longest token looked at (a longer one cannot be right).
 const MAX_TOKEN: usize = 512;
+
+/// [`pages::content_policy`], hashed once.
+static CONTENT_POLICY: LazyLock<HeaderValue> = LazyLock::new(|| {
+    HeaderValue::from_str(&pages::content_policy())
+        .expect("the policy is ASCII: fixed words and base64")
+});
 
 /// Put the access rules, the deadline and the headers around `routes`.
 pub fn wrap(routes: Router, dash: Dash) -> Router {
@@ -56,13 +63,10 @@ async fn deadline_and_headers(req: Request, next: Next) -> Response {
         // not `no-referrer`: with it a browser sends `Origin: null` on the forms' posts
         (header::REFERRER_POLICY, "same-origin"),
         (header::X_FRAME_OPTIONS, "DENY"),
-        (
-            header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
     ] {
         h.insert(k, HeaderValue::from_static(v));
     }
+    h.insert(header::CONTENT_SECURITY_POLICY, CONTENT_POLICY.clone());
     resp
 }
 

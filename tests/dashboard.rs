@@ -206,7 +206,11 @@ async fn the_api_shows_a_cooking_session_field_by_field_and_the_poll_sees_the_ne
         .unwrap()
         .to_string();
     assert!(csp.contains("default-src 'none'"), "{csp}");
+    assert!(csp.contains("script-src 'sha256-"), "{csp}");
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
     let html = page.text().await.unwrap();
+    // a policy without unsafe-inline would drop style attributes: the page has none
+    assert!(!html.contains(" style="), "{html}");
     for want in ["做饭模式", "番茄要放几个？", "妈妈", "退出模式", &sid] {
         assert!(html.contains(want), "{want} missing from the page");
     }
