@@ -61,7 +61,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::warn;
+use tracing::{debug, warn};
 
 pub const CHANNEL: &str = "voice";
 pub const WS_PATH: &str = "/voice/ws";
@@ -321,9 +321,11 @@ impl Voice {
     /// Hold `text` for `front`'s next turn and wait until it is said: only then is it
     /// delivered (a reminder stays pending meanwhile, so a restart rings it again). A turn
     /// that took it and ended before saying it (its connection dropped) did not say it:
-    /// it is held again. If no turn says it within `voice.fallback_after_secs`, it goes
-    /// to `voice.fallback` instead; without a fallback it waits as long as the caller
-    /// lets it (the Cron's budget).
+    /// it is held again. When Home Assistant comes back meanwhile (connected, its rooms
+    /// read) and the front is one it may speak on, the message is taken back and
+    /// announced there at once — said by one or the other, never both. If nothing says
+    /// it within `voice.fallback_after_secs`, it goes to `voice.fallback` instead;
+    /// without a fallback it waits as long as the caller lets it (the Cron's budget).
     async fn hold_until_said(&self, front: &str, text: String) -> Result<(), DeliveryError> {
         let fallback = self.shared.cfg.fallback.clone();
         let wait = match &fallback {
@@ -331,13 +333,58 @@ impl Voice {
             None => held::MAX_AGE,
         };
         let deadline = tokio::time::Instant::now() + wait;
+        // a Wyoming speaker whose satellite is unknown has nowhere to be announced
+        let mut back = match &self.shared.ha {
+            Some(ha) if front != WYOMING_TARGET => Some(ha.comebacks()),
+            _ => None,
+        };
         let mut held = self.hold(front, text.clone()).await?;
         loop {
-            match tokio::time::timeout_at(deadline, &mut held.1).await {
-                Ok(Ok(())) => return Ok(()),
-                // taken by a turn that did not say it, or forgotten: hold it again
-                Ok(Err(_)) => held = self.hold(front, text.clone()).await?,
-                Err(_) => break,
+            let woke = tokio::select! {
+                said = tokio::time::timeout_at(deadline, &mut held.1) => match said {
+                    Ok(Ok(())) => return Ok(()),
+                    // taken by a turn that did not say it, or forgotten: hold it again
+                    Ok(Err(_)) => {
+                        held = self.hold(front, text.clone()).await?;
+                        continue;
+                    }
+                    Err(_) => break,
+                },
+                up = came_back(&mut back) => up,
+            };
+            if !woke {
+                back = None; // Home Assistant's handle is gone: only a turn says it now
+                continue;
+            }
+            let id = held.0;
+            let take_back = actor::TakeBack {
+                front: front.to_string(),
+                id,
+            };
+            if self
+                .shared
+                .actor
+                .send(take_back)
+                .await
+                .ok()
+                .flatten()
+                .is_none()
+            {
+                // a turn has it: its answer decides (said, or held again above)
+                continue;
+            }
+            match Outbound::deliver(self, front, &text).await {
+                Ok(()) => {
+                    tracing::info!(
+                        front,
+                        "a message held while Home Assistant was unreachable was announced when it came back"
+                    );
+                    return Ok(());
+                }
+                Err(e) => {
+                    debug!(front, error = %e, "Home Assistant is back but could not say the held message; it waits again");
+                    held = self.hold(front, text.clone()).await?;
+                }
             }
         }
         let id = held.0;
@@ -396,6 +443,15 @@ impl Voice {
     fn conn_id(&self) -> u64 {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         NEXT.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Wait until Home Assistant is back (`true`), or its handle is gone (`false`); with no
+/// Home Assistant to watch, never.
+async fn came_back(back: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match back {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
     }
 }
 
