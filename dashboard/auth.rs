@@ -6,22 +6,27 @@
 //! - The token comes as `Authorization: Bearer <token>`, or as the cookie the login form
 //!   (or a `?token=` link, exchanged at once for the cookie and a redirect that drops it
 //!   from the address bar) sets: `HttpOnly`, `SameSite=Strict`, holding the token's hex.
-//!   Compared in constant time. A `POST` whose `Origin` is another site is refused.
+//!   Compared in constant time. A `POST` whose `Origin` is another site is refused. The
+//!   login form takes a few wrong tokens a minute per address ([`super::login_limit`]).
 //!
 //! Every answer gets `no-store`, `nosniff`, no referrer to other sites, no framing and a content policy
-//! that allows nothing from elsewhere. Each request is handled within
+//! that allows nothing from elsewhere and no inline code but the pages' own blocks, by hash. Each request is handled within
 //! [`REQUEST_DEADLINE`] (a body that trickles in is cut off) and its body is bounded.
 
 use super::html as pages;
+use super::login_limit::{LoginLimit, Verdict};
 use super::Dash;
 use crate::channels::auth::same_secret;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::{Form, Router};
+use axum::{Extension, Form, Router};
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::LazyLock;
 use std::time::Duration;
+use tracing::warn;
 
 /// The cookie that carries the token (hex) after a login.
 pub const COOKIE: &str = "homebot_dash";
@@ -31,6 +36,12 @@ pub const REQUEST_DEADLINE: Duration = Duration::from_secs(15);
 pub const MAX_BODY: usize = 4096;
 /// Longest token looked at (a longer one cannot be right).
 const MAX_TOKEN: usize = 512;
+
+/// [`pages::content_policy`], hashed once.
+static CONTENT_POLICY: LazyLock<HeaderValue> = LazyLock::new(|| {
+    HeaderValue::from_str(&pages::content_policy())
+        .expect("the policy is ASCII: fixed words and base64")
+});
 
 /// Put the access rules, the deadline and the headers around `routes`.
 pub fn wrap(routes: Router, dash: Dash) -> Router {
@@ -52,13 +63,10 @@ async fn deadline_and_headers(req: Request, next: Next) -> Response {
         // not `no-referrer`: with it a browser sends `Origin: null` on the forms' posts
         (header::REFERRER_POLICY, "same-origin"),
         (header::X_FRAME_OPTIONS, "DENY"),
-        (
-            header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
     ] {
         h.insert(k, HeaderValue::from_static(v));
     }
+    h.insert(header::CONTENT_SECURITY_POLICY, CONTENT_POLICY.clone());
     resp
 }
 
@@ -210,15 +218,54 @@ pub struct LoginForm {
     token: String,
 }
 
-/// `POST /login`: a right token sets the cookie and goes to the status page.
-pub async fn login(State(dash): State<Dash>, Form(f): Form<LoginForm>) -> Response {
-    match dash.inner.token.as_ref().map(|t| t.expose()) {
-        Some(t) if f.token.len() <= MAX_TOKEN && same_secret(f.token.trim(), t) => {
-            with_cookie(Redirect::to("/"), t)
+/// `POST /login`: a right token sets the cookie and goes to the status page. An address
+/// that gave a few wrong ones gets `429` for a while ([`super::login_limit`]), its token
+/// not looked at.
+pub async fn login(
+    State(dash): State<Dash>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    Form(f): Form<LoginForm>,
+) -> Response {
+    let Some(t) = dash.inner.token.as_ref().map(|t| t.expose()) else {
+        return refused(&dash, StatusCode::FORBIDDEN, pages::Refusal::NoTokenSet);
+    };
+    // served without the listener (a test's router): one address for all
+    let addr = peer.map_or(IpAddr::from([0, 0, 0, 0]), |Extension(ConnectInfo(a))| {
+        a.ip()
+    });
+    let now = std::time::Instant::now();
+    let verdict = lock_limit(&dash).check(addr, now);
+    if let Verdict::Refused { retry_after, first } = verdict {
+        let secs = retry_after.as_secs().max(1);
+        if first {
+            warn!(
+                addr = %addr,
+                retry_after_secs = secs,
+                "dashboard login: too many wrong tokens from this address; refused for a while"
+            );
         }
-        Some(_) => refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::WrongToken),
-        None => refused(&dash, StatusCode::FORBIDDEN, pages::Refusal::NoTokenSet),
+        let mut resp = refused(
+            &dash,
+            StatusCode::TOO_MANY_REQUESTS,
+            pages::Refusal::TooManyTries,
+        );
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        return resp;
     }
+    if f.token.len() <= MAX_TOKEN && same_secret(f.token.trim(), t) {
+        return with_cookie(Redirect::to("/"), t);
+    }
+    lock_limit(&dash).wrong(addr, now);
+    refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::WrongToken)
+}
+
+fn lock_limit(dash: &Dash) -> std::sync::MutexGuard<'_, LoginLimit> {
+    // the table is consistent after every call: a panic elsewhere leaves it usable
+    dash.inner
+        .login_limit
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

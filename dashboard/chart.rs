@@ -72,7 +72,7 @@ pub fn svg(points: &[TurnTokens], w: &Words) -> String {
     }
     out.push_str("</svg>");
     out.push_str(&format!(
-        "<p class=\"legend\"><span style=\"color:#9db4d3\">■</span> {} <span style=\"color:#2f855a\">■</span> {}</p>",
+        "<p class=\"legend\"><span class=\"key-prompt\">■</span> {} <span class=\"key-cached\">■</span> {}</p>",
         esc(w.prompt_tokens),
         esc(w.cached_tokens)
     ));

@@ -9,6 +9,28 @@ use axum::response::{Html, IntoResponse, Response};
 const STYLE: &str = include_str!("assets/style.css");
 const LIVE_JS: &str = include_str!("assets/live.js");
 
+/// The content policy of every answer: nothing from elsewhere, and of inline code only
+/// the pages' own `<style>` and `<script>` blocks, named by their SHA-256 — no
+/// `unsafe-inline`, so neither an injected `<script>` nor a `style=` attribute would be
+/// applied. The pages carry no `style=` attribute (classes in `assets/style.css`).
+pub fn content_policy() -> String {
+    format!(
+        "default-src 'none'; img-src 'self' data:; style-src '{}'; script-src '{}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        sha256_source(STYLE),
+        sha256_source(LIVE_JS)
+    )
+}
+
+/// A CSP hash source: `sha256-` and the base64 of the block's SHA-256.
+fn sha256_source(block: &str) -> String {
+    use base64::Engine;
+    let digest = ring::digest::digest(&ring::digest::SHA256, block.as_bytes());
+    format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+    )
+}
+
 /// Text made safe to put in HTML, inside elements and quoted attributes alike.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -46,7 +68,7 @@ pub fn page(w: &Words, title: &str, status: StatusCode, body: &str, script: bool
 
 pub fn header(w: &Words, household: &str, right: &str) -> String {
     format!(
-        "<header><h1><a href=\"/\" style=\"text-decoration:none\">{} · {}</a></h1><span>{right}</span></header>",
+        "<header><h1><a href=\"/\" class=\"home\">{} · {}</a></h1><span>{right}</span></header>",
         esc(w.title),
         esc(household)
     )
@@ -57,6 +79,7 @@ pub fn header(w: &Words, household: &str, right: &str) -> String {
 pub enum Refusal {
     NeedToken,
     WrongToken,
+    TooManyTries,
     NoTokenSet,
     OtherSite,
     NotFound,
@@ -69,6 +92,7 @@ pub fn refusal(lang: Language, status: StatusCode, why: Refusal) -> Response {
     let text = match why {
         Refusal::NeedToken => w.need_token,
         Refusal::WrongToken => w.wrong_token,
+        Refusal::TooManyTries => w.too_many_tries,
         Refusal::NoTokenSet => w.no_token_set,
         Refusal::OtherSite => w.other_site,
         Refusal::NotFound => w.not_found,
@@ -108,6 +132,39 @@ pub fn outcome(lang: Language, status: StatusCode, ok: bool, text: &str) -> Resp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The text between the first `open` and the `</…>` after it.
+    fn block<'a>(html: &'a str, open: &str, close: &str) -> &'a str {
+        let start = html.find(open).expect("the block is there") + open.len();
+        let len = html[start..].find(close).expect("the block is closed");
+        &html[start..start + len]
+    }
+
+    #[tokio::test]
+    async fn the_policy_names_exactly_the_inline_blocks_a_page_carries() {
+        use axum::body::to_bytes;
+        let w = words(Language::En);
+        let resp = page(w, "t", StatusCode::OK, "<main></main>", true);
+        let html = to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+        let html = std::str::from_utf8(&html).unwrap();
+        let csp = content_policy();
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        for (open, close, directive) in [
+            ("<style>", "</style>", "style-src"),
+            ("<script>", "</script>", "script-src"),
+        ] {
+            let digest =
+                ring::digest::digest(&ring::digest::SHA256, block(html, open, close).as_bytes());
+            let want = format!(
+                "{directive} 'sha256-{}'",
+                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, digest)
+            );
+            assert!(csp.contains(&want), "{want} not in {csp}");
+            assert_eq!(html.matches(open).count(), 1, "one {open} block");
+        }
+        assert!(!html.contains(" style="));
+        assert!(!header(w, "h", "").contains(" style="));
+    }
 
     #[test]
     fn escaping_covers_elements_and_attributes() {

@@ -8,6 +8,7 @@
 //!
 //! - [`server`] — binding, the connection cap, graceful serving;
 //! - [`auth`] — who may read and act: the token, its cookie, the security headers;
+//!   [`login_limit`] — how often an address may try a token;
 //! - [`api`] — `GET /api/status`, `/api/sessions`, `/api/sessions/{id}`, `/api/live`;
 //! - [`data`] — reading sessions, conversations and audit records, bounded;
 //! - [`pages`] — the HTML pages; [`html`] — their frame, escaping, refusals;
@@ -24,6 +25,7 @@ pub mod auth;
 pub mod chart;
 pub mod data;
 pub mod html;
+pub mod login_limit;
 pub mod metrics;
 pub mod money;
 pub mod pages;
@@ -34,7 +36,7 @@ use crate::config::{Language, Secret};
 use crate::kernel::{Kernel, KernelInner};
 use axum::routing::{get, post};
 use axum::Router;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 /// The label of its listener (logs, the connection cap).
@@ -54,6 +56,8 @@ struct DashInner {
     exposed: bool,
     started: Instant,
     lang: Language,
+    /// Wrong tokens at `/login` per address (a few a minute).
+    login_limit: Mutex<login_limit::LoginLimit>,
 }
 
 impl Dash {
@@ -66,6 +70,7 @@ impl Dash {
                 exposed: http.exposed(),
                 started: Instant::now(),
                 lang: kernel.config().household.language,
+                login_limit: Mutex::default(),
             }),
         }
     }

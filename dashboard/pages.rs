@@ -90,7 +90,7 @@ fn mode_section(w: &Words, st: &Status, owner: bool) -> String {
                 sid = esc(a.session_id.as_deref().unwrap_or_default()),
             ));
             out.push_str(&format!(
-                "<form method=\"post\" action=\"/action/mode/exit\" style=\"margin-top:8px\"><button id=\"exit\" type=\"submit\">{}</button></form>",
+                "<form method=\"post\" action=\"/action/mode/exit\" class=\"exit\"><button id=\"exit\" type=\"submit\">{}</button></form>",
                 esc(w.exit_mode)
             ));
             if !owner {

@@ -9,6 +9,8 @@ use crate::channels::contract::StartError;
 use crate::channels::net::{bind, listener_limit};
 use crate::kernel::Kernel;
 use crate::netutil::{self, ConnPermit};
+use axum::extract::ConnectInfo;
+use axum::Extension;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::net::SocketAddr;
@@ -51,7 +53,12 @@ pub async fn start(kernel: &Kernel) -> Result<Option<SocketAddr>, StartError> {
             limit,
             cancel.clone(),
             |stream, permit| {
-                conns.spawn(serve_conn(stream, permit, router.clone(), cancel.clone()));
+                // the peer's address, for the login limit (as axum's `ConnectInfo`)
+                let app = match stream.peer_addr() {
+                    Ok(peer) => router.clone().layer(Extension(ConnectInfo(peer))),
+                    Err(_) => router.clone(),
+                };
+                conns.spawn(serve_conn(stream, permit, app, cancel.clone()));
             },
             refuse,
         )

@@ -1,7 +1,9 @@
 //! `homebot doctor`: probes the configured LLM endpoint without starting a gateway and
 //! says, one line each, what it found — the endpoint and model, whether it answers, the
 //! models it lists (`GET {base}/models`), the context size where the server reports it
-//! (llama.cpp's `/props`), and a hint when the configured model is not among them.
+//! (llama.cpp's `/props`), and a hint when the configured model is not among them. Then
+//! each `[[provider.fallback]]` endpoint, one line each: its model and address, and
+//! whether it answers and lists that model.
 //!
 //! Everything here talks to a peer we do not control: every probe has a 5 s timeout and
 //! reads at most 1 MiB. The key is sent only to the configured endpoint (the same origin)
@@ -48,7 +50,78 @@ pub async fn run(root: &Path) -> Result<Report, DoctorError> {
     let mut cfg = Config::load_or_init(ws.root())?;
     let env = EnvOverrides::from_env();
     cfg.apply_env(&env)?;
-    Ok(diagnose(cfg.resolve_provider(&env).as_ref(), &env).await)
+    let mut report = diagnose(cfg.resolve_provider(&env).as_ref(), &env).await;
+    for (i, f) in cfg.resolve_fallbacks(&env).iter().enumerate() {
+        let name = crate::provider::backend::Backend::fallback_name(i + 1);
+        let (line, reachable) = fallback_line(&name, f).await;
+        report.lines.push(line);
+        report.reachable &= reachable;
+    }
+    Ok(report)
+}
+
+/// One line about a fallback endpoint (`fallback-1: …`): which model where, whether it
+/// answers its model list, and whether the list names the model. Unreachable: `false`.
+pub async fn fallback_line(name: &str, p: &ResolvedProvider) -> (String, bool) {
+    let base = p.base_url.trim_end_matches('/');
+    let what = format!(
+        "{name}: {} @ {}, key {}",
+        p.model.name().unwrap_or("(endpoint default)"),
+        display_url(base),
+        p.api_key_source
+            .map_or("none".to_string(), |src| format!("set (from {src})"))
+    );
+    let client = match probe_client() {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                format!("{what} — reachable: no — {}", error_chain(&e)),
+                false,
+            )
+        }
+    };
+    let probe = Probe { client, p };
+    let url = models_url(p);
+    let (status, body) = match probe.get(&url).await {
+        Ok(answer) => answer,
+        Err(e) => return (format!("{what} — reachable: no — {e}"), false),
+    };
+    let mut found = Vec::new();
+    let listed = models_line(status, body, &mut found);
+    let models = match (listed, p.model.name()) {
+        (Some(ids), Some(m)) if ids.iter().any(|id| id == m) => format!("lists {m}"),
+        (Some(ids), Some(m)) if !ids.is_empty() => {
+            format!("does not list {m:?} (it has {:?}, …)", ids[0])
+        }
+        // no list to check against: say what the list probe found
+        _ => found.join("; "),
+    };
+    (
+        format!(
+            "{what} — reachable: yes (GET {} → HTTP {status}); {models}",
+            display_url(&url)
+        ),
+        true,
+    )
+}
+
+/// The client every probe uses: short timeouts, no redirects (a key never follows one).
+fn probe_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .timeout(PROBE_TIMEOUT)
+        .connect_timeout(PROBE_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+}
+
+/// Where the endpoint lists its models.
+fn models_url(p: &ResolvedProvider) -> String {
+    let base = p.base_url.trim_end_matches('/');
+    match p.kind {
+        crate::config::ProviderKind::Openai => format!("{base}/models"),
+        // Anthropic lists its models beside `/v1/messages`, in the same `data[].id` shape
+        crate::config::ProviderKind::Anthropic => format!("{base}/v1/models"),
+    }
 }
 
 pub async fn diagnose(provider: Option<&ResolvedProvider>, env: &EnvOverrides) -> Report {
@@ -85,12 +158,7 @@ pub async fn diagnose(provider: Option<&ResolvedProvider>, env: &EnvOverrides) -
         p.max_concurrent
     ));
 
-    let client = match reqwest::Client::builder()
-        .timeout(PROBE_TIMEOUT)
-        .connect_timeout(PROBE_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-    {
+    let client = match probe_client() {
         Ok(c) => c,
         Err(e) => {
             lines.push(format!("reachable: no — {}", error_chain(&e)));
@@ -102,11 +170,7 @@ pub async fn diagnose(provider: Option<&ResolvedProvider>, env: &EnvOverrides) -
     };
     let probe = Probe { client, p };
 
-    let models_url = match p.kind {
-        crate::config::ProviderKind::Openai => format!("{base}/models"),
-        // Anthropic lists its models beside `/v1/messages`, in the same `data[].id` shape
-        crate::config::ProviderKind::Anthropic => format!("{base}/v1/models"),
-    };
+    let models_url = models_url(p);
     let models = match probe.get(&models_url).await {
         Err(e) => {
             lines.push(format!("reachable: no — {e}"));

@@ -2,7 +2,8 @@
 //! model, real sockets): its JSON API field by field after a turn enters cooking, the
 //! live poll after a second turn, session id validation, and the token rules —
 //! reads open on loopback, actions always need the token, everything needs it beyond
-//! loopback, and beyond loopback without a token the gateway does not start.
+//! loopback, and beyond loopback without a token the gateway does not start; the login
+//! form's limit on wrong tokens.
 
 mod common;
 
@@ -205,7 +206,11 @@ async fn the_api_shows_a_cooking_session_field_by_field_and_the_poll_sees_the_ne
         .unwrap()
         .to_string();
     assert!(csp.contains("default-src 'none'"), "{csp}");
+    assert!(csp.contains("script-src 'sha256-"), "{csp}");
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
     let html = page.text().await.unwrap();
+    // a policy without unsafe-inline would drop style attributes: the page has none
+    assert!(!html.contains(" style="), "{html}");
     for want in ["做饭模式", "番茄要放几个？", "妈妈", "退出模式", &sid] {
         assert!(html.contains(want), "{want} missing from the page");
     }
@@ -407,6 +412,48 @@ async fn beyond_loopback_every_request_needs_the_token() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     assert!(!r.text().await.unwrap().contains(TOKEN));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_login_form_takes_a_few_wrong_tokens_a_minute_then_answers_429() {
+    let ws = common::workspace();
+    let ws = ws.path();
+    let fake = fake().await;
+    let (gw, base) = start(ws, &fake, "127.0.0.1:0", Some(TOKEN)).await;
+    let login = |token: &str| {
+        client()
+            .post(format!("{base}/login"))
+            .form(&[("token", token)])
+            .send()
+    };
+    for i in 0..5 {
+        let r = login("wrong-guess").await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "try {i}");
+    }
+    // the rest of sixty at once: refused unlooked-at, with the wait
+    for _ in 0..55 {
+        let r = login("wrong-guess").await.unwrap();
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+        let wait: u64 = r.headers()["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1..=12).contains(&wait), "{wait}");
+    }
+    // the right token too, while the address is shut out
+    let r = login(TOKEN).await.unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(r.headers().get("set-cookie").is_none());
+    // logged once, with the address, never the tries
+    gw.wait_log("too many wrong tokens", 10).await;
+    let log = gw.log();
+    assert_eq!(log.matches("too many wrong tokens").count(), 1, "{log}");
+    assert!(log.contains("addr=127.0.0.1"), "{log}");
+    assert!(!log.contains("wrong-guess") && !log.contains(TOKEN));
+    // reading is not limited
+    let r = client().get(&base).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

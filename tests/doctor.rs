@@ -1,6 +1,6 @@
 //! `homebot doctor` as a user runs it: the real binary against a fake llama.cpp-style
 //! server on 127.0.0.1:0 (`/v1/models`, `/props`), against one that lists too much, and
-//! against a closed port.
+//! against a closed port; and the fallback endpoints, one line each.
 
 mod common;
 
@@ -79,7 +79,11 @@ async fn serve(app: Router, seen: Seen) -> FakeServer {
 
 async fn doctor(env: &[(&str, &str)]) -> (Output, String) {
     let dir = workspace();
-    let mut cmd = homebot(dir.path(), None);
+    doctor_in(dir.path(), env).await
+}
+
+async fn doctor_in(ws: &std::path::Path, env: &[(&str, &str)]) -> (Output, String) {
+    let mut cmd = homebot(ws, None);
     cmd.arg("doctor");
     for (k, v) in env {
         cmd.env(k, v);
@@ -219,4 +223,77 @@ async fn doctor_exits_1_when_nothing_listens() {
     let (out, stdout) = doctor(&[]).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout.starts_with("provider: not configured"), "{stdout}");
+}
+
+#[tokio::test]
+async fn doctor_probes_each_fallback_on_its_own_line() {
+    let primary = llama_like().await;
+    let second = llama_like().await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}/v1", l.local_addr().unwrap().port())
+    }; // closed again: nothing listens there
+    let dir = workspace();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[[provider.fallback]]\nbase_url = \"{}\"\nmodel = \"smollm2-135m\"\napi_key = \"sk-fallback-secret\"\n\n\
+             [[provider.fallback]]\nbase_url = \"{}\"\nmodel = \"qwen2.5-7b\"\n\n\
+             [[provider.fallback]]\nbase_url = \"{closed}\"\n",
+            second.base, primary.base
+        ),
+    )
+    .unwrap();
+    let (out, stdout) = doctor_in(
+        dir.path(),
+        &[
+            ("HOMEBOT_BASE_URL", &primary.base),
+            ("HOMEBOT_MODEL", "smollm2-135m"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a fallback that does not answer fails the check: {stdout}"
+    );
+    assert_eq!(
+        line(&stdout, "reachable:"),
+        format!("reachable: yes (GET {}/models → HTTP 200)", primary.base),
+        "the primary's lines as before"
+    );
+    assert_eq!(
+        line(&stdout, "fallback-1:"),
+        format!(
+            "fallback-1: smollm2-135m @ {b}, key set (from provider.fallback.api_key) — reachable: yes (GET {b}/models → HTTP 200); lists smollm2-135m",
+            b = second.base
+        )
+    );
+    assert_eq!(
+        line(&stdout, "fallback-2:"),
+        format!(
+            "fallback-2: qwen2.5-7b @ {b}, key none — reachable: yes (GET {b}/models → HTTP 200); does not list \"qwen2.5-7b\" (it has \"qwen2.5-1.5b-instruct\", …)",
+            b = primary.base
+        )
+    );
+    let third = line(&stdout, "fallback-3:");
+    assert!(
+        third.starts_with(&format!(
+            "fallback-3: (endpoint default) @ {closed}, key none — reachable: no — cannot connect to {closed}/models: "
+        )),
+        "{third}"
+    );
+    // each line its own: three fallbacks, three lines
+    assert_eq!(stdout.matches("fallback-").count(), 3, "{stdout}");
+    // a fallback's key went to its own endpoint only, and never into the output
+    assert!(!stdout.contains("sk-fallback"));
+    let sent = |seen: &Seen| {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, a)| a.as_deref() == Some("Bearer sk-fallback-secret"))
+            .count()
+    };
+    assert_eq!(sent(&second.seen), 1);
+    assert_eq!(sent(&primary.seen), 0);
 }

@@ -58,6 +58,11 @@ pub struct HaState {
     no_listen_again: HashSet<String>,
     /// Where the link coming up and going down is reported.
     presence: crate::presence::Presence,
+    /// Counts the connections whose registries were read: a message waiting because Home
+    /// Assistant could not be reached watches it to be said when it is back.
+    back: tokio::sync::watch::Sender<u64>,
+    /// Connected, and the registries not read yet on this connection.
+    fresh: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -75,9 +80,10 @@ impl HaActor {
         settings: Result<connection::Settings, super::NotConfigured>,
         watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
         presence: crate::presence::Presence,
+        back: tokio::sync::watch::Sender<u64>,
     ) -> Self {
         Self {
-            state: HaState::new(cfg, settings, watch_tx, presence),
+            state: HaState::new(cfg, settings, watch_tx, presence, back),
             supervisor: Supervisor::new("the Home Assistant actor"),
         }
     }
@@ -89,6 +95,7 @@ impl HaState {
         settings: Result<connection::Settings, super::NotConfigured>,
         watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
         presence: crate::presence::Presence,
+        back: tokio::sync::watch::Sender<u64>,
     ) -> Self {
         let rooms = {
             let mut r = Rooms::default();
@@ -113,6 +120,8 @@ impl HaState {
             watch_tx,
             no_listen_again: HashSet::new(),
             presence,
+            back,
+            fresh: false,
         }
     }
 
@@ -159,17 +168,20 @@ impl HaState {
         match r {
             Report::Connected { version } => {
                 self.link = Link::Up;
+                self.fresh = true;
                 self.version = version;
                 self.presence
                     .report(crate::presence::Link::HomeAssistant, true);
             }
             Report::Down { why } => {
                 self.link = Link::Down(why);
+                self.fresh = false;
                 self.presence
                     .report(crate::presence::Link::HomeAssistant, false);
             }
             Report::AuthFailed { why } => {
                 self.link = Link::AuthFailed(why);
+                self.fresh = false;
                 self.presence
                     .report(crate::presence::Link::HomeAssistant, false);
             }
@@ -186,6 +198,10 @@ impl HaState {
                     entities = self.rooms.entities,
                     "Home Assistant registries read"
                 );
+                // back, and its rooms known: what waited for it can be said now
+                if std::mem::take(&mut self.fresh) {
+                    self.back.send_modify(|n| *n += 1);
+                }
             }
             Report::Exposed(ids) => {
                 self.exposed = Some(ids.len());

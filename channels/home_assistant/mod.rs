@@ -125,6 +125,8 @@ pub struct HomeAssistant {
     /// Sentences on their way to Home Assistant's agent now (a sentence coming back
     /// while it is there is not sent again).
     in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// Grows each time Home Assistant is connected (again) and its registries are read.
+    back: tokio::sync::watch::Receiver<u64>,
     /// Fired watches, until the channel's delivery task takes them.
     watches: std::sync::Arc<
         std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>>>,
@@ -178,6 +180,7 @@ impl HomeAssistant {
         let announce_timeout = Duration::from_secs(cfg.announce_timeout_secs);
         let language = cfg.language.clone();
         let (watch_tx, watch_rx) = tokio::sync::mpsc::channel(watch::QUEUE);
+        let (back_tx, back) = tokio::sync::watch::channel(0);
         let s = settings(&cfg);
         if let Err(why) = &s {
             tracing::warn!("Home Assistant: {why}");
@@ -188,7 +191,8 @@ impl HomeAssistant {
             .spawn(move || {
                 let sys = actix::System::new();
                 sys.block_on(async move {
-                    let addr = actor::HaActor::new(cfg, s, Some(watch_tx), presence).start();
+                    let addr =
+                        actor::HaActor::new(cfg, s, Some(watch_tx), presence, back_tx).start();
                     let _ = tx.send(addr);
                     actix::spawn(async move {
                         cancel.cancelled().await;
@@ -208,8 +212,17 @@ impl HomeAssistant {
             language,
             services: Default::default(),
             in_flight: Default::default(),
+            back,
             watches: std::sync::Arc::new(std::sync::Mutex::new(Some(watch_rx))),
         })
+    }
+
+    /// Changes each time Home Assistant is connected again with its rooms read (from
+    /// now on: what happened before is seen).
+    pub fn comebacks(&self) -> tokio::sync::watch::Receiver<u64> {
+        let mut rx = self.back.clone();
+        rx.mark_unchanged();
+        rx
     }
 
     /// The fired watches (once: the channel's delivery task takes them).

@@ -10,7 +10,7 @@
 //! state is in memory (held messages are forgotten by a restart by design), so the actor
 //! goes on with it.
 
-use super::held::{Held, NotHeld};
+use super::held::{Held, NotHeld, Taken};
 use super::satellites::{ClaimError, Credential, Registry};
 use crate::config::VoiceConfig;
 use crate::presence::{Link, Presence};
@@ -188,16 +188,18 @@ impl Handler<Hold> for VoiceActor {
     }
 }
 
-/// What is held for `front`: said from now on.
+/// What is held for `front`, for a turn to say ([`Taken::said`] once it did).
 #[derive(Message)]
-#[rtype(result = "Vec<String>")]
+#[rtype(result = "Taken")]
 pub struct TakeHeld(pub String);
 
 impl Handler<TakeHeld> for VoiceActor {
-    type Result = Vec<String>;
-    fn handle(&mut self, m: TakeHeld, _: &mut Context<Self>) -> Vec<String> {
-        self.supervised("take-held", |s| s.held.take(&m.0))
-            .unwrap_or_default()
+    type Result = MessageResult<TakeHeld>;
+    fn handle(&mut self, m: TakeHeld, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(
+            self.supervised("take-held", |s| s.held.take(&m.0))
+                .unwrap_or_default(),
+        )
     }
 }
 

@@ -1,7 +1,8 @@
 //! The voice channel's outbound door: a proactive message (a reminder, `homebot
 //! announce`) goes to a native satellite by its id, to Home Assistant's satellite of a
 //! room (`ha:<entity>`, an area), or — for a Wyoming front end, which cannot be spoken to
-//! unasked — is held for that speaker's next turn.
+//! unasked — is held for that speaker's next turn; and the wait for a held message: until a
+//! turn says it, Home Assistant is back to announce it, or the fallback chat takes it.
 
 use super::*;
 
@@ -100,5 +101,138 @@ impl Voice {
                 "Home Assistant satellite {target:?} ({e})"
             ))),
         }
+    }
+}
+
+/// Messages held for a front end's next turn, waited for until said.
+impl Voice {
+    /// Hold `text` for `front`'s next turn and wait until it is said: only then is it
+    /// delivered (a reminder stays pending meanwhile, so a restart rings it again). A turn
+    /// that took it and ended before saying it (its connection dropped) did not say it:
+    /// it is held again. When Home Assistant comes back meanwhile (connected, its rooms
+    /// read) and the front is one it may speak on, the message is taken back and
+    /// announced there at once — said by one or the other, never both. If nothing says
+    /// it within `voice.fallback_after_secs`, it goes to `voice.fallback` instead;
+    /// without a fallback it waits as long as the caller lets it (the Cron's budget).
+    async fn hold_until_said(&self, front: &str, text: String) -> Result<(), DeliveryError> {
+        let fallback = self.shared.cfg.fallback.clone();
+        let wait = match &fallback {
+            Some(_) => Duration::from_secs(self.shared.cfg.fallback_after_secs),
+            None => held::MAX_AGE,
+        };
+        let deadline = tokio::time::Instant::now() + wait;
+        // a Wyoming speaker whose satellite is unknown has nowhere to be announced
+        let mut back = match &self.shared.ha {
+            Some(ha) if front != WYOMING_TARGET => Some(ha.comebacks()),
+            _ => None,
+        };
+        let mut held = self.hold(front, text.clone()).await?;
+        loop {
+            let woke = tokio::select! {
+                said = tokio::time::timeout_at(deadline, &mut held.1) => match said {
+                    Ok(Ok(())) => return Ok(()),
+                    // taken by a turn that did not say it, or forgotten: hold it again
+                    Ok(Err(_)) => {
+                        held = self.hold(front, text.clone()).await?;
+                        continue;
+                    }
+                    Err(_) => break,
+                },
+                up = came_back(&mut back) => up,
+            };
+            if !woke {
+                back = None; // Home Assistant's handle is gone: only a turn says it now
+                continue;
+            }
+            let id = held.0;
+            let take_back = actor::TakeBack {
+                front: front.to_string(),
+                id,
+            };
+            if self
+                .shared
+                .actor
+                .send(take_back)
+                .await
+                .ok()
+                .flatten()
+                .is_none()
+            {
+                // a turn has it: its answer decides (said, or held again above)
+                continue;
+            }
+            match Outbound::deliver(self, front, &text).await {
+                Ok(()) => {
+                    tracing::info!(
+                        front,
+                        "a message held while Home Assistant was unreachable was announced when it came back"
+                    );
+                    return Ok(());
+                }
+                Err(e) => {
+                    debug!(front, error = %e, "Home Assistant is back but could not say the held message; it waits again");
+                    held = self.hold(front, text.clone()).await?;
+                }
+            }
+        }
+        let id = held.0;
+        let take_back = actor::TakeBack {
+            front: front.to_string(),
+            id,
+        };
+        let text = self.shared.actor.send(take_back).await.ok().flatten();
+        let Some(text) = text else {
+            return Ok(()); // said just now
+        };
+        let Some(fallback) = fallback else {
+            return Err(DeliveryError::Unreachable(format!(
+                "voice front end {front:?} (no turn within {} s)",
+                wait.as_secs()
+            )));
+        };
+        let sent = self
+            .shared
+            .kernel
+            .deliver(&fallback.channel, &fallback.target, &text)
+            .await;
+        match &sent {
+            Ok(()) => {
+                tracing::info!(front, channel = %fallback.channel, "voice message nobody heard went to the fallback chat")
+            }
+            Err(e) => {
+                warn!(front, error = %e, "voice message nobody heard; the fallback chat failed too")
+            }
+        }
+        sent
+    }
+
+    /// Hold `text` for `front`: its id and the receiver told when it was said.
+    async fn hold(
+        &self,
+        front: &str,
+        text: String,
+    ) -> Result<(u64, tokio::sync::oneshot::Receiver<()>), DeliveryError> {
+        let hold = actor::Hold {
+            front: front.to_string(),
+            text,
+        };
+        self.shared
+            .actor
+            .send(hold)
+            .await
+            .unwrap_or(Err(held::NotHeld::Stopped))
+            .map_err(|why| DeliveryError::Failed {
+                target: front.to_string(),
+                why: why.to_string(),
+            })
+    }
+}
+
+/// Wait until Home Assistant is back (`true`), or its handle is gone (`false`); with no
+/// Home Assistant to watch, never.
+async fn came_back(back: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match back {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
     }
 }

@@ -8,6 +8,7 @@
 //! takes no audio), so a connection never buffers more than two frames' JSON. Over the
 //! connection cap, a new connection gets an `error` event and is closed at once.
 
+use super::held::Taken;
 use super::wyoming::{self, Event, FrameError, Limits};
 use super::{fallback_session, speaker_member, Voice};
 use crate::netutil::{within, ConnPermit};
@@ -91,10 +92,16 @@ impl Voice {
             };
             // a graceful shutdown waits until an answer is written
             let _delivering = self.shared.kernel.hold_delivery();
+            // the held messages the answer begins with: said once it is written
+            let mut held = Taken::default();
             let out = match ev.kind.as_str() {
                 "describe" => Some(self.info()),
                 "ping" => Some(Event::new("pong", json!({"text": ev.data.get("text")}))),
-                "transcript" => Some(self.on_transcript(&ev, &fallback).await),
+                "transcript" => {
+                    let (answer, said) = self.on_transcript(&ev, &fallback).await;
+                    held = said;
+                    Some(answer)
+                }
                 other => {
                     debug!(?peer, kind = other, "wyoming: event ignored");
                     None
@@ -104,7 +111,7 @@ impl Voice {
                 // a peer that stops reading (a zero TCP window) gets the idle deadline for
                 // each answer too, so it cannot hold its connection and permit forever
                 match within(idle, wyoming::write_event(&mut w, &out)).await {
-                    Ok(Ok(())) => {}
+                    Ok(Ok(())) => held.said(),
                     Ok(Err(e)) => {
                         debug!(?peer, error = %e, "wyoming: peer went away before the answer");
                         break;
@@ -125,9 +132,11 @@ impl Voice {
         drop(permit);
     }
 
-    async fn on_transcript(&self, ev: &Event, fallback: &str) -> Event {
+    /// The answer to a transcript, and the held messages it begins with.
+    async fn on_transcript(&self, ev: &Event, fallback: &str) -> (Event, Taken) {
         let Some(text) = ev.data.get("text").and_then(Value::as_str) else {
-            return Event::new("not-handled", json!({"text": "没有听清楚，请再说一次。"}));
+            let again = json!({"text": "没有听清楚，请再说一次。"});
+            return (Event::new("not-handled", again), Taken::default());
         };
         let ctx = ev.data.get("context").cloned().unwrap_or(Value::Null);
         let get = |k: &str| {
@@ -156,7 +165,8 @@ impl Voice {
             // what waits for any Wyoming speaker is said here too
             let held = self.take_held(super::WYOMING_TARGET).await;
             if !held.is_empty() {
-                reply.text = format!("{} {}", held.join(" "), reply.text);
+                reply.text = format!("{} {}", held.joined(), reply.text);
+                reply.held.extend(held);
             }
         }
         if let (Some(ha), Some(l)) = (&self.shared.ha, &located) {
@@ -165,14 +175,15 @@ impl Voice {
             }
         }
         let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
-        if reply.failed {
-            Event::new(
-                "not-handled",
-                json!({"text": reply.text, "context": context}),
-            )
+        let kind = if reply.failed {
+            "not-handled"
         } else {
-            Event::new("handled", json!({"text": reply.text, "context": context}))
-        }
+            "handled"
+        };
+        (
+            Event::new(kind, json!({"text": reply.text, "context": context})),
+            reply.held,
+        )
     }
 
     fn info(&self) -> Event {

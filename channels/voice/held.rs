@@ -3,6 +3,11 @@
 //! They are said before the reply of that front end's next turn. Bounded: a few per front
 //! end, a few dozen front ends, and each for at most [`MAX_AGE`] — a reminder heard hours
 //! later is worse than none. In memory only: a restart forgets them.
+//!
+//! A message counts as said only once it was handed to the front end: a turn takes the
+//! waiting messages as [`Taken`] and calls [`Taken::said`] after its answer went out. A
+//! turn dropped in between (its connection gone, the gateway stopping) drops them
+//! unsaid, and whoever waits for them hears so (and holds them again).
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -72,18 +77,19 @@ impl Held {
         Ok((self.next, heard))
     }
 
-    /// The messages waiting for `front`, oldest first; they are said now (and whoever
-    /// waits for them is told).
-    pub fn take(&mut self, front: &str) -> Vec<String> {
+    /// The messages waiting for `front`, oldest first, for a turn to say; they count as
+    /// said when the turn calls [`Taken::said`].
+    pub fn take(&mut self, front: &str) -> Taken {
         self.expire();
-        self.waiting
-            .remove(front)
-            .map(|q| {
-                q.into_iter()
-                    .filter_map(|w| w.said.send(()).is_ok().then_some(w.text))
-                    .collect()
-            })
-            .unwrap_or_default()
+        let mut taken = Taken::default();
+        for w in self.waiting.remove(front).unwrap_or_default() {
+            // nobody waits for it any more: its reminder was cancelled or gave up
+            if !w.said.is_closed() {
+                taken.texts.push(w.text);
+                taken.acks.push(w.said);
+            }
+        }
+        taken
     }
 
     /// Take one message back if it is still waiting (nobody spoke to `front` meanwhile).
@@ -105,6 +111,39 @@ impl Held {
     }
 }
 
+/// Held messages a turn took to say first. Whoever waits for them is told they were said
+/// only by [`Taken::said`]; dropped before that, they were not.
+#[derive(Default)]
+pub struct Taken {
+    texts: Vec<String>,
+    acks: Vec<oneshot::Sender<()>>,
+}
+
+impl Taken {
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+
+    /// Their words, oldest first, as one text to say.
+    pub fn joined(&self) -> String {
+        self.texts.join(" ")
+    }
+
+    /// Add what was taken for another front end (said together with these).
+    pub fn extend(&mut self, other: Taken) {
+        self.texts.extend(other.texts);
+        self.acks.extend(other.acks);
+    }
+
+    /// They were handed to the front end: tell whoever waits for them (once; the words
+    /// stay for the reply's text).
+    pub fn said(&mut self) {
+        for ack in self.acks.drain(..) {
+            let _ = ack.send(());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,7 +156,13 @@ mod tests {
         let (_, given_up) = h.hold("kitchen", "提醒：取消了".into()).unwrap();
         drop(given_up); // its reminder was cancelled: not said
         assert!(h.take("bedroom").is_empty());
-        assert_eq!(h.take("kitchen"), ["提醒：关火", "提醒：下面条"]);
+        let mut taken = h.take("kitchen");
+        assert_eq!(taken.joined(), "提醒：关火 提醒：下面条");
+        assert!(
+            first.try_recv().is_err(),
+            "not said before it is handed out"
+        );
+        taken.said();
         assert!(first.try_recv().is_ok(), "told it was said");
         assert!(h.take("kitchen").is_empty(), "said once");
         let (id, _rx) = h.hold("kitchen", "提醒：收衣服".into()).unwrap();
@@ -132,5 +177,21 @@ mod tests {
             keep.push(h.hold(&format!("sat-{i}"), "x".into()).unwrap());
         }
         assert!(h.hold("one-too-many", "x".into()).is_err());
+    }
+
+    #[test]
+    fn taken_by_a_turn_that_ends_before_saying_them_they_were_not_said() {
+        let mut h = Held::default();
+        let (_, mut waiting) = h.hold("kitchen", "提醒：关火".into()).unwrap();
+        let taken = h.take("kitchen");
+        assert!(!taken.is_empty());
+        drop(taken); // the turn's task was dropped while it waited
+        assert!(
+            matches!(
+                waiting.try_recv(),
+                Err(oneshot::error::TryRecvError::Closed)
+            ),
+            "the waiter hears it was not said"
+        );
     }
 }

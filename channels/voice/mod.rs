@@ -61,7 +61,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::warn;
+use tracing::{debug, warn};
 
 pub const CHANNEL: &str = "voice";
 pub const WS_PATH: &str = "/voice/ws";
@@ -167,6 +167,8 @@ pub struct VoiceReply {
     pub text: String,
     pub state: DialogueState,
     pub failed: bool,
+    /// The held messages `text` begins with: said once the door sent it.
+    held: held::Taken,
 }
 
 #[async_trait::async_trait]
@@ -294,77 +296,21 @@ impl Voice {
     }
 
     /// Wait for a submitted utterance's reply and shape it for speech; anything held for
-    /// this front end (a reminder that rang while it could not be spoken to) comes first.
+    /// this front end (a reminder that rang while it could not be spoken to) comes first,
+    /// and counts as said once the caller calls `held.said()` on the reply it sent.
     pub async fn finish(&self, pending: PendingReply, front: &str) -> VoiceReply {
         let reply = pending.reply().await;
         let held = self.take_held(front).await;
         compose(&reply, held)
     }
 
-    /// What is held for `front`; it counts as said from now on.
-    async fn take_held(&self, front: &str) -> Vec<String> {
+    /// What is held for `front`; it counts as said when [`held::Taken::said`] is called.
+    async fn take_held(&self, front: &str) -> held::Taken {
         self.shared
             .actor
             .send(actor::TakeHeld(front.to_string()))
             .await
             .unwrap_or_default()
-    }
-
-    /// Hold `text` for `front`'s next turn and wait until it is said: only then is it
-    /// delivered (a reminder stays pending meanwhile, so a restart rings it again). If no
-    /// turn comes within `voice.fallback_after_secs`, it goes to `voice.fallback` instead;
-    /// without a fallback it waits as long as the caller lets it (the Cron's budget).
-    async fn hold_until_said(&self, front: &str, text: String) -> Result<(), DeliveryError> {
-        let hold = actor::Hold {
-            front: front.to_string(),
-            text,
-        };
-        let (id, said) = self
-            .shared
-            .actor
-            .send(hold)
-            .await
-            .unwrap_or(Err(held::NotHeld::Stopped))
-            .map_err(|why| DeliveryError::Failed {
-                target: front.to_string(),
-                why: why.to_string(),
-            })?;
-        let fallback = self.shared.cfg.fallback.clone();
-        let wait = match &fallback {
-            Some(_) => Duration::from_secs(self.shared.cfg.fallback_after_secs),
-            None => held::MAX_AGE,
-        };
-        if let Ok(Ok(())) = tokio::time::timeout(wait, said).await {
-            return Ok(());
-        }
-        let take_back = actor::TakeBack {
-            front: front.to_string(),
-            id,
-        };
-        let text = self.shared.actor.send(take_back).await.ok().flatten();
-        let Some(text) = text else {
-            return Ok(()); // said just now
-        };
-        let Some(fallback) = fallback else {
-            return Err(DeliveryError::Unreachable(format!(
-                "voice front end {front:?} (no turn within {} s)",
-                wait.as_secs()
-            )));
-        };
-        let sent = self
-            .shared
-            .kernel
-            .deliver(&fallback.channel, &fallback.target, &text)
-            .await;
-        match &sent {
-            Ok(()) => {
-                tracing::info!(front, channel = %fallback.channel, "voice message nobody heard went to the fallback chat")
-            }
-            Err(e) => {
-                warn!(front, error = %e, "voice message nobody heard; the fallback chat failed too")
-            }
-        }
-        sent
     }
 
     /// A fresh connection id, unique in this process.
@@ -391,7 +337,7 @@ fn voice_turn(session_id: &str, speaker: &str, text: &str, front: &str) -> Turn 
 }
 
 /// A reply shaped for speech, with what was held for its front end said first.
-fn compose(reply: &crate::turn::Reply, held: Vec<String>) -> VoiceReply {
+fn compose(reply: &crate::turn::Reply, held: held::Taken) -> VoiceReply {
     let (text, mut state) = shape_reply(&reply.text);
     if reply.awaits_answer {
         // a question with options or a plan to confirm: keep listening for the answer
@@ -401,10 +347,11 @@ fn compose(reply: &crate::turn::Reply, held: Vec<String>) -> VoiceReply {
         text: if held.is_empty() {
             text
         } else {
-            format!("{} {text}", held.join(" "))
+            format!("{} {text}", held.joined())
         },
         state,
         failed: !reply.is_answered(),
+        held,
     }
 }
 

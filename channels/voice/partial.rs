@@ -13,6 +13,7 @@
 //! its turns in flight: the kernel records them as cancelled with what was already said,
 //! no partial frame of them is sent any more, and their reply frame says `cancelled`.
 
+use super::held::Taken;
 use super::{compose, shape_reply, voice_turn, Voice};
 use crate::kernel::PendingReply;
 use crate::turn::{Partial, Partials};
@@ -56,7 +57,7 @@ struct Told {
     /// A partial frame was sent.
     started: bool,
     /// The held messages said before the first partial (they lead the reply's text).
-    held: Vec<String>,
+    held: Taken,
     /// What was said that the reply's text begins with: the held messages, then the
     /// answer's partials since the last aside.
     heard: Vec<String>,
@@ -126,7 +127,7 @@ impl Voice {
         } else {
             self.take_held(front).await
         };
-        let r = compose(&reply, held);
+        let mut r = compose(&reply, held);
         let mut frame = json!({"type": "reply", "session_id": session, "text": r.text,
             "dialogue_state": r.state.as_str(), "error": r.failed});
         if cancelled {
@@ -140,7 +141,10 @@ impl Voice {
             };
             frame["rest"] = Value::String(rest.to_string());
         }
-        let _ = out.send(frame.to_string()).await;
+        if out.send(frame.to_string()).await.is_ok() {
+            // handed to the satellite's writer (when they led a partial, said already)
+            r.held.said();
+        }
     }
 
     async fn partial(
@@ -170,8 +174,10 @@ impl Voice {
             told.started = true;
             told.held = self.take_held(front).await;
             if !told.held.is_empty() {
-                let held = told.held.join(" ");
-                let _ = out.send(frame(&held).to_string()).await;
+                let held = told.held.joined();
+                if out.send(frame(&held).to_string()).await.is_ok() {
+                    told.held.said();
+                }
                 told.heard.push(held);
                 told.held_count = 1;
             }

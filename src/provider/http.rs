@@ -1,10 +1,39 @@
 //! What both dialects do the same way over HTTP: send a body, turn a failure into a
 //! [`ProviderError`] (with the server's `Retry-After`, a short error text with any echoed
-//! key masked), and read an answer with the byte cap.
+//! key masked), and read an answer with the byte cap; and how many idle connections to
+//! the model's host the client keeps.
 
 use super::error::{read_capped, BodyError, ProviderError};
-use crate::config::Secret;
+use crate::config::{ResolvedProvider, Secret};
 use std::time::Duration;
+
+/// How long an idle connection to the model's host is kept for the next call. A turn's
+/// calls follow each other within seconds, so they still reuse one; a quiet household
+/// holds none to a public API.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Idle connections kept per host: a quarter of the endpoint's slots, at least 2. At 64
+/// slots a burst left 65 connections open and idle (one per call that had run at once);
+/// calls that follow each other need only a few, and a new one costs a handshake.
+pub fn idle_per_host(max_concurrent: usize) -> usize {
+    (max_concurrent / 4).max(2)
+}
+
+/// What the client keeps between calls.
+#[derive(Debug, Clone, Copy)]
+pub struct IdlePool {
+    pub per_host: usize,
+    pub timeout: Duration,
+}
+
+impl IdlePool {
+    pub fn for_slots(max_concurrent: usize) -> Self {
+        Self {
+            per_host: idle_per_host(max_concurrent),
+            timeout: IDLE_TIMEOUT,
+        }
+    }
+}
 
 /// Largest error body read; at most [`MAX_ERROR_CHARS`] of it is kept.
 pub const MAX_ERROR_BYTES: usize = 64 * 1024;
@@ -21,15 +50,29 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub fn new(
+    /// The client for `url` with `cfg`'s timeout, answer cap and an idle pool sized to
+    /// its slots.
+    pub fn new(url: String, cfg: &ResolvedProvider) -> Result<Self, ProviderError> {
+        Self::with_pool(
+            url,
+            cfg.timeout_secs,
+            cfg.max_response_bytes,
+            IdlePool::for_slots(cfg.max_concurrent),
+        )
+    }
+
+    pub fn with_pool(
         url: String,
         timeout_secs: u64,
         max_response_bytes: usize,
+        pool: IdlePool,
     ) -> Result<Self, ProviderError> {
         let shown_url = crate::config::display_url(&url);
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(timeout_secs))
             .connect_timeout(Duration::from_secs(timeout_secs.min(10)))
+            .pool_max_idle_per_host(pool.per_host)
+            .pool_idle_timeout(pool.timeout)
             .build()
             .map_err(|source| ProviderError::Network {
                 url: shown_url.clone(),
@@ -158,8 +201,20 @@ pub fn is_event_stream(resp: &reqwest::Response) -> bool {
 }
 
 #[cfg(test)]
+#[path = "http_pool_tests.rs"]
+mod pool_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_idle_pool_is_a_quarter_of_the_slots_at_least_two() {
+        assert_eq!(idle_per_host(1), 2);
+        assert_eq!(idle_per_host(8), 2);
+        assert_eq!(idle_per_host(12), 3);
+        assert_eq!(idle_per_host(64), 16);
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_dates() {

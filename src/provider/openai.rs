@@ -37,7 +37,7 @@ impl OpenAiCompatible {
     pub fn new(cfg: &ResolvedProvider) -> Result<Self, ProviderError> {
         let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
         Ok(Self {
-            http: Endpoint::new(url, cfg.timeout_secs, cfg.max_response_bytes)?,
+            http: Endpoint::new(url, cfg)?,
             model_label: cfg.model.to_string(),
             model: cfg.model.clone(),
             api_key: cfg.api_key.clone(),
