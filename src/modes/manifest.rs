@@ -32,7 +32,7 @@ pub struct ModeManifest {
     pub strategy: Option<crate::config::StrategyKind>,
     /// Whether homebot may offer this mode, and on which words (absent: never offered).
     #[serde(default)]
-    pub offer: Option<super::offer::OfferPolicy>,
+    pub offer: Option<OfferPolicy>,
 }
 
 /// When a session ends by itself: at `at` (local time), `days_after_start` days after
@@ -204,7 +204,7 @@ pub enum ManifestError {
     #[error("context.retrieval_tokens must be at most {max}", max = MAX_RETRIEVAL_TOKENS)]
     RetrievalTokens,
     #[error("offer.words {0}")]
-    OfferWords(super::offer::WordsProblem),
+    OfferWords(WordsProblem),
 }
 
 /// Why a knowledge folder of a mode is refused.
@@ -350,6 +350,38 @@ fn knowledge_path_ok(path: &str) -> Result<(), KnowledgePathError> {
         return Err(KnowledgePathError::Private(path.to_string()));
     }
     Ok(())
+}
+
+/// Bounds of `offer.words`.
+pub const MAX_WORDS: usize = 50;
+pub const MAX_WORD_CHARS: usize = 20;
+/// `mode.json` `offer`: the words that allow the offer.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OfferPolicy {
+    /// Phrases that start the mode's activity ("开始做", "我来做饭").
+    pub words: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WordsProblem {
+    #[error("must list 1 to {MAX_WORDS} phrases")]
+    Count,
+    #[error("must be non-empty phrases of at most {MAX_WORD_CHARS} characters")]
+    Length,
+}
+
+impl OfferPolicy {
+    pub fn check(&self) -> Result<(), WordsProblem> {
+        if self.words.is_empty() || self.words.len() > MAX_WORDS {
+            return Err(WordsProblem::Count);
+        }
+        let bad = |w: &String| w.trim().is_empty() || w.chars().count() > MAX_WORD_CHARS;
+        if self.words.iter().any(bad) {
+            return Err(WordsProblem::Length);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

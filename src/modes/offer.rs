@@ -26,43 +26,13 @@ pub const OFFER_FOR_MINUTES: i64 = 5;
 /// The option that accepts (the first) and the one that declines.
 pub const YES: &str = "打开";
 pub const NO: &str = "不用";
-/// Bounds of `offer.words`.
-pub const MAX_WORDS: usize = 50;
-pub const MAX_WORD_CHARS: usize = 20;
 /// Chats remembered as offered today, at most (more are not offered: bounded).
 pub const MAX_OFFERED_CHATS: usize = 1000;
 /// The longest chat key remembered (a chat id is a peer's).
 const MAX_CHAT_KEY: usize = 200;
 const FILE: &str = "offers.json";
 
-/// `mode.json` `offer`: the words that allow the offer.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct OfferPolicy {
-    /// Phrases that start the mode's activity ("开始做", "我来做饭").
-    pub words: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WordsProblem {
-    #[error("must list 1 to {MAX_WORDS} phrases")]
-    Count,
-    #[error("must be non-empty phrases of at most {MAX_WORD_CHARS} characters")]
-    Length,
-}
-
-impl OfferPolicy {
-    pub fn check(&self) -> Result<(), WordsProblem> {
-        if self.words.is_empty() || self.words.len() > MAX_WORDS {
-            return Err(WordsProblem::Count);
-        }
-        let bad = |w: &String| w.trim().is_empty() || w.chars().count() > MAX_WORD_CHARS;
-        if self.words.iter().any(bad) {
-            return Err(WordsProblem::Length);
-        }
-        Ok(())
-    }
-}
+pub use super::manifest::{OfferPolicy, WordsProblem, MAX_WORDS, MAX_WORD_CHARS};
 
 /// The fixed question of an offer.
 pub fn question(display_name: &str) -> String {

@@ -11,10 +11,9 @@
 //!
 //! Whether the command is then negated, asked, reported or deferred is the judge's.
 
-use super::clause::starts_clause;
 use super::words::{
-    BOUND_BETWEEN, BOUND_COMPLEMENTS, BOUND_TAILS, LATER_ZH, NEGATIONS_ZH, NOT_YET_ZH, PARTICLES,
-    UNTIL_ZH,
+    BOUND_BETWEEN, BOUND_COMPLEMENTS, BOUND_TAILS, LATER_ZH, NEGATIONS_ZH, NEW_CLAUSE_EN,
+    NEW_CLAUSE_ZH, NOT_YET_ZH, PARTICLES, RETRACTIONS, UNTIL_ZH,
 };
 
 /// Does the verb at byte `at..at + len` of `t` stand right next to one of `names`?
@@ -73,6 +72,51 @@ fn ends_verb(rest: &str) -> bool {
             .iter()
             .filter_map(|w| rest.trim_start().strip_prefix(w))
             .any(done)
+}
+
+/// Does `rest` open a new clause ([`NEW_CLAUSE_ZH`], [`NEW_CLAUSE_EN`], a retraction)?
+pub fn starts_clause(rest: &str) -> bool {
+    let r = rest.trim_start();
+    if NEW_CLAUSE_ZH
+        .iter()
+        .chain(RETRACTIONS)
+        .chain(LATER_ZH)
+        .chain(NOT_YET_ZH)
+        .chain(UNTIL_ZH)
+        .any(|w| !w.is_ascii() && r.starts_with(w))
+    {
+        return true;
+    }
+    let first = r
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
+        .next()
+        .unwrap_or_default();
+    NEW_CLAUSE_EN.contains(&first)
+        || RETRACTIONS
+            .iter()
+            .any(|w| w.is_ascii() && find_all(r, w).first() == Some(&0))
+}
+
+/// Byte offsets where `needle` occurs in `hay`. ASCII needles must stand alone as words
+/// (so `end` does not match `weekend`); CJK needles match anywhere.
+pub fn find_all(hay: &str, needle: &str) -> Vec<usize> {
+    if needle.is_empty() {
+        return Vec::new();
+    }
+    let wordy = needle.is_ascii();
+    hay.match_indices(needle)
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            if !wordy {
+                return true;
+            }
+            let before = hay[..i].chars().next_back();
+            let after = hay[i + needle.len()..].chars().next();
+            let boundary =
+                |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '\''));
+            boundary(before) && boundary(after)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@
 //!    模式会怎么样", "打开做饭模式按钮在哪" and "打开做饭模式的按钮在哪" stay questions:
 //!    when in doubt, refuse.
 
+pub use super::bound::{find_all, starts_clause};
 use super::words::*;
 
 /// What one command is made of: the names of its object, its verbs, and phrases that are
@@ -318,51 +319,6 @@ fn content_question(rest: &str) -> bool {
         .min()
         .is_some_and(|at| at > 0);
     asks && !contains_any(r, ABOUT_THE_SWITCH)
-}
-
-/// Does `rest` open a new clause ([`NEW_CLAUSE_ZH`], [`NEW_CLAUSE_EN`], a retraction)?
-pub(super) fn starts_clause(rest: &str) -> bool {
-    let r = rest.trim_start();
-    if NEW_CLAUSE_ZH
-        .iter()
-        .chain(RETRACTIONS)
-        .chain(LATER_ZH)
-        .chain(NOT_YET_ZH)
-        .chain(UNTIL_ZH)
-        .any(|w| !w.is_ascii() && r.starts_with(w))
-    {
-        return true;
-    }
-    let first = r
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
-        .next()
-        .unwrap_or_default();
-    NEW_CLAUSE_EN.contains(&first)
-        || RETRACTIONS
-            .iter()
-            .any(|w| w.is_ascii() && find_all(r, w).first() == Some(&0))
-}
-
-/// Byte offsets where `needle` occurs in `hay`. ASCII needles must stand alone as words
-/// (so `end` does not match `weekend`); CJK needles match anywhere.
-pub fn find_all(hay: &str, needle: &str) -> Vec<usize> {
-    if needle.is_empty() {
-        return Vec::new();
-    }
-    let wordy = needle.is_ascii();
-    hay.match_indices(needle)
-        .map(|(i, _)| i)
-        .filter(|&i| {
-            if !wordy {
-                return true;
-            }
-            let before = hay[..i].chars().next_back();
-            let after = hay[i + needle.len()..].chars().next();
-            let boundary =
-                |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '\''));
-            boundary(before) && boundary(after)
-        })
-        .collect()
 }
 
 pub fn contains_any(hay: &str, needles: &[&str]) -> bool {
