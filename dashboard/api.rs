@@ -168,9 +168,13 @@ pub async fn detail(dash: &Dash, id: String) -> Option<Result<data::SessionDetai
     let names = mode_names(&kernel);
     let ws = kernel.workspace().clone();
     let cfg = kernel.config().clone();
-    tokio::task::spawn_blocking(move || data::session(&ws, &cfg, &names, &id))
-        .await
-        .ok()
+    let logs = kernel.provider().log_reader();
+    tokio::task::spawn_blocking(move || {
+        let view = logs.as_ref().map(|l| l.view());
+        data::session(&ws, &cfg, &names, &id, view.as_ref())
+    })
+    .await
+    .ok()
 }
 
 pub async fn session(State(dash): State<Dash>, Path(id): Path<String>) -> Response {
