@@ -312,6 +312,8 @@ pub use fallback::*;
 
 #[path = "price.rs"]
 pub mod price;
+#[path = "price_tiers.rs"]
+pub mod price_tiers;
 pub use price::{Cost, Price, PriceConfig};
 
 #[cfg(test)]
