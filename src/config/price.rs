@@ -11,6 +11,8 @@
 //! priced by the moment it was sent, on the vendor's clock.
 
 use super::price_tiers::{self, Tier, TierConfig, MAX_TIERS};
+use super::rates::micro;
+pub use super::rates::{Cost, Rates, PICO};
 use super::*;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
@@ -44,14 +46,6 @@ pub struct PriceConfig {
     pub tiers: Vec<TierConfig>,
 }
 
-/// Prices per million tokens in micro-units (= pico-units per token).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rates {
-    pub input: u64,
-    pub cached_input: u64,
-    pub output: u64,
-}
-
 /// A price in integers: micro-units of `currency` per million tokens (= pico-units per
 /// token), and its tiers by the hour.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,30 +58,6 @@ pub struct Price {
     pub zone: chrono_tz::Tz,
     pub tiers: Vec<Tier>,
 }
-
-/// What some calls cost, in pico-units (10⁻¹² of the currency), and what they would have
-/// cost had every cached input token been charged as a miss.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Cost {
-    pub actual: u128,
-    pub uncached: u128,
-}
-
-impl Cost {
-    /// What the prefix cache saved (never negative: a cached price above the input price
-    /// saves nothing).
-    pub fn saving(&self) -> u128 {
-        self.uncached.saturating_sub(self.actual)
-    }
-
-    pub fn add(&mut self, other: Cost) {
-        self.actual = self.actual.saturating_add(other.actual);
-        self.uncached = self.uncached.saturating_add(other.uncached);
-    }
-}
-
-/// Pico-units per unit of currency.
-pub const PICO: u128 = 1_000_000_000_000;
 
 impl Price {
     /// The table's own rates (those of every hour no tier holds).
@@ -112,11 +82,6 @@ impl Price {
             None => self.cost(prompt, cached, completion),
         }
     }
-}
-
-/// Micro-units for a price per million as written (rounded to the nearest micro-unit).
-pub(super) fn micro(v: f64) -> u64 {
-    (v * 1e6).round() as u64
 }
 
 impl PriceConfig {

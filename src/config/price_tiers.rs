@@ -5,7 +5,7 @@
 //! at the first tier whose days and hours hold the moment it was sent; otherwise at the
 //! table's own prices.
 
-use super::price::{micro, Cost, Rates};
+use super::rates::{micro, Rates};
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use serde::Deserialize;
 
@@ -105,22 +105,6 @@ fn minute_of(s: &str) -> Option<u32> {
     let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
     let minute = h * 60 + m;
     (m < 60 && minute <= 24 * 60).then_some(minute)
-}
-
-impl Rates {
-    /// What `prompt` input tokens (`cached` of them from the cache) and `completion`
-    /// output tokens cost at these rates, and would cost with no cache hits.
-    pub fn cost(&self, prompt: u64, cached: u64, completion: u64) -> Cost {
-        let cached = cached.min(prompt);
-        let (prompt, cached, completion) = (prompt as u128, cached as u128, completion as u128);
-        let out = completion * self.output as u128;
-        Cost {
-            actual: (prompt - cached) * self.input as u128
-                + cached * self.cached_input as u128
-                + out,
-            uncached: prompt * self.input as u128 + out,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -314,6 +314,8 @@ pub use fallback::*;
 pub mod price;
 #[path = "price_tiers.rs"]
 pub mod price_tiers;
+#[path = "rates.rs"]
+pub mod rates;
 pub use price::{Cost, Price, PriceConfig};
 
 #[cfg(test)]
