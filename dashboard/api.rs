@@ -168,9 +168,13 @@ pub async fn detail(dash: &Dash, id: String) -> Option<Result<data::SessionDetai
     let names = mode_names(&kernel);
     let ws = kernel.workspace().clone();
     let cfg = kernel.config().clone();
-    tokio::task::spawn_blocking(move || data::session(&ws, &cfg, &names, &id))
-        .await
-        .ok()
+    let logs = kernel.provider().log_reader();
+    tokio::task::spawn_blocking(move || {
+        let view = logs.as_ref().map(|l| l.view());
+        data::session(&ws, &cfg, &names, &id, view.as_ref())
+    })
+    .await
+    .ok()
 }
 
 pub async fn session(State(dash): State<Dash>, Path(id): Path<String>) -> Response {
@@ -195,7 +199,7 @@ pub async fn session(State(dash): State<Dash>, Path(id): Path<String>) -> Respon
 #[derive(Deserialize)]
 pub struct LiveQuery {
     #[serde(default)]
-    after: usize,
+    pub after: usize,
 }
 
 /// The active session's new records.
@@ -207,29 +211,31 @@ pub struct Live {
     pub records: Vec<Line>,
 }
 
+/// The active session's records from index `after` on (blocking: files).
+pub fn read_live(ws: &crate::workspace::Workspace, after: usize) -> Live {
+    let active = data::action(ws)
+        .ok()
+        .flatten()
+        .filter(|a| a.active)
+        .and_then(|a| a.session_id);
+    let conv = active
+        .as_deref()
+        .and_then(|sid| data::session_dir(ws, sid).ok())
+        .map(|dir| data::conversation(&dir.join(CONVERSATION_FILE), after))
+        .unwrap_or_default();
+    Live {
+        session_id: active,
+        total: conv.total,
+        records: conv.records,
+    }
+}
+
 pub async fn live(State(dash): State<Dash>, Query(q): Query<LiveQuery>) -> Response {
     let Some(kernel) = dash.kernel() else {
         return gone();
     };
     let ws = kernel.workspace().clone();
-    let live = tokio::task::spawn_blocking(move || {
-        let active = data::action(&ws)
-            .ok()
-            .flatten()
-            .filter(|a| a.active)
-            .and_then(|a| a.session_id);
-        let conv = active
-            .as_deref()
-            .and_then(|sid| data::session_dir(&ws, sid).ok())
-            .map(|dir| data::conversation(&dir.join(CONVERSATION_FILE), q.after))
-            .unwrap_or_default();
-        Live {
-            session_id: active,
-            total: conv.total,
-            records: conv.records,
-        }
-    })
-    .await;
+    let live = tokio::task::spawn_blocking(move || read_live(&ws, q.after)).await;
     match live {
         Ok(l) => Json(l).into_response(),
         Err(_) => gone(),

@@ -11,7 +11,8 @@
 //!
 //! Every answer gets `no-store`, `nosniff`, no referrer to other sites, no framing and a content policy
 //! that allows nothing from elsewhere and no inline code but the pages' own blocks, by hash. Each request is handled within
-//! [`REQUEST_DEADLINE`] (a body that trickles in is cut off) and its body is bounded.
+//! [`REQUEST_DEADLINE`] (a body that trickles in is cut off), but the live stream
+//! ([`LIVE_EVENTS`], bounded by `live_events`), and its body is bounded.
 
 use super::html as pages;
 use super::login_limit::{LoginLimit, Verdict};
@@ -32,6 +33,8 @@ use tracing::warn;
 pub const COOKIE: &str = "homebot_dash";
 /// A request is answered within this, or gets 408.
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(15);
+/// The one path answered without [`REQUEST_DEADLINE`]: the live stream.
+pub const LIVE_EVENTS: &str = "/api/live/events";
 /// Largest request body (the forms carry a token at most).
 pub const MAX_BODY: usize = 4096;
 /// Longest token looked at (a longer one cannot be right).
@@ -52,9 +55,14 @@ pub fn wrap(routes: Router, dash: Dash) -> Router {
 }
 
 async fn deadline_and_headers(req: Request, next: Next) -> Response {
-    let mut resp = match tokio::time::timeout(REQUEST_DEADLINE, next.run(req)).await {
-        Ok(r) => r,
-        Err(_) => (StatusCode::REQUEST_TIMEOUT, "request took too long\n").into_response(),
+    // the live stream is meant to stay open; it has bounds of its own (`live_events`)
+    let mut resp = if req.uri().path() == LIVE_EVENTS {
+        next.run(req).await
+    } else {
+        match tokio::time::timeout(REQUEST_DEADLINE, next.run(req)).await {
+            Ok(r) => r,
+            Err(_) => (StatusCode::REQUEST_TIMEOUT, "request took too long\n").into_response(),
+        }
     };
     let h = resp.headers_mut();
     for (k, v) in [

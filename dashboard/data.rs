@@ -10,6 +10,7 @@ use crate::modes::action::ActionDoc;
 use crate::modes::listing::{list_sessions, SessionRow};
 use crate::modes::session::{CONVERSATION_FILE, SUMMARY_FILE};
 use crate::provider::audit::{AuditRecord, SESSION_AUDIT_FILE};
+use crate::provider::logwriter::LogView;
 use crate::workspace::Workspace;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -249,11 +250,17 @@ pub struct SessionDetail {
     pub tokens: Vec<TurnTokens>,
 }
 
+/// The provider's log lines still on their way to their files: the audit figures add
+/// them to what the files hold, so they include every call answered so far. `None`
+/// without a provider to ask.
+pub type Unwritten<'a> = Option<&'a LogView<'a>>;
+
 pub fn session(
     ws: &Workspace,
     cfg: &Config,
     names: &BTreeMap<String, String>,
     id: &str,
+    unwritten: Unwritten<'_>,
 ) -> Result<SessionDetail, SessionError> {
     let dir = session_dir(ws, id)?;
     let row = list_sessions(ws, cfg.timezone(), chrono::Utc::now())
@@ -263,7 +270,7 @@ pub fn session(
     Ok(SessionDetail {
         info: info_of(ws, names, row),
         conversation: conversation(&dir.join(CONVERSATION_FILE), 0),
-        tokens: turn_tokens(&dir.join(SESSION_AUDIT_FILE)),
+        tokens: turn_tokens(&dir.join(SESSION_AUDIT_FILE), unwritten),
     })
 }
 
@@ -280,9 +287,9 @@ pub struct TurnTokens {
 
 /// The session's turn calls from its audit file (tail-bounded), grouped by the turn they
 /// were made for (their history range ends where the turn starts).
-pub fn turn_tokens(audit: &Path) -> Vec<TurnTokens> {
+pub fn turn_tokens(audit: &Path, unwritten: Unwritten<'_>) -> Vec<TurnTokens> {
     let mut by_turn: BTreeMap<usize, TurnTokens> = BTreeMap::new();
-    for r in audit_tail(audit) {
+    for r in audit_tail(audit, unwritten) {
         let (Some(u), Some(shape)) = (r.usage, r.shape.as_ref()) else {
             continue;
         };
@@ -307,7 +314,20 @@ pub fn turn_tokens(audit: &Path) -> Vec<TurnTokens> {
     v[skip..].to_vec()
 }
 
-pub(super) fn audit_tail(path: &Path) -> Vec<AuditRecord> {
+/// The records of the audit file `path` (its tail), then those on their way to it.
+pub(super) fn audit_tail(path: &Path, unwritten: Unwritten<'_>) -> Vec<AuditRecord> {
+    let mut records = file_tail(path);
+    if let Some(view) = unwritten {
+        records.extend(
+            view.unwritten(path)
+                .iter()
+                .filter_map(|l| serde_json::from_str(l).ok()),
+        );
+    }
+    records
+}
+
+fn file_tail(path: &Path) -> Vec<AuditRecord> {
     let Ok(mut f) = std::fs::File::open(path) else {
         return Vec::new();
     };

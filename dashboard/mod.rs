@@ -10,6 +10,7 @@
 //! - [`auth`] — who may read and act: the token, its cookie, the security headers;
 //!   [`login_limit`] — how often an address may try a token;
 //! - [`api`] — `GET /api/status`, `/api/sessions`, `/api/sessions/{id}`, `/api/live`;
+//!   [`live_events`] — `/api/live/events`, the live conversation pushed (server-sent events);
 //! - [`data`] — reading sessions, conversations and audit records, bounded;
 //! - [`pages`] — the HTML pages; [`html`] — their frame, escaping, refusals;
 //!   [`chart`] — the per-turn token chart (SVG); [`money`] — what the calls cost;
@@ -25,6 +26,7 @@ pub mod auth;
 pub mod chart;
 pub mod data;
 pub mod html;
+pub mod live_events;
 pub mod login_limit;
 pub mod metrics;
 pub mod money;
@@ -58,6 +60,8 @@ struct DashInner {
     lang: Language,
     /// Wrong tokens at `/login` per address (a few a minute).
     login_limit: Mutex<login_limit::LoginLimit>,
+    /// The live streams open, per address.
+    streams: Arc<live_events::Streams>,
 }
 
 impl Dash {
@@ -71,6 +75,7 @@ impl Dash {
                 started: Instant::now(),
                 lang: kernel.config().household.language,
                 login_limit: Mutex::default(),
+                streams: Arc::default(),
             }),
         }
     }
@@ -105,6 +110,7 @@ pub fn router(dash: Dash) -> Router {
         .route("/api/sessions", get(api::sessions))
         .route("/api/sessions/:id", get(api::session))
         .route("/api/live", get(api::live))
+        .route("/api/live/events", get(live_events::events))
         .route("/api/mode/exit", post(actions::exit_mode))
         .route("/api/reminders/:id/cancel", post(actions::cancel_reminder))
         .with_state(dash)

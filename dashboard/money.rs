@@ -3,36 +3,59 @@
 //! prefix-cache hits ([`crate::audit::cost`], at `[provider.price]`). Read like every
 //! other file here: bounded (each audit file's tail, only the files of the last days).
 
-use super::data::audit_tail;
+use super::data::{audit_tail, Unwritten};
 use super::text::Words;
 use crate::audit::cost::{self, Spend, PLACES};
 use crate::config::price::format_money;
 use crate::config::Price;
+use crate::provider::audit::SESSION_AUDIT_FILE;
 use crate::workspace::Workspace;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// Days the page shows the cost of.
 pub const DAYS: usize = 7;
 
-/// What the calls recorded in the audit file `audit` (a session's) cost.
-pub fn session(audit: &Path, prices: &BTreeMap<String, Price>) -> Spend {
-    cost::cost_total(&audit_tail(audit), prices)
+/// What the calls recorded in the audit file `audit` (a session's) cost, those still on
+/// their way to it included.
+pub fn session(audit: &Path, prices: &BTreeMap<String, Price>, unwritten: Unwritten<'_>) -> Spend {
+    cost::cost_total(&audit_tail(audit, unwritten), prices)
 }
 
 /// The cost of the last [`DAYS`] household days that had calls, newest first: from the
-/// audit files written in those days only (the day files and the sessions' files).
-pub fn by_day(ws: &Workspace, prices: &BTreeMap<String, Price>) -> Vec<(String, Spend)> {
+/// audit files written in those days only (the day files and the sessions' files), and
+/// the audit lines still on their way to any of them (a file may not exist yet).
+pub fn by_day(
+    ws: &Workspace,
+    prices: &BTreeMap<String, Price>,
+    unwritten: Unwritten<'_>,
+) -> Vec<(String, Spend)> {
     let horizon = SystemTime::now() - Duration::from_secs(86_400 * (DAYS as u64 + 1));
-    let mut records = Vec::new();
-    for f in crate::audit::all_files(ws) {
-        let recent = std::fs::metadata(&f)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t >= horizon);
-        if recent {
-            records.extend(audit_tail(&f));
+    let mut files: Vec<PathBuf> = crate::audit::all_files(ws)
+        .into_iter()
+        .filter(|f| {
+            std::fs::metadata(f)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= horizon)
+        })
+        .collect();
+    if let Some(view) = unwritten {
+        let day_files = ws
+            .root()
+            .join(crate::workspace::LOGS_DIR)
+            .join(crate::provider::audit::AUDIT_DIR);
+        for p in view.paths() {
+            let audit = p.parent() == Some(day_files.as_path())
+                || p.file_name() == Some(std::ffi::OsStr::new(SESSION_AUDIT_FILE));
+            if audit && !files.iter().any(|f| f == p) {
+                files.push(p.to_path_buf());
+            }
         }
+    }
+    let mut records = Vec::new();
+    for f in &files {
+        records.extend(audit_tail(f, unwritten));
     }
     let mut days: Vec<(String, Spend)> = cost::cost_by_day(&records, prices).into_iter().collect();
     days.reverse();

@@ -243,17 +243,21 @@ pub async fn index(State(dash): State<Dash>, access: Option<Extension<Access>>) 
     let ws = kernel.workspace().clone();
     let sid = active.clone();
     let prices = kernel.config().prices();
+    let logs = kernel.provider().log_reader();
     let ((conv, tokens, spent), days) = tokio::task::spawn_blocking(move || {
         let dir = sid.and_then(|s| data::session_dir(&ws, &s).ok());
+        // the audit lines of calls just answered count too, written or not
+        let view = logs.as_ref().map(|l| l.view());
+        let view = view.as_ref();
         let session = match dir {
             Some(d) => (
                 data::conversation(&d.join(CONVERSATION_FILE), 0),
-                data::turn_tokens(&d.join(SESSION_AUDIT_FILE)),
-                money::session(&d.join(SESSION_AUDIT_FILE), &prices),
+                data::turn_tokens(&d.join(SESSION_AUDIT_FILE), view),
+                money::session(&d.join(SESSION_AUDIT_FILE), &prices, view),
             ),
             None => Default::default(),
         };
-        (session, money::by_day(&ws, &prices))
+        (session, money::by_day(&ws, &prices, view))
     })
     .await
     .unwrap_or_default();
@@ -351,8 +355,12 @@ pub async fn session(State(dash): State<Dash>, Path(id): Path<String>) -> Respon
             let prices = k.config().prices();
             let audit = data::session_dir(k.workspace(), &d.info.session_id)
                 .map(|dir| dir.join(SESSION_AUDIT_FILE));
+            let logs = k.provider().log_reader();
             tokio::task::spawn_blocking(move || match audit {
-                Ok(a) => money::session(&a, &prices),
+                Ok(a) => {
+                    let view = logs.as_ref().map(|l| l.view());
+                    money::session(&a, &prices, view.as_ref())
+                }
                 Err(_) => Default::default(),
             })
             .await

@@ -1,7 +1,8 @@
 //! The dashboard in a real browser: headless Chromium (Debian's `chromium`), driven over
 //! the Chrome DevTools Protocol on its WebSocket (with `tokio-tungstenite`, which homebot
 //! already uses), against a running gateway. The status page shows the mode after a turn
-//! enters it; the conversation grows by itself when a second turn is said; the exit
+//! enters it; the conversation grows by itself when a second turn is said, pushed (the
+//! page does not poll); the exit
 //! button is refused without the token and works with it. A screenshot of the page
 //! (phone-sized) is kept in `target/test-artifacts/dashboard.png`.
 //!
@@ -246,12 +247,19 @@ async fn the_status_page_follows_the_mode_live_and_exits_only_with_the_token() {
     );
     assert!(page.contains("妈妈"), "{page}");
 
-    // a second turn: the conversation grows without a reload
+    // a second turn: the conversation grows without a reload, pushed by the server (the
+    // page asked /api/live not once: the poll is only the fallback)
     b.eval("window.__same_page = true").await;
     chat(ws, &fake, "番茄要放几个？").await;
     b.wait_for("document.querySelectorAll('#live li').length === 2")
         .await;
     assert_eq!(b.eval("window.__same_page === true").await, json!(true));
+    assert_eq!(
+        b.eval("performance.getEntriesByType('resource').filter(e => e.name.includes('/api/live?')).length")
+            .await,
+        json!(0),
+        "the page polled instead of listening"
+    );
     assert!(b.text().await.contains("好的：番茄要放几个？"));
     // the token chart is drawn when the page is made: load it again until the second
     // turn's call (its audit line is written in the background) is in it

@@ -1,5 +1,8 @@
-// The live conversation: poll the active session's new records and append them; when
-// the active session changes (a mode entered or ended), load the page anew.
+// The live conversation: the server pushes the active session's new records
+// (/api/live/events, server-sent events) and they are appended; without a stream (no
+// EventSource, or the server refused or dropped it) the page asks /api/live every few
+// seconds instead. When the active session changes (a mode entered or ended), the page
+// loads anew.
 (function () {
   var live = document.getElementById('live');
   if (!live) return;
@@ -20,22 +23,33 @@
     li.appendChild(el('div', 'bot', r.assistant));
     return li;
   }
+  // apply one answer; false when the page is being loaded anew
+  function apply(d) {
+    if ((d.session_id || '') !== sid) { location.reload(); return false; }
+    d.records.forEach(function (r) { if (r.index >= total) live.appendChild(line(r)); });
+    total = Math.max(total, d.total);
+    live.setAttribute('data-total', String(total));
+    var empty = document.getElementById('live-empty');
+    if (empty && total > 0) empty.remove();
+    var turns = document.getElementById('turns');
+    if (turns) turns.textContent = String(total);
+    return true;
+  }
   function tick() {
     fetch('/api/live?after=' + total, { credentials: 'same-origin', cache: 'no-store' })
       .then(function (res) { return res.ok ? res.json() : null; })
-      .then(function (d) {
-        if (!d) return;
-        if ((d.session_id || '') !== sid) { location.reload(); return; }
-        d.records.forEach(function (r) { if (r.index >= total) live.appendChild(line(r)); });
-        total = d.total;
-        live.setAttribute('data-total', String(total));
-        var empty = document.getElementById('live-empty');
-        if (empty && total > 0) empty.remove();
-        var turns = document.getElementById('turns');
-        if (turns) turns.textContent = String(total);
-      })
-      .catch(function () {})
-      .then(function () { setTimeout(tick, every); });
+      .then(function (d) { return d ? apply(d) : true; })
+      .catch(function () { return true; })
+      .then(function (go) { if (go) setTimeout(tick, every); });
   }
-  setTimeout(tick, every);
+  if (!window.EventSource) { setTimeout(tick, every); return; }
+  var es = new EventSource('/api/live/events?after=' + total);
+  es.onmessage = function (m) {
+    try { if (!apply(JSON.parse(m.data))) es.close(); } catch (e) {}
+  };
+  es.onerror = function () {
+    // the browser reconnects by itself after a stream that ended; a refused one
+    // (too many streams) closes it: ask instead
+    if (es.readyState === EventSource.CLOSED) setTimeout(tick, every);
+  };
 })();

@@ -25,19 +25,30 @@ pub struct Spend {
 }
 
 impl Spend {
-    /// Add one audit record (one with no usage — failed or cancelled — costs nothing).
+    /// Add one audit record (one with no usage — failed or cancelled — costs nothing),
+    /// at the price of the hour it was sent.
     pub fn add(&mut self, r: &AuditRecord, prices: &BTreeMap<String, Price>) {
         let Some(u) = &r.usage else { return };
         let model = r.model.as_deref().unwrap_or(NO_MODEL);
         match prices.get(model) {
-            Some(p) => self.cost.entry(p.currency.clone()).or_default().add(p.cost(
-                u.prompt,
-                u.cached,
-                u.completion,
-            )),
+            Some(p) => {
+                let cost = match sent_at(r) {
+                    Some(t) => p.cost_at(t, u.prompt, u.cached, u.completion),
+                    None => p.cost(u.prompt, u.cached, u.completion),
+                };
+                self.cost.entry(p.currency.clone()).or_default().add(cost)
+            }
             None => *self.unpriced.entry(model.to_string()).or_default() += 1,
         }
     }
+}
+
+/// When a recorded attempt was sent: its record is written when it ended, `latency_ms`
+/// after. `None` for a timestamp that does not parse (then the table's own price).
+pub fn sent_at(r: &AuditRecord) -> Option<chrono::DateTime<chrono::Utc>> {
+    let ended = chrono::DateTime::parse_from_rfc3339(&r.timestamp).ok()?;
+    let took = chrono::Duration::milliseconds(i64::try_from(r.latency_ms).ok()?);
+    Some(ended.with_timezone(&chrono::Utc) - took)
 }
 
 /// The household day of a record (its timestamp is in the household's zone).
@@ -210,6 +221,8 @@ mod tests {
                 cached_input: Some(cached),
                 output,
                 currency: currency.into(),
+                time_zone: None,
+                tiers: Vec::new(),
             }
             .to_price()
         };
@@ -353,5 +366,40 @@ mod tests {
         assert!(text.contains("no price configured: tokens only"), "{text}");
         assert!(!text.contains("CNY"));
         assert_eq!(render(&[], &prices()), "");
+    }
+
+    #[test]
+    fn each_call_is_billed_at_the_tier_of_the_moment_it_was_sent() {
+        let text = r#"
+[provider.price."deepseek-v4-flash"]
+input = 1.0
+output = 1.0
+currency = "CNY"
+time_zone = "Asia/Shanghai"
+
+[[provider.price."deepseek-v4-flash".tiers]]
+days = ["mon", "tue", "wed", "thu", "fri"]
+hours = ["09:00-12:00", "14:00-18:00"]
+input = 2.0
+output = 2.0
+"#;
+        let prices = crate::config::Config::parse(text, std::path::Path::new("/x/c.toml"))
+            .unwrap()
+            .prices();
+        let m = Some("deepseek-v4-flash");
+        let call = |ts: &str, latency_ms: u64| {
+            let mut r = rec(ts, m, None, Some((1_000_000, 0, 0)));
+            r.latency_ms = latency_ms;
+            cost_total(&[r], &prices).cost["CNY"].actual / crate::config::price::PICO
+        };
+        // Wednesday: 10:00 peak, 20:00 off-peak (the household's dinner)
+        assert_eq!(call("2026-12-02T10:00:00.000+08:00", 10), 2);
+        assert_eq!(call("2026-12-02T20:00:00.000+08:00", 10), 1);
+        // recorded at 12:00:00.5 after 1 s: sent at 11:59:59.5, billed at the peak
+        assert_eq!(call("2026-12-02T12:00:00.500+08:00", 1000), 2);
+        // the vendor's clock, not the household's: 03:00 in London is 11:00 in Beijing
+        assert_eq!(call("2026-12-02T03:00:00.000+00:00", 10), 2);
+        // Saturday
+        assert_eq!(call("2026-12-05T10:00:00.000+08:00", 10), 1);
     }
 }

@@ -6,8 +6,15 @@
 //! Money is kept in integers: a price is held in micro-units per million tokens, which is
 //! pico-units per token, so the cost of `n` tokens is `n × price` pico-units exactly.
 //! Rounding happens only where a figure is shown.
+//!
+//! A table may bill some hours at other prices ([`super::price_tiers`]): a call is then
+//! priced by the moment it was sent, on the vendor's clock.
 
+use super::price_tiers::{self, Tier, TierConfig, MAX_TIERS};
+use super::rates::micro;
+pub use super::rates::{Cost, Rates, PICO};
 use super::*;
+use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 
 /// The most `[provider.price]` tables (each a label value of the cost metrics).
@@ -30,70 +37,72 @@ pub struct PriceConfig {
     pub output: f64,
     /// An ISO 4217 code: `CNY`, `USD`, …
     pub currency: String,
+    /// The vendor's clock its `tiers` are read on (an IANA zone: `Asia/Shanghai`); UTC
+    /// when absent.
+    #[serde(default)]
+    pub time_zone: Option<String>,
+    /// Hours billed at other prices; the first that holds a call's moment applies.
+    #[serde(default)]
+    pub tiers: Vec<TierConfig>,
 }
 
 /// A price in integers: micro-units of `currency` per million tokens (= pico-units per
-/// token).
+/// token), and its tiers by the hour.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Price {
     pub input: u64,
     pub cached_input: u64,
     pub output: u64,
     pub currency: String,
+    /// The clock the tiers are read on.
+    pub zone: chrono_tz::Tz,
+    pub tiers: Vec<Tier>,
 }
-
-/// What some calls cost, in pico-units (10⁻¹² of the currency), and what they would have
-/// cost had every cached input token been charged as a miss.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Cost {
-    pub actual: u128,
-    pub uncached: u128,
-}
-
-impl Cost {
-    /// What the prefix cache saved (never negative: a cached price above the input price
-    /// saves nothing).
-    pub fn saving(&self) -> u128 {
-        self.uncached.saturating_sub(self.actual)
-    }
-
-    pub fn add(&mut self, other: Cost) {
-        self.actual = self.actual.saturating_add(other.actual);
-        self.uncached = self.uncached.saturating_add(other.uncached);
-    }
-}
-
-/// Pico-units per unit of currency.
-pub const PICO: u128 = 1_000_000_000_000;
 
 impl Price {
-    /// The cost of one call's tokens. `cached` above `prompt` (a confused server) counts
-    /// as `prompt`.
+    /// The table's own rates (those of every hour no tier holds).
+    pub fn base(&self) -> Rates {
+        Rates {
+            input: self.input,
+            cached_input: self.cached_input,
+            output: self.output,
+        }
+    }
+
+    /// The cost of one call's tokens at the table's own rates. `cached` above `prompt` (a
+    /// confused server) counts as `prompt`.
     pub fn cost(&self, prompt: u64, cached: u64, completion: u64) -> Cost {
-        let cached = cached.min(prompt);
-        let (prompt, cached, completion) = (prompt as u128, cached as u128, completion as u128);
-        let out = completion * self.output as u128;
-        Cost {
-            actual: (prompt - cached) * self.input as u128
-                + cached * self.cached_input as u128
-                + out,
-            uncached: prompt * self.input as u128 + out,
+        self.base().cost(prompt, cached, completion)
+    }
+
+    /// The cost of one call's tokens at the rates of the moment it was sent.
+    pub fn cost_at(&self, sent: DateTime<Utc>, prompt: u64, cached: u64, completion: u64) -> Cost {
+        match price_tiers::tier_at(&self.tiers, self.zone, sent) {
+            Some(rates) => rates.cost(prompt, cached, completion),
+            None => self.cost(prompt, cached, completion),
         }
     }
 }
 
-/// Micro-units for a price per million as written (rounded to the nearest micro-unit).
-fn micro(v: f64) -> u64 {
-    (v * 1e6).round() as u64
-}
-
 impl PriceConfig {
+    /// In integers. A zone or tier that does not parse is left out (the configuration
+    /// refuses both when it is loaded, so only a table built by hand can have one).
     pub fn to_price(&self) -> Price {
         Price {
             input: micro(self.input),
             cached_input: micro(self.cached_input.unwrap_or(self.input)),
             output: micro(self.output),
             currency: self.currency.clone(),
+            zone: self
+                .time_zone
+                .as_deref()
+                .and_then(|z| z.parse().ok())
+                .unwrap_or(chrono_tz::UTC),
+            tiers: self
+                .tiers
+                .iter()
+                .filter_map(|t| price_tiers::parse(t).ok())
+                .collect(),
         }
     }
 }
@@ -159,18 +168,54 @@ pub(crate) fn validate(
             ));
         }
         let key = |k: &str| format!("provider.price.{shown:?}.{k}");
-        for (k, v) in [
-            ("input", Some(p.input)),
-            ("cached_input", p.cached_input),
-            ("output", Some(p.output)),
-        ] {
-            if let Some(v) =
-                v.filter(|v| !(v.is_finite() && (0.0..=MAX_PRICE_PER_MILLION).contains(v)))
-            {
+        let mut rates = vec![(
+            String::new(),
+            [
+                ("input", Some(p.input)),
+                ("cached_input", p.cached_input),
+                ("output", Some(p.output)),
+            ],
+        )];
+        for (i, t) in p.tiers.iter().enumerate() {
+            rates.push((
+                format!("tiers[{i}]."),
+                [
+                    ("input", Some(t.input)),
+                    ("cached_input", t.cached_input),
+                    ("output", Some(t.output)),
+                ],
+            ));
+        }
+        for (prefix, values) in rates {
+            for (k, v) in values {
+                if let Some(v) =
+                    v.filter(|v| !(v.is_finite() && (0.0..=MAX_PRICE_PER_MILLION).contains(v)))
+                {
+                    return Err(invalid(
+                        key(&format!("{prefix}{k}")),
+                        format!("must be a price per million tokens between 0 and {MAX_PRICE_PER_MILLION}, got {v}"),
+                    ));
+                }
+            }
+        }
+        if let Some(z) = p.time_zone.as_deref() {
+            if z.parse::<chrono_tz::Tz>().is_err() {
+                let z: String = z.chars().take(40).collect();
                 return Err(invalid(
-                    key(k),
-                    format!("must be a price per million tokens between 0 and {MAX_PRICE_PER_MILLION}, got {v}"),
+                    key("time_zone"),
+                    format!("must be an IANA time zone like \"Asia/Shanghai\", got {z:?}"),
                 ));
+            }
+        }
+        if p.tiers.len() > MAX_TIERS {
+            return Err(invalid(
+                key("tiers"),
+                format!("at most {MAX_TIERS} tiers, got {}", p.tiers.len()),
+            ));
+        }
+        for (i, t) in p.tiers.iter().enumerate() {
+            if let Err((k, message)) = price_tiers::parse(t) {
+                return Err(invalid(key(&format!("tiers[{i}].{k}")), message));
             }
         }
         if !(p.currency.len() == 3 && p.currency.bytes().all(|b| b.is_ascii_uppercase())) {
@@ -194,6 +239,8 @@ mod tests {
             cached_input: Some(cached),
             output,
             currency: "CNY".into(),
+            time_zone: None,
+            tiers: Vec::new(),
         }
         .to_price()
     }
@@ -220,6 +267,8 @@ mod tests {
             cached_input: Some(0.07),
             output: 1.68,
             currency: "USD".into(),
+            time_zone: None,
+            tiers: Vec::new(),
         }
         .to_price();
         assert_eq!(
@@ -254,6 +303,8 @@ mod tests {
             cached_input: None,
             output: 1.0,
             currency: "EUR".into(),
+            time_zone: None,
+            tiers: Vec::new(),
         }
         .to_price();
         let c = p.cost(100, 100, 0);

@@ -312,6 +312,10 @@ pub use fallback::*;
 
 #[path = "price.rs"]
 pub mod price;
+#[path = "price_tiers.rs"]
+pub mod price_tiers;
+#[path = "rates.rs"]
+pub mod rates;
 pub use price::{Cost, Price, PriceConfig};
 
 #[cfg(test)]

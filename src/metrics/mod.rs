@@ -276,7 +276,10 @@ impl ProviderMeter {
         self.cached.add(cached);
         self.completion.add(completion);
         if let Some(Some((price, cost))) = self.price.get() {
-            let c = price.cost(prompt, cached, completion);
+            // billed at the hour it was sent (a price may have tiers by the hour)
+            let sent = chrono::Utc::now()
+                - chrono::Duration::from_std(latency).unwrap_or(chrono::Duration::zero());
+            let c = price.cost_at(sent, prompt, cached, completion);
             // nano-units (rounded per answer: at most half a nano-unit off each)
             let nano = |pico: u128| ((pico + 500) / 1000).min(u64::MAX as u128) as u64;
             cost.actual.add(nano(c.actual));

@@ -159,6 +159,8 @@ fn provider_series_count_tokens_and_money_with_the_bounds() {
         cached_input: Some(0.5),
         output: 8.0,
         currency: "XTS".into(), // the ISO code reserved for tests: no other test uses it
+        time_zone: None,
+        tiers: Vec::new(),
     }
     .to_price();
     meter.set_price(Some(&price));
@@ -357,4 +359,39 @@ fn channel_states_render_through_the_hook() {
         ),
         Some(1.0)
     );
+}
+
+#[test]
+fn a_call_is_metered_at_the_price_of_the_hour_it_was_sent() {
+    let meter = ProviderMeter::new("metrics-tier-ep", Some("metrics-tier-model"));
+    // a tier that holds every hour of every day, at three times the table's price
+    let price = crate::config::PriceConfig {
+        input: 1.0,
+        cached_input: None,
+        output: 1.0,
+        currency: "XXX".into(), // "no currency": only this test's series
+        time_zone: Some("Asia/Shanghai".into()),
+        tiers: vec![crate::config::price_tiers::TierConfig {
+            days: ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+                .map(String::from)
+                .to_vec(),
+            hours: vec!["00:00-24:00".into()],
+            input: 3.0,
+            cached_input: None,
+            output: 3.0,
+        }],
+    }
+    .to_price();
+    meter.set_price(Some(&price));
+    meter.attempt(
+        CallEnd::Answered {
+            prompt: 1000,
+            cached: 0,
+            completion: 1000,
+        },
+        Duration::from_millis(40),
+    );
+    let cost = value(&parsed(), "homebot_cost_total", &[("currency", "XXX")]).unwrap();
+    // 2000 tokens × 3 per million at the tier (0.002 at the table's own price)
+    assert!((cost - 0.006).abs() < 1e-9, "{cost}");
 }

@@ -9,7 +9,7 @@ use super::breaker::State;
 use super::call::{backoff, Call};
 use super::error::ProviderError;
 use super::ledger::Ledger;
-use super::logwriter::{LogWriter, WriterStats};
+use super::logwriter::{LogReader, LogWriter, WriterStats};
 use super::model::{Calibrate, CallMeta, ChatModel, DeltaSink};
 use super::types::{ChatRequest, ChatResponse};
 use crate::config::{BreakerSettings, ResolvedProvider};
@@ -172,6 +172,12 @@ impl Provider {
             breaker: s.breaker,
         });
         (gated.with_timezone(self.tz), gate)
+    }
+
+    /// A reader of the usage and audit logs that sees the lines still on their way to
+    /// the disk too (the dashboard's figures include a call as soon as it is answered).
+    pub fn log_reader(&self) -> Option<LogReader> {
+        self.inner.as_ref().map(|h| h.shared.ledger.writer.reader())
     }
 
     /// What the log writer has done (lines, batches, syncs, dropped).

@@ -13,14 +13,21 @@
 //! [`LogWriter::flush`] waits until everything sent before it is on disk; dropping the
 //! last handle drains the queue, syncs and joins the thread (the provider's shutdown
 //! path).
+//!
+//! Readers in the process (the dashboard's figures) see a line as soon as it is queued:
+//! a [`LogReader`]'s [`LogView`] holds the lines not yet in their files, and while it
+//! lives the thread appends nothing, so each line queued before it is either in its
+//! file or in the view, never both and never neither. A figure shown right after a turn
+//! includes that turn's calls, and still no call waits for the disk (queuing takes a
+//! short lock the thread holds only to drop the lines it appended).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tracing::warn;
@@ -37,7 +44,7 @@ pub const SYNC_WITHIN: Duration = Duration::from_millis(500);
 const FLUSH_WAIT: Duration = Duration::from_secs(10);
 
 enum Job {
-    Line(PathBuf, String),
+    Line(PathBuf, Arc<str>),
     Flush(oneshot::Sender<()>),
 }
 
@@ -65,10 +72,73 @@ struct Counters {
     dropped: AtomicU64,
 }
 
+/// Lines queued and not yet appended, by file, in queue order.
+type Unwritten = HashMap<PathBuf, VecDeque<Arc<str>>>;
+
+/// What the writer's handles, its readers and its thread share.
+#[derive(Default)]
+struct Shared {
+    counters: Counters,
+    /// The queue's lines by file, until the thread has appended them.
+    unwritten: Mutex<Unwritten>,
+    /// Held for writing by the thread while it appends a batch and drops it from
+    /// `unwritten`; for reading by a [`LogView`] while its reader reads the files.
+    files: RwLock<()>,
+}
+
+impl Shared {
+    fn unwritten(&self) -> MutexGuard<'_, Unwritten> {
+        // every change to it is complete under the lock: a panic elsewhere leaves it whole
+        self.unwritten.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 pub struct LogWriter {
+    /// Sent to only with `unwritten` locked, so both keep one order per file.
     tx: Option<Sender<Job>>,
-    counters: Arc<Counters>,
+    shared: Arc<Shared>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// Reads what the writer has written and what it is about to (cloneable; for the
+/// dashboard, which reads in a blocking task).
+#[derive(Clone)]
+pub struct LogReader(Arc<Shared>);
+
+impl LogReader {
+    /// A view to read the log files with: while it lives, the files hold every line
+    /// queued before it but the ones it lists as unwritten.
+    pub fn view(&self) -> LogView<'_> {
+        let files = self.0.files.read().unwrap_or_else(|p| p.into_inner());
+        let unwritten = self
+            .0
+            .unwritten()
+            .iter()
+            .map(|(path, lines)| (path.clone(), lines.iter().cloned().collect()))
+            .collect();
+        LogView {
+            _files: files,
+            unwritten,
+        }
+    }
+}
+
+/// The log files, held still, and the lines queued for them that they do not hold yet.
+pub struct LogView<'a> {
+    _files: RwLockReadGuard<'a, ()>,
+    unwritten: HashMap<PathBuf, Vec<Arc<str>>>,
+}
+
+impl LogView<'_> {
+    /// The lines queued for `path` and not in it yet, oldest first.
+    pub fn unwritten(&self, path: &Path) -> &[Arc<str>] {
+        self.unwritten.get(path).map_or(&[], Vec::as_slice)
+    }
+
+    /// The files that have lines on their way (some may not exist yet).
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.unwritten.keys().map(PathBuf::as_path)
+    }
 }
 
 impl LogWriter {
@@ -86,29 +156,34 @@ impl LogWriter {
 
     fn spawn(gate: Option<std::sync::mpsc::Receiver<()>>) -> Self {
         let (tx, rx) = mpsc::channel();
-        let counters = Arc::new(Counters::default());
-        let c = counters.clone();
+        let shared = Arc::new(Shared::default());
+        let s = shared.clone();
         let thread = std::thread::Builder::new()
             .name("homebot-logs".into())
             .spawn(move || {
                 if let Some(g) = gate {
                     let _ = g.recv();
                 }
-                run(rx, &c)
+                run(rx, &s)
             })
             .expect("a thread can be started at provider start-up");
         Self {
             tx: Some(tx),
-            counters,
+            shared,
             thread: Mutex::new(Some(thread)),
         }
     }
 
-    /// Queue one line (a newline is added) for `path`. Never blocks: on a full queue the
-    /// line is dropped and counted.
+    /// A reader of these logs that sees the queued lines too.
+    pub fn reader(&self) -> LogReader {
+        LogReader(self.shared.clone())
+    }
+
+    /// Queue one line (a newline is added) for `path`. Never blocks on the disk: on a
+    /// full queue the line is dropped and counted.
     pub fn append(&self, path: PathBuf, line: String) {
         let Some(tx) = &self.tx else { return };
-        let c = &self.counters;
+        let c = &self.shared.counters;
         if c.queued.fetch_add(1, Ordering::AcqRel) >= QUEUE_CAPACITY as u64 {
             c.queued.fetch_sub(1, Ordering::AcqRel);
             let n = c.dropped.fetch_add(1, Ordering::Relaxed) + 1;
@@ -120,9 +195,13 @@ impl LogWriter {
             }
             return;
         }
-        if tx.send(Job::Line(path, line)).is_err() {
+        let line: Arc<str> = line.into();
+        let mut unwritten = self.shared.unwritten();
+        if tx.send(Job::Line(path.clone(), line.clone())).is_err() {
             c.queued.fetch_sub(1, Ordering::AcqRel);
+            return;
         }
+        unwritten.entry(path).or_default().push_back(line);
     }
 
     /// Wait (at most 10 s) until every line queued before this call is on disk.
@@ -139,7 +218,7 @@ impl LogWriter {
     }
 
     pub fn stats(&self) -> WriterStats {
-        let c = &self.counters;
+        let c = &self.shared.counters;
         WriterStats {
             lines: c.lines.load(Ordering::Relaxed),
             batches: c.batches.load(Ordering::Relaxed),
@@ -160,7 +239,8 @@ impl Drop for LogWriter {
     }
 }
 
-fn run(rx: Receiver<Job>, c: &Counters) {
+fn run(rx: Receiver<Job>, s: &Shared) {
+    let c = &s.counters;
     // files written since their last sync, and when that sync is due
     let mut dirty: BTreeMap<PathBuf, File> = BTreeMap::new();
     let mut due: Option<Instant> = None;
@@ -187,7 +267,7 @@ fn run(rx: Receiver<Job>, c: &Counters) {
                     Err(_) => break,
                 }
             }
-            write_batch(jobs, &mut dirty, &mut acks, c);
+            write_batch(jobs, &mut dirty, &mut acks, s);
         }
         let now = Instant::now();
         if !acks.is_empty() || due.is_some_and(|at| now >= at) {
@@ -203,23 +283,27 @@ fn run(rx: Receiver<Job>, c: &Counters) {
     sync(&mut dirty, c);
 }
 
-/// Append each file's lines of `jobs` with one write; the files join `dirty` (to be
-/// synced), the flush requests `acks` (answered after that sync).
+/// Append each file's lines of `jobs` with one write and drop them from the unwritten
+/// lines (readers wait meanwhile); the files join `dirty` (to be synced), the flush
+/// requests `acks` (answered after that sync).
 fn write_batch(
     jobs: Vec<Job>,
     dirty: &mut BTreeMap<PathBuf, File>,
     acks: &mut Vec<oneshot::Sender<()>>,
-    c: &Counters,
+    s: &Shared,
 ) {
-    let mut files: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
+    let c = &s.counters;
+    // each file's bytes, and how many lines they are
+    let mut files: BTreeMap<PathBuf, (Vec<u8>, usize)> = BTreeMap::new();
     let mut lines = 0;
     for j in jobs {
         match j {
             Job::Line(path, line) => {
                 c.queued.fetch_sub(1, Ordering::AcqRel);
-                let buf = files.entry(path).or_default();
+                let (buf, n) = files.entry(path).or_default();
                 buf.extend_from_slice(line.as_bytes());
                 buf.push(b'\n');
+                *n += 1;
                 lines += 1;
             }
             Job::Flush(ack) => acks.push(ack),
@@ -228,13 +312,24 @@ fn write_batch(
     if files.is_empty() {
         return;
     }
-    for (path, buf) in files {
-        match append(&path, &buf) {
+    let _readers_wait = s.files.write().unwrap_or_else(|p| p.into_inner());
+    for (path, (buf, _)) in &files {
+        match append(path, buf) {
             Ok(f) => {
-                dirty.insert(path, f);
+                dirty.insert(path.clone(), f);
             }
             Err(e) => {
                 warn!(path = %path.display(), error = %e, "cannot append to a provider log")
+            }
+        }
+    }
+    // appended (or lost with a warning): no longer on their way
+    let mut unwritten = s.unwritten();
+    for (path, (_, n)) in files {
+        if let Some(q) = unwritten.get_mut(&path) {
+            q.drain(..n.min(q.len()));
+            if q.is_empty() {
+                unwritten.remove(&path);
             }
         }
     }
@@ -265,74 +360,5 @@ fn sync(dirty: &mut BTreeMap<PathBuf, File>, c: &Counters) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn queued_lines_share_one_sync_per_file_and_drop_writes_the_rest() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a/usage.jsonl");
-        let b = dir.path().join("b.jsonl");
-        let (w, gate) = LogWriter::start_gated();
-        for i in 0..300 {
-            w.append(a.clone(), format!("{{\"n\":{i}}}"));
-            w.append(b.clone(), format!("{{\"m\":{i}}}"));
-        }
-        drop(gate);
-        w.flush().await;
-        let s = w.stats();
-        assert_eq!(s.lines, 600);
-        // 600 lines queued: two batches of at most 512; the flush syncs each file once
-        // for both
-        assert_eq!(s.batches, 2, "{s:?}");
-        assert_eq!(s.syncs, 2, "{s:?}");
-        assert_eq!(s.dropped, 0);
-        assert_eq!(std::fs::read_to_string(&a).unwrap().lines().count(), 300);
-        let first = std::fs::read_to_string(&b).unwrap();
-        assert_eq!(first.lines().next().unwrap(), "{\"m\":0}", "order kept");
-        // lines queued just before the drop still land
-        w.append(b.clone(), "{\"last\":true}".into());
-        drop(w);
-        let text = std::fs::read_to_string(&b).unwrap();
-        assert_eq!(text.lines().count(), 301);
-        assert_eq!(text.lines().last().unwrap(), "{\"last\":true}");
-    }
-
-    #[tokio::test]
-    async fn written_lines_are_synced_within_the_interval_without_a_flush() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("usage.jsonl");
-        let w = LogWriter::start();
-        w.append(f.clone(), "{\"n\":1}".into());
-        // written at once (a crash of the process would not lose it) ...
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::fs::read_to_string(&f).unwrap_or_default().is_empty() {
-            assert!(Instant::now() < deadline, "the line was never written");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        // ... and synced by itself, without a flush, after at most SYNC_WITHIN
-        while w.stats().syncs == 0 {
-            assert!(Instant::now() < deadline, "the line was never synced");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let s = w.stats();
-        assert_eq!((s.lines, s.batches, s.syncs), (1, 1, 1), "{s:?}");
-        // nothing new: no sync for nothing
-        w.flush().await;
-        assert_eq!(w.stats().syncs, 1);
-    }
-
-    #[tokio::test]
-    async fn a_full_queue_drops_and_counts_instead_of_blocking() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("x.jsonl");
-        let (w, gate) = LogWriter::start_gated();
-        for i in 0..QUEUE_CAPACITY + 10 {
-            w.append(f.clone(), i.to_string());
-        }
-        assert_eq!(w.stats().dropped, 10);
-        drop(gate);
-        w.flush().await;
-        assert_eq!(w.stats().lines, QUEUE_CAPACITY as u64);
-    }
-}
+#[path = "logwriter_tests.rs"]
+mod tests;
