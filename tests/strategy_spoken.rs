@@ -119,7 +119,13 @@ async fn a_spoken_strategy_change_is_accepted_only_when_the_words_ask_for_it() {
         s.ends_with("\n[策略]\nAct directly. Use tools when needed.\nBe efficient: prefer fewer steps, verify results between calls.\n[/策略]\n"),
         "{s}"
     );
-    assert!(!last_user(&last).contains("[策略]"));
+    // the window last heard of Plan: this message says, once, that the system
+    // message's block holds again; the next one says nothing
+    let back = format!("[策略]\n{}\n[/策略]", homebot::prompt::STRATEGY_BACK);
+    assert!(last_user(&last).contains(&back), "{}", last_user(&last));
+    kernel.handle_turn(mom("谢谢")).await;
+    let last = fake.requests().last().unwrap().clone();
+    assert!(!last_user(&last).contains("[策略]"), "{}", last_user(&last));
 
     // the tool list is the same bytes in every request, whatever the strategy
     let reqs = fake.requests();
@@ -273,28 +279,53 @@ async fn the_standing_strategy_is_in_the_system_message_and_a_switched_one_in_ea
     assert!(last_user(&req(0))[5..].starts_with(" mom：你好\n\n[上下文]\n"));
 
     // a switch leaves the system message as it was (no prefix broken) and sends the
-    // switched strategy in each turn's tail, saying it replaces the standing one
+    // switched strategy once, in the first message after it, saying it replaces the
+    // standing one; the next turn replays that message and holds the previous request
+    // whole
     kernel.command("/strategy assist").await;
     for words in ["做个菜", "再来一个"] {
         kernel.handle_turn(mom(words)).await;
     }
+    let switched = |u: &str| {
+        u.contains("[策略]\n家里人切换了策略：以下取代系统消息里的 [策略]。\n")
+            && u.contains("you MUST call ask_user_choice")
+            && !u.contains(BUILD)
+    };
     for i in [2, 3] {
         assert_eq!(system_text(&req(i)), system_text(&req(0)));
-        let u = last_user(&req(i));
-        assert!(
-            u.contains("[策略]\n家里人切换了策略：以下取代系统消息里的 [策略]。\n")
-                && u.contains("you MUST call ask_user_choice")
-                && !u.contains(BUILD),
-            "{u}"
-        );
     }
-    // back to the standing strategy: nothing in the tail again
+    assert!(switched(&last_user(&req(2))), "{}", last_user(&req(2)));
+    assert!(
+        !last_user(&req(3)).contains("[策略]"),
+        "{}",
+        last_user(&req(3))
+    );
+    let (m2, m3) = (
+        req(2)["messages"].as_array().unwrap().clone(),
+        req(3)["messages"].as_array().unwrap().clone(),
+    );
+    assert_eq!(
+        m3[..m2.len()],
+        m2[..],
+        "the request after the switch is held whole"
+    );
+    // back to the standing strategy: one message says so, once
     kernel.command("/strategy build").await;
-    kernel.handle_turn(mom("好的")).await;
-    assert!(!last_user(&req(4)).contains("[策略]"), "changed back");
-    assert_eq!(system_text(&req(4)), system_text(&req(0)));
-    // the switched block was the turns' aside: never replayed
-    let history = serde_json::to_string(&req(4)["messages"].as_array().unwrap()[1..8]).unwrap();
-    assert!(!history.contains("[策略]"), "{history}");
-    assert!(history.contains("做个菜\\n\\n[上下文]"), "{history}");
+    for words in ["好的", "谢谢"] {
+        kernel.handle_turn(mom(words)).await;
+    }
+    assert!(
+        last_user(&req(4)).contains(&format!(
+            "[策略]\n{}\n[/策略]",
+            homebot::prompt::STRATEGY_BACK
+        )),
+        "{}",
+        last_user(&req(4))
+    );
+    assert!(
+        !last_user(&req(5)).contains("[策略]"),
+        "{}",
+        last_user(&req(5))
+    );
+    assert_eq!(system_text(&req(5)), system_text(&req(0)));
 }

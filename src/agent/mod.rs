@@ -116,7 +116,7 @@ impl Agent {
     }
 
     /// Everything a turn's requests are made of: the first request's messages, the tool
-    /// environment and who the calls are for. `standing` (the strategy's block) ends the
+    /// environment and who the calls are for. `strategy.standing` (the strategy's block) ends the
     /// system message; `extra` sections (a strategy's per-turn ones) go at the end of the
     /// dynamic tail, after the user's words: counted in the budget, sent in this turn only.
     #[allow(clippy::too_many_arguments)]
@@ -128,11 +128,11 @@ impl Agent {
         user_text: &str,
         turn: &crate::turn::Turn,
         modes: &ModesHandle,
-        standing: Option<&prompt::TailSection>,
+        strategy: prompt::StrategyBlocks<'_>,
         extra: &[prompt::TailSection],
     ) -> Prepared {
         let replay = self.context.replay;
-        let system = prompt::system_message(&self.base_prompt, ticket, standing);
+        let system = prompt::system_message(&self.base_prompt, ticket, strategy.standing);
         let mode_checkpoint = ticket
             .mode
             .as_ref()
@@ -179,6 +179,15 @@ impl Agent {
                 }
             }
             kept.extend(profile_section(tail, profile).filter(|s| !seen(&s.body)));
+            match replay {
+                // the window says which strategy it last heard of; a message says so
+                // only when that is not the one in force
+                Replay::Exact => kept.extend(strategy_change(
+                    strategy.switched,
+                    last_strategy_in(&ticket.history, from),
+                )),
+                Replay::Lean => turn_aside.extend(strategy.switched.cloned()),
+            }
             turn_aside.extend(aside.iter().cloned());
             let current = prompt::current(ticket, tail, &kept, &turn_aside, user_text);
             let parts: Vec<&str> = std::iter::once(current.message.as_str())
@@ -338,6 +347,34 @@ fn window_holds(history: &crate::history::HistoryView, from: usize, text: &str) 
                 .filter(|r| r.error.is_none())
                 .any(|r| r.sent.as_deref().is_some_and(|s| s.contains(text)))
         })
+}
+
+/// The body of the last `[策略]` block the messages of `[from, len)` of `history` sent.
+fn last_strategy_in(history: &crate::history::HistoryView, from: usize) -> Option<String> {
+    history.with_range(from, |records, _| {
+        records
+            .iter()
+            .rev()
+            .filter(|r| r.error.is_none())
+            .find_map(|r| prompt::last_strategy_block(r.sent.as_deref()?).map(str::to_string))
+    })
+}
+
+/// The strategy block a message must carry under exact replay: the switched one when the
+/// window has not heard of it last (a switch, or its block compacted away), a note that
+/// the standing one holds again when the window's last word was a switched one.
+fn strategy_change(
+    switched: Option<&prompt::TailSection>,
+    last: Option<String>,
+) -> Option<prompt::TailSection> {
+    match (switched, last) {
+        (Some(s), last) if last.as_deref() != Some(s.body.trim()) => Some(s.clone()),
+        (None, Some(last)) if last != prompt::STRATEGY_BACK => Some(prompt::TailSection {
+            label: prompt::STRATEGY_LABEL.into(),
+            body: prompt::STRATEGY_BACK.into(),
+        }),
+        _ => None,
+    }
 }
 
 /// The current speaker's `USER.md` as a kept block of their message (never in the

@@ -65,8 +65,9 @@ pub(super) struct Ctx<'a> {
     /// The standing strategy's `[策略]` block: the end of every request's system message
     /// (the same bytes turn after turn, a cached prefix).
     pub(super) standing: Option<TailSection>,
-    /// A switched strategy's block: in the tail of every turn while it is in force (the
-    /// tail is never replayed, and a switch breaks no prefix).
+    /// A switched strategy's block: sent with the turn's message while it is in force
+    /// (once under exact replay, while the replayed window holds it; see
+    /// `Agent::prepare`), so a switch breaks no prefix.
     pub(super) block: Option<TailSection>,
     pub(super) rounds: u32,
     /// Where an accepted `set_strategy` of this turn goes.
@@ -118,7 +119,10 @@ impl Ctx<'_> {
             self.text,
             self.turn,
             self.modes,
-            self.standing.as_ref(),
+            crate::prompt::StrategyBlocks {
+                standing: self.standing.as_ref(),
+                switched: self.block.as_ref(),
+            },
             sections,
         );
         p.env.strategy = Some(self.setter.clone());
@@ -127,12 +131,6 @@ impl Ctx<'_> {
             sent.clone_from(&p.sent);
         }
         p
-    }
-    /// The switched strategy's block (when there is one) plus `extra`.
-    pub(super) fn sections(&self, extra: Vec<TailSection>) -> Vec<TailSection> {
-        let mut v = extra;
-        v.extend(self.block.clone());
-        v
     }
     /// The agent's tool loop at this turn's round cap, remembering the tools it called.
     pub(super) async fn tool_loop(&self, p: &mut Prepared) -> AgentOutcome {

@@ -181,7 +181,7 @@ async fn dispatch(c: &Ctx<'_>) -> StrategyOutcome {
         StrategyKind::Spec => work::propose(c, WorkKind::Spec, extra).await,
         StrategyKind::Reflect => reflect::reflect(c, extra).await,
         StrategyKind::Build | StrategyKind::Assist | StrategyKind::Custom => {
-            let mut p = c.prepare(&c.sections(extra));
+            let mut p = c.prepare(&extra);
             let o = c.tool_loop(&mut p).await;
             finish(c, &mut p, o).await
         }
@@ -193,7 +193,7 @@ async fn dispatch(c: &Ctx<'_>) -> StrategyOutcome {
 async fn answered(c: &Ctx<'_>, p: PendingChoice, parsed: Parsed) -> StrategyOutcome {
     let result = choice::tool_result(&p.asked, &parsed);
     c.log("choice", "answered", &result, None).await;
-    let mut prep = c.prepare(&c.sections(vec![]));
+    let mut prep = c.prepare(&[]);
     prep.messages.push(Message::Assistant {
         content: None,
         tool_calls: vec![ToolCall {

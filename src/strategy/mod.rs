@@ -69,7 +69,7 @@ pub enum CommandError {
     NotSaved(std::io::Error),
 }
 /// The label of the strategy's block (the system message's, a switched one's in the tail).
-pub const SECTION_LABEL: &str = "策略";
+pub const SECTION_LABEL: &str = crate::prompt::STRATEGY_LABEL;
 
 /// The household's strategy state (cloneable handle). Every change is written to the
 /// workspace before it counts; concurrent turns see one order of changes.

@@ -78,7 +78,7 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> StrategyOutcome {
         ),
     };
     c.log("offer", stage, &result, None).await;
-    let mut prep = c.prepare(&c.sections(vec![]));
+    let mut prep = c.prepare(&[]);
     if let Ok(Switched::Entered { mode_id, .. }) = &switched {
         prep.env.entered(mode_id);
     }

@@ -11,7 +11,7 @@ const REVISE: &str = "Now rewrite the answer, fixing what the review found. Outp
 /// Draft → review → revision (`strategy.reflect_rounds` times); only the last revision
 /// is the reply. Draft and reviews go to the journal, not to the conversation record.
 pub(super) async fn reflect(c: &Ctx<'_>, extra: Vec<TailSection>) -> StrategyOutcome {
-    let mut p = c.prepare(&c.sections(extra));
+    let mut p = c.prepare(&extra);
     p.meta.purpose = "reflect-draft";
     let o = c.tool_loop(&mut p).await;
     if p.env.choice.is_set() || o.error.is_some() {

@@ -77,7 +77,6 @@ pub(super) async fn propose(
             .await
             .pending_work
             .filter(|w| w.kind == kind);
-    extra.extend(c.block.clone());
     extra.push(TailSection {
         label: format!("{}（{}）", super::SECTION_LABEL, flow),
         body: doc::instruction(kind, max),
@@ -223,7 +222,7 @@ async fn execute(c: &Ctx<'_>, work: PendingWork) -> StrategyOutcome {
             listing.join("\n")
         ),
     };
-    let mut p = c.prepare(&c.sections(vec![section]));
+    let mut p = c.prepare(&[section]);
     let mut results = Vec::with_capacity(n);
     for (i, step) in work.steps.iter().enumerate() {
         push_user(
