@@ -255,6 +255,8 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
         history_to: 12,
         compacted_through: Some(4),
         prefix_hash: "abcdef0123456789abcdef".into(),
+        snippets: vec!["basics/家常菜.md".into()],
+        aside: true,
     };
     let sdir = dir
         .path()
@@ -311,11 +313,13 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
     let line = homebot::audit::show::readable_line(&rec);
     let f: Vec<&str> = line.split("  ").collect();
     assert_eq!(
-        f[f.len() - 5..],
+        f[f.len() - 7..],
         [
             "blocks=system:800,history:1200",
             "history=4..12",
             "compacted=4",
+            "snippets=basics/家常菜.md",
+            "aside",
             "prefix=abcdef012345",
             "ok"
         ]

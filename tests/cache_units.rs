@@ -317,3 +317,46 @@ async fn the_time_is_in_the_history_after_a_compaction_and_under_lean_replay() {
             .await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aside_is_sent_once_after_the_message_and_the_next_turn_holds_the_turn_before() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = model().await;
+    let clock = ManualClock::new(at(19, 0));
+    let k = start(ws, &fake, &clock, "");
+    let mom = |words: &str| Turn::new("qq", "private:10001", "mom", words);
+    say(&k, &clock, (19, 1), mom("第一句")).await;
+    // a channel's hint holds for its turn alone: an aside
+    let mut hinted = mom("第二句");
+    hinted.reply_hint = Some("只回答一行".into());
+    say(&k, &clock, (19, 2), hinted).await;
+    say(&k, &clock, (19, 3), mom("第三句")).await;
+    k.provider().flush().await;
+    let reqs = turns(&fake);
+    assert_eq!(reqs.len(), 3);
+    // on the wire the aside is joined to its message (no two user messages in a row)
+    let second = msgs(&reqs[1]).last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        second.contains("第二句\n\n[上下文]\n")
+            && second.ends_with("[回复要求]\n只回答一行\n[/回复要求]"),
+        "{second}"
+    );
+    // the next request replays the message without it: it holds the turn before whole
+    assert!(!holds_whole(&reqs[1], &reqs[2]));
+    assert!(holds_whole(&reqs[0], &reqs[2]));
+    assert!(!serde_json::to_string(&reqs[2])
+        .unwrap()
+        .contains("只回答一行"));
+    // the audit says which turn sent one
+    let wsp = homebot::workspace::Workspace::open(&ws.canonicalize().unwrap()).unwrap();
+    let audit = homebot::audit::load(&wsp, None).unwrap();
+    let asides: Vec<bool> = audit
+        .records
+        .iter()
+        .filter_map(|r| r.shape.as_ref().map(|s| s.aside))
+        .collect();
+    assert_eq!(asides, [false, true, false]);
+    k.shutdown_gracefully(std::time::Duration::from_secs(10))
+        .await;
+}

@@ -148,6 +148,19 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
     assert!(!last.contains("家常菜.md"), "{last}");
     let whole = serde_json::to_string(&again).unwrap();
     assert_eq!(whole.matches("basics/家常菜.md").count(), 1, "{whole}");
+    // `homebot audit` names the snippets each turn's message carried: the first asking
+    // only
+    k.provider().flush().await;
+    let wsp = homebot::workspace::Workspace::open(&ws.canonicalize().unwrap()).unwrap();
+    let audit = homebot::audit::load(&wsp, None).unwrap();
+    let carried: Vec<&Vec<String>> = audit
+        .records
+        .iter()
+        .filter_map(|r| r.shape.as_ref())
+        .map(|s| &s.snippets)
+        .filter(|s| s.iter().any(|x| x == "basics/家常菜.md"))
+        .collect();
+    assert_eq!(carried.len(), 1, "{carried:?}");
     assert!(
         read.text.contains("TOOL:error") && read.text.contains("\"homework\" mode"),
         "{}",

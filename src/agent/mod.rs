@@ -160,7 +160,7 @@ impl Agent {
             Replay::Exact => self.context.replay_start(&ticket.history, source),
             Replay::Lean => usize::MAX,
         };
-        let (current, planned) = loop {
+        let (current, planned, snippets) = loop {
             let seen = |text: &str| window_holds(&ticket.history, from, text);
             let mut kept: Vec<prompt::TailSection> = Vec::new();
             let mut turn_aside: Vec<prompt::TailSection> = Vec::new();
@@ -189,6 +189,11 @@ impl Agent {
                 Replay::Lean => turn_aside.extend(strategy.switched.cloned()),
             }
             turn_aside.extend(aside.iter().cloned());
+            let snippets: Vec<String> = kept
+                .iter()
+                .filter(|s| s.label == crate::knowledge::LABEL)
+                .flat_map(|s| crate::knowledge::sources_in(&s.body))
+                .collect();
             let current = prompt::current(ticket, tail, &kept, &turn_aside, user_text);
             let parts: Vec<&str> = std::iter::once(current.message.as_str())
                 .chain(current.aside.as_deref())
@@ -196,7 +201,7 @@ impl Agent {
             let planned = self.context.plan(&system, &parts, &ticket.history, source);
             match &planned {
                 Ok(plan) if replay == Replay::Exact && plan.from > from => from = plan.from,
-                _ => break (current, planned),
+                _ => break (current, planned, snippets),
             }
         };
         let sent = planned.is_ok().then(|| current.message.clone());
@@ -207,9 +212,12 @@ impl Agent {
                     self.compact_later(ticket, tail.channel, tail.chat_id);
                 }
                 let guest = turn.facts().trust == crate::turn::Trust::Guest;
+                let aside = current.aside.is_some();
                 let messages =
                     prompt::build_messages(system, ticket, &plan, replay, guest, current);
-                let shape = self.shape(&plan, &messages);
+                let mut shape = self.shape(&plan, &messages);
+                shape.snippets = snippets;
+                shape.aside = aside;
                 let tokens = plan.total();
                 (
                     messages,
@@ -428,6 +436,8 @@ pub fn prompt_shape(ctx: &Context, plan: &Plan, messages: &[Message]) -> PromptS
         history_from: plan.from,
         history_to: plan.to,
         compacted_through: plan.checkpoint.as_ref().map(|c| c.through),
+        snippets: Vec::new(),
+        aside: false,
         prefix_hash: format!("{h:016x}"),
     }
 }

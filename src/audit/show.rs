@@ -52,6 +52,12 @@ pub fn readable_line(r: &AuditRecord) -> String {
         if let Some(c) = s.compacted_through {
             f.push(format!("compacted={c}"));
         }
+        if !s.snippets.is_empty() {
+            f.push(format!("snippets={}", s.snippets.join(",")));
+        }
+        if s.aside {
+            f.push("aside".into());
+        }
         if !s.prefix_hash.is_empty() {
             f.push(format!(
                 "prefix={}",

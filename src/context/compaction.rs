@@ -274,6 +274,7 @@ impl Context {
             history_to: through,
             compacted_through: prev.as_ref().map(|c| c.through),
             prefix_hash: String::new(),
+            ..Default::default()
         };
         let meta = CallMeta {
             channel: job.channel.clone(),

@@ -298,6 +298,14 @@ pub fn tail_section(snippets: &[Snippet], note: bool) -> Option<TailSection> {
     })
 }
 
+/// The sources a `[资料]` block's body names ([`tail_section`]'s "— source:" lines).
+pub fn sources_in(body: &str) -> Vec<String> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("— ")?.strip_suffix(':'))
+        .map(str::to_string)
+        .collect()
+}
+
 /// A snippet's text as a `[资料]` block shows it (what a window is searched for).
 pub fn snippet_text(s: &Snippet) -> String {
     crate::prompt::defang(s.text.trim())

@@ -109,6 +109,15 @@ pub struct PromptShape {
     pub compacted_through: Option<usize>,
     /// Hex digest of the stable prefix's bytes (system, tools, checkpoint, history).
     pub prefix_hash: String,
+    /// The knowledge files whose snippets this turn's message carried (under exact
+    /// replay, snippets the replayed window already held are not sent again: an earlier
+    /// turn's line names them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub snippets: Vec<String>,
+    /// The turn sent an aside (blocks for it alone, after its message): the next turn's
+    /// request cannot hold this one whole.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aside: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
