@@ -360,3 +360,54 @@ async fn an_aside_is_sent_once_after_the_message_and_the_next_turn_holds_the_tur
     k.shutdown_gracefully(std::time::Duration::from_secs(10))
         .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn turns_that_overlap_in_a_mode_session_are_replayed_one_after_the_other() {
+    use std::sync::{Condvar, Mutex};
+    let dir = workspace();
+    let ws = dir.path();
+    // the two overlapping turns' requests wait for each other (at most 10 s), so both
+    // are built from the same history
+    let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
+    let g = gate.clone();
+    let fake = FakeLlm::start(move |body, _| {
+        let words = user_words(msgs(body).last().unwrap());
+        if words.starts_with("同时") {
+            let (n, cv) = &*g;
+            let mut n = n.lock().unwrap();
+            *n += 1;
+            cv.notify_all();
+            let _ = cv
+                .wait_timeout_while(n, std::time::Duration::from_secs(10), |n| *n < 2)
+                .unwrap();
+        }
+        text(&format!("好的：{words}"))
+    })
+    .await;
+    let clock = ManualClock::new(at(18, 0));
+    let k = start(ws, &fake, &clock, "");
+    assert!(k.command("/mode enter cooking").await.is_answered());
+    clock.set(at(18, 1));
+    k.handle_turn(Turn::new("qq", "group:5550001", "mom", "开始吧"))
+        .await;
+    clock.set(at(18, 2));
+    let (a, b) = tokio::join!(
+        k.handle_turn(Turn::new("qq", "group:5550001", "mom", "同时一")),
+        k.handle_turn(Turn::new("cli", "local", "kid", "同时二")),
+    );
+    assert!(a.is_answered() && b.is_answered(), "{a:?} {b:?}");
+    k.handle_turn(Turn::new("qq", "group:5550001", "mom", "然后呢"))
+        .await;
+    k.shutdown_gracefully(std::time::Duration::from_secs(10))
+        .await;
+    let reqs = turns(&fake);
+    assert_eq!(reqs.len(), 4);
+    // both overlapping requests hold the first whole; the next holds exactly one of
+    // them (the one recorded first), never both
+    assert!(holds_whole(&reqs[0], &reqs[1]) && holds_whole(&reqs[0], &reqs[2]));
+    let held = [&reqs[1], &reqs[2]]
+        .iter()
+        .filter(|r| holds_whole(r, &reqs[3]))
+        .count();
+    assert_eq!(held, 1, "{:#}", reqs[3]);
+}
