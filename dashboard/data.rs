@@ -374,7 +374,9 @@ mod tests {
             assistant: "好".into(),
             error: None,
             speaker_name: Some("妈妈".into()),
-            sent: None,
+            sent: Some(format!(
+                "19:55 妈妈：{user}\n\n[上下文]\n…\n[/上下文]\n\n[成员资料]\n私事\n[/成员资料]"
+            )),
         })
         .unwrap()
     }
@@ -391,6 +393,12 @@ mod tests {
         assert_eq!(idx, [0, 2]);
         assert_eq!(c.records[1].user, "二");
         assert_eq!(c.records[0].speaker, "妈妈");
+        // the words and the reply only: never the message as sent (blocks, a profile)
+        let shown = serde_json::to_string(&c.records).unwrap();
+        assert!(
+            !shown.contains("私事") && !shown.contains("上下文"),
+            "{shown}"
+        );
         assert_eq!(conversation(&p, 2).records.len(), 1);
         assert!(conversation(&p, 3).records.is_empty());
         // the torn tail is left for the writer's own recovery
