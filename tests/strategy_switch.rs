@@ -112,7 +112,7 @@ async fn assist_custom_and_presets_are_tail_instructions_that_persist() {
         .handle_turn(Turn::new("cli", "local", "mom", "几点了"))
         .await;
     assert!(last_user(fake.requests().last().unwrap()).contains("思考深度：快速"));
-    // naming a strategy keeps the preset's thinking depth (seed 004: a hot patch of the
+    // naming a strategy keeps the preset's thinking depth (a hot patch of the
     // strategy alone); a preset sets it again
     let r = kernel.command("/strategy build").await;
     assert!(r.text.contains("· 预设: quick"), "{}", r.text);

@@ -5,7 +5,7 @@
 use super::*;
 use std::collections::BTreeMap;
 
-/// Whether a turn takes part in scene memory (seed 001 `ScenePolicy`).
+/// Whether a turn takes part in scene memory (`auto` / `none`).
 #[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ScenePolicy {
@@ -19,7 +19,7 @@ pub enum ScenePolicy {
 }
 
 /// Channels whose turns are internal signals: they would otherwise each grow a scene
-/// that pulls unrelated interactions together (seed 001). `[memory.channels]` may still
+/// that pulls unrelated interactions together. `[memory.channels]` may still
 /// name them.
 pub const INTERNAL_CHANNELS: &[&str] = &["cron", "timer", "system", "kernel"];
 

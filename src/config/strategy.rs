@@ -1,4 +1,4 @@
-//! `[strategy]`: how the agent works (seed 004) — the household's default strategy and
+//! `[strategy]`: how the agent works — the household's default strategy and
 //! the bounds of the Plan / Spec / Reflect flows and of pending choices. The names live
 //! here, below every other module, so `mode.json` can name a default strategy too.
 

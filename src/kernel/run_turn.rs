@@ -163,7 +163,7 @@ impl Kernel {
         };
         let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
         let agent = tokio::time::timeout(limit, async {
-            // Home Assistant's own agent first (issue 20): its answer, or the LLM's
+            // Home Assistant's own agent first (`home_assistant.fast_path`): its answer, or the LLM's
             let waiting = async {
                 let st = inner.strategies.snapshot().await;
                 st.choices.contains_key(&turn.chat_key())

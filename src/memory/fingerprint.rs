@@ -3,7 +3,7 @@
 //! | feature | from | weight |
 //! |---|---|---|
 //! | `chan` | the turn's channel | 1.0 |
-//! | `peer` | the chat: `group_<id>` / `private_<id>` on QQ (the seed's `peer_group` is the group form, so a group and a private chat never share it); on voice the member the trusted speaker mapping named, else `guest` (all unknown voices are one peer, never the whole channel); elsewhere the chat id | 1.0 |
+//! | `peer` | the chat: `group_<id>` / `private_<id>` on QQ (the design's `peer_group` is the group form, so a group and a private chat never share it); on voice the member the trusted speaker mapping named, else `guest` (all unknown voices are one peer, never the whole channel); elsewhere the chat id | 1.0 |
 //! | `tool` | tools the turn called | 0.8 |
 //! | `topic` | content words ([`super::topic`]) | 0.4 |
 //! | `part` | night / morning / afternoon / evening | 0.2 |
@@ -17,7 +17,7 @@
 //! Weak features never merge places: a turn is compared only with evidence of its own
 //! key and with scenes whose key covers its own (see `store`), and the weak features of
 //! a key's turns never enter the key. Unweighted, or ungated, one chance overlap of words
-//! at the same hour would fold two family groups into one scene (seed 001).
+//! at the same hour would fold two family groups into one scene.
 
 use super::key::SceneKey;
 use super::topic::topic_words;

@@ -1,4 +1,4 @@
-//! Scene memory (SPEC §6, seed 001): memories recalled by *situation*, not by wording.
+//! Scene memory: memories recalled by *situation*, not by wording.
 //!
 //! Every turn yields a fingerprint ([`fingerprint`]): identity features `chan` and
 //! `peer`, which make its hierarchical key ([`key`]: `chan:qq/peer:group_1027`), and

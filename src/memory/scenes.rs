@@ -7,7 +7,7 @@
 //! - no scene yet → the turn is compared with the evidence of its key; the most similar
 //!   piece at or above the threshold and the turn together make the scene (it is
 //!   recognized on the second occurrence). Only that one piece of evidence is consumed:
-//!   other evidence, of this key or any other, stays (seed 001: creating one scene must
+//!   other evidence, of this key or any other, stays (creating one scene must
 //!   not wipe unrelated evidence). Otherwise the turn becomes evidence.
 //!
 //! Evidence is per key, so weak features never carry a turn into another place's scene.

@@ -190,7 +190,7 @@ pub fn parse(kind: WorkKind, text: &str, max_steps: usize) -> Result<Work, Inval
                     max: max_steps,
                 });
             }
-            // the seed's fallback chain: deliverables → requirements → the goal
+            // the fallback chain: deliverables → requirements → the goal
             let steps = if !deliverables.is_empty() {
                 deliverables.clone()
             } else if !requirements.is_empty() {

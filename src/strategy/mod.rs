@@ -1,4 +1,4 @@
-//! Agent strategies (SPEC §7, seed 004): *how* the agent works, orthogonal to run modes.
+//! Agent strategies: *how* the agent works, orthogonal to run modes.
 //!
 //! - Build (default) — the plain tool loop ([`crate::agent::Agent::tool_loop`]);
 //! - Plan / Spec — the model writes a JSON plan or spec (validated, re-asked once), the
@@ -104,7 +104,7 @@ pub struct Effective {
     pub custom: Option<String>,
 }
 
-/// The seed's BUILD wording (seed 004, EnginePrompts: "Act directly. Use tools when
+/// The BUILD wording the strategy design gives (its engine prompts: "Act directly. Use tools when
 /// needed." + "Be efficient: prefer fewer steps, verify results between calls.").
 pub const BUILD_WORDING: &str =
     "Act directly. Use tools when needed.\nBe efficient: prefer fewer steps, verify results between calls.";
@@ -322,7 +322,7 @@ impl Strategies {
             st.set_in_session = session;
             if preset.is_some() {
                 // a strategy's name changes the strategy only: the preset's thinking
-                // depth and tool-round cap stay (seed 004: patchConfig, not updateConfig)
+                // depth and tool-round cap stay: a patch of the strategy, not a new configuration
                 st.preset = preset;
             }
             if kind == StrategyKind::Custom && !rest.is_empty() {

@@ -16,7 +16,7 @@ pub const STATE_FILE: &str = "state.json";
 /// Pending questions kept at once (one per chat); the oldest goes first.
 pub const MAX_PENDING_CHOICES: usize = 64;
 
-/// quick / standard / careful: strategy + thinking depth + tool rounds (seed 004 §6).
+/// quick / standard / careful: strategy + thinking depth + tool rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
@@ -62,7 +62,7 @@ impl Preset {
             Preset::Careful => Thinking::Deep,
         }
     }
-    /// Tool round trips per turn (per step in Plan / Spec) as seed 004 gives them: quick
+    /// Tool round trips per turn (per step in Plan / Spec) as the presets define them: quick
     /// 10; the others name none, so the default (`agent.max_tool_rounds`, 25 unless
     /// configured) applies. Never more than `agent.max_tool_rounds` (see
     /// [`super::Effective::max_tool_rounds`]).
@@ -119,7 +119,7 @@ pub struct State {
     /// strategy yields to it only inside that session).
     pub set_in_session: Option<String>,
     /// The preset whose thinking depth and tool-round cap apply. Set by `/strategy
-    /// PRESET`; naming a strategy keeps it (a hot patch of the strategy alone, seed 004).
+    /// PRESET`; naming a strategy keeps it (a hot patch of the strategy alone).
     pub preset: Option<Preset>,
     pub custom_instruction: Option<String>,
     pub pending_work: Option<PendingWork>,

@@ -1,6 +1,6 @@
 //! `ask_user_choice {question, options (2–6), multi_select, allow_custom, anyone}`: the
 //! model asks the household to choose (`multi_select` and `allow_custom` are mutually
-//! exclusive, as in seed 004: an answer in one's own words is a single answer). This file
+//! exclusive, as the choice tool was specified: an answer in one's own words is a single answer). This file
 //! holds its arguments, their rules and the turn's [`ChoiceSlot`]; the tool itself is
 //! `builtin::choice`. A valid call is put in the turn's [`ChoiceSlot`];
 //! the agent's tool loop then ends the turn and the strategy layer turns the question
@@ -88,7 +88,7 @@ pub struct ChoiceError(pub Problem);
 
 #[derive(Debug, Error, PartialEq)]
 pub enum Problem {
-    // seed 004: a free answer is a single answer (自定义输入与多选互斥)
+    // a free answer is a single answer: custom input and multi-select exclude each other
     #[error("multi_select and allow_custom are mutually exclusive — an answer in the user's own words is a single answer; set one of them")]
     Exclusive,
     #[error("the question is empty")]

@@ -2,8 +2,7 @@
 //! {query}`, in `builtin::memory`) know of the turn, and their scene rules.
 //!
 //! `scene` is best left empty: the memory then attaches to the scene(s) of the turn —
-//! the kernel knows where it is; a guessed scene pins a memory to the wrong place (seed
-//! 001). A scene the model does name must be the turn's own key, so a message in one chat
+//! the kernel knows where it is; a guessed scene pins a memory to the wrong place. A scene the model does name must be the turn's own key, so a message in one chat
 //! cannot plant memories in another — nor in a wider scene such as `chan:qq`, which every
 //! QQ chat would recall, nor in new scenes below its own, which would use up the
 //! household's scene budget; only the owner's terminal (`cli`) may name any scene. Content, query and key

@@ -4,7 +4,7 @@
 //! `subscribe_events` and their `event` messages; the three registry lists;
 //! `homeassistant/expose_entity/list`; `call_service`; `ping` → `pong`.
 //!
-//! For the home tools (issue 20): `get_states`, `get_services`, `conversation/process`
+//! For the home tools: `get_states`, `get_services`, `conversation/process`
 //! (HA's own agent: "打开厨房的灯" / "关闭厨房的灯" act on the kitchen light, anything
 //! else is `no_intent_match`), `subscribe_trigger` with state triggers, and
 //! `call_service` changing the states it names (see [`SimHa::add_home`]).
