@@ -377,9 +377,28 @@ pub fn tool_results(body: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Poll `cond` until it holds (every 5 ms); the test's own timeout bounds the wait.
-pub async fn until(mut cond: impl FnMut() -> bool) {
+/// Poll `cond` until it holds (every 5 ms), failing with `what` after `deadline`.
+pub async fn eventually(what: &str, deadline: Duration, mut cond: impl FnMut() -> bool) {
+    let end = std::time::Instant::now() + deadline;
     while !cond() {
+        assert!(
+            std::time::Instant::now() < end,
+            "{what}: not so after {deadline:?}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// [`eventually`] with a 30 s deadline, for a condition the test names by its place.
+#[track_caller]
+pub fn until(cond: impl FnMut() -> bool) -> impl std::future::Future<Output = ()> {
+    let at = std::panic::Location::caller().to_string();
+    async move {
+        eventually(
+            &format!("the condition at {at}"),
+            Duration::from_secs(30),
+            cond,
+        )
+        .await
     }
 }
