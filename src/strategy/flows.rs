@@ -10,7 +10,7 @@
 use super::choice::{self, Parsed};
 use super::ctx::{finish, older_than, Ctx, StrategyOutcome};
 use super::offer::{self, OfferAnswer};
-use super::spoken::Voice;
+use super::spoken::SpokenSetter;
 use super::state::{PendingChoice, WorkKind};
 use super::{reflect, work, Strategies};
 use crate::agent::{cap_reply, Agent};
@@ -45,7 +45,8 @@ pub async fn run(
     let stamp = ticket
         .began_at
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, false);
-    let setter: Arc<dyn Setter> = Arc::new(Voice::new(strategies, mode, turn, user_text, stamp));
+    let setter: Arc<dyn Setter> =
+        Arc::new(SpokenSetter::new(strategies, mode, turn, user_text, stamp));
     let c = Ctx {
         agent,
         st: strategies,

@@ -8,7 +8,7 @@ use crate::turn::Turn;
 
 /// The turn's [`crate::tools::set_strategy::Setter`]: handed to the tools by
 /// [`super::flows`] on every request it prepares.
-pub(super) struct Voice {
+pub(super) struct SpokenSetter {
     pub(super) st: Strategies,
     /// (mode id, session id) the turn runs in.
     pub(super) mode: Option<(String, String)>,
@@ -19,7 +19,7 @@ pub(super) struct Voice {
     pub(super) stamp: String,
 }
 
-impl Voice {
+impl SpokenSetter {
     pub(super) fn new(
         st: &Strategies,
         mode: Option<(&str, &str)>,
@@ -40,7 +40,7 @@ impl Voice {
 }
 
 #[async_trait::async_trait]
-impl crate::tools::set_strategy::Setter for Voice {
+impl crate::tools::set_strategy::Setter for SpokenSetter {
     async fn set(&self, name: &str) -> Result<String, crate::tools::set_strategy::SetError> {
         let mode = self.mode.as_ref().map(|(m, s)| (m.as_str(), s.as_str()));
         let done = self.st.command(name, true, mode).await?;
