@@ -1,6 +1,6 @@
-//! The actor thread: the ModeManager and the Cron actor run on one dedicated actix arbiter
-//! (their handlers do file I/O and fsync; they never wait on the LLM), reached through
-//! their handles.
+//! The actor threads: the ModeManager on one dedicated actix system thread, the Cron
+//! actor on an arbiter (thread) of its own in the same system (their handlers do file
+//! I/O and fsync; they never wait on the LLM), reached through their handles.
 
 use super::KernelError;
 use crate::clock::SharedClock;
@@ -36,7 +36,7 @@ pub(super) fn start_actors(
             sys.block_on(async move {
                 let addr = ModeManager::new(core, clock.clone()).start();
                 let modes = ModesHandle::new(addr);
-                let (cron, warning) = Cron::new(CronSetup {
+                let setup = CronSetup {
                     modes: modes.clone(),
                     period: parts.period,
                     clock,
@@ -44,11 +44,18 @@ pub(super) fn start_actors(
                     path: parts.path,
                     doors: parts.doors,
                     retry: parts.retry,
+                };
+                // Cron on an arbiter of its own: a `reminders.json` fsync never holds up
+                // the ModeManager's `begin_turn` (the system's stop stops it too)
+                let arbiter = actix::Arbiter::new();
+                let cron = Cron::start_in_arbiter(&arbiter.handle(), move |_| {
+                    let (cron, warning) = Cron::new(setup);
+                    if let Some(w) = warning {
+                        warn!("{w}");
+                    }
+                    cron
                 });
-                if let Some(w) = warning {
-                    warn!("{w}");
-                }
-                let cron = CronHandle::new(cron.start());
+                let cron = CronHandle::new(cron);
                 let _ = tx.send((modes, cron, actix::System::current()));
             });
             if let Err(e) = sys.run() {
