@@ -351,6 +351,45 @@ async fn on_loopback_reads_are_open_and_actions_need_the_token_always() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::CONFLICT);
+
+    // the cookie is a login, not the token: its hex is nobody, and a logout ends it
+    assert!(
+        !pair.contains(&hex(TOKEN)),
+        "the cookie is not the token's hex"
+    );
+    let post_with = |cookie: String| {
+        client()
+            .post(format!("{base}/api/reminders/none/cancel"))
+            .header("cookie", cookie)
+            .header("origin", &base)
+            .send()
+    };
+    let r = post_with(format!("homebot_dash={}", hex(TOKEN)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert_ne!(
+        post_with(pair.clone()).await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let r = client()
+        .post(format!("{base}/logout"))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(r.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .contains("Max-Age=0"));
+    let r = post_with(pair.clone()).await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "logged out");
+}
+
+/// Lower-case hex of `s` (what the cookie held before logins had ids of their own).
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
