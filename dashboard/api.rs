@@ -13,6 +13,7 @@
 use super::data::{self, Line, SessionError, SessionInfo};
 use super::Dash;
 use crate::modes::action::ActionDoc;
+use crate::modes::entered::{Entered, EnteredHow};
 use crate::modes::session::CONVERSATION_FILE;
 use crate::presence::ChannelState;
 use axum::extract::{Path, Query, State};
@@ -46,9 +47,14 @@ pub struct Status {
 #[derive(Debug, Clone, Serialize)]
 pub struct ActiveSession {
     pub session_id: String,
-    /// The speaker of the turn that entered the mode (`null` when a command entered it).
+    /// Who entered the mode (their name, else their id), from the session's
+    /// `entered.json`; `null` for a command from no chat. A session made before that file
+    /// existed shows who spoke first instead, and no `entered_how`.
     pub entered_by: Option<String>,
+    /// The channel they entered it on.
     pub entered_on: Option<String>,
+    /// `command`, `switch` (the model's switch, checked against their words) or `offer`.
+    pub entered_how: Option<EnteredHow>,
     pub turns: usize,
 }
 
@@ -74,11 +80,26 @@ pub async fn gather(dash: &Dash) -> Option<Status> {
             let sid = a.session_id.clone()?;
             let dir = data::session_dir(&ws, &sid).ok()?;
             let conv = dir.join(CONVERSATION_FILE);
-            let first = data::first_record(&conv);
+            let (entered_by, entered_on, entered_how) = match Entered::read(&dir) {
+                Some(e) => {
+                    let by = e.by.map(|b| {
+                        let name = b.speaker_name.unwrap_or(b.speaker_id);
+                        (data::cut_id(&name), data::cut_id(&b.channel))
+                    });
+                    let (by, on) = by.unzip();
+                    (by, on, Some(e.how))
+                }
+                None => {
+                    let first = data::first_record(&conv);
+                    let by = first.as_ref().map(|l| l.speaker.clone());
+                    (by, first.map(|l| l.channel), None)
+                }
+            };
             Some(ActiveSession {
                 session_id: sid,
-                entered_by: first.as_ref().map(|l| l.speaker.clone()),
-                entered_on: first.map(|l| l.channel),
+                entered_by,
+                entered_on,
+                entered_how,
                 turns: data::conversation(&conv, usize::MAX).total,
             })
         });

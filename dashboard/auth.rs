@@ -5,8 +5,10 @@
 //!   token configured nobody can act from the dashboard.
 //! - The token comes as `Authorization: Bearer <token>`, or as the cookie the login form
 //!   (or a `?token=` link, exchanged at once for the cookie and a redirect that drops it
-//!   from the address bar) sets: `HttpOnly`, `SameSite=Strict`, holding the token's hex.
-//!   Compared in constant time. A `POST` whose `Origin` is another site is refused. The
+//!   from the address bar) sets: `HttpOnly`, `SameSite=Strict`, holding a random login id
+//!   the server maps to the login ([`super::logins`]: it expires, and `POST /logout` or a
+//!   restart ends it), so a leaked cookie is not the token. Tokens are compared in
+//!   constant time. A `POST` whose `Origin` is another site is refused. The
 //!   login form takes a few wrong tokens a minute per address ([`super::login_limit`]).
 //!
 //! Every answer gets `no-store`, `nosniff`, no referrer to other sites, no framing and a content policy
@@ -16,6 +18,7 @@
 
 use super::html as pages;
 use super::login_limit::{LoginLimit, Verdict};
+use super::logins::{Logins, LOGIN_LIFETIME};
 use super::Dash;
 use crate::channels::auth::same_secret;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
@@ -26,10 +29,10 @@ use axum::{Extension, Form, Router};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::LazyLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tracing::warn;
 
-/// The cookie that carries the token (hex) after a login.
+/// The cookie that carries the login's id ([`super::logins`]) after a login.
 pub const COOKIE: &str = "homebot_dash";
 /// A request is answered within this, or gets 408.
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(15);
@@ -95,13 +98,14 @@ async fn guard(State(dash): State<Dash>, req: Request, next: Next) -> Response {
     if req.method() == Method::GET {
         if let Some(given) = query_token(req.uri().query()) {
             return match token {
-                Some(t) if same_secret(&given, t) => with_cookie(Redirect::to(local(&path)), t),
+                Some(t) if same_secret(&given, t) => with_login(&dash, Redirect::to(local(&path))),
                 _ => refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::WrongToken),
             };
         }
     }
-    let access = access(req.headers(), token);
-    let is_login = path == "/login";
+    let access = access(req.headers(), token, &lock_logins(&dash));
+    // logging in or out needs no proof: a logout ends only the login its cookie names
+    let is_login = path == "/login" || path == "/logout";
     if req.method() == Method::POST && !is_login {
         if !same_origin(req.headers()) {
             return refused(&dash, StatusCode::FORBIDDEN, pages::Refusal::OtherSite);
@@ -130,8 +134,9 @@ fn local(path: &str) -> &str {
     }
 }
 
-/// The access a request's headers prove against the configured `token`.
-pub fn access(headers: &HeaderMap, token: Option<&str>) -> Access {
+/// The access a request's headers prove against the configured `token` and the live
+/// `logins`.
+pub fn access(headers: &HeaderMap, token: Option<&str>, logins: &Logins) -> Access {
     let Some(token) = token else {
         return Access::Anonymous;
     };
@@ -152,7 +157,7 @@ pub fn access(headers: &HeaderMap, token: Option<&str>) -> Access {
         };
     }
     match cookie(headers, COOKIE) {
-        Some(c) if c.len() <= MAX_TOKEN * 2 && same_secret(&c, &hex(token)) => Access::Owner,
+        Some(id) if logins.is_live(&id, Instant::now()) => Access::Owner,
         _ => Access::Anonymous,
     }
 }
@@ -200,21 +205,35 @@ fn same_origin(headers: &HeaderMap) -> bool {
     !host.is_empty() && bare == host
 }
 
-/// Lower-case hex of the token's bytes (what the cookie holds: any token fits a cookie).
-pub fn hex(token: &str) -> String {
-    token.bytes().map(|b| format!("{b:02x}")).collect()
+/// `inner` with the cookie of a new login.
+fn with_login(dash: &Dash, inner: impl IntoResponse) -> Response {
+    let id = lock_logins(dash).create(Instant::now());
+    set_cookie(
+        inner.into_response(),
+        &format!(
+            "{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+            LOGIN_LIFETIME.as_secs()
+        ),
+    )
 }
 
-fn with_cookie(inner: impl IntoResponse, token: &str) -> Response {
-    let mut resp = inner.into_response();
-    let cookie = format!(
-        "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000",
-        hex(token)
-    );
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
+fn set_cookie(mut resp: Response, cookie: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(cookie) {
         resp.headers_mut().insert(header::SET_COOKIE, v);
     }
     resp
+}
+
+/// `POST /logout`: ends the login the cookie names (if any), clears the cookie and goes
+/// to the login form.
+pub async fn logout(State(dash): State<Dash>, headers: HeaderMap) -> Response {
+    if let Some(id) = cookie(&headers, COOKIE) {
+        lock_logins(&dash).drop_login(&id);
+    }
+    set_cookie(
+        Redirect::to("/login").into_response(),
+        &format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
+    )
 }
 
 fn refused(dash: &Dash, status: StatusCode, why: pages::Refusal) -> Response {
@@ -262,10 +281,18 @@ pub async fn login(
         return resp;
     }
     if f.token.len() <= MAX_TOKEN && same_secret(f.token.trim(), t) {
-        return with_cookie(Redirect::to("/"), t);
+        return with_login(&dash, Redirect::to("/"));
     }
     lock_limit(&dash).wrong(addr, now);
     refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::WrongToken)
+}
+
+fn lock_logins(dash: &Dash) -> std::sync::MutexGuard<'_, Logins> {
+    // every call leaves the table consistent: a panic elsewhere leaves it usable
+    dash.inner
+        .logins
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn lock_limit(dash: &Dash) -> std::sync::MutexGuard<'_, LoginLimit> {
@@ -282,20 +309,29 @@ mod tests {
 
     #[test]
     fn tokens_from_header_or_cookie() {
+        let mut logins = Logins::default();
         let mut h = HeaderMap::new();
-        assert_eq!(access(&h, Some("s3cret")), Access::Anonymous);
+        assert_eq!(access(&h, Some("s3cret"), &logins), Access::Anonymous);
         h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
-        assert_eq!(access(&h, Some("s3cret")), Access::Owner);
-        assert_eq!(access(&h, None), Access::Anonymous);
+        assert_eq!(access(&h, Some("s3cret"), &logins), Access::Owner);
+        assert_eq!(access(&h, None, &logins), Access::Anonymous);
         h.insert(header::AUTHORIZATION, "Bearer s3cre".parse().unwrap());
-        assert_eq!(access(&h, Some("s3cret")), Access::Anonymous);
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::COOKIE,
-            format!("a=b; {COOKIE}={}", hex("s3cret")).parse().unwrap(),
-        );
-        assert_eq!(access(&h, Some("s3cret")), Access::Owner);
-        assert_eq!(access(&h, Some("other")), Access::Anonymous);
+        assert_eq!(access(&h, Some("s3cret"), &logins), Access::Anonymous);
+        let id = logins.create(Instant::now());
+        let with = |v: String| {
+            let mut h = HeaderMap::new();
+            h.insert(header::COOKIE, v.parse().unwrap());
+            h
+        };
+        let h = with(format!("a=b; {COOKIE}={id}"));
+        assert_eq!(access(&h, Some("s3cret"), &logins), Access::Owner);
+        assert_eq!(access(&h, None, &logins), Access::Anonymous);
+        // the token's own hex (what the cookie held once) is no login
+        let hex: String = "s3cret".bytes().map(|b| format!("{b:02x}")).collect();
+        let old = with(format!("{COOKIE}={hex}"));
+        assert_eq!(access(&old, Some("s3cret"), &logins), Access::Anonymous);
+        logins.drop_login(&id);
+        assert_eq!(access(&h, Some("s3cret"), &logins), Access::Anonymous);
     }
 
     #[test]

@@ -61,6 +61,11 @@ impl Line {
     }
 }
 
+/// A name or id as the pages show it: at most 64 characters (as a record's speaker).
+pub fn cut_id(s: &str) -> String {
+    cut(s, 64)
+}
+
 fn cut(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()

@@ -8,7 +8,8 @@
 //!
 //! - [`server`] — binding, the connection cap, graceful serving;
 //! - [`auth`] — who may read and act: the token, its cookie, the security headers;
-//!   [`login_limit`] — how often an address may try a token;
+//!   [`login_limit`] — how often an address may try a token; [`logins`] — the live logins
+//!   the cookie names;
 //! - [`api`] — `GET /api/status`, `/api/sessions`, `/api/sessions/{id}`, `/api/live`;
 //!   [`live_events`] — `/api/live/events`, the live conversation pushed (server-sent events);
 //! - [`data`] — reading sessions, conversations and audit records, bounded;
@@ -28,6 +29,7 @@ pub mod data;
 pub mod html;
 pub mod live_events;
 pub mod login_limit;
+pub mod logins;
 pub mod metrics;
 pub mod money;
 pub mod pages;
@@ -60,6 +62,8 @@ struct DashInner {
     lang: Language,
     /// Wrong tokens at `/login` per address (a few a minute).
     login_limit: Mutex<login_limit::LoginLimit>,
+    /// The logins' ids (the cookie) → their expiry; in memory, so a restart ends them.
+    logins: Mutex<logins::Logins>,
     /// The live streams open, per address.
     streams: Arc<live_events::Streams>,
 }
@@ -75,6 +79,7 @@ impl Dash {
                 started: Instant::now(),
                 lang: kernel.config().household.language,
                 login_limit: Mutex::default(),
+                logins: Mutex::default(),
                 streams: Arc::default(),
             }),
         }
@@ -101,6 +106,7 @@ pub fn router(dash: Dash) -> Router {
         .route("/", get(pages::index))
         .route("/sessions/:id", get(pages::session))
         .route("/login", get(pages::login_form).post(auth::login))
+        .route("/logout", post(auth::logout))
         .route("/action/mode/exit", post(actions::exit_mode))
         .route(
             "/action/reminders/:id/cancel",

@@ -32,6 +32,9 @@ pub struct Context<'a> {
     pub door_status: Option<&'a crate::outbound::Doors>,
     /// The household's agent strategy (`/strategy`).
     pub strategies: &'a crate::strategy::Strategies,
+    /// Who sent the command (`None` from no chat: the kernel's own `command`); a
+    /// `/mode enter` keeps it in the session's `entered.json`.
+    pub who: Option<crate::modes::entered::Entrant>,
 }
 
 /// A parsed slash command.
@@ -93,10 +96,10 @@ pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
         Command::Enter(None) => return usage("用法: /mode enter <mode_id>"),
         Command::Enter(Some(id)) => {
             modes
-                .switch(SwitchAction::Enter, Some(id), None, None)
+                .switch(SwitchAction::Enter, Some(id), None, None, ctx.who.clone())
                 .await
         }
-        Command::Exit(id) => modes.switch(SwitchAction::Exit, id, None, None).await,
+        Command::Exit(id) => modes.switch(SwitchAction::Exit, id, None, None, None).await,
         Command::Status => return Reply::ok(status_text(ctx).await),
         Command::Reminders { all } => {
             return match ctx.reminders.list_in(all, ctx.scope.clone()).await {

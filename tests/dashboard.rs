@@ -54,8 +54,12 @@ async fn start(ws: &Path, fake: &FakeLlm, listen: &str, token: Option<&str>) -> 
 }
 
 async fn chat(ws: &Path, fake: &FakeLlm, words: &str) -> String {
+    chat_as(ws, fake, "mom", words).await
+}
+
+async fn chat_as(ws: &Path, fake: &FakeLlm, speaker: &str, words: &str) -> String {
     let o = homebot(ws, Some(fake))
-        .args(["chat", "-m", words, "--speaker", "mom"])
+        .args(["chat", "-m", words, "--speaker", speaker])
         .output()
         .await
         .unwrap();
@@ -115,6 +119,7 @@ async fn the_api_shows_a_cooking_session_field_by_field_and_the_poll_sees_the_ne
     assert_eq!(st["session"]["session_id"], sid.as_str());
     assert_eq!(st["session"]["entered_by"], "妈妈");
     assert_eq!(st["session"]["entered_on"], "cli");
+    assert_eq!(st["session"]["entered_how"], "switch");
     assert_eq!(st["session"]["turns"], 1);
     assert!(st.to_string().find(TOKEN).is_none());
 
@@ -351,6 +356,69 @@ async fn on_loopback_reads_are_open_and_actions_need_the_token_always() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::CONFLICT);
+
+    // the cookie is a login, not the token: its hex is nobody, and a logout ends it
+    assert!(
+        !pair.contains(&hex(TOKEN)),
+        "the cookie is not the token's hex"
+    );
+    let post_with = |cookie: String| {
+        client()
+            .post(format!("{base}/api/reminders/none/cancel"))
+            .header("cookie", cookie)
+            .header("origin", &base)
+            .send()
+    };
+    let r = post_with(format!("homebot_dash={}", hex(TOKEN)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert_ne!(
+        post_with(pair.clone()).await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let r = client()
+        .post(format!("{base}/logout"))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(r.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .contains("Max-Age=0"));
+    let r = post_with(pair.clone()).await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "logged out");
+}
+
+/// Lower-case hex of `s` (what the cookie held before logins had ids of their own).
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entered_by_names_who_entered_and_how_not_who_spoke_first() {
+    let ws = common::workspace();
+    let ws = ws.path();
+    let fake = fake().await;
+    let (_gw, base) = start(ws, &fake, "127.0.0.1:0", Some(TOKEN)).await;
+    // mom enters by command (not recorded), then the kid speaks first in the session
+    chat_as(ws, &fake, "mom", "/mode enter cooking").await;
+    chat_as(ws, &fake, "kid", "今天吃什么").await;
+    let st = get_json(&format!("{base}/api/status")).await;
+    assert_eq!(st["session"]["turns"], 1, "{st}");
+    assert_eq!(st["session"]["entered_by"], "妈妈", "{st}");
+    assert_eq!(st["session"]["entered_on"], "cli", "{st}");
+    assert_eq!(st["session"]["entered_how"], "command", "{st}");
+
+    // a session written before entered.json existed: who spoke first, no `how`
+    let action = read_json(&ws.join("modes/action.json"));
+    let dir = std::path::PathBuf::from(action["session_dir"].as_str().unwrap());
+    std::fs::remove_file(dir.join("entered.json")).unwrap();
+    let st = get_json(&format!("{base}/api/status")).await;
+    assert_eq!(st["session"]["entered_by"], "kid", "{st}");
+    assert!(st["session"]["entered_how"].is_null(), "{st}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,6 +10,8 @@
 
 mod channels;
 mod context;
+#[cfg(test)]
+mod documented;
 mod home_assistant;
 mod http;
 mod memory;

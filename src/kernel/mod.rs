@@ -424,6 +424,7 @@ impl Kernel {
             doors: inner.doors.names(),
             door_status: channel_details.then_some(&*inner.doors),
             strategies: &inner.strategies,
+            who: None,
         }
     }
 

@@ -77,18 +77,27 @@ impl Kernel {
                     chat_id: turn.chat_id.clone(),
                 }
             };
-            return crate::commands::run(
-                &self.command_context_for(scope, trust != crate::turn::Trust::Guest),
-                text,
-                turn.may_switch_modes,
-            )
-            .await;
+            let mut ctx = self.command_context_for(scope, trust != crate::turn::Trust::Guest);
+            ctx.who = Some(crate::modes::entered::Entrant {
+                speaker_id: turn.speaker_id.clone(),
+                speaker_name: self
+                    .inner
+                    .cfg
+                    .member_for(&turn.speaker_id)
+                    .and_then(|m| m.name.clone()),
+                channel: turn.channel.clone(),
+            });
+            return crate::commands::run(&ctx, text, turn.may_switch_modes).await;
         }
         let inner = &self.inner;
         let meta = TurnMeta {
             channel: turn.channel.clone(),
             chat_id: turn.chat_id.clone(),
             speaker_id: turn.speaker_id.clone(),
+            speaker_name: inner
+                .cfg
+                .member_for(&turn.speaker_id)
+                .and_then(|m| m.name.clone()),
         };
         let ticket = match inner.modes.begin_turn(meta).await {
             Ok(t) => t,

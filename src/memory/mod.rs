@@ -29,6 +29,7 @@ mod scenes;
 pub mod store;
 mod thread;
 pub mod topic;
+pub mod topic_dict;
 
 pub use fingerprint::TurnScene;
 pub use index::{estimate_tokens, Index, Recalled, SceneEntry};

@@ -29,26 +29,15 @@
 //! dictionary keeps (生日蛋糕 → 生日 蛋糕). The household table in the tests below passes
 //! with both.
 //!
-//! The dictionary is built on the first call (the first turn that has topic words), not
-//! at start: a process that runs no such turn (`homebot chat -m /status`) never pays it.
+//! The segmenter is built per text from the dictionary's entries that text contains
+//! ([`super::topic_dict`]): the same words as the whole dictionary, without building its
+//! trie (which cost a one-shot `homebot chat -m TEXT` most of its own time).
 
-use jieba_rs::Jieba;
+use super::topic_dict::segmenter_for;
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
 
 /// Only the start of a message is segmented: its topic is there, and the cost stays bounded.
 const MAX_SEGMENTED_CHARS: usize = 2000;
-
-/// `word frequency` per line (see the module docs).
-const DICTIONARY: &str = include_str!("topic_dict.txt");
-
-fn jieba() -> &'static Jieba {
-    static J: OnceLock<Jieba> = OnceLock::new();
-    J.get_or_init(|| {
-        Jieba::with_dict(&mut DICTIONARY.as_bytes())
-            .expect("the dictionary shipped in the binary is well-formed")
-    })
-}
 
 /// Function words and fillers that say nothing about a situation.
 const STOP_WORDS: &[&str] = &[
@@ -187,7 +176,7 @@ pub fn topic_words(text: &str, max: usize) -> Vec<String> {
     let head: String = text.chars().take(MAX_SEGMENTED_CHARS).collect();
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    for tok in jieba().cut(&head, true) {
+    for tok in segmenter_for(&head).cut(&head, true) {
         let w = tok.word.trim().to_lowercase();
         let cjk = w.chars().filter(|c| is_cjk(*c)).count();
         let latin = w.chars().all(|c| c.is_ascii_alphabetic() || c == '\'');

@@ -31,6 +31,7 @@
 use super::action::ActionDoc;
 use super::archive::{Archivist, Live};
 use super::durable::Pending;
+use super::entered::Entrant;
 use super::plugin::{ContextPath, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
 use super::session::{self, ExitMarker, HistoryLog, HistoryView, Record};
@@ -73,6 +74,8 @@ pub struct TurnMeta {
     pub channel: String,
     pub chat_id: String,
     pub speaker_id: String,
+    /// The name the household gave the speaker, if any.
+    pub speaker_name: Option<String>,
 }
 
 /// The active session as one turn sees it.
@@ -161,6 +164,8 @@ pub(super) struct ActiveSession {
 pub(super) struct TurnEntry {
     /// The session the turn is recorded in, and its folder.
     pub(super) session: Option<(String, PathBuf)>,
+    /// Whose turn it is (`entered.json` names them if the turn enters a mode).
+    pub(super) who: Entrant,
 }
 
 pub struct ModeCore {
@@ -188,8 +193,8 @@ pub struct ModeCore {
 pub enum SwitchOrigin<'a> {
     /// The `switch_mode` tool during a turn; the user's words of that turn.
     Tool { turn_id: TurnId, user_text: &'a str },
-    /// An explicit `/mode` command.
-    Command,
+    /// An explicit `/mode` command, and who sent it (`None` from no chat).
+    Command(Option<&'a Entrant>),
 }
 
 impl ModeCore {
@@ -328,7 +333,12 @@ impl ModeCore {
                 (None, log.view(), None, Some(chat))
             }
         };
-        self.turns.insert(turn_id, TurnEntry { session });
+        let who = Entrant {
+            speaker_id: meta.speaker_id,
+            speaker_name: meta.speaker_name,
+            channel: meta.channel,
+        };
+        self.turns.insert(turn_id, TurnEntry { session, who });
         TurnTicket {
             turn_id,
             mode,

@@ -19,6 +19,7 @@ use super::core::{
     EndOutcome, ModeCore, ModeError, ModeStatus, SwitchOrigin, TurnId, TurnMeta, TurnTicket,
 };
 use super::durable::Pending;
+use super::entered::Entrant;
 use super::offer::{NoOffer, Offered};
 use super::session::Record;
 use super::switch::SwitchAction;
@@ -121,6 +122,8 @@ pub struct SwitchMode {
     pub summary: Option<String>,
     /// `Some((turn, user's words))` from the tool; `None` from a `/mode` command.
     pub from_turn: Option<(TurnId, String)>,
+    /// Who sent the `/mode` command (`None` from no chat, and from the tool).
+    pub by: Option<Entrant>,
 }
 
 /// Make an offer of a mode to a chat, if the backend agrees ([`super::offer`]).
@@ -192,7 +195,7 @@ impl Handler<SwitchMode> for ModeManager {
                     turn_id: *turn_id,
                     user_text: text,
                 },
-                None => SwitchOrigin::Command,
+                None => SwitchOrigin::Command(msg.by.as_ref()),
             };
             core.switch(now, msg.action, msg.mode_id.as_deref(), msg.summary, origin)
         })?
@@ -306,6 +309,7 @@ impl ModesHandle {
         mode_id: Option<String>,
         summary: Option<String>,
         from_turn: Option<(TurnId, String)>,
+        by: Option<Entrant>,
     ) -> Result<Switched, SwitchError> {
         self.addr
             .send(SwitchMode {
@@ -313,6 +317,7 @@ impl ModesHandle {
                 mode_id,
                 summary,
                 from_turn,
+                by,
             })
             .await
             .map_err(|_| SwitchError::Failed(ModeError::Gone))?

@@ -8,7 +8,8 @@
 //! - [`switch`] — validation of a switch request against the user's own words;
 //!   [`switched`] — the typed outcomes of a switch.
 //! - [`action`] — `action.json`, the lifecycle document.
-//! - [`session`] — session files: names, the exit marker, `summary.md`;
+//! - [`session`] — session files: names, the exit marker, `summary.md`; [`entered`] —
+//!   `entered.json`, who entered the session and how;
 //!   [`session_id`] — `SessionId`, the session's name and start time.
 //! - [`core`] — `ModeCore`, the live state as a synchronous state machine (the active
 //!   session, turns, status); [`switching`] — enter, exit, expire; [`recording`] — where
@@ -32,6 +33,7 @@ pub mod carry;
 pub mod core;
 pub mod dirs;
 pub mod durable;
+pub mod entered;
 pub mod error;
 pub mod listing;
 pub mod manager;

@@ -191,7 +191,8 @@ impl ModeCore {
             }
             .into());
         };
-        self.enter(now, mode, Some(turn_id))
+        let entered = self.entered_by_turn(super::entered::EnteredHow::Offer, turn_id);
+        self.enter(now, mode, Some(turn_id), &entered)
     }
 }
 

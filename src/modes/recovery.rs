@@ -441,7 +441,8 @@ fn only_entry_files(dir: &Path) -> bool {
         it.filter_map(Result::ok).all(|e| {
             let meta = e.metadata();
             let name = e.file_name();
-            (name == SYSTEM_PROMPT_FILE && meta.as_ref().is_ok_and(|m| m.is_file()))
+            ((name == SYSTEM_PROMPT_FILE || name == super::entered::ENTERED_FILE)
+                && meta.as_ref().is_ok_and(|m| m.is_file()))
                 || (name == CONVERSATION_FILE
                     && meta.as_ref().is_ok_and(|m| m.is_file() && m.len() == 0))
         })

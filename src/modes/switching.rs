@@ -7,6 +7,7 @@
 use super::action::ActionDoc;
 use super::archive::{Ending, Live};
 use super::core::{io, ActiveSession, ModeCore, ModeError, SwitchOrigin, TurnId};
+use super::entered::{Entered, EnteredHow, ENTERED_FILE};
 use super::registry::RegisteredMode;
 use super::session::{self, ExitMarker, HistoryLog, EXIT_MARKER_FILE};
 use super::session_id::SessionId;
@@ -64,12 +65,21 @@ impl ModeCore {
         }
         let turn_id = match origin {
             SwitchOrigin::Tool { turn_id, .. } => Some(turn_id),
-            SwitchOrigin::Command => None,
+            SwitchOrigin::Command(_) => None,
         };
         match action {
             SwitchAction::Enter => {
                 let mode = mode.expect("enter always names a registered mode (checked above)");
-                self.enter(now, mode, turn_id)
+                let entered = match origin {
+                    SwitchOrigin::Tool { turn_id, .. } => {
+                        self.entered_by_turn(EnteredHow::Switch, turn_id)
+                    }
+                    SwitchOrigin::Command(by) => Entered {
+                        how: EnteredHow::Command,
+                        by: by.cloned(),
+                    },
+                };
+                self.enter(now, mode, turn_id, &entered)
             }
             SwitchAction::Exit => {
                 let at = Self::rfc3339(self.local(now));
@@ -78,11 +88,20 @@ impl ModeCore {
         }
     }
 
+    /// What `entered.json` says when turn `turn_id`'s speaker enters a mode `how`.
+    pub(super) fn entered_by_turn(&self, how: EnteredHow, turn_id: TurnId) -> Entered {
+        Entered {
+            how,
+            by: self.turns.get(&turn_id).map(|t| t.who.clone()),
+        }
+    }
+
     pub(super) fn enter(
         &mut self,
         now: DateTime<Utc>,
         mode: RegisteredMode,
         turn_id: Option<TurnId>,
+        entered: &Entered,
     ) -> Result<Switched, SwitchError> {
         if let Some(a) = &self.active {
             let display_name = a.display_name.clone();
@@ -98,7 +117,7 @@ impl ModeCore {
             }
             .into());
         }
-        if let Err(e) = self.create_session(now, &mode) {
+        if let Err(e) = self.create_session(now, &mode, entered) {
             self.warn(format!(
                 "could not enter {}: {e}",
                 mode.manifest.display_name
@@ -135,6 +154,7 @@ impl ModeCore {
         &mut self,
         now: DateTime<Utc>,
         mode: &RegisteredMode,
+        entered: &Entered,
     ) -> Result<(), ModeError> {
         let ctx = self.plugin_ctx(mode);
         let started = self.local(now);
@@ -179,7 +199,7 @@ impl ModeCore {
                 .collect(),
         };
         let system_prompt = (self.frozen_prompt)(mode, &static_prompt, carry.as_ref(), &facts);
-        let built = build_session_dir(&tmp, &system_prompt).and_then(|()| {
+        let built = build_session_dir(&tmp, &system_prompt, entered).and_then(|()| {
             crate::failpoint::hit("session.before_rename");
             std::fs::rename(&tmp, &dir)
                 .and_then(|()| fsutil::sync_dir(&base))
@@ -323,11 +343,14 @@ impl ModeCore {
 
 /// The files of a new session, in its temporary folder: the frozen prompt and an empty
 /// conversation, all fsynced.
-fn build_session_dir(tmp: &Path, system_prompt: &str) -> Result<(), ModeError> {
+fn build_session_dir(tmp: &Path, system_prompt: &str, entered: &Entered) -> Result<(), ModeError> {
     fsutil::create_private_dirs(tmp).map_err(io("create", tmp))?;
     let prompt_path = tmp.join(session::SYSTEM_PROMPT_FILE);
     fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
         .map_err(io("write", &prompt_path))?;
+    let entered_path = tmp.join(ENTERED_FILE);
+    fsutil::write_atomic(&entered_path, entered.to_json().as_bytes())
+        .map_err(io("write", &entered_path))?;
     let conv = tmp.join(session::CONVERSATION_FILE);
     fsutil::create_private(&conv)
         .and_then(|f| f.sync_all())

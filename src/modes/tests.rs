@@ -64,6 +64,7 @@ fn meta(chat: &str) -> TurnMeta {
         channel: "cli".into(),
         chat_id: chat.into(),
         speaker_id: "mom".into(),
+        speaker_name: None,
     }
 }
 
@@ -87,7 +88,7 @@ fn enter_cooking(c: &mut ModeCore, now: DateTime<Utc>) -> String {
         SwitchAction::Enter,
         Some("cooking"),
         None,
-        SwitchOrigin::Command,
+        SwitchOrigin::Command(None),
     )
     .unwrap();
     c.status().action.session_id.clone().unwrap()
@@ -238,8 +239,14 @@ fn a_broken_index_does_not_keep_the_mode_open() {
     let history = dir.path().join("cooking/history.md");
     std::fs::remove_file(&history).unwrap();
     std::fs::create_dir_all(history.join("oops")).unwrap();
-    c.switch(now, SwitchAction::Exit, None, None, SwitchOrigin::Command)
-        .unwrap();
+    c.switch(
+        now,
+        SwitchAction::Exit,
+        None,
+        None,
+        SwitchOrigin::Command(None),
+    )
+    .unwrap();
     assert!(!c.action.active, "the session ended anyway");
     let sdir = c.ws.sessions_dir("cooking").join(&sid);
     assert!(sdir.join(SUMMARY_FILE).exists());
@@ -388,7 +395,7 @@ fn an_entry_whose_action_json_cannot_be_written_leaves_no_session_folder() {
             SwitchAction::Enter,
             Some("cooking"),
             None,
-            SwitchOrigin::Command,
+            SwitchOrigin::Command(None),
         )
         .unwrap_err();
     assert!(e.to_string().contains("action.json"), "{e}");

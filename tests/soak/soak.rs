@@ -7,7 +7,7 @@
 //! (median / p99 of each turn's latency minus the time the fake model spent on it).
 //!
 //! ```sh
-//! cargo bench --bench soak -- --turns 100000          # the full soak (~1 h on 2 cores)
+//! cargo bench --bench soak -- --turns 100000          # the full soak (~5 min on 2 cores, build included)
 //! cargo bench --bench soak -- --turns 30000 --every 5000
 //! ```
 //!

@@ -147,6 +147,7 @@ impl Tool for SwitchMode {
                 Some(a.mode_id),
                 a.summary,
                 Some((env.turn_id, env.user_text.clone())),
+                None,
             )
             .await
         {
