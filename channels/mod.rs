@@ -36,7 +36,9 @@ pub fn enabled(cfg: &Config) -> Vec<Box<dyn Channel>> {
         v.push(Box::new(qq::QqChannel::new(cfg.qq.clone())));
     }
     // Home Assistant's speakers are voice's too: its door announces on them
-    if cfg.voice.enabled() || cfg.home_assistant.enabled() {
+    // Home Assistant's agent endpoint runs voice turns
+    let ha_agent = cfg.http.listen.is_some() && cfg.http.ha_agent_token.is_some();
+    if cfg.voice.enabled() || cfg.home_assistant.enabled() || ha_agent {
         v.push(Box::new(
             voice::VoiceChannel::new(cfg.voice.clone())
                 .with_home_assistant(cfg.home_assistant.clone()),

@@ -14,10 +14,14 @@
 //! Every answer gets `no-store`, `nosniff`, no referrer to other sites, no framing and a content policy
 //! that allows nothing from elsewhere and no inline code but the pages' own blocks, by hash. Each request is handled within
 //! [`REQUEST_DEADLINE`] (a body that trickles in is cut off), but the live stream
-//! ([`LIVE_EVENTS`], bounded by `live_events`), and its body is bounded.
+//! ([`LIVE_EVENTS`], bounded by `live_events`) and Home Assistant's agent
+//! ([`super::ha_agent::PATH`], bounded by its turn), and its body is bounded.
+//!
+//! Home Assistant's agent endpoint has its own token and nothing else opens it
+//! ([`super::ha_agent::refusal`]); that token opens nothing else (it is not the owner's).
 
 use super::html as pages;
-use super::login_limit::{LoginLimit, Verdict};
+use super::login_limit::Verdict;
 use super::logins::{Logins, LOGIN_LIFETIME};
 use super::Dash;
 use crate::channels::auth::same_secret;
@@ -58,8 +62,10 @@ pub fn wrap(routes: Router, dash: Dash) -> Router {
 }
 
 async fn deadline_and_headers(req: Request, next: Next) -> Response {
-    // the live stream is meant to stay open; it has bounds of its own (`live_events`)
-    let mut resp = if req.uri().path() == LIVE_EVENTS {
+    // the live stream is meant to stay open; it has bounds of its own (`live_events`);
+    // the agent's answer streams for as long as its turn (bounded by the turn's limits)
+    let path = req.uri().path();
+    let mut resp = if path == LIVE_EVENTS || path == super::ha_agent::PATH {
         next.run(req).await
     } else {
         match tokio::time::timeout(REQUEST_DEADLINE, next.run(req)).await {
@@ -92,8 +98,14 @@ pub enum Access {
 
 /// The rules (see the module doc), in front of every route.
 async fn guard(State(dash): State<Dash>, req: Request, next: Next) -> Response {
-    let token = dash.inner.token.as_ref().map(|t| t.expose());
     let path = req.uri().path().to_string();
+    if path == super::ha_agent::PATH {
+        return match super::ha_agent::refusal(&dash, &req) {
+            None => next.run(req).await,
+            Some(refused) => refused,
+        };
+    }
+    let token = dash.inner.token.as_ref().map(|t| t.expose());
     // `?token=…`: exchange it for the cookie, and drop it from the address
     if req.method() == Method::GET {
         if let Some(given) = query_token(req.uri().query()) {
@@ -261,7 +273,7 @@ pub async fn login(
         a.ip()
     });
     let now = std::time::Instant::now();
-    let verdict = lock_limit(&dash).check(addr, now);
+    let verdict = dash.login_limit().check(addr, now);
     if let Verdict::Refused { retry_after, first } = verdict {
         let secs = retry_after.as_secs().max(1);
         if first {
@@ -283,7 +295,7 @@ pub async fn login(
     if f.token.len() <= MAX_TOKEN && same_secret(f.token.trim(), t) {
         return with_login(&dash, Redirect::to("/"));
     }
-    lock_limit(&dash).wrong(addr, now);
+    dash.login_limit().wrong(addr, now);
     refused(&dash, StatusCode::UNAUTHORIZED, pages::Refusal::WrongToken)
 }
 
@@ -291,14 +303,6 @@ fn lock_logins(dash: &Dash) -> std::sync::MutexGuard<'_, Logins> {
     // every call leaves the table consistent: a panic elsewhere leaves it usable
     dash.inner
         .logins
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn lock_limit(dash: &Dash) -> std::sync::MutexGuard<'_, LoginLimit> {
-    // the table is consistent after every call: a panic elsewhere leaves it usable
-    dash.inner
-        .login_limit
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -17,6 +17,8 @@
 //!   [`chart`] — the per-turn token chart (SVG); [`money`] — what the calls cost;
 //!   [`text`] — the pages' words in Chinese and English;
 //! - [`actions`] — exit the mode, cancel a reminder;
+//! - [`ha_agent`] — `POST /api/ha/conversation`, Home Assistant's conversation agent
+//!   (its own token; the turns are the voice channel's);
 //! - [`metrics`] — `GET /metrics` (Prometheus text: [`crate::metrics`] and the channels' links).
 //!
 //! Layering: the dashboard uses the kernel like a channel does; nothing in `src/` uses it.
@@ -26,6 +28,7 @@ pub mod api;
 pub mod auth;
 pub mod chart;
 pub mod data;
+pub mod ha_agent;
 pub mod html;
 pub mod live_events;
 pub mod login_limit;
@@ -56,6 +59,8 @@ pub struct Dash {
 
 struct DashInner {
     token: Option<Secret>,
+    /// Home Assistant's agent token: opens [`ha_agent::PATH`] only.
+    ha_agent_token: Option<Secret>,
     /// Bound beyond loopback: every request needs the token.
     exposed: bool,
     started: Instant,
@@ -75,6 +80,7 @@ impl Dash {
             kernel: kernel.downgrade(),
             inner: Arc::new(DashInner {
                 token: http.token.clone(),
+                ha_agent_token: http.ha_agent_token.clone(),
                 exposed: http.exposed(),
                 started: Instant::now(),
                 lang: kernel.config().household.language,
@@ -96,6 +102,15 @@ impl Dash {
 
     pub fn uptime_secs(&self) -> u64 {
         self.inner.started.elapsed().as_secs()
+    }
+
+    /// The wrong-token table (logins and the agent's endpoint).
+    fn login_limit(&self) -> std::sync::MutexGuard<'_, login_limit::LoginLimit> {
+        // the table is consistent after every call: a panic elsewhere leaves it usable
+        self.inner
+            .login_limit
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -119,6 +134,12 @@ pub fn router(dash: Dash) -> Router {
         .route("/api/live/events", get(live_events::events))
         .route("/api/mode/exit", post(actions::exit_mode))
         .route("/api/reminders/:id/cancel", post(actions::cancel_reminder))
+        .route(
+            ha_agent::PATH,
+            // its own body cap (the layer nearest the handler wins over the dashboard's)
+            post(ha_agent::conversation)
+                .layer(axum::extract::DefaultBodyLimit::max(ha_agent::MAX_BODY)),
+        )
         .with_state(dash)
 }
 

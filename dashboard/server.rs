@@ -31,7 +31,7 @@ pub async fn start(kernel: &Kernel) -> Result<Option<SocketAddr>, StartError> {
         return Ok(None);
     };
     // the configuration refuses this already; a second look costs nothing
-    if http.exposed() && http.token.is_none() {
+    if http.exposed() && http.token.is_none() && http.ha_agent_token.is_none() {
         return Err(StartError::new(
             LABEL,
             listen,
@@ -44,7 +44,7 @@ pub async fn start(kernel: &Kernel) -> Result<Option<SocketAddr>, StartError> {
     let limit = listener_limit(LABEL, http.max_connections);
     let router = app(Dash::new(kernel));
     let cancel = kernel.cancel_token().child_token();
-    info!(addr = %addr, token = http.token.is_some(), "dashboard listening");
+    info!(addr = %addr, token = http.token.is_some(), ha_agent = http.ha_agent_token.is_some(), "dashboard listening");
     kernel.spawn_service(async move {
         let conns = TaskTracker::new();
         netutil::accept_loop(

@@ -53,6 +53,12 @@ pub trait Outbound: Send + Sync {
     fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
         None
     }
+
+    /// The channel's own handle behind this door, for code above the channels that
+    /// serves one of them (the HTTP server's Home Assistant agent reaches voice this way).
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// The outbound doors of the running channels, by channel name.

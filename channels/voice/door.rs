@@ -76,6 +76,11 @@ impl Outbound for Voice {
         let ha = self.shared.ha.clone()?;
         Some(Arc::new(ha))
     }
+
+    /// This handle: the HTTP server's Home Assistant agent runs its turns through it.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
 }
 
 /// `ha:<entity id>`: a Home Assistant satellite (the front of a Wyoming turn whose

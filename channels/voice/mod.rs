@@ -24,7 +24,9 @@
 //! the outbound door; `actor` — the voice actor, the one owner of the channel's state:
 //! `satellites` (which connection holds which satellite id) and `held` (messages
 //! waiting for a front end's next turn); `handle` — the Wyoming handle service's
-//! connections; `ws` — the satellite WebSocket; `partial` — a satellite's reply
+//! connections; `ha_agent` — Home Assistant's conversation agent (the custom
+//! integration's turns, served by the HTTP server); `ws` — the satellite WebSocket;
+//! `partial` — a satellite's reply
 //! delivered sentence by sentence, and its turns in flight; `wyoming` — the framing.
 //!
 //! `dialogue_state`: the model is told (in the dynamic tail, never the system prompt) to
@@ -38,6 +40,7 @@
 
 mod actor;
 mod door;
+pub mod ha_agent;
 mod handle;
 mod held;
 mod partial;

@@ -152,6 +152,7 @@ impl Agent {
         // chat they were recalled for, and a mode session is shared), a strategy's blocks
         let mut aside: Vec<prompt::TailSection> = Vec::new();
         aside.extend(self.memory.recall_section(turn, tail.now));
+        aside.extend(prompt::peer_note_section(turn.peer_note.as_deref()));
         aside.extend(extra.iter().cloned());
         // under exact replay, what the replayed window already holds is not sent again;
         // the window's start is known once the plan is made, so a plan that had to cut

@@ -218,6 +218,9 @@ pub struct Member {
     pub qq_ids: Vec<String>,
     #[serde(default)]
     pub speaker_ids: Vec<String>,
+    /// Home Assistant user ids that are this member (its conversation agent's turns).
+    #[serde(default)]
+    pub ha_user_ids: Vec<String>,
 }
 
 /// What the environment contributes; separate from `std::env` so tests can drive it.
@@ -243,6 +246,9 @@ pub struct EnvOverrides {
     pub http_listen: Option<String>,
     /// `HOMEBOT_HTTP_TOKEN`: the dashboard owner's token (`[http] token`).
     pub http_token: Option<Secret>,
+    /// Home Assistant's agent token, given directly (tests); `None`: read from the
+    /// variable `[http] ha_agent_token_env` names when the configuration is applied.
+    pub ha_agent_token: Option<Secret>,
 }
 
 impl EnvOverrides {
@@ -265,6 +271,7 @@ impl EnvOverrides {
             context_window: get("HOMEBOT_CONTEXT_WINDOW"),
             http_listen: get("HOMEBOT_HTTP_LISTEN"),
             http_token: get("HOMEBOT_HTTP_TOKEN").map(Secret),
+            ha_agent_token: None,
         }
     }
 }
@@ -351,6 +358,10 @@ impl Config {
         if let Some(t) = &env.http_token {
             self.http.token = Some(t.clone());
         }
+        match &env.ha_agent_token {
+            Some(t) => self.http.ha_agent_token = Some(t.clone()),
+            None => self.http.read_ha_agent_token(),
+        }
         self.validate(Path::new("environment (HOMEBOT_*)"))
     }
 
@@ -418,6 +429,24 @@ mod tests {
         let err =
             Config::parse("[[members]]\nid=\"a\"\n[[members]]\nid=\"a\"\n", &p()).unwrap_err();
         assert!(err.to_string().contains("members[1].id"), "{err}");
+    }
+
+    #[test]
+    fn the_agent_token_alone_opens_a_listener_beyond_loopback_and_differs_from_the_owners() {
+        let mut c = Config::parse(
+            "[http]\nlisten = \"127.0.0.1:8080\"\ntoken = \"same\"\n",
+            &p(),
+        )
+        .unwrap();
+        c.http.listen = Some("0.0.0.0:8080".into());
+        c.http.token = None;
+        c.http.ha_agent_token = Some(Secret::new("agent"));
+        c.validate(&p()).unwrap();
+        c.http.token = Some(Secret::new("agent"));
+        let err = c.validate(&p()).unwrap_err();
+        assert!(err.to_string().contains("must differ"), "{err}");
+        let err = Config::parse("[http]\nha_agent_token_env = \"A B\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("http.ha_agent_token_env"), "{err}");
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //! 3. the current user message ([`current`]): the time, the speaker tag and the words,
 //!    a short `[上下文]` block and the blocks sent to stay (knowledge snippets not yet in
 //!    the window, the speaker's profile) — then, as a message of its own, the aside:
-//!    what holds for this turn only (recalled memories, a strategy's blocks).
+//!    what holds for this turn only (recalled memories, a peer's note — [`peer_note_section`] —,
+//!    a strategy's blocks).
 //!
 //! The frozen part of a mode's prompt ([`frozen_mode_prompt`], written to the session's
 //! `system_prompt.md` at entry) is laid out here too. Nothing here names a particular
@@ -29,9 +30,11 @@ use crate::modes::{ModeRegistry, TurnTicket};
 use crate::provider::Message;
 
 mod frozen;
+mod peer_note;
 mod tail;
 
 pub use frozen::{frozen_mode_prompt, frozen_objective, SNIPPET_NOTE};
+pub use peer_note::peer_note_section;
 pub use tail::{current, Current, TailInfo, TailSection, SPOKEN};
 
 pub use crate::history::defang;

@@ -252,6 +252,12 @@ impl Anthropic {
     }
 
     pub fn encode(&self, req: &ChatRequest<'_>) -> Vec<u8> {
+        self.encode_as(req, self.stream)
+    }
+
+    /// [`Self::encode`], streamed or not: a caller that takes the answer as it is
+    /// written (a delta sink) gets a streamed one whatever `stream` says.
+    pub fn encode_as(&self, req: &ChatRequest<'_>, stream: bool) -> Vec<u8> {
         let mut guard = self
             .cache
             .lock()
@@ -326,7 +332,7 @@ impl Anthropic {
             });
         }
         out.push(b']');
-        if self.stream {
+        if stream {
             out.extend_from_slice(b",\"stream\":true");
         }
         if let Some(t) = self.temperature {
@@ -350,7 +356,8 @@ impl ChatModel for Anthropic {
         req: &ChatRequest<'_>,
         deltas: Option<&dyn DeltaSink>,
     ) -> Result<ChatResponse, ProviderError> {
-        let body = self.encode(req);
+        let stream = self.stream || deltas.is_some();
+        let body = self.encode_as(req, stream);
         let mut post = self
             .http
             .client
@@ -360,7 +367,7 @@ impl ChatModel for Anthropic {
             post = post.header("x-api-key", k.expose());
         }
         let resp = self.http.post(post, body, self.api_key.as_ref()).await?;
-        if !self.stream || !is_event_stream(&resp) {
+        if !stream || !is_event_stream(&resp) {
             return parse_response(&self.http.read(resp).await?);
         }
         let mut asm = StreamAssembler::default();

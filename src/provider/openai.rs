@@ -59,6 +59,12 @@ impl OpenAiCompatible {
 
     /// The request body's bytes: `model`, `tools`, `messages`, then the options.
     pub fn encode(&self, req: &ChatRequest<'_>) -> Vec<u8> {
+        self.encode_as(req, self.stream)
+    }
+
+    /// [`Self::encode`], streamed or not: a caller that takes the answer as it is
+    /// written (a delta sink) gets a streamed one whatever `stream` says.
+    pub fn encode_as(&self, req: &ChatRequest<'_>, stream: bool) -> Vec<u8> {
         let mut guard = self
             .cache
             .lock()
@@ -137,7 +143,7 @@ impl OpenAiCompatible {
             i += run;
         }
         out.extend_from_slice(b"]");
-        if self.stream {
+        if stream {
             out.extend_from_slice(b",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
         } else {
             out.extend_from_slice(b",\"stream\":false");
@@ -275,13 +281,14 @@ impl ChatModel for OpenAiCompatible {
         req: &ChatRequest<'_>,
         deltas: Option<&dyn DeltaSink>,
     ) -> Result<ChatResponse, ProviderError> {
-        let body = self.encode(req);
+        let stream = self.stream || deltas.is_some();
+        let body = self.encode_as(req, stream);
         let mut post = self.http.client.post(&self.http.url);
         if let Some(k) = &self.api_key {
             post = post.bearer_auth(k.expose());
         }
         let resp = self.http.post(post, body, self.api_key.as_ref()).await?;
-        if !self.stream || !is_event_stream(&resp) {
+        if !stream || !is_event_stream(&resp) {
             // a server may ignore `stream` and answer whole
             return parse_response(&self.http.read(resp).await?);
         }

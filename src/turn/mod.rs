@@ -52,6 +52,12 @@ pub struct Turn {
     /// socket: a turn sent there gets the registry's facts.
     #[serde(skip)]
     pub facts: Option<Facts>,
+    /// Words the channel's peer adds for this turn only (a Home Assistant automation's
+    /// `extra_system_prompt`): data from outside the household, sent in the turn's aside
+    /// as a marked block, never in the system message. Bounded by the channel. Never
+    /// taken from the control socket.
+    #[serde(skip)]
+    pub peer_note: Option<String>,
 }
 
 fn yes() -> bool {
@@ -78,6 +84,7 @@ impl Turn {
             scenes: Vec::new(),
             partials: None,
             facts: None,
+            peer_note: None,
         }
     }
 

@@ -1,0 +1,167 @@
+//! Home Assistant's own conversation agent: a turn asked by the `homebot` custom
+//! integration (`custom_components/homebot`) through the HTTP server's agent endpoint
+//! (`dashboard::ha_agent`). HA hands it the words, its `conversation_id`, the device
+//! that heard them, its user, a language and an automation's `extra_system_prompt`.
+//!
+//! - **Chat**: HA's `conversation_id` (a wake and its follow-ups; HA starts a new one per
+//!   wake and after 5 minutes idle). An id that is no safe file name is replaced by a
+//!   fresh one, which the reply frame carries back.
+//! - **Speaker**: the member whose `[[members]] ha_user_ids` lists HA's user (typed
+//!   Assist carries its user; a satellite's pipeline carries none), else a guest.
+//! - **Room and front**: from the device, through the Home Assistant client's
+//!   registries; the turn's reminders ring on that satellite (`ha:<entity id>`). A turn
+//!   with a device is spoken; without one (typed in the HA app) it is text.
+//! - **Answer**: always streamed from the model (whatever `provider.stream` says), as the
+//!   native satellites get it ([`super::partial`]): `partial` frames of whole sentences,
+//!   then the `reply` frame with the whole text, `dialogue_state` (`continue` when the
+//!   reply waits for an answer: HA then keeps the microphone open) and `rest`.
+//! - **Cancel**: `cancel` (the HTTP request gone: HA gave up or stopped) cancels the turn.
+//!
+//! A turn of the voice channel until Home Assistant becomes a channel of its own.
+
+use super::{voice_turn, Voice, GUEST, HA_PREFIX, WYOMING_TARGET};
+use crate::turn::{Audience, Modality, Partials};
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The longest utterance taken (characters).
+pub const MAX_TEXT_CHARS: usize = 2000;
+/// The longest id taken from HA (conversation, device, user).
+pub const MAX_ID_CHARS: usize = 128;
+
+/// What the integration sends for one turn. Every field but `text` may be missing.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct AgentAsk {
+    pub text: String,
+    #[serde(default)]
+    pub conversation_id: Option<String>,
+    #[serde(default)]
+    pub device_id: Option<String>,
+    #[serde(default)]
+    pub language: Option<String>,
+    /// HA's user (`context.user_id`).
+    #[serde(default)]
+    pub user_id: Option<String>,
+    #[serde(default)]
+    pub extra_system_prompt: Option<String>,
+}
+
+/// Why an ask is refused before it becomes a turn.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum AskError {
+    #[error("text is empty")]
+    Empty,
+    #[error("text is longer than {MAX_TEXT_CHARS} characters")]
+    TooLong,
+}
+
+impl AgentAsk {
+    /// Check the words; ids beyond bounds are dropped (treated as not sent).
+    pub fn checked(mut self) -> Result<Self, AskError> {
+        let text = self.text.trim();
+        if text.is_empty() {
+            return Err(AskError::Empty);
+        }
+        if text.chars().count() > MAX_TEXT_CHARS {
+            return Err(AskError::TooLong);
+        }
+        self.text = text.to_string();
+        for id in [
+            &mut self.conversation_id,
+            &mut self.device_id,
+            &mut self.user_id,
+            &mut self.language,
+        ] {
+            *id = id
+                .take()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty() && s.chars().count() <= MAX_ID_CHARS);
+        }
+        Ok(self)
+    }
+}
+
+impl Voice {
+    /// Run one agent turn; its frames (JSON, one per message) go to `out` as they come.
+    pub async fn ha_agent_turn(
+        &self,
+        ask: AgentAsk,
+        cancel: CancellationToken,
+        out: mpsc::Sender<String>,
+    ) {
+        let kernel = &self.shared.kernel;
+        let chat = ask
+            .conversation_id
+            .clone()
+            .filter(|c| crate::config::is_safe_id(c))
+            .unwrap_or_else(|| super::fallback_session("ha", "agent"));
+        let speaker = ask
+            .user_id
+            .as_deref()
+            .and_then(|u| {
+                kernel
+                    .config()
+                    .members
+                    .iter()
+                    .find(|m| m.ha_user_ids.iter().any(|id| id == u))
+            })
+            .map_or_else(|| GUEST.to_string(), |m| m.id.clone());
+        let located = match (&self.shared.ha, &ask.device_id) {
+            (Some(ha), Some(device)) => ha.locate(None, Some(device.clone())).await,
+            _ => None,
+        };
+        let front = located.as_ref().map_or_else(
+            || WYOMING_TARGET.to_string(),
+            |l| format!("{HA_PREFIX}{}", l.entity_id),
+        );
+        let mut turn = voice_turn(&chat, &speaker, &ask.text, &front);
+        turn.room = located.as_ref().and_then(|l| l.room.clone());
+        turn.peer_note = ask.extra_system_prompt.clone();
+        if ask.device_id.is_none() {
+            // typed in the HA app: read, not heard
+            if let Some(f) = turn.facts.as_mut() {
+                f.modality = Modality::Text;
+                f.audience = Audience::Private;
+            }
+        }
+        let cap = kernel.config().agent.max_reply_chars;
+        let (partials, rx) =
+            Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));
+        turn.partials = Some(partials);
+        let pending = kernel.submit_cancellable(turn, cancel.clone());
+        self.deliver(pending, Some(rx), cancel, &front, &chat, &out)
+            .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asks_are_bounded() {
+        let ask = |text: &str| AgentAsk {
+            text: text.into(),
+            ..Default::default()
+        };
+        assert_eq!(ask("  ").checked().unwrap_err(), AskError::Empty);
+        assert_eq!(
+            ask(&"字".repeat(MAX_TEXT_CHARS + 1)).checked().unwrap_err(),
+            AskError::TooLong
+        );
+        let a = AgentAsk {
+            text: " 你好 ".into(),
+            device_id: Some("x".repeat(MAX_ID_CHARS + 1)),
+            user_id: Some(" ".into()),
+            conversation_id: Some("01JQ".into()),
+            ..Default::default()
+        }
+        .checked()
+        .unwrap();
+        assert_eq!(a.text, "你好");
+        assert_eq!(a.device_id, None, "an id past the bound counts as not sent");
+        assert_eq!(a.user_id, None);
+        assert_eq!(a.conversation_id.as_deref(), Some("01JQ"));
+    }
+}

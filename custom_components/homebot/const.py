@@ -1,0 +1,11 @@
+"""Constants of the homebot integration."""
+
+DOMAIN = "homebot"
+CONF_URL = "url"
+CONF_TOKEN = "token"
+# homebot's agent endpoint (docs/home-assistant.md)
+AGENT_PATH = "/api/ha/conversation"
+# homebot sends a frame at least this often while it answers; silence longer ends the turn
+SILENCE_SECONDS = 10
+# the longest frame line taken from homebot
+MAX_LINE_BYTES = 64 * 1024

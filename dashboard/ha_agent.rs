@@ -1,0 +1,130 @@
+//! `POST /api/ha/conversation`: Home Assistant's conversation agent endpoint, which the
+//! `homebot` custom integration calls for each turn (docs/home-assistant.md).
+//!
+//! - **Token**: its own, `Authorization: Bearer <agent token>` (`[http]
+//!   ha_agent_token_env`, default `HOMEBOT_HA_AGENT_TOKEN`), checked in constant time
+//!   and never logged. It opens this endpoint only; the owner's token does not open it
+//!   ([`super::auth`] asks [`refusal`] for this path before its own rules). Wrong tokens count
+//!   against the address like wrong logins ([`super::login_limit`]).
+//! - **Body**: JSON ([`AgentAsk`]), at most [`MAX_BODY`] bytes (the dashboard's 4 KiB
+//!   is for forms), its words and ids bounded by [`AgentAsk::checked`].
+//! - **Answer**: `200` with newline-delimited JSON, streamed as the model writes:
+//!   `{"type":"partial","session_id","text"}` frames, then one
+//!   `{"type":"reply","session_id","text","dialogue_state","error","rest"?,"cancelled"?}`.
+//!   No short request deadline: the turn's own limits (`agent.turn_timeout_secs`, the
+//!   reply cap) bound it. When the client goes away the turn is cancelled.
+
+use super::login_limit::Verdict;
+use super::Dash;
+use crate::channels::auth::same_secret;
+use crate::channels::voice::ha_agent::AgentAsk;
+use crate::channels::voice::{Voice, CHANNEL as VOICE};
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::net::{IpAddr, SocketAddr};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::warn;
+
+/// The endpoint's path.
+pub const PATH: &str = "/api/ha/conversation";
+/// Largest request body: the words, a few ids and an automation's note.
+pub const MAX_BODY: usize = 32 * 1024;
+/// Frames buffered for a slow reader before the turn's sender waits.
+const FRAMES: usize = 64;
+/// Longest token looked at.
+const MAX_TOKEN: usize = 512;
+
+/// The refusal to send when the request does not carry the agent token; `None`: it does.
+pub fn refusal(dash: &Dash, req: &Request) -> Option<Response> {
+    let Some(token) = dash.inner.ha_agent_token.as_ref().map(|t| t.expose()) else {
+        return Some(plain(
+            StatusCode::NOT_FOUND,
+            "Home Assistant's agent is off: set HOMEBOT_HA_AGENT_TOKEN\n",
+        ));
+    };
+    let addr = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::from([0, 0, 0, 0]), |c| c.0.ip());
+    let now = std::time::Instant::now();
+    if let Verdict::Refused { retry_after, first } = dash.login_limit().check(addr, now) {
+        let secs = retry_after.as_secs().max(1);
+        if first {
+            warn!(addr = %addr, retry_after_secs = secs, "Home Assistant agent: too many wrong tokens from this address; refused for a while");
+        }
+        let mut r = plain(StatusCode::TOO_MANY_REQUESTS, "too many wrong tokens\n");
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        return Some(r);
+    }
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| t.len() <= MAX_TOKEN);
+    match given {
+        Some(t) if same_secret(t, token) => None,
+        _ => {
+            dash.login_limit().wrong(addr, now);
+            Some(plain(
+                StatusCode::UNAUTHORIZED,
+                "wrong or missing agent token\n",
+            ))
+        }
+    }
+}
+
+/// The handler (behind [`refusal`]).
+pub async fn conversation(State(dash): State<Dash>, body: Bytes) -> Response {
+    let Some(kernel) = dash.kernel() else {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    };
+    let ask = match serde_json::from_slice::<AgentAsk>(&body) {
+        Ok(a) => a,
+        Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("bad request: {e}\n")),
+    };
+    let ask = match ask.checked() {
+        Ok(a) => a,
+        Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("bad request: {e}\n")),
+    };
+    let voice = kernel
+        .doors()
+        .get(VOICE)
+        .and_then(|d| d.as_any().and_then(|a| a.downcast_ref::<Voice>()).cloned());
+    let Some(voice) = voice else {
+        return plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the voice channel is not running\n",
+        );
+    };
+    drop(kernel);
+    let cancel = CancellationToken::new();
+    let (tx, rx) = mpsc::channel::<String>(FRAMES);
+    let turn_cancel = cancel.clone();
+    tokio::spawn(async move { voice.ha_agent_turn(ask, turn_cancel, tx).await });
+    // the body owns the guard: when the client goes away, the turn is cancelled
+    let guard = cancel.drop_guard();
+    let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
+        let mut line = rx.recv().await?;
+        line.push('\n');
+        Some((
+            Ok::<_, std::convert::Infallible>(Bytes::from(line)),
+            (rx, guard),
+        ))
+    });
+    let mut r = Response::new(Body::from_stream(stream));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    r
+}
+
+fn plain(status: StatusCode, text: &str) -> Response {
+    (status, text.to_string()).into_response()
+}
