@@ -309,6 +309,9 @@ impl Context {
                 None => prev.as_ref().and_then(|c| c.carried.clone()),
             },
         };
+        // in use from now on, before it reaches the disk: whoever sees the file also
+        // gets it from the cache (a failed save takes it out again, below)
+        self.set_checkpoint(&job.checkpoint, c.clone());
         // its fsyncs on the blocking pool: on a runtime worker they held up every turn
         // queued behind it (the limit bench's slowest 10 % waited 20–45 ms for them)
         let path = job.checkpoint.clone();
@@ -319,11 +322,11 @@ impl Context {
             Ok(c) => c,
             Err(e) => {
                 warn!(history = %label, error = %e, "cannot write the checkpoint; older turns are trimmed to fit the window");
+                self.forget_checkpoint(&job.checkpoint);
                 return Err(Skipped::Failed(e.to_string()));
             }
         };
         info!(history = %label, through, previous = lo, "history compacted");
-        self.set_checkpoint(&job.checkpoint, c.clone());
         Ok(c)
     }
 }

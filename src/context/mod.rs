@@ -218,6 +218,12 @@ impl Context {
         loaded
     }
 
+    /// Drop the cached checkpoint of `path`: the next request reads the file again.
+    fn forget_checkpoint(&self, path: &Path) {
+        let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
+        cache.remove(path);
+    }
+
     fn set_checkpoint(&self, path: &Path, c: Checkpoint) {
         let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
         evict_one(&mut cache);

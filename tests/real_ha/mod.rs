@@ -121,6 +121,22 @@ light:
     )
 }
 
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "__pycache__" {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(&name));
+        } else {
+            std::fs::copy(e.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
 async fn wait_port(port: u16, what: &str, child: &mut Child, log: &Path) {
     for _ in 0..1200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -148,6 +164,11 @@ impl RealHa {
         std::fs::create_dir_all(&config).unwrap();
         let port = free_port();
         std::fs::write(config.join("configuration.yaml"), configuration(port)).unwrap();
+        // homebot's own integration, as HACS installs it
+        copy_tree(
+            &repo().join("custom_components"),
+            &config.join("custom_components"),
+        );
         seed_storage(&config);
         let hass_log = dir.path().join("hass.log");
         let hass = Command::new(python.with_file_name("hass"))
