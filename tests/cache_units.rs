@@ -69,7 +69,7 @@ fn time_of(body: &Value, words: &str) -> Option<String> {
 }
 
 /// A model that reads the request: "我几点下的锅？" is answered from the times in it; a
-/// compaction is summarized as "HH:MM words" lines; "查一下笔记" reads a file first;
+/// compaction is summarized as "HH:MM words" lines, the previous summary's kept; "查一下笔记" reads a file first;
 /// "出错" fails; anything else is echoed.
 async fn model() -> FakeLlm {
     FakeLlm::start(|body, _| {
@@ -78,6 +78,10 @@ async fn model() -> FakeLlm {
             let lines: Vec<String> = dialogue
                 .lines()
                 .filter_map(|l| {
+                    // a line of the previous summary that holds a time stays
+                    if l.len() > 6 && l.as_bytes()[2] == b':' && l.as_bytes()[5] == b' ' {
+                        return Some(l.to_string());
+                    }
                     // "- 2026-12-02 18:05 mom@cli：下锅了"
                     let rest = l.strip_prefix("- ")?;
                     let time = rest.get(11..16)?;
