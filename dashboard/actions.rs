@@ -1,6 +1,6 @@
 //! What the owner can do from the dashboard: exit the active mode, cancel a reminder.
-//! Both go through the kernel's command path as an owner turn (`/mode exit`,
-//! `/reminders cancel ID`), exactly as `homebot reminders cancel` does from the terminal:
+//! Both go through the kernel's command path as an owner turn (a typed
+//! [`Command`]: `/mode exit`, `/reminders cancel ID`), exactly as `homebot reminders cancel` does from the terminal:
 //! the dashboard never writes a file. [`super::auth`] has already checked the token.
 //!
 //! A form post gets a small page; a request that accepts JSON gets
@@ -9,7 +9,7 @@
 use super::html as pages;
 use super::Dash;
 use crate::channels::cli;
-use crate::turn::{Outcome, Reply, Turn};
+use crate::turn::{Command, Outcome, Reply, Turn};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -30,9 +30,9 @@ pub fn status_of(o: &Outcome) -> StatusCode {
     }
 }
 
-async fn run(dash: &Dash, command: String) -> Option<Reply> {
+async fn run(dash: &Dash, command: Command) -> Option<Reply> {
     let kernel = dash.kernel()?;
-    let turn = Turn::new(cli::CHANNEL, CHAT, SPEAKER, command);
+    let turn = Turn::command(cli::CHANNEL, CHAT, SPEAKER, &command);
     Some(kernel.submit(turn).reply().await)
 }
 
@@ -59,7 +59,7 @@ fn answer(dash: &Dash, headers: &HeaderMap, reply: Option<Reply>) -> Response {
 
 /// `POST /action/mode/exit`, `POST /api/mode/exit`.
 pub async fn exit_mode(State(dash): State<Dash>, headers: HeaderMap) -> Response {
-    let reply = run(&dash, "/mode exit".to_string()).await;
+    let reply = run(&dash, Command::Exit(None)).await;
     answer(&dash, &headers, reply)
 }
 
@@ -72,6 +72,6 @@ pub async fn cancel_reminder(
     let Ok(id) = id.parse::<u32>() else {
         return (StatusCode::BAD_REQUEST, "not a reminder id\n").into_response();
     };
-    let reply = run(&dash, format!("/reminders cancel {id}")).await;
+    let reply = run(&dash, Command::CancelReminder(Some(id))).await;
     answer(&dash, &headers, reply)
 }

@@ -9,6 +9,7 @@ use crate::cron::ReminderError;
 use crate::modes::switch::SwitchAction;
 use crate::modes::SwitchError;
 use crate::modes::{ModeRegistry, ModesHandle};
+pub use crate::turn::Command;
 use crate::turn::{Failure, Outcome, Refusal, Reply};
 
 /// What the commands read and act on (the kernel hands it over; this module does not
@@ -37,53 +38,8 @@ pub struct Context<'a> {
     pub who: Option<crate::modes::entered::Entrant>,
 }
 
-/// A parsed slash command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
-    Enter(Option<String>),
-    Exit(Option<String>),
-    Status,
-    /// `/reminders` (pending), `/reminders all`, `/reminders cancel <id>`.
-    Reminders {
-        all: bool,
-    },
-    CancelReminder(Option<u32>),
-    /// `/strategy` (show) or `/strategy NAME | PRESET | custom TEXT`; the rest of the line.
-    Strategy(String),
-    Help,
-}
-
-impl Command {
-    /// Parse `text` (which starts with `/`). Anything unknown is `Help`.
-    pub fn parse(text: &str) -> Self {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        if words.first() == Some(&"/strategy") {
-            let rest = text.trim_start().trim_start_matches("/strategy");
-            return Command::Strategy(rest.trim().to_string());
-        }
-        match words.as_slice() {
-            ["/mode", "enter"] => Command::Enter(None),
-            ["/mode", "enter", id] => Command::Enter(Some(id.to_string())),
-            ["/mode", "exit"] => Command::Exit(None),
-            ["/mode", "exit", id] => Command::Exit(Some(id.to_string())),
-            ["/mode"] | ["/mode", "status"] | ["/status"] => Command::Status,
-            ["/reminders"] => Command::Reminders { all: false },
-            ["/reminders", "all"] | ["/reminders", "--all"] => Command::Reminders { all: true },
-            ["/reminders", "cancel", id] => {
-                Command::CancelReminder(id.trim_start_matches('#').parse().ok())
-            }
-            _ => Command::Help,
-        }
-    }
-
-    fn switches(&self) -> bool {
-        matches!(self, Command::Enter(_) | Command::Exit(_))
-    }
-}
-
 /// Run a slash command for a sender who may (or may not) switch modes here.
-pub async fn run(ctx: &Context<'_>, text: &str, may_switch: bool) -> Reply {
-    let cmd = Command::parse(text);
+pub async fn run(ctx: &Context<'_>, cmd: Command, may_switch: bool) -> Reply {
     if cmd.switches() && !may_switch {
         return Reply::refused(
             "你在这里没有切换模式的权限。(not allowed to switch modes here)",

@@ -1,4 +1,5 @@
-//! `homebot` — the command line. See `homebot --help`.
+//! `homebot` — the command line. See `homebot --help`. `main` parses the arguments and
+//! dispatches to one function per subcommand.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -7,8 +8,9 @@ use homebot::config::Config;
 use homebot::kernel::{skill_search_path, Kernel, KernelOptions};
 use homebot::modes::ModeRegistry;
 use homebot::skills;
+use homebot::turn::{Command as Slash, Turn};
 use homebot::workspace::Workspace;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -28,24 +30,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Chat from the terminal: one turn with -m, else interactive.
-    Chat {
-        /// One message; prints the reply and exits.
-        #[arg(short = 'm', long = "message")]
-        message: Option<String>,
-        /// Speaker id (a member id, or any id).
-        #[arg(long, default_value = "owner")]
-        speaker: String,
-        /// Chat id inside the CLI channel.
-        #[arg(long = "chat-id", default_value = "local")]
-        chat_id: String,
-        /// An explicit scene key for these turns (e.g. `chan:qq/peer:group_1027`);
-        /// repeat for more. Memories are recalled and kept there.
-        #[arg(long = "scene")]
-        scenes: Vec<String>,
-        /// `none`: these turns leave no trace in scene memory and recall nothing by scene.
-        #[arg(long = "scene-policy", value_parser = ["auto", "none"])]
-        scene_policy: Option<String>,
-    },
+    Chat(ChatArgs),
     /// Run every enabled channel until Ctrl-C / SIGTERM.
     Gateway,
     /// Show the mode state, provider and warnings.
@@ -105,6 +90,26 @@ enum Command {
     },
 }
 
+#[derive(clap::Args)]
+struct ChatArgs {
+    /// One message; prints the reply and exits.
+    #[arg(short = 'm', long = "message")]
+    message: Option<String>,
+    /// Speaker id (a member id, or any id).
+    #[arg(long, default_value = "owner")]
+    speaker: String,
+    /// Chat id inside the CLI channel.
+    #[arg(long = "chat-id", default_value = "local")]
+    chat_id: String,
+    /// An explicit scene key for these turns (e.g. `chan:qq/peer:group_1027`);
+    /// repeat for more. Memories are recalled and kept there.
+    #[arg(long = "scene")]
+    scenes: Vec<String>,
+    /// `none`: these turns leave no trace in scene memory and recall nothing by scene.
+    #[arg(long = "scene-policy", value_parser = ["auto", "none"])]
+    scene_policy: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum ReminderCommand {
     /// Cancel a pending reminder by its id.
@@ -149,288 +154,293 @@ async fn main() -> anyhow::Result<()> {
         .workspace
         .clone()
         .unwrap_or_else(Workspace::default_root);
+    init_logging(if matches!(cli.command, Command::Gateway) {
+        "info"
+    } else {
+        "warn"
+    });
     match cli.command {
-        Command::Chat {
-            message,
-            speaker,
-            chat_id,
-            scenes,
-            scene_policy,
-        } => {
-            init_logging("warn");
-            let door = open_door(&root).await?;
-            let opts = CliOptions {
-                speaker,
-                chat_id,
-                scenes,
-                scene_policy: scene_policy.map(|p| match p.as_str() {
-                    "none" => homebot::config::ScenePolicy::None,
-                    _ => homebot::config::ScenePolicy::Auto,
-                }),
-            };
-            let ended = match message {
-                Some(m) => cli::one_shot(&door, &opts, &m, &mut cli::Interrupts::new()).await,
-                None => {
-                    let history = Workspace::open(&root)?.cli_history();
-                    cli::interactive(&door, history, &opts).await?
-                }
-            };
-            door.close().await; // admitted turns record; the control socket is removed
-            match ended {
-                cli::Typed::Replied(reply) => {
-                    if !reply.text.is_empty() {
-                        println!("{}", reply.text);
-                    }
-                    if let Some(e) = reply.problem() {
-                        eprintln!("homebot: turn not answered: {e}");
-                    }
-                }
-                cli::Typed::Quit => {
-                    eprintln!("homebot: interrupted");
-                    std::process::exit(130);
-                }
-            }
-        }
-        Command::Gateway => {
-            init_logging("info");
-            // idle peers cost a descriptor each: use all the system allows (the
-            // connection caps and the control socket's reserve are sized from it)
-            #[cfg(unix)]
-            match homebot::netutil::raise_fd_limit() {
-                Ok((before, after)) => tracing::info!(
-                    before,
-                    after,
-                    "descriptor limit (soft) raised to the hard limit"
-                ),
-                Err(e) => tracing::warn!(error = %e, "cannot raise the descriptor limit"),
-            }
-            let kernel = Kernel::start(&root, KernelOptions::default())
-                .with_context(|| format!("cannot start homebot in {}", root.display()))?;
-            if let Err(e) = homebot::channels::start_enabled(&kernel).await {
-                kernel.shutdown_gracefully(Duration::ZERO).await;
-                anyhow::bail!("cannot start the channels: {e}");
-            }
-            if let Err(e) = homebot::dashboard::start(&kernel).await {
-                kernel.shutdown_gracefully(Duration::ZERO).await;
-                anyhow::bail!("cannot start the dashboard: {e}");
-            }
-            // a long-running process: what its threads freed goes back to the system
-            let trim = homebot::heap::release_periodically(homebot::heap::PERIOD);
-            tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
-            wait_for_shutdown().await;
-            let grace = Duration::from_secs(kernel.config().agent.shutdown_grace_secs);
-            tracing::info!(
-                turns = kernel.pending_turns(),
-                grace_secs = grace.as_secs(),
-                "shutting down: no new turns; finishing the admitted ones"
-            );
-            trim.abort();
-            let clean = kernel.shutdown_gracefully(grace).await;
-            tracing::info!(clean, "stopped");
-        }
-        Command::Status => {
-            init_logging("warn");
-            let door = open_door(&root).await?;
-            print!("{}", door.status().await);
-            door.close().await;
-        }
-        Command::Announce { channel, to, text } => {
-            init_logging("warn");
-            let door = open_door(&root).await?;
-            let r = door.announce(&channel, &to, &text).await;
-            door.close().await;
-            match r.problem() {
-                None => println!("{}", r.text),
-                Some(e) => anyhow::bail!("announce failed: {e}"),
-            }
-        }
-        Command::Reminders { all, action } => {
-            init_logging("warn");
-            // the slash command, run by whoever owns the workspace (never the LLM)
-            let command = match action {
-                Some(ReminderCommand::Cancel { id }) => format!("/reminders cancel {id}"),
-                None if all => "/reminders all".to_string(),
-                None => "/reminders".to_string(),
-            };
-            let door = open_door(&root).await?;
-            let r = door
-                .turn(homebot::turn::Turn::new(
-                    cli::CHANNEL,
-                    "local",
-                    "owner",
-                    command,
-                ))
-                .await;
-            door.close().await;
-            match r.problem() {
-                None => print!("{}", r.text.trim_end().to_string() + "\n"),
-                Some(e) => anyhow::bail!("{}: {e}", r.text),
-            }
-        }
-        Command::Memory { scene, action } => {
-            init_logging("warn");
-            let ws = Workspace::open(&root)?;
-            let cfg = Config::load_or_init(ws.root())?;
-            let mut store = homebot::memory::Store::open(&ws.memory_db(), cfg.memory.clone())?;
-            match action {
-                Some(MemoryCommand::Forget { id }) => {
-                    if store.forget(id)? {
-                        println!("memory {id} forgotten");
-                    } else {
-                        anyhow::bail!("there is no memory {id} (see `homebot memory`)");
-                    }
-                }
-                None => {
-                    let filter = scene
-                        .map(|s| homebot::memory::SceneKey::parse(&s))
-                        .transpose()
-                        .context("--scene")?;
-                    print!(
-                        "{}",
-                        homebot::memory::cli::render(
-                            &store,
-                            filter.as_ref(),
-                            cfg.timezone(),
-                            chrono::Utc::now().timestamp()
-                        )?
-                    );
-                }
-            }
-        }
-        Command::Sessions => {
-            init_logging("warn");
-            let ws = Workspace::open(&root)?;
-            let tz = Config::load_or_init(ws.root())?.timezone();
-            print!(
-                "{}",
-                homebot::modes::listing::render(&homebot::modes::listing::list_sessions(
-                    &ws,
-                    tz,
-                    chrono::Utc::now()
-                ))
-            );
-        }
+        Command::Chat(args) => chat(&root, args).await,
+        Command::Gateway => gateway(&root).await,
+        Command::Status => status(&root).await,
+        Command::Announce { channel, to, text } => announce(&root, &channel, &to, &text).await,
+        Command::Reminders { all, action } => reminders(&root, all, action).await,
+        Command::Memory { scene, action } => memory(&root, scene, action),
+        Command::Sessions => sessions(&root),
         Command::Audit {
             session,
             last,
             json,
-        } => {
-            init_logging("warn");
-            let ws = Workspace::open(&root)?;
-            let loaded = homebot::audit::load(&ws, session.as_deref())?;
-            for note in loaded.notes() {
-                eprintln!("{note}");
-            }
-            for r in homebot::audit::show::tail(&loaded.records, last) {
-                if json {
-                    println!("{}", homebot::audit::show::json_line(r));
-                } else {
-                    println!("{}", homebot::audit::show::readable_line(r));
-                }
-            }
-        }
-        Command::Stats => {
-            init_logging("warn");
-            let ws = Workspace::open(&root)?;
-            let loaded = homebot::audit::load(&ws, None)?;
-            for note in loaded.notes() {
-                eprintln!("{note}");
-            }
-            let stats = homebot::audit::stats::compute(&loaded.records);
-            print!("{}", homebot::audit::stats::render(&stats));
-            // prices from the file only (read, never written): a stats run changes nothing
-            let prices = match Config::load(&ws.config_file()) {
-                Ok(c) => c.prices(),
-                Err(e) if ws.config_file().exists() => {
-                    eprintln!("note: no prices ({e})");
-                    Default::default()
-                }
-                Err(_) => Default::default(),
-            };
-            print!("{}", homebot::audit::cost::render(&loaded.records, &prices));
-        }
-        Command::Doctor => {
-            init_logging("warn");
-            let report = homebot::doctor::run(&root).await?;
-            for line in &report.lines {
-                println!("{line}");
-            }
-            // Home Assistant, when configured: one connection, as the gateway would make it
-            let ws = Workspace::open(&root)?;
-            let mut cfg = Config::load_or_init(ws.root())?;
-            cfg.apply_env(&homebot::config::EnvOverrides::from_env())?;
-            let mut ha_ok = true;
-            if cfg.home_assistant.enabled() {
-                let (lines, ok) =
-                    homebot::channels::home_assistant::doctor(&cfg.home_assistant).await;
-                for line in lines {
-                    println!("{line}");
-                }
-                ha_ok = ok;
-            }
-            if !report.reachable || !ha_ok {
-                std::process::exit(1);
-            }
-        }
-        Command::Demo(args) => {
-            init_logging("warn");
-            homebot::demo::run(cli.workspace.clone(), args).await?;
-        }
+        } => audit(&root, session, last, json),
+        Command::Stats => stats(&root),
+        Command::Doctor => doctor(&root).await,
+        Command::Demo(args) => Ok(homebot::demo::run(cli.workspace, args).await?),
         Command::Config {
             command: ConfigCommand::Check,
-        } => {
-            init_logging("warn");
-            let ws = Workspace::open(&root)?;
-            let mut cfg = Config::load_or_init(ws.root())?;
-            // the environment overrides as the gateway would apply them
-            let env = homebot::config::EnvOverrides::from_env();
-            if let Err(e) = cfg.apply_env(&env) {
-                eprintln!("error: {e}");
-                std::process::exit(1);
+        } => config_check(&root),
+    }
+}
+
+/// `homebot chat`: one turn with `-m`, else the interactive terminal.
+async fn chat(root: &Path, args: ChatArgs) -> anyhow::Result<()> {
+    let door = open_door(root).await?;
+    let opts = CliOptions {
+        speaker: args.speaker,
+        chat_id: args.chat_id,
+        scenes: args.scenes,
+        scene_policy: args.scene_policy.map(|p| match p.as_str() {
+            "none" => homebot::config::ScenePolicy::None,
+            _ => homebot::config::ScenePolicy::Auto,
+        }),
+    };
+    let ended = match args.message {
+        Some(m) => cli::one_shot(&door, &opts, &m, &mut cli::Interrupts::new()).await,
+        None => {
+            let history = Workspace::open(root)?.cli_history();
+            cli::interactive(&door, history, &opts).await?
+        }
+    };
+    door.close().await; // admitted turns record; the control socket is removed
+    match ended {
+        cli::Typed::Replied(reply) => {
+            if !reply.text.is_empty() {
+                println!("{}", reply.text);
             }
-            let reg = ModeRegistry::load(&skill_search_path(&ws, &cfg), skills::PLUGINS);
-            // the context window as start-up would work it out (HOMEBOT_CONTEXT_WINDOW,
-            // the model's entry, provider.max_tokens)
-            match homebot::context::Context::from_config(&cfg, &env, &[], &reg) {
-                Ok(c) => println!(
-                    "context: window {} tokens, input budget {} tokens",
-                    c.window, c.input
-                ),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    std::process::exit(1);
-                }
+            if let Some(e) = reply.problem() {
+                eprintln!("homebot: turn not answered: {e}");
             }
-            // problems first, and `ok` only when there are none
-            for i in reg.issues() {
-                eprintln!("error: {i}");
-            }
-            for m in reg.modes() {
-                println!(
-                    "mode: {} ({}) from {}",
-                    m.manifest.display_name,
-                    m.manifest.id,
-                    m.skill_dir.display()
-                );
-            }
-            for s in reg.skills() {
-                println!("skill: {} ({})", s.name, s.path.display());
-            }
-            if !reg.issues().is_empty() {
-                eprintln!(
-                    "config check: {} problem(s) in skill folders ({} itself parsed)",
-                    reg.issues().len(),
-                    ws.config_file().display()
-                );
-                std::process::exit(1);
-            }
-            println!("config: ok ({})", ws.config_file().display());
+        }
+        cli::Typed::Quit => {
+            eprintln!("homebot: interrupted");
+            std::process::exit(130);
         }
     }
     Ok(())
 }
 
-async fn open_door(root: &std::path::Path) -> anyhow::Result<Door> {
+/// `homebot gateway`: every enabled channel and the dashboard, until Ctrl-C / SIGTERM.
+async fn gateway(root: &Path) -> anyhow::Result<()> {
+    // idle peers cost a descriptor each: use all the system allows (the connection caps
+    // and the control socket's reserve are sized from it)
+    #[cfg(unix)]
+    match homebot::netutil::raise_fd_limit() {
+        Ok((before, after)) => tracing::info!(
+            before,
+            after,
+            "descriptor limit (soft) raised to the hard limit"
+        ),
+        Err(e) => tracing::warn!(error = %e, "cannot raise the descriptor limit"),
+    }
+    let kernel = Kernel::start(root, KernelOptions::default())
+        .with_context(|| format!("cannot start homebot in {}", root.display()))?;
+    if let Err(e) = homebot::channels::start_enabled(&kernel).await {
+        kernel.shutdown_gracefully(Duration::ZERO).await;
+        anyhow::bail!("cannot start the channels: {e}");
+    }
+    if let Err(e) = homebot::dashboard::start(&kernel).await {
+        kernel.shutdown_gracefully(Duration::ZERO).await;
+        anyhow::bail!("cannot start the dashboard: {e}");
+    }
+    // a long-running process: what its threads freed goes back to the system
+    let trim = homebot::heap::release_periodically(homebot::heap::PERIOD);
+    tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
+    wait_for_shutdown().await;
+    let grace = Duration::from_secs(kernel.config().agent.shutdown_grace_secs);
+    tracing::info!(
+        turns = kernel.pending_turns(),
+        grace_secs = grace.as_secs(),
+        "shutting down: no new turns; finishing the admitted ones"
+    );
+    trim.abort();
+    let clean = kernel.shutdown_gracefully(grace).await;
+    tracing::info!(clean, "stopped");
+    Ok(())
+}
+
+/// `homebot status`.
+async fn status(root: &Path) -> anyhow::Result<()> {
+    let door = open_door(root).await?;
+    print!("{}", door.status().await);
+    door.close().await;
+    Ok(())
+}
+
+/// `homebot announce`: a proactive message through a running gateway's channel.
+async fn announce(root: &Path, channel: &str, to: &str, text: &str) -> anyhow::Result<()> {
+    let door = open_door(root).await?;
+    let r = door.announce(channel, to, text).await;
+    door.close().await;
+    match r.problem() {
+        None => println!("{}", r.text),
+        Some(e) => anyhow::bail!("announce failed: {e}"),
+    }
+    Ok(())
+}
+
+/// `homebot reminders`: the slash command, run by whoever owns the workspace (never the LLM).
+async fn reminders(root: &Path, all: bool, action: Option<ReminderCommand>) -> anyhow::Result<()> {
+    let command = match action {
+        Some(ReminderCommand::Cancel { id }) => Slash::CancelReminder(Some(id)),
+        None => Slash::Reminders { all },
+    };
+    let door = open_door(root).await?;
+    let r = door
+        .turn(Turn::command(cli::CHANNEL, "local", "owner", &command))
+        .await;
+    door.close().await;
+    match r.problem() {
+        None => print!("{}", r.text.trim_end().to_string() + "\n"),
+        Some(e) => anyhow::bail!("{}: {e}", r.text),
+    }
+    Ok(())
+}
+
+/// `homebot memory`: list scenes and memories, or forget one (with or without a gateway).
+fn memory(root: &Path, scene: Option<String>, action: Option<MemoryCommand>) -> anyhow::Result<()> {
+    let ws = Workspace::open(root)?;
+    let cfg = Config::load_or_init(ws.root())?;
+    let mut store = homebot::memory::Store::open(&ws.memory_db(), cfg.memory.clone())?;
+    if let Some(MemoryCommand::Forget { id }) = action {
+        if !store.forget(id)? {
+            anyhow::bail!("there is no memory {id} (see `homebot memory`)");
+        }
+        println!("memory {id} forgotten");
+        return Ok(());
+    }
+    let filter = scene
+        .map(|s| homebot::memory::SceneKey::parse(&s))
+        .transpose()
+        .context("--scene")?;
+    let now = chrono::Utc::now().timestamp();
+    let text = homebot::memory::cli::render(&store, filter.as_ref(), cfg.timezone(), now)?;
+    print!("{text}");
+    Ok(())
+}
+
+/// `homebot sessions`: mode sessions, newest first.
+fn sessions(root: &Path) -> anyhow::Result<()> {
+    let ws = Workspace::open(root)?;
+    let tz = Config::load_or_init(ws.root())?.timezone();
+    let list = homebot::modes::listing::list_sessions(&ws, tz, chrono::Utc::now());
+    print!("{}", homebot::modes::listing::render(&list));
+    Ok(())
+}
+
+/// `homebot audit`: one line (or JSON record) per provider call.
+fn audit(
+    root: &Path,
+    session: Option<String>,
+    last: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let ws = Workspace::open(root)?;
+    let loaded = homebot::audit::load(&ws, session.as_deref())?;
+    for note in loaded.notes() {
+        eprintln!("{note}");
+    }
+    for r in homebot::audit::show::tail(&loaded.records, last) {
+        if json {
+            println!("{}", homebot::audit::show::json_line(r));
+        } else {
+            println!("{}", homebot::audit::show::readable_line(r));
+        }
+    }
+    Ok(())
+}
+
+/// `homebot stats`: the cache hit ratio, tokens and cost per day and per session.
+fn stats(root: &Path) -> anyhow::Result<()> {
+    let ws = Workspace::open(root)?;
+    let loaded = homebot::audit::load(&ws, None)?;
+    for note in loaded.notes() {
+        eprintln!("{note}");
+    }
+    let stats = homebot::audit::stats::compute(&loaded.records);
+    print!("{}", homebot::audit::stats::render(&stats));
+    // prices from the file only (read, never written): a stats run changes nothing
+    let prices = match Config::load(&ws.config_file()) {
+        Ok(c) => c.prices(),
+        Err(e) if ws.config_file().exists() => {
+            eprintln!("note: no prices ({e})");
+            Default::default()
+        }
+        Err(_) => Default::default(),
+    };
+    print!("{}", homebot::audit::cost::render(&loaded.records, &prices));
+    Ok(())
+}
+
+/// `homebot doctor`: the model endpoints, then Home Assistant when configured (one
+/// connection, as the gateway would make it); exit 1 when either is unreachable.
+async fn doctor(root: &Path) -> anyhow::Result<()> {
+    let report = homebot::doctor::run(root).await?;
+    for line in &report.lines {
+        println!("{line}");
+    }
+    let ws = Workspace::open(root)?;
+    let mut cfg = Config::load_or_init(ws.root())?;
+    cfg.apply_env(&homebot::config::EnvOverrides::from_env())?;
+    let mut ha_ok = true;
+    if cfg.home_assistant.enabled() {
+        let (lines, ok) = homebot::channels::home_assistant::doctor(&cfg.home_assistant).await;
+        for line in lines {
+            println!("{line}");
+        }
+        ha_ok = ok;
+    }
+    if !report.reachable || !ha_ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// `homebot config check`: config.toml (with the environment's overrides), the context
+/// window and every skill folder; exit 1 on any problem.
+fn config_check(root: &Path) -> anyhow::Result<()> {
+    let ws = Workspace::open(root)?;
+    let mut cfg = Config::load_or_init(ws.root())?;
+    let env = homebot::config::EnvOverrides::from_env();
+    if let Err(e) = cfg.apply_env(&env) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+    let reg = ModeRegistry::load(&skill_search_path(&ws, &cfg), skills::PLUGINS);
+    // the context window as start-up would work it out (HOMEBOT_CONTEXT_WINDOW, the
+    // model's entry, provider.max_tokens)
+    match homebot::context::Context::from_config(&cfg, &env, &[], &reg) {
+        Ok(c) => println!(
+            "context: window {} tokens, input budget {} tokens",
+            c.window, c.input
+        ),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+    // problems first, and `ok` only when there are none
+    for i in reg.issues() {
+        eprintln!("error: {i}");
+    }
+    for m in reg.modes() {
+        let (name, id) = (&m.manifest.display_name, &m.manifest.id);
+        println!("mode: {name} ({id}) from {}", m.skill_dir.display());
+    }
+    for s in reg.skills() {
+        println!("skill: {} ({})", s.name, s.path.display());
+    }
+    if !reg.issues().is_empty() {
+        eprintln!(
+            "config check: {} problem(s) in skill folders ({} itself parsed)",
+            reg.issues().len(),
+            ws.config_file().display()
+        );
+        std::process::exit(1);
+    }
+    println!("config: ok ({})", ws.config_file().display());
+    Ok(())
+}
+
+async fn open_door(root: &Path) -> anyhow::Result<Door> {
     Door::open(root, Duration::from_secs(30))
         .await
         .with_context(|| format!("cannot start homebot in {}", root.display()))

@@ -11,15 +11,17 @@
 use crate::config::{Replay, ToolsConfig};
 use crate::context::budget::Source;
 use crate::context::{compaction, Context, Plan, PlanError};
-use crate::modes::{ModesHandle, TurnTicket};
+use crate::modes::TurnTicket;
 use crate::prompt::{self, TailInfo};
 use crate::provider::{BlockTokens, CallMeta, Message, PromptShape, Provider};
 use crate::tools::{self, ToolEnv};
 use crate::turn::{Failure, TurnError};
 
 mod tool_loop;
+mod turn_ctx;
 use std::sync::Arc;
 use tracing::warn;
+pub use turn_ctx::TurnCtx;
 
 pub struct Agent {
     pub provider: Provider,
@@ -119,18 +121,14 @@ impl Agent {
     /// environment and who the calls are for. `strategy.standing` (the strategy's block) ends the
     /// system message; `extra` sections (a strategy's per-turn ones) go at the end of the
     /// dynamic tail, after the user's words: counted in the budget, sent in this turn only.
-    #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         &self,
-        ticket: &TurnTicket,
-        tail: &TailInfo<'_>,
-        profile: Option<&str>,
-        user_text: &str,
-        turn: &crate::turn::Turn,
-        modes: &ModesHandle,
+        t: &TurnCtx<'_>,
         strategy: prompt::StrategyBlocks<'_>,
         extra: &[prompt::TailSection],
     ) -> Prepared {
+        let (ticket, tail, turn, user_text) = (t.ticket, &t.tail, t.turn, t.text);
+        let (profile, modes) = (t.profile.as_deref(), t.modes);
         let replay = self.context.replay;
         let system = prompt::system_message(&self.base_prompt, ticket, strategy.standing);
         let mode_checkpoint = ticket

@@ -393,8 +393,8 @@ impl Kernel {
     }
 
     /// Run a slash command as an allowed sender (see [`crate::commands`]).
-    pub async fn command(&self, text: &str) -> Reply {
-        crate::commands::run(&self.command_context(), text, true).await
+    pub async fn command(&self, command: impl Into<crate::turn::Command>) -> Reply {
+        crate::commands::run(&self.command_context(), command.into(), true).await
     }
 
     /// The status text (`/status`, `homebot status`).

@@ -1,5 +1,6 @@
-//! One turn through the kernel, in its chat's worker: the size check, slash commands
-//! (see `commands`), then begin-turn → the agent under the watchdog → end-turn. A
+//! One turn through the kernel, in its chat's worker, as short stages: admit (the size
+//! check) → a slash command (see `commands`) | begin (begin-turn) → answer (the fast
+//! path or the strategy, under the watchdog) → record (end-turn, then compaction). A
 //! [`TurnGuard`] ends a begun turn even if its task is cancelled or panics.
 //!
 //! Nothing is acknowledged as kept when it was not: a turn that could not be recorded
@@ -8,12 +9,13 @@
 //! known to be full, begin-turn refuses new turns before the LLM is asked.
 
 use super::Kernel;
-use crate::agent::AgentOutcome;
+use crate::agent::{AgentOutcome, TurnCtx};
 use crate::metrics::TurnOutcome;
 use crate::modes::core::{ModeError, TurnMeta};
-use crate::modes::{ModesHandle, Record};
+use crate::modes::{ModesHandle, Record, TurnTicket};
 use crate::prompt::TailInfo;
-use crate::turn::{Failure, Outcome, Refusal, Reply, Turn, TurnError};
+use crate::strategy::StrategyOutcome;
+use crate::turn::{Command, Failure, Outcome, Refusal, Reply, Trust, Turn, TurnError};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
@@ -51,89 +53,115 @@ impl Drop for TurnGuard {
     }
 }
 
+/// A turn begin-turn admitted: its ticket, and the guard that ends it whatever happens.
+struct Begun {
+    ticket: TurnTicket,
+    guard: TurnGuard,
+}
+
+/// What answering a begun turn came to, before it is recorded.
+struct Answered {
+    outcome: AgentOutcome,
+    awaits_answer: bool,
+    /// The first request's user message as sent (the record's `sent`).
+    sent: Option<String>,
+    /// What the record keeps as the user's words, when not the text as it came.
+    recorded_user: Option<String>,
+    /// The sender cancelled the turn.
+    cancelled: bool,
+}
+
+impl Answered {
+    fn stopped(reply: &str, error: TurnError, cancelled: bool) -> Self {
+        Self {
+            outcome: AgentOutcome {
+                reply: reply.into(),
+                error: Some(error),
+            },
+            awaits_answer: false,
+            sent: None,
+            recorded_user: None,
+            cancelled,
+        }
+    }
+}
+
 impl Kernel {
+    /// One turn: admit → a slash command | begin → answer → record (and compaction after).
     pub(super) async fn run_turn(&self, turn: Turn, cancel: CancellationToken) -> Reply {
+        let text = match self.admit(&turn) {
+            Ok(text) => text,
+            Err(refused) => return refused,
+        };
+        if let Some(command) = Command::of(text) {
+            return self.slash(&turn, command).await;
+        }
+        let begun = match self.begin(&turn, text).await {
+            Ok(begun) => begun,
+            Err(refused) => return refused,
+        };
+        let answered = self.answer(&turn, text, &begun.ticket, cancel).await;
+        self.record(&turn, begun, answered).await
+    }
+
+    /// The size checks: the turn's trimmed words, or why it is refused.
+    fn admit<'t>(&self, turn: &'t Turn) -> Result<&'t str, Reply> {
         let text = turn.text.trim();
         if text.is_empty() {
-            return Reply::refused("（收到一条空消息。）", Refusal::Empty, "");
+            return Err(Reply::refused("（收到一条空消息。）", Refusal::Empty, ""));
         }
         let max = self.inner.cfg.agent.max_message_chars;
         let len = text.chars().count();
         if len > max {
-            return Reply::refused(
+            return Err(Reply::refused(
                 format!("消息太长了（{len} 字），上限是 {max} 字，请分几次说。"),
                 Refusal::TooLong,
                 format!("message of {len} characters exceeds the limit of {max}"),
-            );
+            ));
         }
-        if text.starts_with('/') {
-            // the owner (the terminal) sees the household's; every other chat its own
-            let trust = turn.facts().trust;
-            let scope = if trust == crate::turn::Trust::Owner {
-                crate::cron::Scope::Household
-            } else {
-                crate::cron::Scope::Chat {
-                    channel: turn.channel.clone(),
-                    chat_id: turn.chat_id.clone(),
-                }
-            };
-            let mut ctx = self.command_context_for(scope, trust != crate::turn::Trust::Guest);
-            ctx.who = Some(crate::modes::entered::Entrant {
-                speaker_id: turn.speaker_id.clone(),
-                speaker_name: self
-                    .inner
-                    .cfg
-                    .member_for(&turn.speaker_id)
-                    .and_then(|m| m.name.clone()),
+        Ok(text)
+    }
+
+    /// A slash command, as its sender may run it: the owner (the terminal) sees the
+    /// household's reminders, every other chat its own.
+    async fn slash(&self, turn: &Turn, command: Command) -> Reply {
+        let trust = turn.facts().trust;
+        let scope = if trust == Trust::Owner {
+            crate::cron::Scope::Household
+        } else {
+            crate::cron::Scope::Chat {
                 channel: turn.channel.clone(),
-            });
-            return crate::commands::run(&ctx, text, turn.may_switch_modes).await;
-        }
+                chat_id: turn.chat_id.clone(),
+            }
+        };
+        let mut ctx = self.command_context_for(scope, trust != Trust::Guest);
+        ctx.who = Some(crate::modes::entered::Entrant {
+            speaker_id: turn.speaker_id.clone(),
+            speaker_name: self.speaker_name(turn),
+            channel: turn.channel.clone(),
+        });
+        crate::commands::run(&ctx, command, turn.may_switch_modes).await
+    }
+
+    fn speaker_name(&self, turn: &Turn) -> Option<String> {
+        self.inner
+            .cfg
+            .member_for(&turn.speaker_id)
+            .and_then(|m| m.name.clone())
+    }
+
+    /// Begin-turn: the ticket (the mode, the history to replay), and a guard that records
+    /// the turn as interrupted if it never reaches [`Self::record`].
+    async fn begin(&self, turn: &Turn, text: &str) -> Result<Begun, Reply> {
         let inner = &self.inner;
         let meta = TurnMeta {
             channel: turn.channel.clone(),
             chat_id: turn.chat_id.clone(),
             speaker_id: turn.speaker_id.clone(),
-            speaker_name: inner
-                .cfg
-                .member_for(&turn.speaker_id)
-                .and_then(|m| m.name.clone()),
+            speaker_name: self.speaker_name(turn),
         };
-        let ticket = match inner.modes.begin_turn(meta).await {
-            Ok(t) => t,
-            Err(e @ ModeError::Restarted) => {
-                error!(error = %e, "begin-turn failed");
-                return Reply::failed(
-                    "抱歉，处理这条消息时内部出错了，已经自动恢复，请再说一次。",
-                    Failure::Internal,
-                    e.to_string(),
-                );
-            }
-            Err(e @ ModeError::Recovering { secs }) => {
-                warn!(error = %e, "turn refused: the mode manager is recovering");
-                return Reply::refused(
-                    format!("抱歉，系统内部出错后正在恢复，请 {secs} 秒后再说一次。"),
-                    Refusal::Recovering,
-                    e.to_string(),
-                );
-            }
-            Err(e @ ModeError::DiskFull { .. }) => {
-                warn!(error = %e, "turn refused: recording is failing for lack of space");
-                return Reply::refused(
-                    "抱歉，磁盘满了，这一轮没法保存到记录里，所以先不处理。请腾出空间后再说。",
-                    Refusal::DiskFull,
-                    e.to_string(),
-                );
-            }
-            Err(e) => {
-                return Reply::refused(
-                    "抱歉，系统正在关闭，请稍后再试。",
-                    Refusal::ShuttingDown,
-                    e.to_string(),
-                )
-            }
-        };
-        let mut guard = TurnGuard {
+        let ticket = inner.modes.begin_turn(meta).await.map_err(not_begun)?;
+        let guard = TurnGuard {
             modes: inner.modes.clone(),
             turn_id: ticket.turn_id,
             began_in: ticket.mode.as_ref().map(|m| m.session_id.clone()),
@@ -147,13 +175,21 @@ impl Kernel {
                 user: text.to_string(),
                 assistant: String::new(),
                 error: None,
-                speaker_name: inner
-                    .cfg
-                    .member_for(&turn.speaker_id)
-                    .and_then(|m| m.name.clone()),
+                speaker_name: self.speaker_name(turn),
                 sent: None,
             }),
         };
+        Ok(Begun { ticket, guard })
+    }
+
+    /// The turn's context: its tail, and the speaker's profile outside a mode.
+    fn turn_ctx<'a>(
+        &'a self,
+        turn: &'a Turn,
+        text: &'a str,
+        ticket: &'a TurnTicket,
+    ) -> TurnCtx<'a> {
+        let inner = &self.inner;
         let member = inner.cfg.member_for(&turn.speaker_id);
         let profile = match (&ticket.mode, member) {
             (None, Some(m)) => std::fs::read_to_string(inner.ws.user_profile(&m.id)).ok(),
@@ -170,124 +206,124 @@ impl Kernel {
             room: turn.room.as_deref(),
             workspace: inner.ws.root(),
         };
-        let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
-        let agent = tokio::time::timeout(limit, async {
-            // Home Assistant's own agent first (`home_assistant.fast_path`): its answer, or the LLM's
-            let waiting = async {
-                let st = inner.strategies.snapshot().await;
-                st.choices.contains_key(&turn.chat_key())
-                    || (st.pending_work.as_ref())
-                        .is_some_and(|w| w.channel == turn.channel && w.chat_id == turn.chat_id)
-            };
-            let home = &inner.agent.home;
-            if let Some(reply) = home.fast_path(&turn, ticket.mode.is_some(), waiting).await {
-                let outcome = AgentOutcome { reply, error: None };
-                return crate::strategy::StrategyOutcome {
-                    outcome,
-                    awaits_answer: false,
-                    sent: None,
-                    recorded_user: None,
-                };
-            }
-            // the first turn opens scene memory, so its recall sees what was kept
-            inner.agent.memory.ready().await;
-            crate::strategy::run(
-                &inner.agent,
-                &inner.strategies,
-                &ticket,
-                &tail,
-                profile.as_deref(),
-                text,
-                &turn,
-                &inner.modes,
-            )
-            .await
-        });
-        let mut awaits_answer = false;
-        let mut sent = None;
-        let mut recorded_user = None;
-        let mut cancelled = false;
-        let outcome = tokio::select! {
+        TurnCtx {
+            turn,
+            text,
+            ticket,
+            tail,
+            profile,
+            modes: &inner.modes,
+        }
+    }
+
+    /// The answer, under the turn's watchdog, unless the sender cancels or the shutdown's
+    /// grace period ends first.
+    async fn answer(
+        &self,
+        turn: &Turn,
+        text: &str,
+        ticket: &TurnTicket,
+        cancel: CancellationToken,
+    ) -> Answered {
+        let t = self.turn_ctx(turn, text, ticket);
+        let limit = Duration::from_secs(self.inner.cfg.agent.turn_timeout_secs);
+        tokio::select! {
             biased;
-            _ = inner.stragglers.cancelled() => {
+            _ = self.inner.stragglers.cancelled() => {
                 warn!(channel = %turn.channel, chat = %turn.chat_id, "turn stopped: the shutdown grace period is over");
-                AgentOutcome {
-                    reply: "抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。".into(),
-                    error: Some(TurnError::new(
-                        Failure::Unavailable,
-                        "stopped by the shutdown before it finished",
-                    )),
-                }
+                let e = TurnError::new(Failure::Unavailable, "stopped by the shutdown before it finished");
+                Answered::stopped("抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。", e, false)
             }
             _ = cancel.cancelled() => {
                 info!(channel = %turn.channel, chat = %turn.chat_id, "turn cancelled by the sender");
-                cancelled = true;
-                AgentOutcome {
-                    reply: "（已取消这一轮。）".into(),
-                    error: Some(TurnError::new(Failure::Internal, CANCELLED)),
-                }
+                Answered::stopped("（已取消这一轮。）", TurnError::new(Failure::Internal, CANCELLED), true)
             }
-            done = agent => match done {
-                Ok(o) => {
-                    awaits_answer = o.awaits_answer;
-                    sent = o.sent;
-                    recorded_user = o.recorded_user;
-                    o.outcome
-                }
+            done = tokio::time::timeout(limit, self.respond(&t)) => match done {
+                Ok(o) => Answered {
+                    outcome: o.outcome,
+                    awaits_answer: o.awaits_answer,
+                    sent: o.sent,
+                    recorded_user: o.recorded_user,
+                    cancelled: false,
+                },
                 Err(_) => {
                     warn!(channel = %turn.channel, chat = %turn.chat_id, secs = limit.as_secs(), "turn watchdog fired");
-                    AgentOutcome {
-                        reply: "抱歉，这次处理时间太长，已经停止了，请再说一次。".into(),
-                        error: Some(TurnError::new(
-                            Failure::Timeout,
-                            format!("turn exceeded {} s", limit.as_secs()),
-                        )),
-                    }
+                    let e = TurnError::new(Failure::Timeout, format!("turn exceeded {} s", limit.as_secs()));
+                    Answered::stopped("抱歉，这次处理时间太长，已经停止了，请再说一次。", e, false)
                 }
             },
+        }
+    }
+
+    /// Home Assistant's own agent first (`home_assistant.fast_path`): its answer, or the
+    /// strategy in force around the LLM's.
+    async fn respond(&self, t: &TurnCtx<'_>) -> StrategyOutcome {
+        let inner = &self.inner;
+        let (turn, in_mode) = (t.turn, t.ticket.mode.is_some());
+        let waiting = async {
+            let st = inner.strategies.snapshot().await;
+            st.choices.contains_key(&turn.chat_key())
+                || (st.pending_work.as_ref())
+                    .is_some_and(|w| w.channel == turn.channel && w.chat_id == turn.chat_id)
         };
-        let mut record = guard
+        if let Some(reply) = inner.agent.home.fast_path(turn, in_mode, waiting).await {
+            let outcome = AgentOutcome { reply, error: None };
+            return StrategyOutcome {
+                outcome,
+                awaits_answer: false,
+                sent: None,
+                recorded_user: None,
+            };
+        }
+        // the first turn opens scene memory, so its recall sees what was kept
+        inner.agent.memory.ready().await;
+        crate::strategy::run(&inner.agent, &inner.strategies, t).await
+    }
+
+    /// End-turn: the record written (or the reply saying it was not), then compaction.
+    async fn record(&self, turn: &Turn, mut begun: Begun, a: Answered) -> Reply {
+        let mut record = begun
+            .guard
             .record
             .take()
             .expect("the guard holds the record until here");
-        record.assistant = outcome.reply.clone();
-        if let Some(user) = recorded_user {
+        record.assistant = a.outcome.reply.clone();
+        if let Some(user) = a.recorded_user {
             record.user = user;
         }
         if let Some(said) = turn.partials.as_ref().map(|p| p.said()) {
-            if cancelled && !said.trim().is_empty() {
+            if a.cancelled && !said.trim().is_empty() {
                 // what the user heard before they cut it short
-                record.assistant = format!("{}{}", said.trim_end(), outcome.reply);
+                record.assistant = format!("{}{}", said.trim_end(), a.outcome.reply);
             }
         }
-        record.error = outcome.error.as_ref().map(|e| e.detail.clone());
-        record.sent = sent;
-        let began_in = guard.began_in.take();
-        let mut reply = Reply::new(
-            outcome.reply,
-            match outcome.error {
-                _ if cancelled => Outcome::Cancelled,
-                None => Outcome::Answered,
-                Some(e) => e.into(),
-            },
-        );
-        reply.awaits_answer = awaits_answer;
-        match inner.modes.end_turn(ticket.turn_id, record, began_in).await {
+        record.error = a.outcome.error.as_ref().map(|e| e.detail.clone());
+        record.sent = a.sent;
+        let outcome = match a.outcome.error {
+            _ if a.cancelled => Outcome::Cancelled,
+            None => Outcome::Answered,
+            Some(e) => e.into(),
+        };
+        let mut reply = Reply::new(a.outcome.reply, outcome);
+        reply.awaits_answer = a.awaits_answer;
+        let began_in = begun.guard.began_in.take();
+        let ticket = &begun.ticket;
+        match self
+            .inner
+            .modes
+            .end_turn(ticket.turn_id, record, began_in)
+            .await
+        {
             Ok(o) => {
-                // compaction check, in a task of its own: nobody waits for it (a session
-                // this turn ended is not compacted any more)
+                // compaction, in a task of its own: nobody waits for it (a session this
+                // turn ended is not compacted any more)
                 let compact = match &o.recorded_in {
-                    Some(sid) => {
-                        tracing::debug!(session = %sid, "turn recorded in mode session");
-                        o.archived.as_deref() != Some(sid.as_str())
-                    }
+                    Some(sid) => o.archived.as_deref() != Some(sid.as_str()),
                     // a normal chat's turn (the ticket says which history it replayed)
                     None => ticket.chat.is_some(),
                 };
                 if compact {
-                    inner
-                        .agent
-                        .after_turn(&ticket, &turn.channel, &turn.chat_id);
+                    (self.inner.agent).after_turn(ticket, &turn.channel, &turn.chat_id);
                 }
             }
             Err(e) => {
@@ -296,6 +332,41 @@ impl Kernel {
             }
         }
         reply
+    }
+}
+
+/// Why begin-turn refused a turn, as its reply.
+fn not_begun(e: ModeError) -> Reply {
+    match e {
+        ModeError::Restarted => {
+            error!(error = %e, "begin-turn failed");
+            Reply::failed(
+                "抱歉，处理这条消息时内部出错了，已经自动恢复，请再说一次。",
+                Failure::Internal,
+                e.to_string(),
+            )
+        }
+        ModeError::Recovering { secs } => {
+            warn!(error = %e, "turn refused: the mode manager is recovering");
+            Reply::refused(
+                format!("抱歉，系统内部出错后正在恢复，请 {secs} 秒后再说一次。"),
+                Refusal::Recovering,
+                e.to_string(),
+            )
+        }
+        ModeError::DiskFull { .. } => {
+            warn!(error = %e, "turn refused: recording is failing for lack of space");
+            Reply::refused(
+                "抱歉，磁盘满了，这一轮没法保存到记录里，所以先不处理。请腾出空间后再说。",
+                Refusal::DiskFull,
+                e.to_string(),
+            )
+        }
+        e => Reply::refused(
+            "抱歉，系统正在关闭，请稍后再试。",
+            Refusal::ShuttingDown,
+            e.to_string(),
+        ),
     }
 }
 

@@ -8,9 +8,9 @@ use super::choice;
 use super::journal::{self, clip, Entry};
 use super::state::{PendingChoice, MAX_PENDING_CHOICES};
 use super::{Effective, Strategies};
-use crate::agent::{Agent, AgentOutcome, Prepared};
-use crate::modes::{ModesHandle, TurnTicket};
-use crate::prompt::{TailInfo, TailSection};
+use crate::agent::{Agent, AgentOutcome, Prepared, TurnCtx};
+use crate::modes::TurnTicket;
+use crate::prompt::TailSection;
 use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError};
 use crate::tools::set_strategy::Setter;
 use crate::turn::{Failure, Turn, TurnError};
@@ -55,12 +55,11 @@ impl StrategyOutcome {
 pub(super) struct Ctx<'a> {
     pub(super) agent: &'a Agent,
     pub(super) st: &'a Strategies,
+    /// The turn (its ticket, tail, words); the fields below repeat the parts flows use most.
+    pub(super) t: &'a TurnCtx<'a>,
     pub(super) ticket: &'a TurnTicket,
-    pub(super) tail: &'a TailInfo<'a>,
-    pub(super) profile: Option<&'a str>,
     pub(super) text: &'a str,
     pub(super) turn: &'a Turn,
-    pub(super) modes: &'a ModesHandle,
     pub(super) eff: Effective,
     /// The standing strategy's `[策略]` block: the end of every request's system message
     /// (the same bytes turn after turn, a cached prefix).
@@ -113,12 +112,7 @@ impl Ctx<'_> {
     /// change the strategy (`set_strategy`).
     pub(super) fn prepare(&self, sections: &[TailSection]) -> Prepared {
         let mut p = self.agent.prepare(
-            self.ticket,
-            self.tail,
-            self.profile,
-            self.text,
-            self.turn,
-            self.modes,
+            self.t,
             crate::prompt::StrategyBlocks {
                 standing: self.standing.as_ref(),
                 switched: self.block.as_ref(),

@@ -13,28 +13,17 @@ use super::offer::{self, OfferAnswer};
 use super::spoken::SpokenSetter;
 use super::state::{PendingChoice, WorkKind};
 use super::{reflect, work, Strategies};
-use crate::agent::{cap_reply, Agent};
+use crate::agent::{cap_reply, Agent, TurnCtx};
 use crate::config::StrategyKind;
-use crate::modes::{ModesHandle, TurnTicket};
-use crate::prompt::{TailInfo, TailSection};
+use crate::prompt::TailSection;
 use crate::provider::{Message, ToolCall};
 use crate::tools::set_strategy::Setter;
-use crate::turn::Turn;
 use std::sync::Arc;
 use tracing::warn;
 
 /// One turn, to its reply (at most `agent.max_reply_chars` characters).
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    agent: &Agent,
-    strategies: &Strategies,
-    ticket: &TurnTicket,
-    tail: &TailInfo<'_>,
-    profile: Option<&str>,
-    user_text: &str,
-    turn: &Turn,
-    modes: &ModesHandle,
-) -> StrategyOutcome {
+pub async fn run(agent: &Agent, strategies: &Strategies, t: &TurnCtx<'_>) -> StrategyOutcome {
+    let (ticket, tail, turn, user_text) = (t.ticket, &t.tail, t.turn, t.text);
     let mode = ticket
         .mode
         .as_ref()
@@ -50,12 +39,10 @@ pub async fn run(
     let c = Ctx {
         agent,
         st: strategies,
+        t,
         ticket,
-        tail,
-        profile,
         text: user_text,
         turn,
-        modes,
         eff,
         standing,
         block,

@@ -66,7 +66,7 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> StrategyOutcome {
         .offer
         .clone()
         .expect("only an offer's question is accepted here");
-    let switched = c.modes.accept_offer(tag.mode_id, c.ticket.turn_id).await;
+    let switched = c.t.modes.accept_offer(tag.mode_id, c.ticket.turn_id).await;
     let (stage, result) = match &switched {
         Ok(s) => (
             "accepted",

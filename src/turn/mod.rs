@@ -2,9 +2,11 @@
 //! audience, modality, trust and memory peer — are in [`facts`]; how it ended, in
 //! [`outcome`].
 
+pub mod command;
 pub mod facts;
 pub mod outcome;
 
+pub use command::Command;
 pub use facts::{Audience, Facts, Modality, Trust};
 pub use outcome::{Failure, Outcome, Refusal, TurnError};
 use serde::{Deserialize, Serialize};
@@ -86,6 +88,17 @@ impl Turn {
             facts: None,
             peer_note: None,
         }
+    }
+
+    /// A slash command sent as a turn of this chat (it queues behind the chat's running
+    /// turn like any message; its text is the command's canonical form).
+    pub fn command(
+        channel: impl Into<String>,
+        chat_id: impl Into<String>,
+        speaker_id: impl Into<String>,
+        command: &Command,
+    ) -> Self {
+        Self::new(channel, chat_id, speaker_id, command.to_string())
     }
 
     /// The turn's facts: as its channel stated them, else the registry's.
