@@ -8,8 +8,9 @@
 //! whole sentences while no tool call has begun in the response.
 
 use super::{Agent, AgentOutcome, Prepared};
-use crate::provider::{ChatRequest, DeltaSink, Message};
+use crate::provider::{ChatRequest, ChatResponse, DeltaSink, Message};
 use crate::speech;
+use crate::tools::ToolEnv;
 use crate::turn::{Failure, TurnError};
 use tracing::{debug, warn};
 
@@ -38,51 +39,14 @@ impl Agent {
         } = prepared;
         let partials = partials.as_ref().filter(|_| meta.purpose == ANSWER);
         let mut sent_upto = messages.len();
-        let per_response = self.tool_limits.max_calls_per_response;
-        let per_turn = self.tool_limits.max_calls_per_turn;
         let mut calls_run = 0usize;
         let mut round = 0;
         loop {
             // what this turn's rounds added counts against the window too
-            for m in &messages[sent_upto..] {
-                let text = match m {
-                    Message::Assistant {
-                        content,
-                        tool_calls,
-                        ..
-                    } => {
-                        let mut t = content.clone().unwrap_or_default();
-                        for c in tool_calls {
-                            t.push_str(&c.name);
-                            t.push_str(&c.arguments);
-                        }
-                        t
-                    }
-                    Message::Tool { content, .. }
-                    | Message::User { content }
-                    | Message::System { content } => content.clone(),
-                };
-                *tokens = tokens.saturating_add(
-                    self.context.calibration.count(&text) + crate::context::tokens::PER_MESSAGE,
-                );
-            }
+            *tokens = tokens.saturating_add(self.tokens_of(&messages[sent_upto..]));
             sent_upto = messages.len();
             if *tokens > self.context.input {
-                warn!(
-                    tokens = *tokens,
-                    input = self.context.input,
-                    "tool results would pass the context window; turn stopped"
-                );
-                return AgentOutcome {
-                    reply: "抱歉，这一轮工具返回的内容太多，超出了模型的上下文窗口，先停下来了。可以问得更具体一些再试。".into(),
-                    error: Some(TurnError::new(
-                        Failure::Context,
-                        format!(
-                            "the tool rounds grew the request to {} tokens, over the input budget of {}",
-                            *tokens, self.context.input
-                        ),
-                    )),
-                };
+                return self.over_window(*tokens);
             }
             let req = ChatRequest {
                 messages,
@@ -97,111 +61,26 @@ impl Agent {
                 .provider
                 .complete_and_calibrate(&req, meta, deltas, calibrate)
                 .await;
+            if let Some(a) = &answer {
+                a.ended(answered.as_ref().is_ok_and(|r| r.tool_calls.is_empty()));
+            }
             let resp = match answered {
-                Ok(r) => {
-                    if let Some(a) = &answer {
-                        a.ended(r.tool_calls.is_empty());
-                    }
-                    r
-                }
+                Ok(r) => r,
                 Err(e) => {
-                    if let Some(a) = &answer {
-                        a.ended(false);
-                    }
                     return AgentOutcome {
                         reply: e.user_message(),
                         error: Some(TurnError::new(Failure::Provider, e.to_string())),
-                    };
+                    }
                 }
             };
             if resp.tool_calls.is_empty() {
-                let text = resp.content.unwrap_or_default().trim().to_string();
-                if text.is_empty() {
-                    return AgentOutcome {
-                        reply: "抱歉，模型这次没有给出回答，请再说一次。".into(),
-                        error: Some(TurnError::new(
-                            Failure::Provider,
-                            "the model returned an empty answer",
-                        )),
-                    };
-                }
-                return AgentOutcome {
-                    reply: text,
-                    error: None,
-                };
+                return in_words(resp);
             }
             if round >= max_rounds {
-                warn!(rounds = round, "tool round limit reached");
-                let partial = resp.content.unwrap_or_default();
-                let mut reply = String::new();
-                if !partial.trim().is_empty() {
-                    reply.push_str(partial.trim());
-                    reply.push_str("\n\n");
-                }
-                reply.push_str(&format!(
-                    "（抱歉，这件事我调用工具超过了 {} 次还没办完，先停下来了。可以换个说法再试。）",
-                    max_rounds
-                ));
-                return AgentOutcome {
-                    reply,
-                    error: Some(TurnError::new(
-                        Failure::Provider,
-                        format!("tool round limit ({}) reached", max_rounds),
-                    )),
-                };
+                return round_cap(resp, max_rounds);
             }
             round += 1;
-            messages.push(Message::Assistant {
-                content: resp.content.clone(),
-                tool_calls: resp.tool_calls.clone(),
-                reasoning_content: resp.reasoning_content.clone(),
-            });
-            let cut_off = resp.finish_reason.as_deref() == Some("length");
-            let asked = resp.tool_calls.len();
-            if asked > per_response {
-                warn!(
-                    asked,
-                    limit = per_response,
-                    "too many tool calls in one response; the rest are not run"
-                );
-            }
-            for (i, call) in resp.tool_calls.iter().enumerate() {
-                if cut_off {
-                    // the arguments were cut at the output limit: running them would act
-                    // on half a file; tell the model instead
-                    messages.push(Message::Tool {
-                        tool_call_id: call.id.clone(),
-                        content: "error: this call was cut off by the output limit (finish_reason=length) and was not run; use shorter arguments, e.g. split a long file into parts".into(),
-                    });
-                    continue;
-                }
-                // the first refused call explains; the rest stay short, there may be thousands
-                let refusal = if i == per_response {
-                    Some(format!("error: not run: at most {per_response} tool calls of one response are run and this response asked for {asked}; ask again for what is still needed, fewer at a time"))
-                } else if i > per_response {
-                    Some(format!(
-                        "error: not run (over {per_response} calls per response)"
-                    ))
-                } else if calls_run >= per_turn {
-                    Some(format!("error: not run: this turn has already run {per_turn} tool calls, the limit per message; answer the user with what you have"))
-                } else {
-                    None
-                };
-                if let Some(content) = refusal {
-                    messages.push(Message::Tool {
-                        tool_call_id: call.id.clone(),
-                        content,
-                    });
-                    continue;
-                }
-                calls_run += 1;
-                let result = self.tools.execute(env, call).await;
-                debug!(tool = %call.name, error = result.is_error, "tool call");
-                messages.push(Message::Tool {
-                    tool_call_id: call.id.clone(),
-                    content: result.content,
-                });
-            }
+            self.run_calls(env, messages, resp, &mut calls_run).await;
             if env.choice.is_set() {
                 return AgentOutcome {
                     reply: String::new(),
@@ -209,5 +88,147 @@ impl Agent {
                 };
             }
         }
+    }
+
+    /// What `added` (this turn's assistant messages and tool results) adds to a request.
+    fn tokens_of(&self, added: &[Message]) -> u32 {
+        let mut total = 0u32;
+        for m in added {
+            let text = match m {
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                    ..
+                } => {
+                    let mut t = content.clone().unwrap_or_default();
+                    for c in tool_calls {
+                        t.push_str(&c.name);
+                        t.push_str(&c.arguments);
+                    }
+                    t
+                }
+                Message::Tool { content, .. }
+                | Message::User { content }
+                | Message::System { content } => content.clone(),
+            };
+            total = total.saturating_add(
+                self.context.calibration.count(&text) + crate::context::tokens::PER_MESSAGE,
+            );
+        }
+        total
+    }
+
+    /// The turn stopped: its tool results would pass the input budget.
+    fn over_window(&self, tokens: u32) -> AgentOutcome {
+        let input = self.context.input;
+        warn!(
+            tokens,
+            input, "tool results would pass the context window; turn stopped"
+        );
+        AgentOutcome {
+            reply: "抱歉，这一轮工具返回的内容太多，超出了模型的上下文窗口，先停下来了。可以问得更具体一些再试。".into(),
+            error: Some(TurnError::new(
+                Failure::Context,
+                format!("the tool rounds grew the request to {tokens} tokens, over the input budget of {input}"),
+            )),
+        }
+    }
+
+    /// Run the calls of one response (within the per-response and per-turn caps) and add
+    /// the assistant message and one result per call to `messages`.
+    async fn run_calls(
+        &self,
+        env: &ToolEnv,
+        messages: &mut Vec<Message>,
+        resp: ChatResponse,
+        calls_run: &mut usize,
+    ) {
+        let per_response = self.tool_limits.max_calls_per_response;
+        let per_turn = self.tool_limits.max_calls_per_turn;
+        messages.push(Message::Assistant {
+            content: resp.content.clone(),
+            tool_calls: resp.tool_calls.clone(),
+            reasoning_content: resp.reasoning_content.clone(),
+        });
+        let cut_off = resp.finish_reason.as_deref() == Some("length");
+        let asked = resp.tool_calls.len();
+        if asked > per_response {
+            warn!(
+                asked,
+                limit = per_response,
+                "too many tool calls in one response; the rest are not run"
+            );
+        }
+        for (i, call) in resp.tool_calls.iter().enumerate() {
+            // the first refused call explains; the rest stay short, there may be thousands
+            let refusal = if cut_off {
+                // the arguments were cut at the output limit: running them would act on
+                // half a file; tell the model instead
+                Some("error: this call was cut off by the output limit (finish_reason=length) and was not run; use shorter arguments, e.g. split a long file into parts".to_string())
+            } else if i == per_response {
+                Some(format!("error: not run: at most {per_response} tool calls of one response are run and this response asked for {asked}; ask again for what is still needed, fewer at a time"))
+            } else if i > per_response {
+                Some(format!(
+                    "error: not run (over {per_response} calls per response)"
+                ))
+            } else if *calls_run >= per_turn {
+                Some(format!("error: not run: this turn has already run {per_turn} tool calls, the limit per message; answer the user with what you have"))
+            } else {
+                None
+            };
+            let content = match refusal {
+                Some(content) => content,
+                None => {
+                    *calls_run += 1;
+                    let result = self.tools.execute(env, call).await;
+                    debug!(tool = %call.name, error = result.is_error, "tool call");
+                    result.content
+                }
+            };
+            messages.push(Message::Tool {
+                tool_call_id: call.id.clone(),
+                content,
+            });
+        }
+    }
+}
+
+/// A response without tool calls: the turn's answer (an empty one is a failure).
+fn in_words(resp: ChatResponse) -> AgentOutcome {
+    let text = resp.content.unwrap_or_default().trim().to_string();
+    if text.is_empty() {
+        return AgentOutcome {
+            reply: "抱歉，模型这次没有给出回答，请再说一次。".into(),
+            error: Some(TurnError::new(
+                Failure::Provider,
+                "the model returned an empty answer",
+            )),
+        };
+    }
+    AgentOutcome {
+        reply: text,
+        error: None,
+    }
+}
+
+/// The model still calls tools after `max_rounds` rounds: what it said so far, and why
+/// the turn stopped.
+fn round_cap(resp: ChatResponse, max_rounds: u32) -> AgentOutcome {
+    warn!(rounds = max_rounds, "tool round limit reached");
+    let partial = resp.content.unwrap_or_default();
+    let mut reply = String::new();
+    if !partial.trim().is_empty() {
+        reply.push_str(partial.trim());
+        reply.push_str("\n\n");
+    }
+    reply.push_str(&format!(
+        "（抱歉，这件事我调用工具超过了 {max_rounds} 次还没办完，先停下来了。可以换个说法再试。）"
+    ));
+    AgentOutcome {
+        reply,
+        error: Some(TurnError::new(
+            Failure::Provider,
+            format!("tool round limit ({max_rounds}) reached"),
+        )),
     }
 }
