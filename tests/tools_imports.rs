@@ -231,13 +231,17 @@ fn the_scanner_sees_the_imports_it_must() {
         deps(from).contains(&to)
     };
     assert!(
-        has("builtin::files", "files"),
+        has("files::tool", "files::access"),
         "{:?}",
-        deps("builtin::files")
+        deps("files::tool")
     );
-    assert!(has("builtin::files", "env"));
-    assert!(has("registry", "builtin::choice"), "{:?}", deps("registry"));
-    assert!(has("env", "memory") && has("env", "choice") && has("env", "set_strategy"));
+    assert!(has("files::tool", "env"));
+    assert!(has("registry", "choice::tool"), "{:?}", deps("registry"));
+    assert!(
+        has("env", "memory::rules")
+            && has("env", "choice::rules")
+            && has("env", "set_strategy::rules")
+    );
     assert!(
         has("", "registry"),
         "mod.rs re-exports the registry: {:?}",

@@ -4,7 +4,6 @@
 //! with a pending question). The flows themselves ([`super::flows`], [`super::work`],
 //! [`super::reflect`]) use this file; it uses none of them.
 
-use super::choice;
 use super::journal::{self, clip, Entry};
 use super::state::{PendingChoice, MAX_PENDING_CHOICES};
 use super::{Effective, Strategies};
@@ -12,6 +11,7 @@ use crate::agent::{Agent, AgentOutcome, Prepared, TurnCtx};
 use crate::modes::TurnTicket;
 use crate::prompt::TailSection;
 use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError};
+use crate::tools::choice;
 use crate::tools::set_strategy::Setter;
 use crate::turn::{Failure, Turn, TurnError};
 use chrono::{DateTime, FixedOffset};

@@ -7,7 +7,6 @@
 //! of a mode is judged by [`offer`]); then a plan or spec waiting for
 //! confirmation (household-wide: any chat may confirm it); then the strategy's own flow.
 
-use super::choice::{self, Parsed};
 use super::ctx::{finish, older_than, Ctx, StrategyOutcome};
 use super::offer::{self, OfferAnswer};
 use super::spoken::SpokenSetter;
@@ -17,6 +16,7 @@ use crate::agent::{cap_reply, Agent, TurnCtx};
 use crate::config::StrategyKind;
 use crate::prompt::TailSection;
 use crate::provider::{Message, ToolCall};
+use crate::tools::choice::{self, Parsed};
 use crate::tools::set_strategy::Setter;
 use std::sync::Arc;
 use tracing::warn;

@@ -20,13 +20,12 @@
 //! docs/strategies.md and [`Effective::blocks`]).
 //!
 //! Layout: this file — the state handle, `/strategy`, the effective strategy;
-//! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect`; [`choice`] — `ask_user_choice` rendered per
-//! channel and answers parsed; [`doc`] — plan / spec JSON; [`state`] — the file;
+//! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect` (an `ask_user_choice`
+//! question rendered per channel and its answer parsed: `tools::choice::answer`); [`doc`] — plan / spec JSON; [`state`] — the file;
 //! [`journal`] — the visible record of every step; `offer` — the answer to the
 //! backend's offer of a mode, judged here, not by the model; `spoken` — a spoken change of
 //! strategy (`set_strategy`, checked against the user's words by the tool) applied.
 
-pub mod choice;
 mod ctx;
 pub mod doc;
 mod flows;

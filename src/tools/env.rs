@@ -5,10 +5,10 @@
 //! `set_strategy`, `zones`), never a tool: tools import this file, not the other way
 //! round.
 
-use super::choice::ChoiceSlot;
-use super::memory::MemoryEnv;
-use super::set_strategy::Setter;
-use super::zones::FileAccess;
+use super::choice::rules::ChoiceSlot;
+use super::files::zones::FileAccess;
+use super::memory::rules::MemoryEnv;
+use super::set_strategy::rules::Setter;
 use crate::config::ToolsConfig;
 use crate::modes::core::TurnId;
 use crate::modes::ModesHandle;
@@ -44,7 +44,7 @@ pub struct ToolEnv {
     /// runs; `None`: the strategy cannot be changed from this call).
     pub strategy: Option<Arc<dyn Setter>>,
     /// The turn's view of Home Assistant (`None`: not configured).
-    pub home: Option<super::home::HomeEnv>,
+    pub home: Option<super::home::access::HomeEnv>,
 }
 
 impl ToolEnv {

@@ -13,24 +13,31 @@
 //! most `tools.max_write_bytes_per_turn` per turn and each writable folder holds at most
 //! its quota. File I/O runs on the blocking pool, never on an async worker.
 //!
-//! Imports run one way inside this folder: `guard`, `zones`, `memory`, `choice` and
-//! `set_strategy` (state and rules) ← `env` (the turn's [`ToolEnv`]) ← `permission` ←
-//! `result` ← `files` ← `tool` (the trait) ← `builtin/` (the tools) ← `registry` ← this
-//! file, which only declares and re-exports (a test checks it).
+//! Each tool lives in one place: a file (`switch_mode`, `offer_mode`, `reminders`) or a
+//! folder with its rules and state beside it (`choice/`, `files/`, `memory/`,
+//! `set_strategy/`, `home/`). The kit they share: `tool` (the trait), `env` (the turn's
+//! [`ToolEnv`]), `permission`, `result`, `registry`.
+//!
+//! Imports run one way inside this folder: the rules and state of a tool (`*/rules`,
+//! `files/zones`, `files/guard`, `home/access`) ← `env` ← `permission` ← `result` ←
+//! `tool` (the trait) ← the tools (`*/tool`, `home/tools`, the single-file tools) ←
+//! `registry` ← this file, which only declares and re-exports (a test checks it). A
+//! folder's `mod.rs` only declares and re-exports too; files inside `src/tools` import
+//! the file that holds an item, never a folder's re-export.
 
-pub mod builtin;
 pub mod choice;
 pub mod env;
 pub mod files;
-mod guard;
 pub mod home;
 pub mod memory;
+pub mod offer_mode;
 pub mod permission;
 pub mod registry;
+pub mod reminders;
 pub mod result;
 pub mod set_strategy;
+pub mod switch_mode;
 pub mod tool;
-mod zones;
 
 pub use env::ToolEnv;
 pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};

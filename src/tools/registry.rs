@@ -9,15 +9,15 @@
 //! what [`ToolSetup`] carries (give `ToolSetup` the field it needs): unconfigured, it is
 //! neither in the list the model sees nor callable.
 
-use super::builtin::choice::AskUserChoice;
-use super::builtin::files::{ListFiles, ReadFile, WriteFile};
-use super::builtin::home::{HomeControl, HomeState};
-use super::builtin::memory::{MemoryCommit, MemorySearch};
-use super::builtin::reminders::{CancelReminder, ListReminders, SetReminder};
-use super::builtin::set_strategy::SetStrategy;
-use super::builtin::switch_mode::SwitchMode;
+use super::choice::tool::AskUserChoice;
 use super::env::ToolEnv;
+use super::files::tool::{ListFiles, ReadFile, WriteFile};
+use super::home::tools::{HomeControl, HomeState};
+use super::memory::tool::{MemoryCommit, MemorySearch};
+use super::reminders::{CancelReminder, ListReminders, SetReminder};
 use super::result::{ToolError, ToolResult};
+use super::set_strategy::tool::SetStrategy;
+use super::switch_mode::SwitchMode;
 use super::tool::{Offered, Permission, Tool};
 use crate::modes::ModeRegistry;
 use crate::provider::{ToolCall, ToolDef};

@@ -11,7 +11,7 @@
 //! turn is recorded like any other, and a `purpose: fast_path` line goes to the audit
 //! trail (`homebot audit` shows it; `homebot stats` counts it apart from LLM calls).
 
-use super::{Converse, HomeAccess};
+use super::access::{Converse, HomeAccess};
 use crate::turn::Turn;
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -112,7 +112,7 @@ fn refusals_say_why_and_how() {
 #[test]
 fn the_definition_is_fixed_and_names_every_entry() {
     use crate::tools::tool::Offered;
-    let tool = crate::tools::builtin::set_strategy::SetStrategy;
+    let tool = crate::tools::set_strategy::tool::SetStrategy;
     let a = serde_json::to_string(&tool.definition().parameters).unwrap();
     let b = serde_json::to_string(&tool.definition().parameters).unwrap();
     assert_eq!(a, b);

@@ -3,9 +3,9 @@
 //! rules of [`crate::tools::memory`]; content, query and the commits per turn are bounded
 //! here (`[memory]`).
 
+use super::rules::{commit_keys, visible, SEARCH_RESULTS};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
-use crate::tools::memory::{commit_keys, visible, SEARCH_RESULTS};
 use crate::tools::result::ToolResult;
 use crate::tools::tool::Tool;
 use schemars::JsonSchema;

@@ -8,9 +8,9 @@
 //! the call is kept (per chat, bounded, for a few minutes) and runs when the model calls
 //! it again in the turn that answers, if that answer chose "确认" and came from the asker.
 
+use super::access::{HomeEnv, Pending, CONTROL, MAX_PENDING};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
-use crate::tools::home::{HomeEnv, Pending, CONTROL, MAX_PENDING};
 use crate::tools::result::ToolResult;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -196,7 +196,7 @@ fn ask(
     env: &ToolEnv,
     home: &HomeEnv,
     call: &ToolCall,
-    target: &crate::tools::home::HomeEntity,
+    target: &super::access::HomeEntity,
     service: &str,
     data: Value,
 ) -> ToolResult {
@@ -207,13 +207,13 @@ fn ask(
     let arguments = json!({"question": question, "options": [CONFIRM, DECLINE]}).to_string();
     let probe = ToolCall {
         id: call.id.clone(),
-        name: crate::tools::choice::NAME.into(),
+        name: crate::tools::choice::rules::NAME.into(),
         arguments,
     };
-    let asked = match serde_json::from_str::<crate::tools::choice::Args>(&probe.arguments)
+    let asked = match serde_json::from_str::<crate::tools::choice::rules::Args>(&probe.arguments)
         .map_err(|e| e.to_string())
         .and_then(|a| {
-            crate::tools::choice::validate(a, &probe.id, &probe.arguments)
+            crate::tools::choice::rules::validate(a, &probe.id, &probe.arguments)
                 .map_err(|e| e.to_string())
         }) {
         Ok(asked) => asked,

@@ -2,8 +2,8 @@
 //! and the turn's slot). A valid call leaves its question in the slot, which ends the
 //! turn; an invalid one is a tool error that says what is wrong and asks nothing.
 
+use super::rules::{validate, Args, NAME};
 use crate::provider::ToolCall;
-use crate::tools::choice::{validate, Args, NAME};
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
 use crate::tools::tool::Tool;

@@ -3,9 +3,9 @@
 //! the blocking pool, never on an async worker: a slow disk or a file that would block
 //! must not stall other chats.
 
+use super::access::{self as files, ZoneLimits};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
-use crate::tools::files::{self, ZoneLimits};
 use crate::tools::result::{ToolError, ToolResult};
 use crate::tools::tool::{Permission, Tool};
 use schemars::JsonSchema;

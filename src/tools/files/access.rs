@@ -33,8 +33,8 @@
 
 use super::guard::{check_regular, check_zone, open_regular};
 pub use super::guard::{FileError, ZoneLimits};
-use super::result::ToolResult;
 pub use super::zones::{resolve_in, FileAccess, PathError};
+use crate::tools::result::ToolResult;
 use std::io::Read;
 
 pub const READ_LIMIT: usize = 64 * 1024;

@@ -8,7 +8,7 @@
 
 use crate::modes::offer::{question, NO, YES};
 use crate::provider::ToolCall;
-use crate::tools::choice::{validate, Args as ChoiceArgs, OfferTag};
+use crate::tools::choice::rules::{validate, Args as ChoiceArgs, OfferTag};
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
 

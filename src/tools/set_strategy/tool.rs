@@ -2,10 +2,10 @@
 //! [`crate::tools::set_strategy`]. Only a sender who may switch modes here may ask (the
 //! permission `/strategy` follows); the user's own words must ask for that strategy.
 
+use super::rules::{spoken, validate, NAME, SPOKEN};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
-use crate::tools::set_strategy::{spoken, validate, NAME, SPOKEN};
 use crate::tools::tool::{schema_of, Permission, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;

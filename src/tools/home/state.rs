@@ -1,7 +1,7 @@
 //! `home_state {area?, domain?, name?}`: the exposed entities with their live state and
 //! room, the asker's room first, at most [`MAX_LINES`] lines and how many more.
 
-use crate::tools::home::{HomeEntity, HomeEnv, MAX_LINES};
+use super::access::{HomeEntity, HomeEnv, MAX_LINES};
 use crate::tools::result::ToolResult;
 use serde::Deserialize;
 

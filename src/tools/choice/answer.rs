@@ -5,7 +5,7 @@
 //! Parsing: "2", "第二个", "选番茄炒蛋", "1 和 3", "都要" (multi), a custom text when
 //! allowed; anything else is not an answer and cancels the question.
 
-use crate::tools::choice::Asked;
+use super::rules::Asked;
 
 const CN_DIGITS: [char; 6] = ['一', '二', '三', '四', '五', '六'];
 /// Words that drop the question rather than answer it.

@@ -3,12 +3,10 @@
 //! [`crate::tools::home`]; each call is bounded by Home Assistant's `timeout_secs` as a
 //! whole, so a slow Home Assistant never holds a turn longer than that.
 
-pub mod control;
-pub mod state;
-
+use super::access::{HomeEnv, CONTROL, STATE};
+use super::{control, state};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
-use crate::tools::home::{HomeEnv, CONTROL, STATE};
 use crate::tools::result::ToolResult;
 use crate::tools::tool::Tool;
 use serde_json::{json, Value};
