@@ -1,5 +1,5 @@
 //! A test that every key the configuration accepts is documented: in the table of
-//! docs/configuration.md and, commented, in the first-use template (`default.toml`). The
+//! docs/configuration.md and, commented, in the first-use template (`assets/default-config.toml`). The
 //! keys come from the code: each section is probed with an unknown key, and serde's
 //! `deny_unknown_fields` answer lists the fields it expects there.
 
@@ -137,7 +137,7 @@ fn every_key_is_in_the_template_and_commented() {
     let raw: Table = toml::from_str(DEFAULT_CONFIG).expect("the template parses");
     assert!(
         raw.is_empty(),
-        "keys written uncommented in default.toml: {raw:?}"
+        "keys written uncommented in assets/default-config.toml: {raw:?}"
     );
     let full: Value = toml::from_str::<Table>(&uncommented(DEFAULT_CONFIG))
         .map(Value::Table)
@@ -147,7 +147,7 @@ fn every_key_is_in_the_template_and_commented() {
         .filter(|p| !present(&full, p))
         .map(|p| display(p))
         .collect();
-    assert!(missing.is_empty(), "not in default.toml: {missing:?}");
+    assert!(missing.is_empty(), "not in assets/default-config.toml: {missing:?}");
 }
 
 #[test]

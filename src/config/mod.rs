@@ -6,7 +6,7 @@
 //! - `validate` — every value checked and bounded before anything runs;
 //! - `provider` — the LLM endpoint after overrides, and which key goes where;
 //! - `channels` — the QQ and voice sections; `home_assistant` — `[home_assistant]`; `context` — the context window (`[context]`);
-//! - `default.toml` — the commented file written on first use.
+//! - `assets/default-config.toml` — the commented file written on first use.
 
 mod channels;
 mod context;
@@ -285,7 +285,7 @@ fn id_list(s: &str) -> Vec<String> {
 }
 
 /// The commented configuration written on first use (every key optional).
-pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
+pub const DEFAULT_CONFIG: &str = include_str!("../../assets/default-config.toml");
 
 impl Config {
     /// Load `<workspace>/config.toml`, writing the commented default if it is missing.

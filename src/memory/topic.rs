@@ -9,7 +9,7 @@
 //! first kept, so a long message cannot flood a fingerprint.
 //!
 //! **The dictionary** is not jieba's full one (349,045 words; 33 MB of RSS once built,
-//! 0.36 s to build) but `topic_dict.txt` beside this file, derived from it: every single
+//! 0.36 s to build) but `assets/topic_dict.txt`, derived from it: every single
 //! character, and the words of two to four characters with a frequency of at least 6
 //! that are not person, place, organisation or other proper names, nor idioms (tags
 //! `nr ns nt nrt nrfg nz i`) — 87,023 entries, 0.95 MB, about 5 MB of RSS once built and

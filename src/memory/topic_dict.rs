@@ -1,4 +1,4 @@
-//! The topic dictionary (`topic_dict.txt`, see [`super::topic`]) read where it lies in the
+//! The topic dictionary (`assets/topic_dict.txt`, see [`super::topic`]) read where it lies in the
 //! binary, and a segmenter built per text from only the words that text contains.
 //!
 //! Building jieba's trie from all 87,023 entries cost a one-shot `homebot chat -m TEXT`
@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 /// `word frequency` per line, sorted by the word's bytes, no word twice, words of one to
 /// [`MAX_WORD_CHARS`] characters (tested below).
-pub const DICTIONARY: &str = include_str!("topic_dict.txt");
+pub const DICTIONARY: &str = include_str!("../../assets/topic_dict.txt");
 /// The sum of the dictionary's frequencies (tested below).
 const TOTAL: usize = 55_145_287;
 /// The longest word in the dictionary, in characters.
