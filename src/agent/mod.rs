@@ -30,13 +30,10 @@ pub struct Agent {
     pub tools: tools::ToolRegistry,
     pub max_tool_rounds: u32,
     pub normal_history_turns: usize,
-    pub files: Arc<crate::tools::FileAccess>,
     /// `agent.max_reply_chars`.
     pub max_reply_chars: usize,
-    /// The caps of `[tools]`.
+    /// The caps of `[tools]` on the calls of one response and of one turn.
     pub tool_limits: ToolsConfig,
-    /// The household's reminders (the `set_reminder` tools).
-    pub reminders: crate::cron::CronHandle,
     /// The modes' knowledge folders, searched for the active mode's snippets.
     pub knowledge: Arc<crate::knowledge::Knowledge>,
     /// Scene memory: recall into the tail, the memory tools, the post-turn observation.

@@ -210,13 +210,10 @@ impl Agent {
     fn tool_env(&self, t: &TurnCtx<'_>) -> ToolEnv {
         let turn = t.turn;
         ToolEnv {
-            files: self.files.clone(),
-            modes: t.modes.clone(),
             turn_id: t.ticket.turn_id,
             user_text: t.text.to_string(),
             may_switch_modes: turn.may_switch_modes,
             trust: turn.facts().trust,
-            reminders: self.reminders.clone(),
             origin: crate::reminders::Origin {
                 channel: turn.channel.clone(),
                 chat_id: turn.chat_id.clone(),
@@ -224,12 +221,11 @@ impl Agent {
                 target: turn.reply_target().to_string(),
             },
             mode: std::sync::Mutex::new(t.ticket.mode.as_ref().map(|m| m.mode_id.clone())),
-            limits: self.tool_limits.clone(),
             written: Default::default(),
             memory: tools::memory::MemoryEnv::new(&self.memory, turn, t.tail.now),
             choice: Default::default(),
             strategy: None,
-            home: self.home.env_for(turn),
+            home: self.home.turn_view(turn),
         }
     }
 }

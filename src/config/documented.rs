@@ -147,7 +147,10 @@ fn every_key_is_in_the_template_and_commented() {
         .filter(|p| !present(&full, p))
         .map(|p| display(p))
         .collect();
-    assert!(missing.is_empty(), "not in assets/default-config.toml: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "not in assets/default-config.toml: {missing:?}"
+    );
 }
 
 #[test]

@@ -44,12 +44,6 @@ impl Kernel {
             extra.as_deref(),
             cfg.context.replay,
         );
-        let files = Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry));
-        let tools = crate::tools::ToolRegistry::new(&crate::tools::ToolSetup {
-            modes: &registry,
-            writable: &files.writable_names(),
-            home: cfg.home_assistant.enabled(),
-        });
         let mut core = ModeCore::open(
             ws.clone(),
             registry.clone(),
@@ -87,6 +81,23 @@ impl Kernel {
                     error!(error = %e, "scene memory is unavailable; running without it");
                     crate::memory::Memory::disabled(cfg.memory.clone(), clock.clone())
                 });
+        let home = Arc::new(crate::tools::home::HomeAccess::new(
+            doors.clone(),
+            &cfg,
+            ws.root()
+                .join(crate::workspace::LOGS_DIR)
+                .join(crate::provider::audit::AUDIT_DIR),
+        ));
+        let tools = crate::tools::ToolRegistry::new(crate::tools::ToolSetup {
+            modes: &registry,
+            services: crate::tools::ToolServices {
+                files: Arc::new(crate::tools::FileAccess::for_registry(&ws, &registry)),
+                modes: Some(modes.clone()),
+                reminders: Some(cron.clone()),
+                home: cfg.home_assistant.enabled().then(|| home.clone()),
+            },
+            limits: cfg.tools.clone(),
+        });
         let context =
             crate::context::Context::from_config(&cfg, &env, tools.definitions(), &registry)?;
         let agent = Agent {
@@ -96,22 +107,14 @@ impl Kernel {
             tools,
             max_tool_rounds: cfg.agent.max_tool_rounds,
             normal_history_turns: cfg.agent.normal_history_turns,
-            files,
             max_reply_chars: cfg.agent.max_reply_chars,
             tool_limits: cfg.tools.clone(),
-            reminders: cron.clone(),
             knowledge: Arc::new(crate::knowledge::Knowledge::for_registry(
                 ws.root(),
                 &registry,
             )),
             memory,
-            home: Arc::new(crate::tools::home::HomeAccess::new(
-                doors.clone(),
-                &cfg,
-                ws.root()
-                    .join(crate::workspace::LOGS_DIR)
-                    .join(crate::provider::audit::AUDIT_DIR),
-            )),
+            home,
         };
         let strategies = crate::strategy::Strategies::open(
             ws.root(),

@@ -1,24 +1,21 @@
-//! [`ToolEnv`]: everything a tool call may touch during one turn. The agent builds one
-//! per turn; the registry hands it to every call of the turn.
+//! [`ToolEnv`]: what is true of one turn for its tool calls (who asks, where, in which
+//! mode, what the turn has done so far). The agent builds one per turn; the registry
+//! hands it to every call of the turn. The services the tools act through are their
+//! own (see `services`).
 //!
 //! It names only the state types of the tool modules (`memory`, `choice`,
-//! `set_strategy`, `zones`), never a tool: tools import this file, not the other way
+//! `set_strategy`, `home`), never a tool: tools import this file, not the other way
 //! round.
 
 use super::choice::rules::ChoiceSlot;
-use super::files::zones::FileAccess;
 use super::memory::rules::MemoryEnv;
 use super::set_strategy::rules::Setter;
-use crate::config::ToolsConfig;
 use crate::modes::core::TurnId;
-use crate::modes::ModesHandle;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-/// Everything a tool call may touch during one turn.
+/// What is true of one turn for its tool calls.
 pub struct ToolEnv {
-    pub files: Arc<FileAccess>,
-    pub modes: ModesHandle,
     pub turn_id: TurnId,
     /// The user's original words of this turn (for `switch_mode` validation).
     pub user_text: String,
@@ -29,12 +26,9 @@ pub struct ToolEnv {
     /// The mode the turn runs in (its knowledge is readable; other modes' is not); set
     /// when the turn itself enters one.
     pub mode: Mutex<Option<String>>,
-    /// The caps of `[tools]`.
-    pub limits: ToolsConfig,
     /// Bytes the tools that write files have written in this turn so far.
     pub written: AtomicU64,
-    /// The household's reminders, and where this turn's would ring.
-    pub reminders: crate::cron::CronHandle,
+    /// Where this turn's reminders would ring.
     pub origin: crate::reminders::Origin,
     /// Scene memory, and where this turn stands in it.
     pub memory: MemoryEnv,
@@ -44,7 +38,7 @@ pub struct ToolEnv {
     /// runs; `None`: the strategy cannot be changed from this call).
     pub strategy: Option<Arc<dyn Setter>>,
     /// The turn's view of Home Assistant (`None`: not configured).
-    pub home: Option<super::home::access::HomeEnv>,
+    pub home: Option<super::home::access::HomeTurn>,
 }
 
 impl ToolEnv {

@@ -35,6 +35,7 @@ pub mod permission;
 pub mod registry;
 pub mod reminders;
 pub mod result;
+pub mod services;
 pub mod set_strategy;
 pub mod switch_mode;
 pub mod tool;
@@ -44,6 +45,7 @@ pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
 pub use permission::Permission;
 pub use registry::{ToolRegistry, ToolSetup};
 pub use result::{ToolError, ToolResult};
+pub use services::ToolServices;
 pub use tool::Tool;
 
 use crate::modes::ModeRegistry;
@@ -52,10 +54,10 @@ use crate::provider::ToolDef;
 /// The definitions of the household's tools for these modes and writable folders (what
 /// [`ToolRegistry::new`] offers).
 pub fn definitions(modes: &ModeRegistry, writable: &[String]) -> Vec<ToolDef> {
-    ToolRegistry::new(&ToolSetup {
+    ToolRegistry::new(ToolSetup {
         modes,
-        writable,
-        home: false,
+        services: ToolServices::describing(writable),
+        limits: crate::config::ToolsConfig::default(),
     })
     .definitions()
     .to_vec()

@@ -7,13 +7,19 @@
 //! the strategy layer's to judge (`strategy::offer`), never the model's.
 
 use crate::modes::offer::{question, NO, YES};
+use crate::modes::ModesHandle;
 use crate::provider::ToolCall;
 use crate::tools::choice::rules::{validate, Args as ChoiceArgs, OfferTag};
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
 
 /// `switch_mode {action: "offer", mode_id}`: make the offer if the backend agrees.
-pub async fn offer(env: &ToolEnv, mode_id: String, call: &ToolCall) -> ToolResult {
+pub async fn offer(
+    env: &ToolEnv,
+    manager: &ModesHandle,
+    mode_id: String,
+    call: &ToolCall,
+) -> ToolResult {
     if env.trust == crate::turn::Trust::Guest {
         return ToolResult::err(
             "not offered: modes are offered only to a known household member; answer as usual",
@@ -23,8 +29,7 @@ pub async fn offer(env: &ToolEnv, mode_id: String, call: &ToolCall) -> ToolResul
         return ToolResult::err("not offered: a mode is active already; answer as usual");
     }
     let chat_key = format!("{}:{}", env.origin.channel, env.origin.chat_id);
-    let offered = match env
-        .modes
+    let offered = match manager
         .offer(mode_id, chat_key, env.user_text.clone())
         .await
     {

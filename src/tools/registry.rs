@@ -3,10 +3,11 @@
 //! of the stable prompt prefix (tests/tool_list.rs pins them), and switching modes or
 //! strategies never changes them.
 //!
-//! Adding a tool: write it as a [`Tool`] (a file in `builtin/`), then `add` it in
+//! Adding a tool: write it as a [`Tool`] (a file, or a folder with its rules, in
+//! `src/tools/`) holding the services it acts through, then `add` it in
 //! [`ToolRegistry::new`] — at the end of the list, so the tools before it keep their
-//! bytes. A tool offered only while its feature is configured is added under an `if` on
-//! what [`ToolSetup`] carries (give `ToolSetup` the field it needs): unconfigured, it is
+//! bytes. A tool offered only while its feature is configured is added when its service
+//! is in [`ToolServices`] (give `ToolServices` the field it needs): unconfigured, it is
 //! neither in the list the model sees nor callable.
 
 use super::choice::tool::AskUserChoice;
@@ -16,9 +17,11 @@ use super::home::tools::{HomeControl, HomeState};
 use super::memory::tool::{MemoryCommit, MemorySearch};
 use super::reminders::{CancelReminder, ListReminders, SetReminder};
 use super::result::{ToolError, ToolResult};
+use super::services::ToolServices;
 use super::set_strategy::tool::SetStrategy;
 use super::switch_mode::SwitchMode;
 use super::tool::{Offered, Permission, Tool};
+use crate::config::ToolsConfig;
 use crate::modes::ModeRegistry;
 use crate::provider::{ToolCall, ToolDef};
 
@@ -26,37 +29,47 @@ use crate::provider::{ToolCall, ToolDef};
 pub struct ToolSetup<'a> {
     /// The modes `switch_mode` names.
     pub modes: &'a ModeRegistry,
-    /// The folders `write_file` may write below, as the model should name them.
-    pub writable: &'a [String],
-    /// `[home_assistant]` is configured: `home_state` and `home_control` are offered.
-    pub home: bool,
+    /// What the tools act through; with `home`, `home_state` and `home_control` are
+    /// offered.
+    pub services: ToolServices,
+    /// The caps of `[tools]`.
+    pub limits: ToolsConfig,
 }
 
 /// The tools offered to the model, in their fixed order.
 pub struct ToolRegistry {
     tools: Vec<Box<dyn Offered>>,
     definitions: Vec<ToolDef>,
+    /// The caps of `[tools]` every call runs within.
+    limits: ToolsConfig,
 }
 
 impl ToolRegistry {
     /// The household's tools, in the order the model sees them.
-    pub fn new(setup: &ToolSetup<'_>) -> Self {
+    pub fn new(setup: ToolSetup<'_>) -> Self {
+        let ToolServices {
+            files,
+            modes,
+            reminders,
+            home,
+        } = setup.services;
         let mut r = Self::empty();
-        r.add(SwitchMode::new(setup.modes));
+        r.limits = setup.limits;
+        r.add(SwitchMode::new(setup.modes, modes));
         r.add(SetStrategy);
-        r.add(ReadFile);
-        r.add(ListFiles);
-        r.add(WriteFile::new(setup.writable));
-        r.add(SetReminder);
-        r.add(ListReminders);
-        r.add(CancelReminder);
+        r.add(ReadFile::new(files.clone()));
+        r.add(ListFiles::new(files.clone()));
+        r.add(WriteFile::new(files, &r.limits));
+        r.add(SetReminder::new(reminders.clone()));
+        r.add(ListReminders::new(reminders.clone()));
+        r.add(CancelReminder::new(reminders));
         r.add(MemoryCommit);
         r.add(MemorySearch);
         // offered in every strategy, so switching strategy never changes the tools
         r.add(AskUserChoice);
-        if setup.home {
-            r.add(HomeState);
-            r.add(HomeControl);
+        if let Some(home) = home {
+            r.add(HomeState::new(home.clone()));
+            r.add(HomeControl::new(home));
         }
         r
     }
@@ -66,6 +79,7 @@ impl ToolRegistry {
         Self {
             tools: Vec::new(),
             definitions: Vec::new(),
+            limits: ToolsConfig::default(),
         }
     }
 
@@ -107,13 +121,13 @@ impl ToolRegistry {
             .map(|t| t.as_ref())
     }
 
-    /// Run one call within the turn's budget ([`ToolEnv::limits`]): arguments longer than
+    /// Run one call within the caps of `[tools]`: arguments longer than
     /// `tools.max_argument_bytes` are refused unread, a name not offered gets the list of
     /// those that are, and the tool's own checks follow (see `tool`). The per-response
     /// and per-turn call counts are the agent's to enforce (it sees the calls of a
     /// response together).
     pub async fn execute(&self, env: &ToolEnv, call: &ToolCall) -> ToolResult {
-        let max = env.limits.max_argument_bytes;
+        let max = self.limits.max_argument_bytes;
         if call.arguments.len() > max {
             return ToolResult::err(ToolError::ArgumentsTooLong {
                 name: call.name.clone(),
@@ -122,7 +136,7 @@ impl ToolRegistry {
             });
         }
         match self.get(&call.name) {
-            Some(tool) => tool.run(env, call).await,
+            Some(tool) => tool.run(env, call, &self.limits).await,
             None => ToolResult::err(ToolError::NoSuchTool {
                 name: call.name.clone(),
                 available: self.names().join(", "),
@@ -153,10 +167,10 @@ mod tests {
     ];
 
     fn standard(modes: &ModeRegistry) -> ToolRegistry {
-        ToolRegistry::new(&ToolSetup {
+        ToolRegistry::new(ToolSetup {
             modes,
-            writable: &["notes/".into()],
-            home: false,
+            services: ToolServices::describing(&["notes/".into()]),
+            limits: ToolsConfig::default(),
         })
     }
 

@@ -2,10 +2,11 @@
 //! belongs to the chat, channel and speaker of the turn that set it and rings there; the
 //! result tells the model the exact local time it will ring, so the reply can say it.
 
-use crate::cron::ReminderError;
+use crate::cron::{CronHandle, ReminderError};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
+use crate::tools::services::service;
 use crate::tools::tool::Tool;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -22,7 +23,15 @@ fn failed(e: ReminderError) -> ToolResult {
     ToolResult::err(format!("error: {e}"))
 }
 
-pub struct SetReminder;
+pub struct SetReminder {
+    cron: Option<CronHandle>,
+}
+
+impl SetReminder {
+    pub fn new(cron: Option<CronHandle>) -> Self {
+        Self { cron }
+    }
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -46,8 +55,11 @@ impl Tool for SetReminder {
     }
 
     async fn call(&self, env: &ToolEnv, a: SetArgs, _call: &ToolCall) -> ToolResult {
-        match env
-            .reminders
+        let cron = match service(&self.cron, "the reminder service") {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
+        match cron
             .set(a.in_seconds, a.at, a.text, env.origin.clone())
             .await
         {
@@ -67,7 +79,15 @@ impl Tool for SetReminder {
     }
 }
 
-pub struct ListReminders;
+pub struct ListReminders {
+    cron: Option<CronHandle>,
+}
+
+impl ListReminders {
+    pub fn new(cron: Option<CronHandle>) -> Self {
+        Self { cron }
+    }
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -83,14 +103,26 @@ impl Tool for ListReminders {
     }
 
     async fn call(&self, env: &ToolEnv, _a: NoArgs, _call: &ToolCall) -> ToolResult {
-        match env.reminders.list_in(false, chat_scope(env)).await {
+        let cron = match service(&self.cron, "the reminder service") {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
+        match cron.list_in(false, chat_scope(env)).await {
             Ok(list) => ToolResult::ok(crate::reminders::render(&list)),
             Err(e) => failed(e),
         }
     }
 }
 
-pub struct CancelReminder;
+pub struct CancelReminder {
+    cron: Option<CronHandle>,
+}
+
+impl CancelReminder {
+    pub fn new(cron: Option<CronHandle>) -> Self {
+        Self { cron }
+    }
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -110,7 +142,11 @@ impl Tool for CancelReminder {
     }
 
     async fn call(&self, env: &ToolEnv, a: CancelArgs, _call: &ToolCall) -> ToolResult {
-        match env.reminders.cancel_in(a.id, chat_scope(env)).await {
+        let cron = match service(&self.cron, "the reminder service") {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
+        match cron.cancel_in(a.id, chat_scope(env)).await {
             Ok(r) => ToolResult::ok(format!("ok: reminder #{} ({}) cancelled", r.id, r.text)),
             Err(e) => failed(e),
         }

@@ -5,10 +5,11 @@
 //! (see the `offer_mode` file); without such a mode its definition is what it always was.
 
 use crate::modes::switch::{verbs_for, SwitchAction};
-use crate::modes::{ModeRegistry, Switched};
+use crate::modes::{ModeRegistry, ModesHandle, Switched};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
+use crate::tools::services::service;
 use crate::tools::tool::{schema_of, Permission, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -21,10 +22,12 @@ pub struct SwitchMode {
     ids: Vec<String>,
     /// `做饭模式 (cooking)` per mode that may be offered.
     offerable: Vec<String>,
+    /// The ModeManager the switches go to.
+    manager: Option<ModesHandle>,
 }
 
 impl SwitchMode {
-    pub fn new(registry: &ModeRegistry) -> Self {
+    pub fn new(registry: &ModeRegistry, manager: Option<ModesHandle>) -> Self {
         let modes = registry
             .modes()
             .iter()
@@ -48,6 +51,7 @@ impl SwitchMode {
             modes,
             ids: registry.ids(),
             offerable,
+            manager,
         }
     }
 }
@@ -132,16 +136,21 @@ impl Tool for SwitchMode {
     }
 
     async fn call(&self, env: &ToolEnv, a: Args, call: &ToolCall) -> ToolResult {
+        if a.action == Requested::Offer && self.offerable.is_empty() {
+            return ToolResult::err("not offered: no mode may be offered; answer as usual");
+        }
+        let manager = match service(&self.manager, "the mode manager") {
+            Ok(m) => m,
+            Err(e) => return e,
+        };
         let action = match a.action {
             Requested::Enter => SwitchAction::Enter,
             Requested::Exit => SwitchAction::Exit,
-            Requested::Offer if self.offerable.is_empty() => {
-                return ToolResult::err("not offered: no mode may be offered; answer as usual")
+            Requested::Offer => {
+                return super::offer_mode::offer(env, manager, a.mode_id, call).await
             }
-            Requested::Offer => return super::offer_mode::offer(env, a.mode_id, call).await,
         };
-        match env
-            .modes
+        match manager
             .switch(
                 action,
                 Some(a.mode_id),

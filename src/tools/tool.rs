@@ -9,6 +9,7 @@
 use super::env::ToolEnv;
 pub use super::permission::Permission;
 use super::result::{ToolError, ToolResult};
+use crate::config::ToolsConfig;
 use crate::provider::{ToolCall, ToolDef};
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::transform::RecursiveTransform;
@@ -124,7 +125,7 @@ pub trait Offered: Send + Sync {
     /// The definition the model sees.
     fn definition(&self) -> ToolDef;
     /// Parse, check the permissions, run.
-    async fn run(&self, env: &ToolEnv, call: &ToolCall) -> ToolResult;
+    async fn run(&self, env: &ToolEnv, call: &ToolCall, limits: &ToolsConfig) -> ToolResult;
 }
 
 #[async_trait::async_trait]
@@ -142,7 +143,7 @@ impl<T: Tool> Offered for T {
             parameters: self.parameters(),
         }
     }
-    async fn run(&self, env: &ToolEnv, call: &ToolCall) -> ToolResult {
+    async fn run(&self, env: &ToolEnv, call: &ToolCall, limits: &ToolsConfig) -> ToolResult {
         let args: T::Args = match parse_args(call) {
             Ok(a) => a,
             Err(e) => return ToolResult::err(e),
@@ -156,7 +157,7 @@ impl<T: Tool> Offered for T {
                 Permission::SwitchModes => {}
                 Permission::WritesFiles => {
                     let len = self.bytes_to_write(&args);
-                    let budget = env.limits.max_write_bytes_per_turn;
+                    let budget = limits.max_write_bytes_per_turn;
                     let so_far = env.written.load(Ordering::SeqCst);
                     if so_far.saturating_add(len) > budget {
                         return ToolResult::err(ToolError::WriteBudget {

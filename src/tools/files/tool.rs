@@ -4,12 +4,15 @@
 //! must not stall other chats.
 
 use super::access::{self as files, ZoneLimits};
+use super::zones::FileAccess;
+use crate::config::ToolsConfig;
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
 use crate::tools::result::{ToolError, ToolResult};
 use crate::tools::tool::{Permission, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::sync::Arc;
 
 /// Run `f` (file-tool work that blocks on the disk) on the blocking pool.
 async fn blocking(f: impl FnOnce() -> ToolResult + Send + 'static) -> ToolResult {
@@ -18,7 +21,15 @@ async fn blocking(f: impl FnOnce() -> ToolResult + Send + 'static) -> ToolResult
         .unwrap_or_else(|e| ToolResult::err(ToolError::Failed(e)))
 }
 
-pub struct ReadFile;
+pub struct ReadFile {
+    files: Arc<FileAccess>,
+}
+
+impl ReadFile {
+    pub fn new(files: Arc<FileAccess>) -> Self {
+        Self { files }
+    }
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -39,13 +50,21 @@ impl Tool for ReadFile {
     }
 
     async fn call(&self, env: &ToolEnv, a: ReadArgs, _call: &ToolCall) -> ToolResult {
-        let (fa, mode) = (env.files.clone(), env.mode());
+        let (fa, mode) = (self.files.clone(), env.mode());
         let path = a.path.unwrap_or_default();
         blocking(move || files::read_file_in(&fa, &path, mode.as_deref())).await
     }
 }
 
-pub struct ListFiles;
+pub struct ListFiles {
+    files: Arc<FileAccess>,
+}
+
+impl ListFiles {
+    pub fn new(files: Arc<FileAccess>) -> Self {
+        Self { files }
+    }
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -64,21 +83,29 @@ impl Tool for ListFiles {
     }
 
     async fn call(&self, env: &ToolEnv, a: ListArgs, _call: &ToolCall) -> ToolResult {
-        let (fa, mode) = (env.files.clone(), env.mode());
+        let (fa, mode) = (self.files.clone(), env.mode());
         let path = a.path.unwrap_or_else(|| ".".into());
         blocking(move || files::list_files_in(&fa, &path, mode.as_deref())).await
     }
 }
 
-/// Writes below the writable folders, named in its description (fixed at start).
+/// Writes below the writable folders, named in its description (fixed at start), each
+/// folder within its quota.
 pub struct WriteFile {
+    files: Arc<FileAccess>,
     writable: Vec<String>,
+    zone: ZoneLimits,
 }
 
 impl WriteFile {
-    pub fn new(writable: &[String]) -> Self {
+    pub fn new(files: Arc<FileAccess>, limits: &ToolsConfig) -> Self {
         Self {
-            writable: writable.to_vec(),
+            writable: files.writable_names(),
+            files,
+            zone: ZoneLimits {
+                max_bytes: limits.max_zone_bytes,
+                max_files: limits.max_zone_files,
+            },
         }
     }
 }
@@ -108,11 +135,7 @@ impl Tool for WriteFile {
     }
 
     async fn call(&self, env: &ToolEnv, a: WriteArgs, _call: &ToolCall) -> ToolResult {
-        let (fa, mode) = (env.files.clone(), env.mode());
-        let zone = ZoneLimits {
-            max_bytes: env.limits.max_zone_bytes,
-            max_files: env.limits.max_zone_files,
-        };
+        let (fa, mode, zone) = (self.files.clone(), env.mode(), self.zone);
         blocking(move || files::write_file_in(&fa, &a.path, &a.content, mode.as_deref(), &zone))
             .await
     }

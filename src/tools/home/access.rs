@@ -93,10 +93,10 @@ impl HomeAccess {
         }
     }
 
-    /// The tools' view of one turn (`None` when Home Assistant is not configured).
-    pub fn env_for(self: &Arc<Self>, turn: &crate::turn::Turn) -> Option<HomeEnv> {
-        self.enabled().then(|| HomeEnv {
-            access: self.clone(),
+    /// What the home tools need to know of one turn (`None` when Home Assistant is not
+    /// configured).
+    pub fn turn_view(&self, turn: &crate::turn::Turn) -> Option<HomeTurn> {
+        self.enabled().then(|| HomeTurn {
             guest: self.is_guest(turn),
             room: turn.room.clone(),
             chat: turn.chat_key(),
@@ -105,7 +105,18 @@ impl HomeAccess {
     }
 }
 
-/// What the home tools know of the turn that calls them.
+/// What the home tools know of one turn: who asks, where.
+#[derive(Clone)]
+pub struct HomeTurn {
+    pub guest: bool,
+    /// The asker's room (a satellite's area).
+    pub room: Option<String>,
+    /// `channel:chat_id`
+    pub chat: String,
+    pub speaker: String,
+}
+
+/// A home tool's call: Home Assistant and the turn that calls it.
 pub struct HomeEnv {
     pub access: Arc<HomeAccess>,
     pub guest: bool,
@@ -114,4 +125,17 @@ pub struct HomeEnv {
     /// `channel:chat_id`
     pub chat: String,
     pub speaker: String,
+}
+
+impl HomeEnv {
+    pub fn new(access: Arc<HomeAccess>, turn: &HomeTurn) -> Self {
+        let t = turn.clone();
+        Self {
+            access,
+            guest: t.guest,
+            room: t.room,
+            chat: t.chat,
+            speaker: t.speaker,
+        }
+    }
 }

@@ -3,21 +3,24 @@
 //! [`crate::tools::home`]; each call is bounded by Home Assistant's `timeout_secs` as a
 //! whole, so a slow Home Assistant never holds a turn longer than that.
 
-use super::access::{HomeEnv, CONTROL, STATE};
+use super::access::{HomeAccess, HomeEnv, CONTROL, STATE};
 use super::{control, state};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
 use crate::tools::tool::Tool;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
-/// The turn's Home Assistant view, or the error a call gets without one.
-fn home_of(env: &ToolEnv) -> Result<&HomeEnv, ToolResult> {
-    env.home.as_ref().ok_or_else(|| {
-        ToolResult::err(
+/// Home Assistant and the turn that calls, or the error a call gets when Home Assistant
+/// is not configured.
+fn home_of(home: &Arc<HomeAccess>, env: &ToolEnv) -> Result<HomeEnv, ToolResult> {
+    match &env.home {
+        Some(turn) => Ok(HomeEnv::new(home.clone(), turn)),
+        None => Err(ToolResult::err(
             "error: Home Assistant is not configured in this household ([home_assistant] url).",
-        )
-    })
+        )),
+    }
 }
 
 /// `call` within Home Assistant's timeout.
@@ -35,7 +38,15 @@ async fn bounded(
 }
 
 /// `home_state`.
-pub struct HomeState;
+pub struct HomeState {
+    home: Arc<HomeAccess>,
+}
+
+impl HomeState {
+    pub fn new(home: Arc<HomeAccess>) -> Self {
+        Self { home }
+    }
+}
 
 #[async_trait::async_trait]
 impl Tool for HomeState {
@@ -59,15 +70,23 @@ impl Tool for HomeState {
     }
 
     async fn call(&self, env: &ToolEnv, args: state::Args, _: &ToolCall) -> ToolResult {
-        match home_of(env) {
-            Ok(home) => bounded(home, state::run(home, args)).await,
+        match home_of(&self.home, env) {
+            Ok(home) => bounded(&home, state::run(&home, args)).await,
             Err(e) => e,
         }
     }
 }
 
 /// `home_control`.
-pub struct HomeControl;
+pub struct HomeControl {
+    home: Arc<HomeAccess>,
+}
+
+impl HomeControl {
+    pub fn new(home: Arc<HomeAccess>) -> Self {
+        Self { home }
+    }
+}
 
 #[async_trait::async_trait]
 impl Tool for HomeControl {
@@ -92,8 +111,8 @@ impl Tool for HomeControl {
     }
 
     async fn call(&self, env: &ToolEnv, args: control::Args, call: &ToolCall) -> ToolResult {
-        match home_of(env) {
-            Ok(home) => bounded(home, control::run(env, home, call, args)).await,
+        match home_of(&self.home, env) {
+            Ok(home) => bounded(&home, control::run(env, &home, call, args)).await,
             Err(e) => e,
         }
     }
