@@ -95,14 +95,15 @@ impl Job {
 }
 
 impl Context {
-    /// After a turn was recorded: compact its history in a task of its own if it passed
-    /// the threshold. Returns at once.
+    /// After a turn was recorded: compact its history in a background task of its own
+    /// (tracked: the kernel's shutdown cancels it) if it passed the threshold. Returns at
+    /// once.
     pub fn after_turn(self: &Arc<Self>, provider: &Provider, job: Job) {
         if !self.compaction || !provider.is_configured() {
             return;
         }
         let (ctx, provider) = (self.clone(), provider.clone());
-        tokio::spawn(async move {
+        self.background.spawn(async move {
             let _ = ctx.compact(&provider, job, false).await;
         });
     }

@@ -70,7 +70,9 @@ impl Kernel {
             .expiry_period
             .unwrap_or(Duration::from_secs(cfg.cron.expiry_check_secs));
         let doors = Arc::new(Doors::default());
-        let (modes, cron, system) = start_actors(
+        let lifecycle = Lifecycle::default();
+        let (modes, cron) = start_actors(
+            &lifecycle,
             core,
             clock.clone(),
             CronParts {
@@ -88,7 +90,8 @@ impl Kernel {
                     crate::memory::Memory::disabled(cfg.memory.clone(), clock.clone())
                 });
         let context =
-            crate::context::Context::from_config(&cfg, &env, tools.definitions(), &registry)?;
+            crate::context::Context::from_config(&cfg, &env, tools.definitions(), &registry)?
+                .with_tasks(lifecycle.tasks().clone());
         let agent = Agent {
             context: Arc::new(context),
             provider,
@@ -140,7 +143,7 @@ impl Kernel {
                 strategies,
                 clock,
                 tz,
-                system,
+                lifecycle,
                 queues: Mutex::new(ChatQueues::new(queue_cap)),
                 turns: TaskTracker::new(),
                 services: TaskTracker::new(),
