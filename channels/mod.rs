@@ -10,10 +10,9 @@
 //!   (used by the voice channel).
 //! - [`text`] — reply shaping shared by channels (markdown flattening, splitting);
 //!   [`auth`] — token checks; [`net`] — binding, graceful HTTP serving and the WebSocket
-//!   writer task, shared by their servers; [`arbiter`] — the thread a channel's actor
-//!   runs on.
+//!   writer task, shared by their servers. A channel's actor runs on a thread of its own
+//!   started through the kernel's [`crate::actor::Lifecycle`] (`Kernel::lifecycle`).
 
-pub mod arbiter;
 pub mod auth;
 pub mod cli;
 pub mod contract;

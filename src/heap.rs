@@ -30,9 +30,13 @@ pub fn release() -> bool {
     }
 }
 
-/// Call [`release`] every `period` on the blocking pool, for as long as the runtime runs.
-pub fn release_periodically(period: Duration) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
+/// Call [`release`] every `period` on the blocking pool, as a background task of `tasks`
+/// (the kernel's: its shutdown cancels it).
+pub fn release_periodically(
+    tasks: &crate::actor::Tasks,
+    period: Duration,
+) -> tokio::task::JoinHandle<()> {
+    tasks.spawn(async move {
         let mut every = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

@@ -31,8 +31,10 @@
 //!   modes) and their text format; it imports only `config`, so anything may count.
 //! - [`strategy`] — how the agent works (Build / Plan / Spec / Reflect / Assist /
 //!   Custom), run by the kernel around the agent's tool loop; `ask_user_choice` answers.
-//! - [`cron`] — the Cron actor: mode expiry and reminders; [`supervise`] — the one
-//!   supervision helper of the actors (restart from disk after a panic, capped backoff).
+//! - [`cron`] — the Cron actor: mode expiry and reminders; [`actor`] — the actor kit:
+//!   an actor's named thread, its stop and join with the kernel's shutdown, the
+//!   supervised state cell (restart from disk after a panic, capped backoff), the tracked
+//!   background tasks.
 //! - [`config`] / [`workspace`] / [`clock`] / [`fsutil`] — configuration, workspace
 //!   paths, time, crash-safe file writes; [`heap`] — freed heap pages given back to the
 //!   system (the gateway, every 10 s); [`failpoint`] — stop points for crash tests;
@@ -53,6 +55,7 @@
 //! channel does; nothing else imports it. The kernel never imports `channels`: channels reach it through
 //! `Kernel`, and it reaches them only through their registered [`outbound`] doors.
 
+pub mod actor;
 pub mod agent;
 pub mod audit;
 pub mod chats;
@@ -83,7 +86,6 @@ pub mod scheduler;
 pub mod speech;
 pub mod strategy;
 pub mod summarizer;
-pub mod supervise;
 pub mod tools;
 pub mod turn;
 pub mod workspace;

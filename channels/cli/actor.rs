@@ -6,11 +6,11 @@
 //! outbound door reach it through the [`Terminals`] handle. Handlers never wait: a message
 //! for a listener is a `try_send` to its connection's bounded queue.
 //!
-//! Supervised ([`crate::supervise`]): a panic in a handler fails that request only; the
+//! Supervised ([`crate::actor::Supervised`]): a panic in a handler fails that request only; the
 //! state is in memory (a listener that is forgotten listens again when it reconnects).
 
+use crate::actor::{Lifecycle, Supervised, Unavailable};
 use crate::outbound::{DeliveryError, Outbound};
-use crate::supervise::{Supervisor, Unavailable};
 use actix::prelude::*;
 use std::collections::BTreeMap;
 use tokio::sync::mpsc;
@@ -85,22 +85,11 @@ impl State {
 }
 
 pub struct TerminalActor {
-    state: State,
-    supervisor: Supervisor,
+    state: Supervised<State>,
 }
 
 impl Actor for TerminalActor {
     type Context = Context<Self>;
-}
-
-impl TerminalActor {
-    fn supervised<R>(
-        &mut self,
-        what: &'static str,
-        f: impl FnOnce(&mut State) -> R,
-    ) -> Result<R, Unavailable> {
-        self.supervisor.run_in_memory(&mut self.state, what, f)
-    }
 }
 
 /// A control connection opened: its id.
@@ -161,7 +150,7 @@ pub enum ListenError {
 impl Handler<Opened> for TerminalActor {
     type Result = Result<u64, Unavailable>;
     fn handle(&mut self, _: Opened, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("open a control connection", |st| {
+        self.state.run("open a control connection", |st| {
             st.next_id += 1;
             st.connections.insert(st.next_id, Conn::default());
             st.next_id
@@ -172,14 +161,16 @@ impl Handler<Opened> for TerminalActor {
 impl Handler<Closed> for TerminalActor {
     type Result = ();
     fn handle(&mut self, Closed(id): Closed, _: &mut Context<Self>) {
-        self.state.connections.remove(&id);
+        let _ = self.state.run("close a control connection", |st| {
+            st.connections.remove(&id)
+        });
     }
 }
 
 impl Handler<Listen> for TerminalActor {
     type Result = Result<Result<(), ListenError>, Unavailable>;
     fn handle(&mut self, msg: Listen, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("listen", |st| {
+        self.state.run("listen", |st| {
             let chat = msg.chat.trim();
             if chat.is_empty()
                 || chat.chars().count() > MAX_CHAT_ID
@@ -203,27 +194,30 @@ impl Handler<Listen> for TerminalActor {
 impl Handler<Local> for TerminalActor {
     type Result = ();
     fn handle(&mut self, Local(chat): Local, _: &mut Context<Self>) {
-        self.state.local = chat;
+        let _ = self
+            .state
+            .run("attach the local terminal", |st| st.local = chat);
     }
 }
 
 impl Handler<Announce> for TerminalActor {
     type Result = Result<Result<(), DeliveryError>, Unavailable>;
     fn handle(&mut self, msg: Announce, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("announce", |st| st.announce(&msg.target, &msg.text))
+        self.state
+            .run("announce", |st| st.announce(&msg.target, &msg.text))
     }
 }
 
 impl Handler<GetStatus> for TerminalActor {
     type Result = MessageResult<GetStatus>;
     fn handle(&mut self, _: GetStatus, _: &mut Context<Self>) -> Self::Result {
-        let st = &self.state;
-        MessageResult(TerminalStatus {
+        let status = self.state.run("status", |st| TerminalStatus {
             connections: st.connections.len(),
             listeners: st.listeners(),
             local: st.local.is_some(),
             delivered: st.delivered,
-        })
+        });
+        MessageResult(status.unwrap_or_default())
     }
 }
 
@@ -246,13 +240,12 @@ pub enum TerminalError {
 }
 
 impl Terminals {
-    /// Start the actor on its own thread; it stops when `cancel` fires.
-    pub fn start(cancel: CancellationToken) -> std::io::Result<Self> {
-        let addr =
-            crate::channels::arbiter::start_actor("homebot-cli", cancel, || TerminalActor {
-                state: State::default(),
-                supervisor: Supervisor::new("the terminal channel"),
-            })?;
+    /// Start the actor on its own thread, registered with `life` (the kernel's shutdown
+    /// stops and joins it); it also stops when `cancel` fires.
+    pub fn start(life: &Lifecycle, cancel: CancellationToken) -> std::io::Result<Self> {
+        let addr = life.start_actor_until("homebot-cli", cancel, || TerminalActor {
+            state: Supervised::in_memory("the terminal channel", State::default()),
+        })?;
         Ok(Self { addr })
     }
 
@@ -339,7 +332,8 @@ mod tests {
     #[tokio::test]
     async fn a_listener_gets_its_chats_messages_and_a_full_queue_is_busy() {
         let cancel = CancellationToken::new();
-        let t = Terminals::start(cancel.clone()).unwrap();
+        let life = Lifecycle::default();
+        let t = Terminals::start(&life, cancel.clone()).unwrap();
         let nobody = t.deliver("local", "水开了").await.unwrap_err();
         assert!(matches!(nobody, DeliveryError::Unreachable(_)), "{nobody}");
 
@@ -373,7 +367,8 @@ mod tests {
     #[tokio::test]
     async fn listening_is_bounded_and_checked() {
         let cancel = CancellationToken::new();
-        let t = Terminals::start(cancel.clone()).unwrap();
+        let life = Lifecycle::default();
+        let t = Terminals::start(&life, cancel.clone()).unwrap();
         let (tx, _rx) = mpsc::channel(1);
         let c = t.opened().await.unwrap();
         let bad = ["", "a\nb", &"x".repeat(MAX_CHAT_ID + 1)];

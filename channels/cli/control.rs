@@ -76,8 +76,9 @@ pub fn spawn_server(kernel: &Kernel, terminals: Terminals) {
     let root = kernel.workspace().root().to_path_buf();
     let weak = kernel.downgrade();
     let cancel = kernel.cancel_token();
+    let conns = kernel.lifecycle().tasks().clone();
     kernel.spawn_service(async move {
-        if let Err(e) = serve(&root, weak, terminals, cancel).await {
+        if let Err(e) = serve(&root, weak, terminals, conns, cancel).await {
             warn!(error = %e, "control socket unavailable; a CLI beside this process will be refused");
         }
         let _ = std::fs::remove_file(socket_path(&root));
@@ -89,6 +90,7 @@ async fn serve(
     root: &Path,
     weak: Weak<crate::kernel::KernelInner>,
     terminals: Terminals,
+    conns: crate::actor::Tasks,
     cancel: CancellationToken,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -110,7 +112,7 @@ async fn serve(
             let weak = weak.clone();
             let terminals = terminals.clone();
             let cancel = cancel.clone();
-            tokio::spawn(async move {
+            conns.spawn(async move {
                 let _permit = permit;
                 let id = match terminals.opened().await {
                     Ok(id) => id,

@@ -34,7 +34,7 @@ pub struct CliChannel;
 /// Start the terminal actor and (on Unix) the control socket for the process that owns
 /// the workspace; the actor's handle is the CLI's outbound door.
 pub fn serve(kernel: &Kernel) -> std::io::Result<Terminals> {
-    let terminals = Terminals::start(kernel.cancel_token().child_token())?;
+    let terminals = Terminals::start(kernel.lifecycle(), kernel.cancel_token().child_token())?;
     #[cfg(unix)]
     control::spawn_server(kernel, terminals.clone());
     Ok(terminals)

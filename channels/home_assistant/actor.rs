@@ -3,14 +3,15 @@
 //! and the only way to its connection. It runs on its own actix arbiter thread
 //! (`homebot-ha`) with its connection task, so parsing a big registry never delays a turn
 //! or the ModeManager. Handlers never wait: a command is handed to the connection and
-//! answered by a future ([`ResponseFuture`]) bounded by the timeout.
+//! answered by a future ([`ResponseFuture`]) bounded by the timeout. Every handler reaches
+//! the state through its supervised cell ([`crate::actor::Supervised`]).
 
 use super::connection::{self, Call, Report};
 use super::home::{GetView, HomeView};
 use super::rooms::{Listening, Rooms};
 use super::{HaError, Located, Status};
+use crate::actor::Supervised;
 use crate::config::HomeAssistantConfig;
-use crate::supervise::Supervisor;
 use actix::prelude::*;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -21,21 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 /// registry that breaks an assumption) fails that message and is logged, and the actor
 /// goes on with the state it has (it lives in memory; Home Assistant sends it again).
 pub struct HaActor {
-    state: HaState,
-    supervisor: Supervisor,
-}
-
-impl std::ops::Deref for HaActor {
-    type Target = HaState;
-    fn deref(&self) -> &HaState {
-        &self.state
-    }
-}
-
-impl std::ops::DerefMut for HaActor {
-    fn deref_mut(&mut self) -> &mut HaState {
-        &mut self.state
-    }
+    state: Supervised<HaState>,
 }
 
 pub struct HaState {
@@ -82,9 +69,9 @@ impl HaActor {
         presence: crate::presence::Presence,
         back: tokio::sync::watch::Sender<u64>,
     ) -> Self {
+        let state = HaState::new(cfg, settings, watch_tx, presence, back);
         Self {
-            state: HaState::new(cfg, settings, watch_tx, presence, back),
-            supervisor: Supervisor::new("the Home Assistant actor"),
+            state: Supervised::in_memory("the Home Assistant actor", state),
         }
     }
 }
@@ -134,12 +121,16 @@ impl Actor for HaActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let Some(s) = self.settings.clone() else {
+        // a small mailbox: the callers' own timeouts bound the wait, a full one refuses
+        let settings = self.state.run("start the connection", |st| {
+            let s = st.settings.clone()?;
+            let (tx, rx) = mpsc::channel(connection::MAX_IN_FLIGHT);
+            st.calls = Some(tx);
+            Some((s, rx))
+        });
+        let Ok(Some((s, rx))) = settings else {
             return;
         };
-        // a small mailbox: the callers' own timeouts bound the wait, a full one refuses
-        let (tx, rx) = mpsc::channel(connection::MAX_IN_FLIGHT);
-        self.calls = Some(tx);
         let me = ctx.address();
         actix::spawn(super::session::run(s, rx, move |r| {
             me.do_send(FromConnection(r))
@@ -155,11 +146,9 @@ impl Handler<FromConnection> for HaActor {
     type Result = ();
     fn handle(&mut self, msg: FromConnection, _: &mut Context<Self>) {
         let r = msg.0;
-        let _ =
-            self.supervisor
-                .run_in_memory(&mut self.state, "a report from the connection", |s| {
-                    s.on_report(r)
-                });
+        let _ = self
+            .state
+            .run("a report from the connection", |s| s.on_report(r));
     }
 }
 
@@ -235,10 +224,13 @@ impl Handler<Command> for HaActor {
     type Result = ResponseFuture<Result<Value, HaError>>;
     fn handle(&mut self, msg: Command, _: &mut Context<Self>) -> Self::Result {
         let timeout = msg.within;
-        let ready = match (&self.link, &self.calls) {
-            (Link::Up, Some(tx)) => Ok(tx.clone()),
-            (link, _) => Err(HaError::NotConnected(link_text(link))),
-        };
+        let ready = self
+            .state
+            .run("command", |st| match (&st.link, &st.calls) {
+                (Link::Up, Some(tx)) => Ok(tx.clone()),
+                (link, _) => Err(HaError::NotConnected(link_text(link))),
+            })
+            .unwrap_or_else(|e| Err(HaError::NotConnected(e.to_string())));
         Box::pin(async move {
             let tx = ready?;
             let (reply, rx) = oneshot::channel();
@@ -273,7 +265,17 @@ pub struct GetStatus;
 impl Handler<GetStatus> for HaActor {
     type Result = MessageResult<GetStatus>;
     fn handle(&mut self, _: GetStatus, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(Status {
+        let status = self.state.run("status", |st| st.status());
+        MessageResult(status.unwrap_or_else(|e| Status {
+            link: e.to_string(),
+            ..Default::default()
+        }))
+    }
+}
+
+impl HaState {
+    fn status(&self) -> Status {
+        Status {
             connected: matches!(self.link, Link::Up),
             link: link_text(&self.link),
             version: self.version.clone(),
@@ -288,7 +290,7 @@ impl Handler<GetStatus> for HaActor {
                     (s.entity_id.clone(), room)
                 })
                 .collect(),
-        })
+        }
     }
 }
 
@@ -304,9 +306,7 @@ pub struct Locate {
 impl Handler<Locate> for HaActor {
     type Result = MessageResult<Locate>;
     fn handle(&mut self, msg: Locate, _: &mut Context<Self>) -> Self::Result {
-        let found = self
-            .supervisor
-            .run_in_memory(&mut self.state, "locate", |s| s.locate(msg));
+        let found = self.state.run("locate", |s| s.locate(msg));
         MessageResult(found.unwrap_or_default())
     }
 }
@@ -345,9 +345,7 @@ pub struct Resolve(pub String);
 impl Handler<Resolve> for HaActor {
     type Result = MessageResult<Resolve>;
     fn handle(&mut self, msg: Resolve, _: &mut Context<Self>) -> Self::Result {
-        let found = self
-            .supervisor
-            .run_in_memory(&mut self.state, "resolve a target", |s| s.resolve(&msg.0));
+        let found = self.state.run("resolve a target", |s| s.resolve(&msg.0));
         MessageResult(found.unwrap_or_default())
     }
 }
@@ -397,7 +395,10 @@ pub struct SatelliteState(pub String);
 impl Handler<SatelliteState> for HaActor {
     type Result = Option<String>;
     fn handle(&mut self, msg: SatelliteState, _: &mut Context<Self>) -> Option<String> {
-        self.listening.state(&msg.0).map(str::to_string)
+        let state = self.state.run("satellite state", |st| {
+            st.listening.state(&msg.0).map(str::to_string)
+        });
+        state.ok().flatten()
     }
 }
 
@@ -413,16 +414,20 @@ pub struct ListenAgain {
 impl Handler<ListenAgain> for HaActor {
     type Result = bool;
     fn handle(&mut self, msg: ListenAgain, _: &mut Context<Self>) -> bool {
-        if msg.refused {
-            self.no_listen_again.insert(msg.entity_id.clone());
-        }
-        self.cfg.listen_again && !self.no_listen_again.contains(&msg.entity_id)
+        let may = self.state.run("listen again", |st| {
+            if msg.refused {
+                st.no_listen_again.insert(msg.entity_id.clone());
+            }
+            st.cfg.listen_again && !st.no_listen_again.contains(&msg.entity_id)
+        });
+        may.unwrap_or(false)
     }
 }
 
 impl Handler<GetView> for HaActor {
     type Result = MessageResult<GetView>;
     fn handle(&mut self, _: GetView, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.view.clone())
+        let view = self.state.run("view", |st| st.view.clone());
+        MessageResult(view.unwrap_or_default())
     }
 }

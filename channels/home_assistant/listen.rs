@@ -23,7 +23,7 @@ impl HomeAssistant {
     /// In the background: make `entity_id` listen again once it has said the reply.
     pub fn listen_again(&self, entity_id: String) {
         let this = self.clone();
-        tokio::spawn(async move {
+        self.tasks.spawn(async move {
             if let Err(e) = this.listen_again_now(&entity_id).await {
                 tracing::debug!(satellite = %entity_id, error = %e, "not listening again");
             }

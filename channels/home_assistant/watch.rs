@@ -32,9 +32,10 @@ pub async fn deliver(mut rx: mpsc::Receiver<HaWatch>, kernel: Kernel, cancel: Ca
             warn!(entity = %w.entity_id, "too many watch messages are being delivered; this one is dropped");
             continue;
         };
-        let kernel = kernel.clone();
+        let kernel2 = kernel.clone();
         let cancel = cancel.clone();
-        tokio::spawn(async move {
+        kernel.lifecycle().tasks().spawn(async move {
+            let kernel = kernel2;
             let _slot = slot;
             let origin = crate::reminders::Origin {
                 channel: w.channel.clone(),

@@ -10,7 +10,7 @@
 //! turns here, in arrival order, submitted to the kernel on the gateway's runtime (so
 //! the turn runs there, not on this thread).
 //!
-//! Supervised ([`crate::supervise`]): a panic in a handler is caught, the request gets an
+//! Supervised ([`crate::actor::Supervised`]): a panic in a handler is caught, the request gets an
 //! error, and the actor goes on with the state in memory — it is not on disk: who is
 //! connected is known only from the live connections.
 
@@ -20,10 +20,10 @@ use super::events::{ActionResponse, MessageEvent};
 use super::inbound::{self, Incoming};
 use super::rpc::Actions;
 use super::target::Target;
+use crate::actor::{Supervised, Unavailable};
 use crate::config::QqConfig;
 use crate::kernel::{Kernel, PendingReply};
 use crate::presence::Link;
-use crate::supervise::{Supervisor, Unavailable};
 use crate::turn::Reply;
 use actix::prelude::*;
 use std::sync::Arc;
@@ -42,8 +42,7 @@ struct State {
 }
 
 pub struct QqActor {
-    state: State,
-    supervisor: Supervisor,
+    state: Supervised<State>,
     cfg: Arc<QqConfig>,
     kernel: Kernel,
     /// The gateway's runtime: turns are submitted on it.
@@ -59,22 +58,12 @@ impl QqActor {
         start_worker: StartWorker,
     ) -> Self {
         Self {
-            state: State::default(),
-            supervisor: Supervisor::new("the QQ channel"),
+            state: Supervised::in_memory("the QQ channel", State::default()),
             cfg,
             kernel,
             runtime,
             start_worker,
         }
-    }
-
-    /// Run `f` on the state, supervised: a panic fails this request only.
-    fn supervised<R>(
-        &mut self,
-        what: &'static str,
-        f: impl FnOnce(&mut State) -> R,
-    ) -> Result<R, Unavailable> {
-        self.supervisor.run_in_memory(&mut self.state, what, f)
     }
 
     fn cap(&self) -> usize {
@@ -90,7 +79,8 @@ impl QqActor {
     ) -> Result<(), Refused> {
         let cap = self.cap();
         let opened = self
-            .supervised("enqueue", |s| s.deliveries.enqueue(key, job, cap))?
+            .state
+            .run("enqueue", |s| s.deliveries.enqueue(key, job, cap))?
             .map_err(|QueueFull| Refused::Full)?;
         if let Some(q) = opened {
             (self.start_worker)(ctx.address(), q);
@@ -150,7 +140,7 @@ pub struct Reserve {
 impl Handler<Reserve> for QqActor {
     type Result = Result<(), NotReserved>;
     fn handle(&mut self, msg: Reserve, _: &mut Context<Self>) -> Self::Result {
-        Ok(self.supervised("reserve", |s| {
+        Ok(self.state.run("reserve", |s| {
             s.conns.reserve(&msg.self_id, msg.role, msg.conn)
         })??)
     }
@@ -168,7 +158,7 @@ pub struct Activate {
 impl Handler<Activate> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: Activate, _: &mut Context<Self>) {
-        let up = self.supervised("activate", |s| {
+        let up = self.state.run("activate", |s| {
             s.conns.activate(&msg.self_id, msg.conn, msg.tx)
         });
         if up == Ok(true) {
@@ -193,7 +183,7 @@ pub struct Release {
 impl Handler<Release> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: Release, _: &mut Context<Self>) {
-        let went_down = self.supervised("release", |s| {
+        let went_down = self.state.run("release", |s| {
             let was_up = s.conns.is_up(&msg.self_id);
             s.conns.release(&msg.self_id, msg.conn);
             was_up && !s.conns.is_up(&msg.self_id)
@@ -220,7 +210,7 @@ impl Handler<Inbound> for QqActor {
     fn handle(&mut self, msg: Inbound, ctx: &mut Context<Self>) {
         let (cfg, kernel) = (self.cfg.clone(), self.kernel.clone());
         let self_id = msg.self_id;
-        let read = self.supervised("message", |s| {
+        let read = self.state.run("message", |s| {
             inbound::read(&cfg, kernel.config(), &self_id, msg.event, |id| {
                 s.conns.is_bot_message(&self_id, id)
             })
@@ -242,7 +232,10 @@ impl Handler<Inbound> for QqActor {
         };
         let key = target.key();
         if reply.is_refusal() {
-            match self.supervised("refusal", |s| s.deliveries.refusal_allowed(&key)) {
+            match self
+                .state
+                .run("refusal", |s| s.deliveries.refusal_allowed(&key))
+            {
                 Ok(true) => {}
                 _ => {
                     debug!(self_id, target = %key, "qq: refusal dropped (one per burst)");
@@ -273,14 +266,16 @@ impl Handler<Resolve> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: Resolve, _: &mut Context<Self>) {
         let echo = msg.0.echo.clone();
-        let _ = self.supervised("response", |s| match s.actions.resolve(msg.0) {
-            Some(m) => {
-                if let Some(id) = m.sent {
-                    s.conns.remember_sent(&m.self_id, id);
+        let _ = self
+            .state
+            .run("response", |s| match s.actions.resolve(msg.0) {
+                Some(m) => {
+                    if let Some(id) = m.sent {
+                        s.conns.remember_sent(&m.self_id, id);
+                    }
                 }
-            }
-            None => debug!(echo = %echo, "qq: response to an unknown action ignored"),
-        });
+                None => debug!(echo = %echo, "qq: response to an unknown action ignored"),
+            });
     }
 }
 
@@ -303,7 +298,7 @@ pub struct Route {
 impl Handler<OpenAction> for QqActor {
     type Result = Result<Found<Route>, Unavailable>;
     fn handle(&mut self, msg: OpenAction, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("action", |s| {
+        self.state.run("action", |s| {
             let route = s.conns.sender_for(&msg.self_id).map(|tx| {
                 let response = s.actions.open(&msg.echo, &msg.self_id, msg.sends_message);
                 Route { tx, response }
@@ -321,7 +316,7 @@ pub struct ForgetAction(pub String);
 impl Handler<ForgetAction> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: ForgetAction, _: &mut Context<Self>) {
-        let _ = self.supervised("forget", |s| s.actions.forget(&msg.0));
+        let _ = self.state.run("forget", |s| s.actions.forget(&msg.0));
     }
 }
 
@@ -333,7 +328,7 @@ pub struct FirstAccount;
 impl Handler<FirstAccount> for QqActor {
     type Result = Result<Found<String>, Unavailable>;
     fn handle(&mut self, _: FirstAccount, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("first-account", |s| {
+        self.state.run("first-account", |s| {
             let first = s.conns.first_account();
             Found::or_wait(first, &mut s.conns)
         })
@@ -363,7 +358,7 @@ pub struct Drained(pub String);
 impl Handler<Drained> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: Drained, _: &mut Context<Self>) {
-        let _ = self.supervised("drained", |s| s.deliveries.drained(&msg.0));
+        let _ = self.state.run("drained", |s| s.deliveries.drained(&msg.0));
     }
 }
 
@@ -378,6 +373,8 @@ pub struct Retire {
 impl Handler<Retire> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: Retire, _: &mut Context<Self>) {
-        let _ = self.supervised("retire", |s| s.deliveries.retire(&msg.key, msg.queue));
+        let _ = self
+            .state
+            .run("retire", |s| s.deliveries.retire(&msg.key, msg.queue));
     }
 }

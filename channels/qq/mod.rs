@@ -127,7 +127,9 @@ async fn start(
         let (cfg, kernel) = (cfg.clone(), kernel.clone());
         move || QqActor::new(cfg, kernel, runtime, start_worker)
     };
-    let addr = crate::channels::arbiter::start_actor("homebot-qq", cancel.clone(), actor)
+    let addr = kernel
+        .lifecycle()
+        .start_actor_until("homebot-qq", cancel.clone(), actor)
         .map_err(|e| StartError::new(CHANNEL, "-", e))?;
     let ch = handle(addr);
     let mut bound = None;

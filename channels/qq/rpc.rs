@@ -5,7 +5,7 @@
 
 use super::events::{ActionResponse, Sent};
 use super::id::Id;
-use crate::supervise::Unavailable;
+use crate::actor::Unavailable;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;

@@ -6,15 +6,15 @@
 //! satellite is a `try_send` to its writer; waiting until a held message is said is the
 //! handle's.
 //!
-//! Supervised ([`crate::supervise`]): a panic in a handler fails that request only; the
+//! Supervised ([`crate::actor::Supervised`]): a panic in a handler fails that request only; the
 //! state is in memory (held messages are forgotten by a restart by design), so the actor
 //! goes on with it.
 
 use super::held::{Held, NotHeld, Taken};
 use super::satellites::{ClaimError, Credential, Registry};
+use crate::actor::{Supervised, Unavailable};
 use crate::config::VoiceConfig;
 use crate::presence::{Link, Presence};
-use crate::supervise::{Supervisor, Unavailable};
 use actix::prelude::*;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -27,8 +27,7 @@ struct State {
 }
 
 pub struct VoiceActor {
-    state: State,
-    supervisor: Supervisor,
+    state: Supervised<State>,
     cfg: Arc<VoiceConfig>,
     /// Where satellites coming online and going offline are reported.
     presence: Presence,
@@ -37,19 +36,10 @@ pub struct VoiceActor {
 impl VoiceActor {
     pub fn new(cfg: Arc<VoiceConfig>, presence: Presence) -> Self {
         Self {
-            state: State::default(),
-            supervisor: Supervisor::new("the voice channel"),
+            state: Supervised::in_memory("the voice channel", State::default()),
             cfg,
             presence,
         }
-    }
-
-    fn supervised<R>(
-        &mut self,
-        what: &'static str,
-        f: impl FnOnce(&mut State) -> R,
-    ) -> Result<R, Unavailable> {
-        self.supervisor.run_in_memory(&mut self.state, what, f)
     }
 }
 
@@ -85,7 +75,7 @@ impl Handler<Claim> for VoiceActor {
         let cfg = self.cfg.clone();
         let up = m.tx.is_some();
         let id = m.id.clone();
-        self.supervised("claim", |s| {
+        self.state.run("claim", |s| {
             s.satellites
                 .claim(&cfg, &m.cred, &m.id, m.conn, m.tx, &m.close)
         })??;
@@ -111,7 +101,8 @@ impl Handler<Attach> for VoiceActor {
     type Result = bool;
     fn handle(&mut self, m: Attach, _: &mut Context<Self>) -> bool {
         let up = self
-            .supervised("attach", |s| s.satellites.attach(&m.id, m.conn, m.tx))
+            .state
+            .run("attach", |s| s.satellites.attach(&m.id, m.conn, m.tx))
             .unwrap_or(false);
         if up {
             self.presence.report(Link::Satellite(m.id), true);
@@ -131,7 +122,9 @@ pub struct Release {
 impl Handler<Release> for VoiceActor {
     type Result = ();
     fn handle(&mut self, m: Release, _: &mut Context<Self>) {
-        let offline = self.supervised("release", |s| s.satellites.release(&m.id, m.conn));
+        let offline = self
+            .state
+            .run("release", |s| s.satellites.release(&m.id, m.conn));
         if offline == Ok(true) {
             self.presence.report(Link::Satellite(m.id), false);
         }
@@ -162,7 +155,8 @@ impl Handler<Announce> for VoiceActor {
     type Result = Result<(), NotSent>;
     fn handle(&mut self, m: Announce, _: &mut Context<Self>) -> Self::Result {
         let tx = self
-            .supervised("announce", |s| s.satellites.sender(&m.id))
+            .state
+            .run("announce", |s| s.satellites.sender(&m.id))
             .map_err(NotSent::Unavailable)?
             .ok_or(NotSent::NotConnected)?;
         tx.try_send(m.frame).map_err(|e| match e {
@@ -184,7 +178,7 @@ pub struct Hold {
 impl Handler<Hold> for VoiceActor {
     type Result = Result<(u64, oneshot::Receiver<()>), NotHeld>;
     fn handle(&mut self, m: Hold, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("hold", |s| s.held.hold(&m.front, m.text))?
+        self.state.run("hold", |s| s.held.hold(&m.front, m.text))?
     }
 }
 
@@ -197,7 +191,8 @@ impl Handler<TakeHeld> for VoiceActor {
     type Result = MessageResult<TakeHeld>;
     fn handle(&mut self, m: TakeHeld, _: &mut Context<Self>) -> Self::Result {
         MessageResult(
-            self.supervised("take-held", |s| s.held.take(&m.0))
+            self.state
+                .run("take-held", |s| s.held.take(&m.0))
                 .unwrap_or_default(),
         )
     }
@@ -214,7 +209,8 @@ pub struct TakeBack {
 impl Handler<TakeBack> for VoiceActor {
     type Result = Option<String>;
     fn handle(&mut self, m: TakeBack, _: &mut Context<Self>) -> Option<String> {
-        self.supervised("take-back", |s| s.held.take_back(&m.front, m.id))
+        self.state
+            .run("take-back", |s| s.held.take_back(&m.front, m.id))
             .ok()
             .flatten()
     }

@@ -22,7 +22,7 @@ pub enum NotHeld {
     FrontFull,
     /// The voice actor failed while holding it (and was restarted).
     #[error(transparent)]
-    Unavailable(#[from] crate::supervise::Unavailable),
+    Unavailable(#[from] crate::actor::Unavailable),
     #[error("the voice channel has stopped")]
     Stopped,
 }

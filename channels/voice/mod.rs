@@ -191,16 +191,23 @@ impl Channel for VoiceChannel {
         let actor = {
             let cfg = cfg.clone();
             let presence = kernel.presence().clone();
-            crate::channels::arbiter::start_actor("homebot-voice", cancel.clone(), move || {
-                actor::VoiceActor::new(cfg, presence)
-            })
-            .map_err(|e| StartError::new(CHANNEL, "-", e))?
+            kernel
+                .lifecycle()
+                .start_actor_until("homebot-voice", cancel.clone(), move || {
+                    actor::VoiceActor::new(cfg, presence)
+                })
+                .map_err(|e| StartError::new(CHANNEL, "-", e))?
         };
         // Home Assistant connects (and reconnects) by itself: its being down delays nothing
         let ha = match self.ha.enabled() {
             true => Some(
-                HomeAssistant::start(self.ha, cancel.child_token(), kernel.presence().clone())
-                    .map_err(|e| StartError::new("home_assistant", "-", e))?,
+                HomeAssistant::start(
+                    self.ha,
+                    kernel.lifecycle(),
+                    cancel.child_token(),
+                    kernel.presence().clone(),
+                )
+                .map_err(|e| StartError::new("home_assistant", "-", e))?,
             ),
             false => None,
         };
@@ -239,6 +246,7 @@ impl Channel for VoiceChannel {
             let limit = listener_limit("wyoming", cfg.wyoming_max_connections);
             let ch2 = ch.clone();
             let cancel = cancel.clone();
+            let conns = kernel.lifecycle().tasks().clone();
             kernel.spawn_service(crate::netutil::accept_loop(
                 "wyoming",
                 listener,
@@ -246,7 +254,7 @@ impl Channel for VoiceChannel {
                 cancel,
                 move |stream, permit| {
                     let ch3 = ch2.clone();
-                    tokio::spawn(async move { ch3.wyoming_conn(stream, permit).await });
+                    conns.spawn(async move { ch3.wyoming_conn(stream, permit).await });
                 },
                 handle::refuse,
             ));

@@ -293,7 +293,7 @@ impl Voice {
                     let tx2 = tx.clone();
                     let delivering = self.shared.kernel.hold_delivery();
                     let me = self.clone();
-                    tokio::spawn(async move {
+                    self.shared.kernel.spawn_delivery(async move {
                         let _delivering = delivering;
                         me.deliver(pending, partials, cancel, &front, &session, &tx2)
                             .await;

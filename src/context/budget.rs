@@ -164,8 +164,18 @@ impl Context {
         history: &HistoryView,
         source: Source<'_>,
     ) -> Result<Plan, PlanError> {
-        let cal = &self.calibration;
-        let count = |c: Counts| cal.combine(c.tokenizer, c.conservative);
+        let mut plan = self.fixed_part(system, tail)?;
+        let ckpt = source.checkpoint.and_then(|p| self.checkpoint(p, history));
+        self.add_summaries(&mut plan, source.carried, ckpt.as_ref());
+        let lo = ckpt.as_ref().map_or(0, |c| c.through.min(history.len()));
+        self.fit_records(&mut plan, history, lo, source.policy);
+        Ok(plan)
+    }
+
+    /// The part of a request that is always sent — the system message, the tools, the
+    /// tail — and what that leaves the history, or why the request cannot be made.
+    fn fixed_part(&self, system: &str, tail: &[&str]) -> Result<Plan, PlanError> {
+        let count = |c: Counts| self.calibration.combine(c.tokenizer, c.conservative);
         let sys = self.system_counts(system);
         let tl = tail
             .iter()
@@ -189,13 +199,20 @@ impl Context {
             });
         }
         plan.history_budget = limit - needed;
-        let len = history.len();
-        let policy = source.policy;
-        let ckpt = source.checkpoint.and_then(|p| self.checkpoint(p, history));
-        if let Some((session, block)) = source.carried {
-            let folded = ckpt
-                .as_ref()
-                .is_some_and(|c| c.carried.as_deref() == Some(session));
+        Ok(plan)
+    }
+
+    /// The carried block (unless the checkpoint folded it in already) and the checkpoint,
+    /// each only if it fits what history may take.
+    fn add_summaries(
+        &self,
+        plan: &mut Plan,
+        carried: Option<(&str, &Arc<str>)>,
+        ckpt: Option<&Arc<Checkpoint>>,
+    ) {
+        let count = |c: Counts| self.calibration.combine(c.tokenizer, c.conservative);
+        if let Some((session, block)) = carried {
+            let folded = ckpt.is_some_and(|c| c.carried.as_deref() == Some(session));
             let (u, a) = carried_messages(block);
             let raw = Counts::message(&u).plus(Counts::message(&a));
             let t = count(raw);
@@ -207,7 +224,7 @@ impl Context {
                 plan.tokenizer_total += u64::from(raw.tokenizer);
             }
         }
-        if let Some(c) = &ckpt {
+        if let Some(c) = ckpt {
             let (u, a) = checkpoint_messages(c);
             let raw = Counts::message(&u).plus(Counts::message(&a));
             let t = count(raw);
@@ -219,7 +236,12 @@ impl Context {
                 plan.tokenizer_total += u64::from(raw.tokenizer);
             }
         }
-        let lo = ckpt.as_ref().map_or(0, |c| c.through.min(len));
+    }
+
+    /// The records after the checkpoint (from `lo`) that fit what is left, dropped from
+    /// the oldest on the caps' grid; and whether the history wants a compaction.
+    fn fit_records(&self, plan: &mut Plan, history: &HistoryView, lo: usize, policy: ModePolicy) {
+        let len = history.len();
         let (cap, threshold) = (
             policy.history_limit,
             self.threshold(plan.history_budget, policy),
@@ -235,7 +257,7 @@ impl Context {
                 .zip(caches)
                 .map(|(r, c)| {
                     let [t, k] = record_counts(r, c, self.replay);
-                    (u64::from(cal.combine(t, k)), u64::from(t))
+                    (u64::from(self.calibration.combine(t, k)), u64::from(t))
                 })
                 .unzip()
         });
@@ -257,7 +279,6 @@ impl Context {
         plan.wants_compaction = skip > 0
             || unfiltered > u64::from(threshold)
             || policy.history_limit.is_some_and(|l| len - lo > l);
-        Ok(plan)
     }
 
     /// Where the records a request of `history` replays start, by the checkpoint and the

@@ -95,14 +95,15 @@ impl Job {
 }
 
 impl Context {
-    /// After a turn was recorded: compact its history in a task of its own if it passed
-    /// the threshold. Returns at once.
+    /// After a turn was recorded: compact its history in a background task of its own
+    /// (tracked: the kernel's shutdown cancels it) if it passed the threshold. Returns at
+    /// once.
     pub fn after_turn(self: &Arc<Self>, provider: &Provider, job: Job) {
         if !self.compaction || !provider.is_configured() {
             return;
         }
         let (ctx, provider) = (self.clone(), provider.clone());
-        tokio::spawn(async move {
+        self.background.spawn(async move {
             let _ = ctx.compact(&provider, job, false).await;
         });
     }
@@ -123,25 +124,60 @@ impl Context {
             return Err(Skipped::Busy);
         };
         let history = job.history.latest();
-        let len = history.len();
         let prev = self.checkpoint(&job.checkpoint, &history);
-        // a normal chat holds only its tail in memory: records before it that no summary
-        // covers (compactions failed for that long) stay in the file, not in the summary
-        let held_from = len - history.with_range(0, |records, _| records.len());
-        let lo = prev
-            .as_ref()
-            .map_or(0, |c| c.through.min(len))
-            .max(held_from);
         let label = job.label();
         // a carried block not yet in the chat's summary is folded into this one
         let fold = job
             .carried
             .as_ref()
             .filter(|(id, _)| prev.as_ref().and_then(|c| c.carried.as_deref()) != Some(id));
-        let cal = &self.calibration;
-        let count = |c: Counts| cal.combine(c.tokenizer, c.conservative);
+        let mut span = self.due_span(&job, &history, prev.as_deref(), force)?;
+        let prev_text = previous_text(prev.as_deref(), fold);
+        let base = instructions(job.focus.as_deref());
+        let oversized = self.fit_batch(&mut span, &base, prev_text.as_deref(), &label)?;
+        let dialogue = dialogue(&history, &span, prev_text.as_deref(), oversized);
+        // the summary may take 60 % of the history budget
+        let summary_cap = (u64::from(span.budget) * 6 / 10) as u32;
+        let prev_through = prev.as_ref().map(|c| c.through);
+        let (messages, meta) =
+            self.compaction_call(&job, &span, prev_through, &base, dialogue, summary_cap);
+        let summary = self
+            .summarize(provider, &messages, &meta, &label, summary_cap)
+            .await?;
+        let c = Checkpoint {
+            through: span.through,
+            summary,
+            created_at: job.now.clone(),
+            carried: match fold {
+                Some((id, _)) => Some(id.clone()),
+                None => prev.as_ref().and_then(|c| c.carried.clone()),
+            },
+        };
+        self.save_checkpoint(&job, c, &label, span.lo).await
+    }
+
+    /// Tokens of `c` as the calibration counts them.
+    fn tokens_of(&self, c: Counts) -> u32 {
+        self.calibration.combine(c.tokenizer, c.conservative)
+    }
+
+    /// Which records a compaction would cover, or why none is due: the records after the
+    /// previous checkpoint, up to the newest ones that fit half the threshold (and half
+    /// the limit), never fewer than the last two rounds.
+    fn due_span(
+        &self,
+        job: &Job,
+        history: &HistoryView,
+        prev: Option<&Checkpoint>,
+        force: bool,
+    ) -> Result<Span, Skipped> {
+        let len = history.len();
+        // a normal chat holds only its tail in memory: records before it that no summary
+        // covers (compactions failed for that long) stay in the file, not in the summary
+        let held_from = len - history.with_range(0, |records, _| records.len());
+        let lo = prev.map_or(0, |c| c.through.min(len)).max(held_from);
         // the history budget of a request with an empty current message
-        let fixed = count(self.system_counts(&job.system)) + self.tools_tokens();
+        let fixed = self.tokens_of(self.system_counts(&job.system)) + self.tools_tokens();
         let budget = self.request_limit().saturating_sub(fixed);
         let threshold = self.threshold(budget, job.policy);
         let costs: Vec<u32> = history.with_range(lo, |records, caches| {
@@ -150,7 +186,7 @@ impl Context {
                 .zip(caches)
                 .map(|(r, c)| {
                     let [t, k] = record_counts(r, c, self.replay);
-                    cal.combine(t, k)
+                    self.calibration.combine(t, k)
                 })
                 .collect()
         });
@@ -159,8 +195,6 @@ impl Context {
         if !force && !over_limit && total <= u64::from(threshold) {
             return Err(Skipped::BelowThreshold);
         }
-        // keep the newest records while they fit half the threshold (and half the
-        // limit), never fewer than the last two rounds
         let keep_cap = job
             .policy
             .history_limit
@@ -176,37 +210,38 @@ impl Context {
             kept = next;
             keep += 1;
         }
-        let mut through = len - keep;
+        let through = len - keep;
         if through <= lo {
             return Err(Skipped::NothingToCompact);
         }
-        // the summary may take 60 % of the history budget
-        let summary_cap = (u64::from(budget) * 6 / 10) as u32;
-        // the compaction request itself must fit: instructions + previous summary +
-        // the records it covers (a batch: the oldest ones that fit, the rest next time)
-        let mut prev_text = prev.as_ref().map(|c| checkpoint_messages(c).0);
-        if let Some((_, block)) = fold {
-            let t = prev_text.get_or_insert_with(String::new);
-            if !t.is_empty() {
-                t.push_str("\n\n");
-            }
-            t.push_str(block);
-        }
-        let base = instructions(job.focus.as_deref());
+        Ok(Span {
+            lo,
+            through,
+            costs,
+            budget,
+        })
+    }
+
+    /// Shorten `span` to the oldest records that fit one compaction request beside the
+    /// instructions and the previous summary (the rest are covered next time). Returns
+    /// the cost above which a record is shown as an excerpt.
+    fn fit_batch(
+        &self,
+        span: &mut Span,
+        base: &str,
+        prev_text: Option<&str>,
+        label: &str,
+    ) -> Result<u32, Skipped> {
         let mut room = self
             .request_limit()
-            .saturating_sub(count(Counts::message(&base)) + REQUEST_SLACK)
-            .saturating_sub(
-                prev_text
-                    .as_deref()
-                    .map_or(0, |t| count(Counts::message(t))),
-            );
+            .saturating_sub(self.tokens_of(Counts::message(base)) + REQUEST_SLACK)
+            .saturating_sub(prev_text.map_or(0, |t| self.tokens_of(Counts::message(t))));
         // an oversized record is shown as an excerpt: it neither blocks every later
         // compaction nor makes each one re-read megabytes
         let oversized = room / 2;
-        let excerpt_cost = count(Counts::message(&"字".repeat(2 * EXCERPT_CHARS + 80)));
-        let mut batch_end = lo;
-        for &c in &costs[..through - lo] {
+        let excerpt_cost = self.tokens_of(Counts::message(&"字".repeat(2 * EXCERPT_CHARS + 80)));
+        let mut batch_end = span.lo;
+        for &c in &span.costs[..span.through - span.lo] {
             let c = if c > oversized { excerpt_cost } else { c };
             if c > room {
                 break;
@@ -214,68 +249,49 @@ impl Context {
             room -= c;
             batch_end += 1;
         }
-        through = batch_end;
-        if through <= lo {
+        span.through = batch_end;
+        if span.through <= span.lo {
             warn!(history = %label, "compaction skipped: the oldest record alone does not fit a request");
             return Err(Skipped::NothingToCompact);
         }
-        let mut dialogue = String::new();
-        if let Some(p) = &prev_text {
-            dialogue.push_str(p);
-            dialogue.push_str("\n\n");
-        }
-        dialogue.push_str(&format!("[对话：第 {} 到 {} 轮]\n", lo + 1, through));
-        history.with_range(lo, |records, _| {
-            let n = through - lo;
-            for (r, &c) in records[..n].iter().zip(&costs[..n]) {
-                if r.error.is_some() {
-                    continue;
-                }
-                let (user, assistant) = if c > oversized {
-                    (excerpt(&r.user), excerpt(&r.assistant))
-                } else {
-                    (r.user.clone(), r.assistant.clone())
-                };
-                // the day and the time it was said: the summary keeps the times that
-                // matter ("18:05 下锅"), so they can be asked for after a compaction
-                let at = r
-                    .timestamp
-                    .get(..16)
-                    .unwrap_or(&r.timestamp)
-                    .replace('T', " ");
-                dialogue.push_str(&format!(
-                    "- {at} {}@{}：{}\n  助手：{}\n",
-                    r.speaker_id, r.channel, user, assistant
-                ));
-            }
-        });
+        Ok(oversized)
+    }
+
+    /// The compaction request: its messages, and how the audit trail describes it.
+    fn compaction_call(
+        &self,
+        job: &Job,
+        span: &Span,
+        prev_through: Option<usize>,
+        base: &str,
+        dialogue: String,
+        summary_cap: u32,
+    ) -> (Vec<Message>, CallMeta) {
         let chars = (summary_cap as usize).max(50);
         let instructions = format!("{base}\n摘要不超过 {chars} 个字。");
-        let messages = vec![
-            Message::System {
-                content: instructions.clone(),
-            },
-            Message::User {
-                content: dialogue.clone(),
-            },
-        ];
         let shape = PromptShape {
             blocks: vec![
                 BlockTokens {
                     name: "system".into(),
-                    tokens: u64::from(count(Counts::message(&instructions))),
+                    tokens: u64::from(self.tokens_of(Counts::message(&instructions))),
                 },
                 BlockTokens {
                     name: "compacted".into(),
-                    tokens: u64::from(count(Counts::message(&dialogue))),
+                    tokens: u64::from(self.tokens_of(Counts::message(&dialogue))),
                 },
             ],
-            history_from: lo,
-            history_to: through,
-            compacted_through: prev.as_ref().map(|c| c.through),
+            history_from: span.lo,
+            history_to: span.through,
+            compacted_through: prev_through,
             prefix_hash: String::new(),
             ..Default::default()
         };
+        let messages = vec![
+            Message::System {
+                content: instructions,
+            },
+            Message::User { content: dialogue },
+        ];
         let meta = CallMeta {
             channel: job.channel.clone(),
             chat_id: job.chat_id.clone(),
@@ -284,11 +300,23 @@ impl Context {
             purpose: "compaction",
             shape: Some(Arc::new(shape)),
         };
+        (messages, meta)
+    }
+
+    /// Ask the provider for the summary, capped to `cap` tokens.
+    async fn summarize(
+        &self,
+        provider: &Provider,
+        messages: &[Message],
+        meta: &CallMeta,
+        label: &str,
+        cap: u32,
+    ) -> Result<String, Skipped> {
         let req = ChatRequest {
-            messages: &messages,
+            messages,
             tools: &[],
         };
-        let summary = match provider.complete(&req, &meta).await {
+        let summary = match provider.complete(&req, meta).await {
             Ok(r) => r.content.unwrap_or_default().trim().to_string(),
             Err(e) => {
                 warn!(history = %label, error = %e, "compaction failed; older turns are trimmed to fit the window until the next try");
@@ -299,16 +327,17 @@ impl Context {
             warn!(history = %label, "compaction returned an empty summary; not written");
             return Err(Skipped::Failed("empty summary".into()));
         }
-        let summary = super::tokens::cap_to(&self.calibration, summary, summary_cap);
-        let c = Checkpoint {
-            through,
-            summary,
-            created_at: job.now.clone(),
-            carried: match fold {
-                Some((id, _)) => Some(id.clone()),
-                None => prev.as_ref().and_then(|c| c.carried.clone()),
-            },
-        };
+        Ok(super::tokens::cap_to(&self.calibration, summary, cap))
+    }
+
+    /// Put the checkpoint in use, then on disk (a failed save takes it out again).
+    async fn save_checkpoint(
+        &self,
+        job: &Job,
+        c: Checkpoint,
+        label: &str,
+        lo: usize,
+    ) -> Result<Checkpoint, Skipped> {
         // in use from now on, before it reaches the disk: whoever sees the file also
         // gets it from the cache (a failed save takes it out again, below)
         self.set_checkpoint(&job.checkpoint, c.clone());
@@ -326,9 +355,70 @@ impl Context {
                 return Err(Skipped::Failed(e.to_string()));
             }
         };
-        info!(history = %label, through, previous = lo, "history compacted");
+        info!(history = %label, through = c.through, previous = lo, "history compacted");
         Ok(c)
     }
+}
+
+/// What one compaction covers: records `lo..through` of the history.
+struct Span {
+    /// Records before it are covered by the previous checkpoint (or not held).
+    lo: usize,
+    through: usize,
+    /// The tokens of each record from `lo` on.
+    costs: Vec<u32>,
+    /// The history budget of a request with an empty current message.
+    budget: u32,
+}
+
+/// The previous summary, with a carried block to fold in appended.
+fn previous_text(prev: Option<&Checkpoint>, fold: Option<&(String, Arc<str>)>) -> Option<String> {
+    let mut prev_text = prev.map(|c| checkpoint_messages(c).0);
+    if let Some((_, block)) = fold {
+        let t = prev_text.get_or_insert_with(String::new);
+        if !t.is_empty() {
+            t.push_str("\n\n");
+        }
+        t.push_str(block);
+    }
+    prev_text
+}
+
+/// What the summarizer reads: the previous summary, then each covered round with the
+/// time it was said (an oversized one as an excerpt).
+fn dialogue(history: &HistoryView, span: &Span, prev_text: Option<&str>, oversized: u32) -> String {
+    let (lo, through) = (span.lo, span.through);
+    let mut dialogue = String::new();
+    if let Some(p) = prev_text {
+        dialogue.push_str(p);
+        dialogue.push_str("\n\n");
+    }
+    dialogue.push_str(&format!("[对话：第 {} 到 {} 轮]\n", lo + 1, through));
+    history.with_range(lo, |records, _| {
+        let n = through - lo;
+        for (r, &c) in records[..n].iter().zip(&span.costs[..n]) {
+            if r.error.is_some() {
+                continue;
+            }
+            let (user, assistant) = if c > oversized {
+                (excerpt(&r.user), excerpt(&r.assistant))
+            } else {
+                (r.user.clone(), r.assistant.clone())
+            };
+            // the day and the time it was said: the summary keeps the times that
+            // matter ("18:05 下锅"), so they can be asked for after a compaction
+            let at = r
+                .timestamp
+                .get(..16)
+                .unwrap_or(&r.timestamp)
+                .replace('T', " ");
+            dialogue.push_str(&format!(
+                "- {at} {}@{}：{}\n  助手：{}\n",
+                r.speaker_id, r.channel, user, assistant
+            ));
+        }
+    });
+    dialogue
 }
 
 /// The start of an oversized record's text, with a mark saying how much was left out.

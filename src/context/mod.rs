@@ -74,6 +74,8 @@ pub struct Context {
     tools_hash: u64,
     /// How earlier user messages are replayed (`context.replay`).
     pub replay: crate::config::Replay,
+    /// Where background compactions run (the kernel's shutdown cancels them).
+    background: crate::actor::Tasks,
 }
 
 /// FNV-1a, 64 bits: a stable digest for prefix hashes and cache keys.
@@ -106,7 +108,14 @@ impl Context {
             system_counts: Mutex::new(HashMap::new()),
             tools_hash: fnv1a(FNV_SEED, json.as_bytes()),
             replay: crate::config::Replay::default(),
+            background: crate::actor::Tasks::default(),
         }
+    }
+
+    /// Run background compactions on `tasks` (the kernel's, so its shutdown sees them).
+    pub fn with_tasks(mut self, tasks: crate::actor::Tasks) -> Self {
+        self.background = tasks;
+        self
     }
 
     /// Each registered mode's `context.history_limit` / `summary_threshold_tokens`.

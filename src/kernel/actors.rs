@@ -1,17 +1,18 @@
-//! The actor threads: the ModeManager on one dedicated actix system thread, the Cron
-//! actor on an arbiter (thread) of its own in the same system (their handlers do file
-//! I/O and fsync; they never wait on the LLM), reached through their handles.
+//! The kernel's actor threads, started through the actor kit and registered with the
+//! kernel's [`Lifecycle`]: the ModeManager on `homebot-modes`, the Cron actor on
+//! `homebot-cron` (their handlers do file I/O and fsync; they never wait on the LLM, and
+//! a `reminders.json` fsync never holds up a `begin_turn`), reached through their handles.
 
 use super::KernelError;
+use crate::actor::Lifecycle;
 use crate::clock::SharedClock;
 use crate::cron::{Cron, CronHandle, CronSetup};
 use crate::modes::{ModeCore, ModeManager, ModesHandle};
 use crate::outbound::Doors;
-use actix::Actor;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tracing::{error, warn};
+use tracing::warn;
 
 /// What the Cron actor needs besides the ModeManager.
 pub(super) struct CronParts {
@@ -22,47 +23,40 @@ pub(super) struct CronParts {
     pub(super) retry: crate::cron::RetryPolicy,
 }
 
-/// Start the ModeManager and Cron actors on a dedicated arbiter thread.
+/// Start the ModeManager and the Cron actor, each on its own thread registered with
+/// `life`.
 pub(super) fn start_actors(
+    life: &Lifecycle,
     core: ModeCore,
     clock: SharedClock,
     parts: CronParts,
-) -> Result<(ModesHandle, CronHandle, actix::System), KernelError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("homebot-actors".into())
-        .spawn(move || {
-            let sys = actix::System::new();
-            sys.block_on(async move {
-                let addr = ModeManager::new(core, clock.clone()).start();
-                let modes = ModesHandle::new(addr);
-                let setup = CronSetup {
-                    modes: modes.clone(),
-                    period: parts.period,
-                    clock,
-                    tz: parts.tz,
-                    path: parts.path,
-                    doors: parts.doors,
-                    retry: parts.retry,
-                };
-                // Cron on an arbiter of its own: a `reminders.json` fsync never holds up
-                // the ModeManager's `begin_turn` (the system's stop stops it too)
-                let arbiter = actix::Arbiter::new();
-                let cron = Cron::start_in_arbiter(&arbiter.handle(), move |_| {
-                    let (cron, warning) = Cron::new(setup);
-                    if let Some(w) = warning {
-                        warn!("{w}");
-                    }
-                    cron
-                });
-                let cron = CronHandle::new(cron);
-                let _ = tx.send((modes, cron, actix::System::current()));
-            });
-            if let Err(e) = sys.run() {
-                error!(error = %e, "actor system stopped with an error");
-            }
+) -> Result<(ModesHandle, CronHandle), KernelError> {
+    let failed = |e: std::io::Error| KernelError::Actors(e.to_string());
+    let manager_clock = clock.clone();
+    let modes = life
+        .start_actor("homebot-modes", move || {
+            ModeManager::new(core, manager_clock)
         })
-        .map_err(|e| KernelError::Actors(e.to_string()))?;
-    rx.recv()
-        .map_err(|_| KernelError::Actors("the actor thread exited during start".into()))
+        .map_err(failed)?;
+    let modes = ModesHandle::new(modes);
+    let setup = CronSetup {
+        modes: modes.clone(),
+        period: parts.period,
+        clock,
+        tz: parts.tz,
+        path: parts.path,
+        doors: parts.doors,
+        retry: parts.retry,
+        tasks: life.tasks().clone(),
+    };
+    let cron = life
+        .start_actor("homebot-cron", move || {
+            let (cron, warning) = Cron::new(setup);
+            if let Some(w) = warning {
+                warn!("{w}");
+            }
+            cron
+        })
+        .map_err(failed)?;
+    Ok((modes, CronHandle::new(cron)))
 }

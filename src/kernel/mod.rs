@@ -1,8 +1,8 @@
 //! The kernel: starts the actors and is the one door channels use.
 //!
 //! `Kernel::start` opens the workspace, takes its lock (one owner per workspace, see
-//! `lock`), loads the config and the mode registry, starts the ModeManager and Cron
-//! actors on their own arbiter thread, and prepares the Provider and the Agent.
+//! `lock`), loads the config and the mode registry, starts the ModeManager and the Cron
+//! actor, each on its own thread (`actors`), and prepares the Provider and the Agent.
 //!
 //! Channels call [`Kernel::submit`] at arrival: the turn joins its chat's FIFO (see
 //! `scheduler`) and runs in that chat's worker task — slash commands directly (see
@@ -14,10 +14,14 @@
 //!
 //! Lifecycle: chat workers and reply deliveries run on the `turns` [`TaskTracker`];
 //! channel servers on the `services` tracker and stop when the [`CancellationToken`]
-//! fires. A graceful shutdown closes admission (under the queue lock, so no turn slips in
-//! unseen), waits for `turns` up to the grace period, then cancels the services and waits
-//! for them (the control socket removes its file on the way out).
+//! fires; background tasks (compactions, reminder deliveries, the listen-again, the heap
+//! trim) and the actor threads are the [`Lifecycle`]'s. A graceful shutdown closes
+//! admission (under the queue lock, so no turn slips in unseen), waits for `turns` up to
+//! the grace period, then cancels the services and waits for them (the control socket
+//! removes its file on the way out), cancels the background tasks and waits for them,
+//! and stops the actor threads and joins them.
 
+use crate::actor::Lifecycle;
 use crate::agent::Agent;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ConfigError, EnvOverrides};
@@ -110,7 +114,8 @@ pub struct KernelInner {
     strategies: crate::strategy::Strategies,
     clock: SharedClock,
     tz: chrono_tz::Tz,
-    system: actix::System,
+    /// The actor threads and the background tasks the shutdown stops.
+    lifecycle: Lifecycle,
     queues: Mutex<ChatQueues<Job>>,
     /// Chat workers and reply deliveries; closed when admission stops.
     turns: TaskTracker,
@@ -129,7 +134,7 @@ pub struct KernelInner {
 impl Drop for KernelInner {
     fn drop(&mut self) {
         self.cancel.cancel();
-        self.system.stop();
+        self.lifecycle.stop();
     }
 }
 
@@ -200,6 +205,12 @@ impl Kernel {
     /// period passed). Channels take a child of it.
     pub fn cancel_token(&self) -> CancellationToken {
         self.inner.cancel.clone()
+    }
+
+    /// Where actor threads are started and background tasks spawned so that the
+    /// shutdown stops, cancels and joins them (channels start their actors here).
+    pub fn lifecycle(&self) -> &Lifecycle {
+        &self.inner.lifecycle
     }
 
     /// Run a channel server (or the control socket) as a tracked task: a graceful
@@ -316,7 +327,11 @@ impl Kernel {
             let running = job.queued.start();
             let (turn, cancel) = (job.turn, job.cancel);
             // its own task: a panic in one turn becomes an error reply, not a dead chat
-            let reply = match tokio::spawn(async move { this.run_turn(turn, cancel).await }).await {
+            let run = self
+                .inner
+                .turns
+                .spawn(async move { this.run_turn(turn, cancel).await });
+            let reply = match run.await {
                 Ok(r) => r,
                 Err(e) => {
                     error!(chat = %key, error = %e, "turn task failed");
@@ -371,10 +386,26 @@ impl Kernel {
                 "channel servers did not stop in time"
             );
         }
+        // compactions, reminder deliveries, listen-agains: cancelled where they are
+        if !inner.lifecycle.tasks().shutdown(SERVICE_STOP).await {
+            warn!(
+                tasks = inner.lifecycle.tasks().len(),
+                "background tasks did not stop in time"
+            );
+        }
         // the usage and audit lines of the last calls reach the disk before the exit
         inner.agent.provider.flush().await;
-        self.shutdown();
+        inner.lifecycle.join_threads(SERVICE_STOP).await;
         clean
+    }
+
+    /// Deliver a reply in a task of its own, counted with the turns: a graceful shutdown
+    /// waits for it as for a turn.
+    pub fn spawn_delivery<F>(&self, fut: F) -> tokio::task::JoinHandle<()>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.inner.turns.spawn(fut)
     }
 
     /// Count a reply delivery in progress until the guard is dropped.
@@ -437,9 +468,9 @@ impl Kernel {
             .fixed_offset()
     }
 
-    /// Stop the actor system. In-flight calls to the ModeManager fail after this.
+    /// Stop the actor threads. In-flight calls to the ModeManager fail after this.
     pub fn shutdown(&self) {
-        self.inner.system.stop();
+        self.inner.lifecycle.stop_threads();
     }
 }
 

@@ -107,6 +107,16 @@ fn add_evidence(
     Ok(())
 }
 
+/// One turn as every key of it is observed: its weak features, when, and the rules.
+struct Seen<'a> {
+    weak: &'a [String],
+    now: i64,
+    /// `memory.join_threshold`.
+    join: f64,
+    /// `memory.max_scenes`.
+    max_scenes: i64,
+}
+
 impl Store {
     /// Record one turn's situation (see the module doc). A turn under the `none` policy
     /// has no keys and changes nothing. A savepoint of its own: all or nothing, inside
@@ -121,9 +131,13 @@ impl Store {
         if scene.is_none() {
             return Ok(out);
         }
-        let join = self.cfg.join_threshold;
-        let max_scenes = self.cfg.max_scenes as i64;
         let weak: Vec<String> = scene.weak.iter().chain(tools).cloned().collect();
+        let seen = Seen {
+            weak: &weak,
+            now,
+            join: self.cfg.join_threshold,
+            max_scenes: self.cfg.max_scenes as i64,
+        };
         let tx = self.conn.savepoint().map_err(|e| MemoryError::Db {
             path: self.path.clone(),
             source: e,
@@ -131,83 +145,7 @@ impl Store {
         let result = (|| -> rusqlite::Result<()> {
             for key in &scene.keys {
                 let turn = scene.features_for(key, tools);
-                let existing: Option<(i64, i64)> = row(
-                    &tx,
-                    "SELECT id, occurrences FROM scenes WHERE key = ?1",
-                    [key.as_str()],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
-                let (observed, sim) = match existing {
-                    Some((id, occ)) => {
-                        let sim = if occ == 0 {
-                            1.0
-                        } else {
-                            similarity(&turn, &profile(key, occ, &load_features(&tx, id)?))
-                        };
-                        if sim >= join {
-                            exec(&tx,
-                                "UPDATE scenes SET occurrences = occurrences + 1, last_seen = ?2 WHERE id = ?1",
-                                params![id, now],
-                            )?;
-                            add_features(&tx, id, &weak)?;
-                            (Observed::Joined, sim)
-                        } else {
-                            add_evidence(&tx, key, &weak, now)?;
-                            (Observed::Apart, sim)
-                        }
-                    }
-                    None => {
-                        let mut best: Option<(i64, Vec<String>, f64)> = None;
-                        {
-                            let mut st = tx.prepare_cached(
-                                "SELECT id, features FROM evidence WHERE key = ?1 ORDER BY seen_at DESC, id DESC",
-                            )?;
-                            let rows = st.query_map([key.as_str()], |r| {
-                                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-                            })?;
-                            for row in rows {
-                                let (id, json) = row?;
-                                // a row that does not parse is someone's hand edit: skip it
-                                let Ok(ev) = serde_json::from_str::<Vec<String>>(&json) else {
-                                    continue;
-                                };
-                                let evw = super::fingerprint::weighted(
-                                    key.segments().chain(ev.iter().map(String::as_str)),
-                                );
-                                let sim = similarity(&turn, &evw);
-                                if sim >= join && best.as_ref().is_none_or(|b| sim > b.2) {
-                                    best = Some((id, ev, sim));
-                                }
-                            }
-                        }
-                        match best {
-                            Some((ev_id, ev, sim)) => {
-                                let scenes: i64 =
-                                    row(&tx, "SELECT COUNT(*) FROM scenes", [], |r| r.get(0))?;
-                                if scenes >= max_scenes {
-                                    add_evidence(&tx, key, &weak, now)?;
-                                    (Observed::ScenesFull, sim)
-                                } else {
-                                    exec(&tx,
-                                        "INSERT INTO scenes (key, occurrences, origin, created_at, last_seen)
-                                         VALUES (?1, 2, 'emerged', ?2, ?2)",
-                                        params![key.as_str(), now],
-                                    )?;
-                                    let id = tx.last_insert_rowid();
-                                    add_features(&tx, id, &ev)?;
-                                    add_features(&tx, id, &weak)?;
-                                    exec(&tx, "DELETE FROM evidence WHERE id = ?1", [ev_id])?;
-                                    (Observed::Emerged, sim)
-                                }
-                            }
-                            None => {
-                                add_evidence(&tx, key, &weak, now)?;
-                                (Observed::Evidence, 0.0)
-                            }
-                        }
-                    }
-                };
+                let (observed, sim) = observe_key(&tx, key, &turn, &seen)?;
                 out.push(Observation {
                     key: key.clone(),
                     observed,
@@ -219,4 +157,103 @@ impl Store {
         result.and_then(|_| tx.commit()).map_err(|e| self.err(e))?;
         Ok(out)
     }
+}
+
+/// Observe one key of a turn: join its scene or stay apart from it, or — no scene yet —
+/// let one emerge from the most similar evidence, or leave evidence.
+fn observe_key(
+    tx: &Connection,
+    key: &SceneKey,
+    turn: &Weighted,
+    seen: &Seen<'_>,
+) -> rusqlite::Result<(Observed, f64)> {
+    let existing: Option<(i64, i64)> = row(
+        tx,
+        "SELECT id, occurrences FROM scenes WHERE key = ?1",
+        [key.as_str()],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()?;
+    let Some((id, occ)) = existing else {
+        return match best_evidence(tx, key, turn, seen.join)? {
+            Some(best) => emerge(tx, key, best, seen),
+            None => {
+                add_evidence(tx, key, seen.weak, seen.now)?;
+                Ok((Observed::Evidence, 0.0))
+            }
+        };
+    };
+    let sim = if occ == 0 {
+        1.0
+    } else {
+        similarity(turn, &profile(key, occ, &load_features(tx, id)?))
+    };
+    if sim >= seen.join {
+        exec(
+            tx,
+            "UPDATE scenes SET occurrences = occurrences + 1, last_seen = ?2 WHERE id = ?1",
+            params![id, seen.now],
+        )?;
+        add_features(tx, id, seen.weak)?;
+        Ok((Observed::Joined, sim))
+    } else {
+        add_evidence(tx, key, seen.weak, seen.now)?;
+        Ok((Observed::Apart, sim))
+    }
+}
+
+/// The evidence of `key` most similar to the turn, if any reaches `join`: its id, its
+/// features and the similarity.
+fn best_evidence(
+    tx: &Connection,
+    key: &SceneKey,
+    turn: &Weighted,
+    join: f64,
+) -> rusqlite::Result<Option<(i64, Vec<String>, f64)>> {
+    let mut best: Option<(i64, Vec<String>, f64)> = None;
+    let mut st = tx.prepare_cached(
+        "SELECT id, features FROM evidence WHERE key = ?1 ORDER BY seen_at DESC, id DESC",
+    )?;
+    let rows = st.query_map([key.as_str()], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+    })?;
+    for row in rows {
+        let (id, json) = row?;
+        // a row that does not parse is someone's hand edit: skip it
+        let Ok(ev) = serde_json::from_str::<Vec<String>>(&json) else {
+            continue;
+        };
+        let evw = super::fingerprint::weighted(key.segments().chain(ev.iter().map(String::as_str)));
+        let sim = similarity(turn, &evw);
+        if sim >= join && best.as_ref().is_none_or(|b| sim > b.2) {
+            best = Some((id, ev, sim));
+        }
+    }
+    Ok(best)
+}
+
+/// A scene emerges from the turn and its most similar evidence (which it absorbs), unless
+/// the scenes are full: then the turn is evidence too.
+fn emerge(
+    tx: &Connection,
+    key: &SceneKey,
+    (ev_id, ev, sim): (i64, Vec<String>, f64),
+    seen: &Seen<'_>,
+) -> rusqlite::Result<(Observed, f64)> {
+    let scenes: i64 = row(tx, "SELECT COUNT(*) FROM scenes", [], |r| r.get(0))?;
+    if scenes >= seen.max_scenes {
+        add_evidence(tx, key, seen.weak, seen.now)?;
+        return Ok((Observed::ScenesFull, sim));
+    }
+    exec(
+        tx,
+        "INSERT INTO scenes (key, occurrences, origin, created_at, last_seen)
+         VALUES (?1, 2, 'emerged', ?2, ?2)",
+        params![key.as_str(), seen.now],
+    )?;
+    let id = tx.last_insert_rowid();
+    add_features(tx, id, &ev)?;
+    add_features(tx, id, seen.weak)?;
+    exec(tx, "DELETE FROM evidence WHERE id = ?1", [ev_id])?;
+    Ok((Observed::Emerged, sim))
 }

@@ -104,89 +104,15 @@ impl Archivist {
             action,
             warnings,
         } = live;
-        let (dir, marker, records) = (e.dir, e.marker, e.records);
+        let (dir, marker) = (e.dir, e.marker);
         let summary_path = dir.join(SUMMARY_FILE);
         let summary_text = match std::fs::read_to_string(&summary_path) {
             Ok(t) => t,
-            Err(_) => {
-                let no_model_summary = marker
-                    .summary
-                    .as_deref()
-                    .is_none_or(|t| t.trim().is_empty());
-                if no_model_summary && !records.is_empty() {
-                    // ended by expiry, recovery or without a summary: the model writes one
-                    // later, outside this actor; until then (or if it cannot) the
-                    // mechanical one below stands
-                    let job = SummaryJob {
-                        display_name: e.display_name.into(),
-                        mode_id: e.mode_id.into(),
-                        session_id: e.session_id.into(),
-                        started_at: e.started_at.into(),
-                        ended_at: marker.requested_at.clone(),
-                        exit_reason: marker.reason.clone(),
-                        attempts: 0,
-                    };
-                    let pending = dir.join(SUMMARY_PENDING_FILE);
-                    let json = serde_json::to_vec_pretty(&job).expect("a summary job serializes");
-                    fsutil::write_atomic(&pending, &json).map_err(io("write", &pending))?;
-                }
-                let text = session::render_summary(&session::SummaryInput {
-                    display_name: e.display_name,
-                    mode_id: e.mode_id,
-                    session_id: e.session_id,
-                    started_at: e.started_at,
-                    ended_at: &marker.requested_at,
-                    exit_reason: &marker.reason,
-                    llm_summary: marker.summary.as_deref(),
-                    records,
-                });
-                fsutil::write_atomic(&summary_path, text.as_bytes())
-                    .map_err(io("write", &summary_path))?;
-                crate::failpoint::hit("archive.after_summary");
-                text
-            }
+            Err(_) => self.write_summary(e, &summary_path)?,
         };
-        match e.mode {
-            Some(m) => {
-                let archived = ArchivedSession {
-                    session_id: e.session_id,
-                    session_dir: dir,
-                    started_at: e.started_at,
-                    ended_at: &marker.requested_at,
-                    exit_reason: &marker.reason,
-                    summary_path: &summary_path,
-                    summary_text: &summary_text,
-                    llm_summary: marker.summary.as_deref(),
-                    records,
-                };
-                if let Err(err) = m.plugin.after_exit(&plugin_ctx(&self.ws, m), &archived) {
-                    // The session still ends: a broken index must not keep a mode open
-                    // forever. The update is retried at the next start.
-                    self.mark_index_pending(dir, &err.to_string(), warnings);
-                }
-            }
-            None => self.mark_index_pending(
-                dir,
-                &format!("mode {:?} is not loaded", e.mode_id),
-                warnings,
-            ),
-        }
+        self.update_index(e, &summary_path, &summary_text, warnings);
         crate::failpoint::hit("archive.after_index");
-        // the chats that took part carry the session for a day (a failure costs only that)
-        if let Ok(ended) = chrono::DateTime::parse_from_rfc3339(&marker.requested_at) {
-            let carried = crate::chats::carried::CarriedSession {
-                session_id: e.session_id.into(),
-                mode_name: e.display_name.into(),
-                session_dir: dir.to_path_buf(),
-                ended_at: marker.requested_at.clone(),
-            };
-            if let Err(err) = chats.session_ended(records, carried, ended) {
-                warnings.push(format!(
-                    "session {}: the chats that took part will not carry it: {err}",
-                    e.session_id
-                ));
-            }
-        }
+        carry(e, chats, warnings);
         // the summarizer goes to work only once the archive's own files are written:
         // it replaces summary.md, and the archive must not write over its result
         if dir.join(SUMMARY_PENDING_FILE).exists() {
@@ -203,6 +129,83 @@ impl Archivist {
         Ok(())
     }
 
+    /// The mechanical summary.md, and — when the session ended without a model summary —
+    /// the job that asks the summarizer for one. Its text.
+    fn write_summary(&self, e: &Ending<'_>, summary_path: &Path) -> Result<String, ModeError> {
+        let (dir, marker, records) = (e.dir, e.marker, e.records);
+        let no_model_summary = marker
+            .summary
+            .as_deref()
+            .is_none_or(|t| t.trim().is_empty());
+        if no_model_summary && !records.is_empty() {
+            // ended by expiry, recovery or without a summary: the model writes one
+            // later, outside this actor; until then (or if it cannot) the
+            // mechanical one below stands
+            let job = SummaryJob {
+                display_name: e.display_name.into(),
+                mode_id: e.mode_id.into(),
+                session_id: e.session_id.into(),
+                started_at: e.started_at.into(),
+                ended_at: marker.requested_at.clone(),
+                exit_reason: marker.reason.clone(),
+                attempts: 0,
+            };
+            let pending = dir.join(SUMMARY_PENDING_FILE);
+            let json = serde_json::to_vec_pretty(&job).expect("a summary job serializes");
+            fsutil::write_atomic(&pending, &json).map_err(io("write", &pending))?;
+        }
+        let text = session::render_summary(&session::SummaryInput {
+            display_name: e.display_name,
+            mode_id: e.mode_id,
+            session_id: e.session_id,
+            started_at: e.started_at,
+            ended_at: &marker.requested_at,
+            exit_reason: &marker.reason,
+            llm_summary: marker.summary.as_deref(),
+            records,
+        });
+        fsutil::write_atomic(summary_path, text.as_bytes()).map_err(io("write", summary_path))?;
+        crate::failpoint::hit("archive.after_summary");
+        Ok(text)
+    }
+
+    /// The plugin's history index; when it fails (or the mode no longer loads) the
+    /// update is marked pending and retried at the next start.
+    fn update_index(
+        &self,
+        e: &Ending<'_>,
+        summary_path: &Path,
+        summary_text: &str,
+        warnings: &mut Warnings,
+    ) {
+        let (dir, marker) = (e.dir, e.marker);
+        match e.mode {
+            Some(m) => {
+                let archived = ArchivedSession {
+                    session_id: e.session_id,
+                    session_dir: dir,
+                    started_at: e.started_at,
+                    ended_at: &marker.requested_at,
+                    exit_reason: &marker.reason,
+                    summary_path,
+                    summary_text,
+                    llm_summary: marker.summary.as_deref(),
+                    records: e.records,
+                };
+                if let Err(err) = m.plugin.after_exit(&plugin_ctx(&self.ws, m), &archived) {
+                    // The session still ends: a broken index must not keep a mode open
+                    // forever. The update is retried at the next start.
+                    self.mark_index_pending(dir, &err.to_string(), warnings);
+                }
+            }
+            None => self.mark_index_pending(
+                dir,
+                &format!("mode {:?} is not loaded", e.mode_id),
+                warnings,
+            ),
+        }
+    }
+
     pub(super) fn mark_index_pending(&self, dir: &Path, why: &str, warnings: &mut Warnings) {
         let session = super::dirs::file_name(dir);
         let path = dir.join(INDEX_PENDING_FILE);
@@ -212,5 +215,24 @@ impl Archivist {
         warnings.push(format!(
             "session {session}: the plugin's history index could not be updated ({why}); the session is archived and the index update will be retried at the next start"
         ));
+    }
+}
+
+/// The chats that took part carry the session for a day (a failure costs only that).
+fn carry(e: &Ending<'_>, chats: &mut ChatHistories, warnings: &mut Warnings) {
+    let marker = e.marker;
+    if let Ok(ended) = chrono::DateTime::parse_from_rfc3339(&marker.requested_at) {
+        let carried = crate::chats::carried::CarriedSession {
+            session_id: e.session_id.into(),
+            mode_name: e.display_name.into(),
+            session_dir: e.dir.to_path_buf(),
+            ended_at: marker.requested_at.clone(),
+        };
+        if let Err(err) = chats.session_ended(e.records, carried, ended) {
+            warnings.push(format!(
+                "session {}: the chats that took part will not carry it: {err}",
+                e.session_id
+            ));
+        }
     }
 }

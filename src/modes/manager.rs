@@ -4,7 +4,7 @@
 //! `switch_mode` tool and `/mode` commands call it to switch (the tool also to offer a
 //! mode, and an accepted offer to enter it), the Cron actor to expire.
 //!
-//! Handlers are synchronous (the actor runs on its own arbiter thread, so the file I/O
+//! Handlers are synchronous (the actor runs on its own thread, `homebot-modes`, so the file I/O
 //! of one message — fsync included — blocks only this actor). No handler awaits an LLM:
 //! the agent runs between `begin_turn` and `end_turn`, outside the actor, so a slow QQ
 //! turn never freezes voice.
@@ -24,42 +24,36 @@ use super::offer::{NoOffer, Offered};
 use super::session::Record;
 use super::switch::SwitchAction;
 use super::switched::{SwitchError, Switched};
+use crate::actor::{Supervised, Unavailable};
 use crate::clock::SharedClock;
-use crate::supervise::{Supervisor, Unavailable};
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
 
 pub struct ModeManager {
-    core: ModeCore,
+    /// The core, reachable only through its supervised cell: a panic reopens it from disk.
+    core: Supervised<ModeCore>,
     clock: SharedClock,
-    supervisor: Supervisor,
 }
 
 impl ModeManager {
     pub fn new(core: ModeCore, clock: SharedClock) -> Self {
-        Self {
-            core,
-            clock,
-            supervisor: Supervisor::new("the mode manager"),
-        }
+        let reopen_clock = clock.clone();
+        let core = Supervised::reopened_by("the mode manager", core, move |old, hit| {
+            reopen(old, reopen_clock.now(), hit)
+        });
+        Self { core, clock }
     }
 
-    /// Run `f` on the core, supervised ([`crate::supervise`]): a panic reopens the core
-    /// from disk.
+    /// Run `f` on the core at the clock's now, in its supervised cell
+    /// ([`crate::actor::Supervised`]).
     fn supervised<R>(
         &mut self,
         what: &'static str,
         f: impl FnOnce(&mut ModeCore, DateTime<Utc>) -> R,
     ) -> Result<R, ModeError> {
         let now = self.clock.now();
-        let clock = self.clock.clone();
-        self.supervisor
-            .run(
-                &mut self.core,
-                what,
-                |core| f(core, now),
-                |old, hit| reopen(old, clock.now(), hit),
-            )
+        self.core
+            .run(what, |core| f(core, now))
             .map_err(|e| match e {
                 Unavailable::Restarted { .. } => ModeError::Restarted,
                 Unavailable::Recovering { secs, .. } => ModeError::Recovering { secs },

@@ -7,23 +7,27 @@
 //! publishes the circuits ([`Published`]), so the `status` line and the common case — the
 //! primary's circuit closed, every call goes there — never wait on the mailbox.
 //!
-//! It runs on an arbiter thread of its own (`homebot-provider`), started with the
-//! provider, so an admission never waits behind the ModeManager's fsyncs on the kernel's
-//! actor thread, and a provider made before the kernel (tests inject one) is already live.
-//! The thread stops when the last [`super::Provider`] handle is dropped.
+//! It runs on a thread of its own (`homebot-provider`, the actor kit's
+//! [`ActorThread`]), started with the provider, so an admission never waits behind the
+//! ModeManager's fsyncs, and a provider made before the kernel (tests inject one) is
+//! already live. The thread belongs to the provider's handles, not to the kernel's
+//! shutdown: it stops, and is joined, when the last [`super::Provider`] handle is dropped
+//! (after the kernel's shutdown flushed its log writer). Its state, the breakers, is
+//! reached only through its supervised cell.
 
 use super::backend::Backend;
 use super::breaker::{Admit as Verdict, Breaker, Health, State};
 use super::error::ProviderError;
 use super::ledger::Ledger;
+pub use crate::actor::ActorThread;
+use crate::actor::Supervised;
 use crate::config::BreakerSettings;
-use crate::supervise::Supervisor;
 use actix::prelude::*;
 use backon::ExponentialBuilder;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 /// What every call uses and nothing changes after start: the endpoints (primary first),
 /// the log writer, the retry policy.
@@ -81,8 +85,11 @@ impl Published {
 pub type Circuits = Arc<Published>;
 
 pub struct ProviderActor {
-    state: Breakers,
-    supervisor: Supervisor,
+    state: Supervised<Breakers>,
+    /// The endpoints, for the admission while the breakers recover from a panic.
+    shared: Arc<Shared>,
+    /// The circuits as last published, for `GetCircuits` then.
+    published: Circuits,
 }
 
 /// The actor's state: a circuit per endpoint, and where it publishes them.
@@ -93,12 +100,21 @@ struct Breakers {
 }
 
 impl ProviderActor {
+    /// Every circuit closed. A panic (a bug) fails its request only, is logged, and the
+    /// circuits start over closed (after the capped pause when panics repeat; meanwhile
+    /// calls go to the primary).
     fn new(shared: Arc<Shared>, published: Circuits) -> Self {
-        let state = Breakers::closed(shared, published);
+        let state = Breakers::closed(shared.clone(), published.clone());
         state.publish();
+        let reopen = |b: &mut Breakers, _: &str| {
+            let fresh = Breakers::closed(b.shared.clone(), b.published.clone());
+            fresh.publish();
+            Ok::<_, std::convert::Infallible>(fresh)
+        };
         Self {
-            state,
-            supervisor: Supervisor::new("the provider actor"),
+            state: Supervised::reopened_by("the provider actor", state, reopen),
+            shared,
+            published,
         }
     }
 }
@@ -147,24 +163,6 @@ impl Breakers {
             .primary_closed
             .store(closed, Ordering::Release);
         self.published.primary_clean.store(clean, Ordering::Release);
-    }
-}
-
-impl ProviderActor {
-    /// Run `f` under the one supervision helper: a panic (a bug) fails this request only,
-    /// is logged, and the circuits start over closed (after the helper's capped pause when
-    /// panics repeat; meanwhile requests get `None` and calls go to the primary).
-    fn supervised<R>(
-        &mut self,
-        what: &'static str,
-        f: impl FnOnce(&mut Breakers) -> R,
-    ) -> Option<R> {
-        let reopen = |b: &mut Breakers, _: &str| {
-            let fresh = Breakers::closed(b.shared.clone(), b.published.clone());
-            fresh.publish();
-            Ok::<_, std::convert::Infallible>(fresh)
-        };
-        self.supervisor.run(&mut self.state, what, f, reopen).ok()
     }
 }
 
@@ -270,11 +268,12 @@ impl Handler<Admit> for ProviderActor {
     type Result = Result<Ticket, ProviderError>;
     fn handle(&mut self, _: Admit, _: &mut Context<Self>) -> Self::Result {
         let now = Instant::now();
-        self.supervised("admit", |a| a.admit(now))
-            .unwrap_or_else(|| {
+        self.state
+            .run("admit", |a| a.admit(now))
+            .unwrap_or_else(|_| {
                 Ok(Ticket {
                     index: 0,
-                    backend: self.state.shared.backends[0].clone(),
+                    backend: self.shared.backends[0].clone(),
                     trial: false,
                 })
             })
@@ -285,64 +284,28 @@ impl Handler<Report> for ProviderActor {
     type Result = ();
     fn handle(&mut self, r: Report, _: &mut Context<Self>) {
         let now = Instant::now();
-        self.supervised("report", |a| a.report(now, &r));
+        let _ = self.state.run("report", |a| a.report(now, &r));
     }
 }
 
 impl Handler<GetCircuits> for ProviderActor {
     type Result = MessageResult<GetCircuits>;
     fn handle(&mut self, _: GetCircuits, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.state.views())
+        let views = self.state.run("circuits", |b| b.views());
+        MessageResult(views.unwrap_or_else(|_| self.published.views()))
     }
 }
 
-/// The actor's arbiter thread; dropping it stops the actor (which drops its share of the
-/// state — the last share drains the log writer) and waits for the thread.
-pub struct ActorThread {
-    system: actix::System,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for ActorThread {
-    fn drop(&mut self) {
-        self.system.stop();
-        if let Some(t) = self.thread.take() {
-            if t.thread().id() != std::thread::current().id() {
-                let _ = t.join();
-            }
-        }
-    }
-}
-
-/// Start the actor on its own arbiter thread.
+/// Start the actor on its own thread; dropping the returned [`ActorThread`] stops the
+/// actor (which drops its share of the state — the last share drains the log writer) and
+/// waits for the thread.
 pub fn start(shared: Arc<Shared>) -> (Addr<ProviderActor>, Circuits, ActorThread) {
     let published: Circuits = Arc::default();
-    let (tx, rx) = std::sync::mpsc::channel();
     let p = published.clone();
-    let thread = std::thread::Builder::new()
-        .name("homebot-provider".into())
-        .spawn(move || {
-            let sys = actix::System::new();
-            sys.block_on(async move {
-                let addr = ProviderActor::new(shared, p).start();
-                let _ = tx.send((addr, actix::System::current()));
-            });
-            if let Err(e) = sys.run() {
-                error!(error = %e, "the provider's actor system stopped with an error");
-            }
-        })
-        .expect("a thread can be started at provider start-up");
-    let (addr, system) = rx
-        .recv()
-        .expect("the provider thread starts its actor before anything else");
-    (
-        addr,
-        published,
-        ActorThread {
-            system,
-            thread: Some(thread),
-        },
-    )
+    let (addr, thread) =
+        ActorThread::start("homebot-provider", move || ProviderActor::new(shared, p))
+            .expect("a thread can be started at provider start-up");
+    (addr, published, thread)
 }
 
 /// How long until an open circuit lets a trial call through (zero once it may).

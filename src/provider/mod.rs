@@ -17,7 +17,7 @@
 //!   nothing is not reported, so the common call neither waits for the actor's thread
 //!   nor wakes it; a failure's report is waited for, so the next call sees the circuit
 //!   it opened. The actor runs
-//!   on an arbiter thread of its own, so an admission never waits behind the
+//!   on a thread of its own, so an admission never waits behind the
 //!   ModeManager's fsyncs;
 //! - [`backend`] — one endpoint: `primary`, or `fallback-1`, … from
 //!   `[[provider.fallback]]`, with its [`slots`] (turns first: a compaction or summary

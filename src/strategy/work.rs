@@ -90,8 +90,22 @@ pub(super) async fn propose(
             ),
         });
     }
-    let mut p = c.prepare(&extra);
-    let mut work = None;
+    match ask_for_work(c, kind, &extra, max).await {
+        Ok(work) => keep_pending(c, kind, work).await,
+        Err(out) => out,
+    }
+}
+
+/// The model's plan or spec, asked for once more when the first is not valid; else the
+/// turn's outcome (a failure, or a spoken switch of strategy that answered instead).
+async fn ask_for_work(
+    c: &Ctx<'_>,
+    kind: WorkKind,
+    extra: &[TailSection],
+    max: usize,
+) -> Result<doc::Work, StrategyOutcome> {
+    let (flow, cn) = kind_name(kind);
+    let mut p = c.prepare(extra);
     let mut why = String::new();
     for attempt in 0..2 {
         let purpose = match (kind, attempt) {
@@ -100,25 +114,19 @@ pub(super) async fn propose(
             (WorkKind::Spec, 0) => "spec",
             (WorkKind::Spec, _) => "spec-retry",
         };
-        let resp = match ask(c.agent, &p, purpose).await {
-            Ok(r) => r,
-            Err(e) => return failed(e),
-        };
+        let resp = ask(c.agent, &p, purpose).await.map_err(failed)?;
         let text = resp.content.clone().unwrap_or_default();
         let parsed = if resp.tool_calls.is_empty() {
             doc::parse(kind, &text, max)
         } else {
             match spoken_switch(c, &p, &resp.tool_calls, flow).await {
-                Ok(Some(out)) => return out,
+                Ok(Some(out)) => return Err(out),
                 Ok(None) => Err(doc::InvalidWork::ToolCalled { flow }),
                 Err(refused) => Err(refused),
             }
         };
         match parsed {
-            Ok(w) => {
-                work = Some(w);
-                break;
-            }
+            Ok(w) => return Ok(w),
             Err(e) => {
                 c.log(
                     flow,
@@ -136,17 +144,20 @@ pub(super) async fn propose(
             }
         }
     }
-    let Some(work) = work else {
-        return StrategyOutcome::done(AgentOutcome {
-            reply: format!(
-                "抱歉，没能做出一个有效的{cn}（{why}）。可以换个说法再试一次，或者用 /strategy build 让我直接做。"
-            ),
-            error: Some(TurnError::new(
-                Failure::Provider,
-                format!("the model gave no valid {flow} after one retry: {why}"),
-            )),
-        });
-    };
+    Err(StrategyOutcome::done(AgentOutcome {
+        reply: format!(
+            "抱歉，没能做出一个有效的{cn}（{why}）。可以换个说法再试一次，或者用 /strategy build 让我直接做。"
+        ),
+        error: Some(TurnError::new(
+            Failure::Provider,
+            format!("the model gave no valid {flow} after one retry: {why}"),
+        )),
+    }))
+}
+
+/// Keep the plan or spec pending until it is confirmed, and show it.
+async fn keep_pending(c: &Ctx<'_>, kind: WorkKind, work: doc::Work) -> StrategyOutcome {
+    let (flow, cn) = kind_name(kind);
     let pending = PendingWork {
         kind,
         request: c.text.to_string(),

@@ -1,5 +1,6 @@
-//! One way to supervise an actor whose state can be reloaded from disk (the ModeManager,
-//! the Cron actor): each handler runs its work through [`Supervisor::run`]. A panic is
+//! The restart record behind [`super::Supervised`]: a state that can be reloaded from
+//! disk (the ModeManager's, the Cron actor's) or lives in memory only (a channel's) has
+//! each request run through [`Supervisor::run`]. A panic is
 //! caught where it happens — the mailbox and the actor thread survive, and so do the
 //! other actors on that thread — the request that hit it gets an error, and the state is
 //! reopened from disk as at start-up (logged; the reopening carries over from the old

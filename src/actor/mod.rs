@@ -1,0 +1,22 @@
+//! The actor kit: the one way homebot starts, supervises and stops its actors.
+//!
+//! Layout: `thread` — [`ActorThread`], an actix system on a named thread, started with
+//! its actors and handing back their addresses; `lifecycle` — [`Lifecycle`], the kernel's
+//! record of those threads (its shutdown stops and joins them) and of the background
+//! [`Tasks`] (cancelled and waited for); `cell` — [`Supervised`], the state cell whose only
+//! door is the supervised run; `supervisor` — the restart record behind it (a panic fails
+//! one request, the state is reopened, repeated panics wait a capped backoff).
+//!
+//! Who uses it: the kernel (the ModeManager and Cron threads), the provider (its own
+//! thread, owned by the provider's handles), the channels (their actors, through the
+//! kernel's [`Lifecycle`]), and every actor with state (its [`Supervised`] cell).
+
+mod cell;
+mod lifecycle;
+mod supervisor;
+mod thread;
+
+pub use cell::Supervised;
+pub use lifecycle::{Lifecycle, Tasks};
+pub use supervisor::{pause_after, InMemoryOnly, Unavailable, CALM, MAX_PAUSE};
+pub use thread::ActorThread;
