@@ -23,7 +23,7 @@
 //! Layout: this file — the channel, its [`Voice`] handle, speakers, reply shaping and
 //! the outbound door; `actor` — the voice actor, the one owner of the channel's state:
 //! `satellites` (which connection holds which satellite id) and `held` (messages
-//! waiting for a front end's next turn); `handle` — the Wyoming handle service's
+//! waiting for a front end's next turn); `wyoming_service` — the Wyoming handle service's
 //! connections; `ha_agent` — Home Assistant's conversation agent (the custom
 //! integration's turns, served by the HTTP server); `ws` — the satellite WebSocket;
 //! `partial` — a satellite's reply
@@ -41,12 +41,12 @@
 mod actor;
 mod door;
 pub mod ha_agent;
-mod handle;
 mod held;
 mod partial;
 mod satellites;
 mod ws;
 pub mod wyoming;
+mod wyoming_service;
 
 pub use door::{HA_PREFIX, WYOMING_TARGET};
 
@@ -248,7 +248,7 @@ impl Channel for VoiceChannel {
                     let ch3 = ch2.clone();
                     tokio::spawn(async move { ch3.wyoming_conn(stream, permit).await });
                 },
-                handle::refuse,
+                wyoming_service::refuse,
             ));
         }
         if let Some(listen) = &cfg.ws_listen {
