@@ -4,7 +4,16 @@
 //! unasked — is held for that speaker's next turn; and the wait for a held message: until a
 //! turn says it, Home Assistant is back to announce it, or the fallback chat takes it.
 
-use super::*;
+use super::actor;
+use super::channel::CHANNEL;
+use super::handle::Voice;
+use super::held;
+use super::reply::shape_reply;
+use crate::outbound::{DeliveryError, Outbound};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tracing::{debug, warn};
 
 /// The target of proactive messages for Wyoming speakers: Home Assistant cannot be spoken
 /// to unasked, so they wait for the next Wyoming turn.

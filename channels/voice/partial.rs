@@ -13,8 +13,9 @@
 //! its turns in flight: the kernel records them as cancelled with what was already said,
 //! no partial frame of them is sent any more, and their reply frame says `cancelled`.
 
+use super::handle::{voice_turn, Voice};
 use super::held::Taken;
-use super::{compose, shape_reply, voice_turn, Voice};
+use super::reply::{compose, shape_reply};
 use crate::kernel::PendingReply;
 use crate::turn::{Partial, Partials};
 use serde_json::{json, Value};

@@ -14,9 +14,12 @@
 //! never completes is dropped with the upgrade callback.
 
 use super::actor::{Attach, Claim, NotClaimed, Release};
+use super::handle::{fallback_session, Voice};
 use super::satellites::{ClaimError, Credential, MAX_ID_CHARS};
-use super::{fallback_session, speaker_member, Voice};
+use super::speaker::speaker_member;
 use crate::channels::auth::{presented_token, same_secret};
+use crate::channels::contract::StartError;
+use crate::channels::net::{listener_limit, HttpLimits};
 use crate::config::{SatelliteConfig, VoiceConfig};
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -25,10 +28,14 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
+
+/// Where satellites connect.
+pub const WS_PATH: &str = "/voice/ws";
 
 /// Satellite ids one connection may speak for.
 const MAX_IDS_PER_CONNECTION: usize = 4;
@@ -72,7 +79,7 @@ fn credential(
 }
 
 /// The handshake: token → credential; a satellite id in the query is reserved here.
-pub(super) async fn ws_handler(
+async fn ws_handler(
     State(ch): State<Voice>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
@@ -152,6 +159,32 @@ struct Conn {
 }
 
 impl Voice {
+    /// Serve the satellite WebSocket on `listen` (up to `voice.ws_max_connections`);
+    /// returns what it bound.
+    pub(super) async fn serve_satellites(
+        &self,
+        listen: &str,
+    ) -> Result<(&'static str, SocketAddr), StartError> {
+        let cfg = &self.shared.cfg;
+        let (listener, addr) = crate::channels::net::bind("voice-ws", listen).await?;
+        let app = axum::Router::new()
+            .route(WS_PATH, axum::routing::get(ws_handler))
+            .with_state(self.clone());
+        let limits = HttpLimits {
+            conns: listener_limit("voice-ws", cfg.ws_max_connections),
+            handshake: Duration::from_secs(cfg.handshake_timeout_secs),
+        };
+        crate::channels::net::serve_http(
+            &self.shared.kernel,
+            "voice-ws",
+            listener,
+            app,
+            self.shared.cancel.clone(),
+            limits,
+        );
+        Ok(("voice-ws", addr))
+    }
+
     /// Let connection `conn` hold satellite `id` (see `satellites`).
     async fn claim(
         &self,

@@ -8,11 +8,17 @@
 //! takes no audio), so a connection never buffers more than two frames' JSON. Over the
 //! connection cap, a new connection gets an `error` event and is closed at once.
 
+use super::door::{HA_PREFIX, WYOMING_TARGET};
+use super::handle::{fallback_session, Voice};
 use super::held::Taken;
+use super::reply::DialogueState;
+use super::speaker::speaker_member;
 use super::wyoming::{self, Event, FrameError, Limits};
-use super::{fallback_session, speaker_member, Voice};
+use crate::channels::contract::StartError;
+use crate::channels::net::listener_limit;
 use crate::netutil::{within, ConnPermit};
 use serde_json::{json, Value};
+use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::BufReader;
 use tokio::net::TcpStream;
@@ -29,6 +35,34 @@ pub(super) fn refuse(stream: TcpStream) {
 }
 
 impl Voice {
+    /// Serve the Wyoming handle service on `listen` (a task per connection, up to
+    /// `voice.wyoming_max_connections`); returns what it bound.
+    pub(super) async fn serve_wyoming(
+        &self,
+        listen: &str,
+    ) -> Result<(&'static str, SocketAddr), StartError> {
+        let (listener, addr) = crate::channels::net::bind("wyoming", listen).await?;
+        if !addr.ip().is_loopback() {
+            warn!(%addr, "Wyoming has no authentication: anyone who can reach this address can talk to homebot as a guest");
+        }
+        let limit = listener_limit("wyoming", self.shared.cfg.wyoming_max_connections);
+        let ch = self.clone();
+        self.shared
+            .kernel
+            .spawn_service(crate::netutil::accept_loop(
+                "wyoming",
+                listener,
+                limit,
+                self.shared.cancel.clone(),
+                move |stream, permit| {
+                    let ch = ch.clone();
+                    tokio::spawn(async move { ch.wyoming_conn(stream, permit).await });
+                },
+                refuse,
+            ));
+        Ok(("wyoming", addr))
+    }
+
     fn limits(&self) -> Limits {
         Limits {
             max_json: self.shared.cfg.max_frame_bytes,
@@ -36,7 +70,7 @@ impl Voice {
         }
     }
 
-    pub(super) async fn wyoming_conn(&self, stream: TcpStream, permit: ConnPermit) {
+    async fn wyoming_conn(&self, stream: TcpStream, permit: ConnPermit) {
         let peer = stream.peer_addr().ok();
         let conn = format!("{:x}", self.conn_id());
         let idle = Duration::from_secs(self.shared.cfg.wyoming_idle_timeout_secs);
@@ -155,22 +189,22 @@ impl Voice {
             None => None,
         };
         let front = located.as_ref().map_or_else(
-            || super::WYOMING_TARGET.to_string(),
-            |l| format!("{}{}", super::HA_PREFIX, l.entity_id),
+            || WYOMING_TARGET.to_string(),
+            |l| format!("{}{}", HA_PREFIX, l.entity_id),
         );
         let room = located.as_ref().and_then(|l| l.room.clone());
         let pending = self.submit_in(&session, &speaker, text, &front, room);
         let mut reply = self.finish(pending, &front).await;
-        if front != super::WYOMING_TARGET {
+        if front != WYOMING_TARGET {
             // what waits for any Wyoming speaker is said here too
-            let held = self.take_held(super::WYOMING_TARGET).await;
+            let held = self.take_held(WYOMING_TARGET).await;
             if !held.is_empty() {
                 reply.text = format!("{} {}", held.joined(), reply.text);
                 reply.held.extend(held);
             }
         }
         if let (Some(ha), Some(l)) = (&self.shared.ha, &located) {
-            if reply.state == super::DialogueState::Continue && !reply.failed {
+            if reply.state == DialogueState::Continue && !reply.failed {
                 ha.listen_again(l.entity_id.clone());
             }
         }

@@ -1,0 +1,116 @@
+//! [`Voice`], the running voice channel's handle: what the front doors (the Wyoming
+//! service, the satellite WebSocket, Home Assistant's agent) and the kernel (through the
+//! outbound door, `door`) hold. It admits utterances as turns, waits for their replies,
+//! and reaches the voice actor for what the channel keeps (satellites, held messages).
+
+use super::actor::{self, VoiceActor};
+use super::channel::CHANNEL;
+use super::held;
+use super::reply::{compose, VoiceReply};
+use super::speaker::GUEST;
+use crate::channels::home_assistant::HomeAssistant;
+use crate::config::VoiceConfig;
+use crate::kernel::{Kernel, PendingReply};
+use crate::turn::{Audience, Facts, Modality, Trust, Turn};
+use actix::Addr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+pub(super) struct Shared {
+    pub(super) kernel: Kernel,
+    pub(super) cfg: Arc<VoiceConfig>,
+    pub(super) cancel: CancellationToken,
+    /// The voice actor: which connection holds which satellite id, and the proactive
+    /// messages for a front end that cannot be spoken to now (a satellite not connected,
+    /// Wyoming), said before the reply of its next turn.
+    pub(super) actor: Addr<VoiceActor>,
+    /// Refused frames and refused satellites are logged at most once per interval.
+    pub(super) frame_warnings: crate::netutil::LogThrottle,
+    /// The provider streams its answers: satellites get partial replies.
+    pub(super) streams: bool,
+    /// Home Assistant, when `[home_assistant]` is configured: rooms, satellites, announce.
+    pub(super) ha: Option<HomeAssistant>,
+}
+
+/// The running voice channel (cloneable handle); also its outbound door.
+#[derive(Clone)]
+pub struct Voice {
+    pub(super) shared: Arc<Shared>,
+}
+
+impl Voice {
+    pub(super) fn new(shared: Shared) -> Self {
+        Self {
+            shared: Arc::new(shared),
+        }
+    }
+
+    /// Admit one utterance to its voice session's FIFO now (call at arrival). `speaker`
+    /// is already resolved: a member id or [`GUEST`].
+    /// `front` is where proactive messages for this speaker go: the satellite id, or
+    /// [`super::WYOMING_TARGET`].
+    pub fn submit(&self, session_id: &str, speaker: &str, text: &str, front: &str) -> PendingReply {
+        self.submit_in(session_id, speaker, text, front, None)
+    }
+
+    /// [`Voice::submit`] for a speaker in a known room (said in the dynamic tail).
+    pub fn submit_in(
+        &self,
+        session_id: &str,
+        speaker: &str,
+        text: &str,
+        front: &str,
+        room: Option<String>,
+    ) -> PendingReply {
+        let mut turn = voice_turn(session_id, speaker, text, front);
+        turn.room = room;
+        self.shared.kernel.submit(turn)
+    }
+
+    /// Wait for a submitted utterance's reply and shape it for speech; anything held for
+    /// this front end (a reminder that rang while it could not be spoken to) comes first,
+    /// and counts as said once the caller calls `held.said()` on the reply it sent.
+    pub async fn finish(&self, pending: PendingReply, front: &str) -> VoiceReply {
+        let reply = pending.reply().await;
+        let held = self.take_held(front).await;
+        compose(&reply, held)
+    }
+
+    /// What is held for `front`; it counts as said when [`held::Taken::said`] is called.
+    pub(super) async fn take_held(&self, front: &str) -> held::Taken {
+        self.shared
+            .actor
+            .send(actor::TakeHeld(front.to_string()))
+            .await
+            .unwrap_or_default()
+    }
+
+    /// A fresh connection id, unique in this process.
+    pub(super) fn conn_id(&self) -> u64 {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// A voice utterance as a turn: its session is the chat; proactive messages for its
+/// speaker go to `front`.
+pub(super) fn voice_turn(session_id: &str, speaker: &str, text: &str, front: &str) -> Turn {
+    let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
+    // every wake is a new session: the speaker the household mapped is the identity
+    let guest = speaker.is_empty() || speaker == GUEST;
+    turn.facts = Some(Facts {
+        audience: Audience::Room,
+        modality: Modality::Speech,
+        trust: if guest { Trust::Guest } else { Trust::Member },
+        memory_peer: Some(if guest { GUEST } else { speaker }.to_string()),
+    });
+    turn.reply_to = Some(front.to_string());
+    turn
+}
+
+/// A session id for a front end that sent none: unique across restarts, so a new wake
+/// never inherits an old conversation stored under the same id.
+pub(super) fn fallback_session(front: &str, conn: &str) -> String {
+    format!("{front}-{conn}-{:08x}", rand::random::<u32>())
+}
