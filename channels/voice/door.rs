@@ -6,11 +6,11 @@
 
 use super::actor;
 use super::channel::CHANNEL;
+use super::frames::SatelliteOut;
 use super::handle::Voice;
 use super::held;
 use super::reply::shape_reply;
 use crate::outbound::{DeliveryError, Outbound};
-use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::{debug, warn};
@@ -42,7 +42,7 @@ impl Outbound for Voice {
         }
         let announce = actor::Announce {
             id: target.to_string(),
-            frame: json!({"type": "announce", "text": text}).to_string(),
+            frame: SatelliteOut::Announce { text: text.clone() }.encode(),
         };
         let sent = self
             .shared

@@ -43,6 +43,7 @@
 mod actor;
 mod channel;
 mod door;
+mod frames;
 pub mod ha_agent;
 mod handle;
 mod held;

@@ -9,9 +9,11 @@
 
 use super::held;
 use crate::speech::CONTINUE_MARKERS;
+use serde::{Deserialize, Serialize};
 
 /// Whether the front end should listen again after saying the reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum DialogueState {
     Continue,
     End,
@@ -98,5 +100,17 @@ mod tests {
             shape_reply("第一步：\n- 打蛋\n- 切番茄").0,
             "第一步： · 打蛋 · 切番茄"
         );
+    }
+
+    #[test]
+    fn dialogue_state_on_the_wire() {
+        for (state, wire) in [
+            (DialogueState::Continue, "\"continue\""),
+            (DialogueState::End, "\"end\""),
+        ] {
+            assert_eq!(serde_json::to_string(&state).unwrap(), wire);
+            assert_eq!(format!("\"{}\"", state.as_str()), wire);
+            assert_eq!(serde_json::from_str::<DialogueState>(wire).unwrap(), state);
+        }
     }
 }
