@@ -53,6 +53,7 @@ mod satellites;
 mod speaker;
 mod ws;
 pub mod wyoming;
+mod wyoming_events;
 mod wyoming_service;
 
 pub use channel::{VoiceChannel, CHANNEL};

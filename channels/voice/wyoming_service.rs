@@ -13,25 +13,29 @@ use super::handle::{fallback_session, Voice};
 use super::held::Taken;
 use super::reply::DialogueState;
 use super::speaker::speaker_member;
-use super::wyoming::{self, Event, FrameError, Limits};
+use super::wyoming::{self, FrameError, Limits};
+use super::wyoming_events::{
+    Answer, AnswerContext, Attribution, HandleModel, HandleProgram, Info, Pong, RefusalCode,
+    Transcript, WyomingIn, WyomingOut,
+};
 use crate::channels::contract::StartError;
 use crate::channels::net::listener_limit;
 use crate::netutil::{within, ConnPermit};
-use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::BufReader;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tracing::{debug, warn};
 
 /// Close a connection over the cap, telling the peer why if its socket takes the bytes
 /// now (never waits: the accept loop calls this).
 pub(super) fn refuse(stream: TcpStream) {
-    let ev = Event::new(
-        "error",
-        json!({"text": "homebot is serving too many Wyoming connections; try again", "code": "busy"}),
+    let busy = WyomingOut::refusal(
+        RefusalCode::Busy,
+        "homebot is serving too many Wyoming connections; try again",
     );
-    let _ = stream.try_write(&wyoming::encode_event(&ev));
+    let _ = stream.try_write(&wyoming::encode_event(&busy.to_event()));
 }
 
 impl Voice {
@@ -70,130 +74,110 @@ impl Voice {
         }
     }
 
+    /// One connection: events answered in order until the peer goes away, stays idle,
+    /// or sends a frame that is refused.
     async fn wyoming_conn(&self, stream: TcpStream, permit: ConnPermit) {
         let peer = stream.peer_addr().ok();
         let conn = format!("{:x}", self.conn_id());
         let idle = Duration::from_secs(self.shared.cfg.wyoming_idle_timeout_secs);
         // one voice session per connection when the front end names none
         let fallback = fallback_session("wyoming", &conn);
-        let (r, mut w) = stream.into_split();
-        let mut r = BufReader::new(r);
+        let (r, w) = stream.into_split();
+        let mut link = Link {
+            r: BufReader::new(r),
+            w,
+            peer,
+            idle,
+        };
         debug!(?peer, conn, "wyoming connection");
-        loop {
-            let ev = match within(idle, wyoming::read_event(&mut r, self.limits())).await {
-                Err(e) => {
-                    debug!(?peer, error = %e, "wyoming: idle connection closed");
-                    break;
-                }
-                Ok(Ok(Some(ev))) => ev,
-                Ok(Ok(None)) => break,
-                Ok(Err(FrameError::Io(e))) => {
-                    debug!(?peer, error = %e, "wyoming connection ended");
-                    break;
-                }
-                Ok(Err(e)) => {
-                    let code = match e {
-                        FrameError::TooLarge {
-                            what: "payload", ..
-                        } => "payload-refused",
-                        _ => "bad-frame",
-                    };
-                    // a peer can send bad frames at will: warn at a bounded rate
-                    match self.shared.frame_warnings.hit() {
-                        Some(suppressed) => {
-                            warn!(?peer, error = %e, code, suppressed, "wyoming: frame refused; closing this connection")
-                        }
-                        None => {
-                            debug!(?peer, error = %e, code, "wyoming: frame refused; closing this connection")
-                        }
-                    }
-                    let text = match code {
-                        "payload-refused" => {
-                            format!("{e}: this handle service takes no audio or other payloads")
-                        }
-                        _ => e.to_string(),
-                    };
-                    let _ = within(
-                        idle,
-                        wyoming::write_event(
-                            &mut w,
-                            &Event::new("error", json!({"text": text, "code": code})),
-                        ),
-                    )
-                    .await;
-                    break;
-                }
-            };
+        while let Some(ev) = self.next_event(&mut link).await {
             // a graceful shutdown waits until an answer is written
             let _delivering = self.shared.kernel.hold_delivery();
-            // the held messages the answer begins with: said once it is written
-            let mut held = Taken::default();
-            let out = match ev.kind.as_str() {
-                "describe" => Some(self.info()),
-                "ping" => Some(Event::new("pong", json!({"text": ev.data.get("text")}))),
-                "transcript" => {
-                    let (answer, said) = self.on_transcript(&ev, &fallback).await;
-                    held = said;
-                    Some(answer)
-                }
-                other => {
-                    debug!(?peer, kind = other, "wyoming: event ignored");
-                    None
+            let (out, mut held) = match WyomingIn::from_event(ev) {
+                WyomingIn::Describe => (self.info(), Taken::default()),
+                WyomingIn::Ping(p) => (WyomingOut::Pong(Pong { text: p.text }), Taken::default()),
+                WyomingIn::Transcript(t) => self.on_transcript(t, &fallback).await,
+                WyomingIn::Other(kind) => {
+                    debug!(?peer, kind, "wyoming: event ignored");
+                    continue;
                 }
             };
-            if let Some(out) = out {
-                // a peer that stops reading (a zero TCP window) gets the idle deadline for
-                // each answer too, so it cannot hold its connection and permit forever
-                match within(idle, wyoming::write_event(&mut w, &out)).await {
-                    Ok(Ok(())) => held.said(),
-                    Ok(Err(e)) => {
-                        debug!(?peer, error = %e, "wyoming: peer went away before the answer");
-                        break;
-                    }
-                    Err(_) => {
-                        debug!(
-                            ?peer,
-                            ?idle,
-                            "wyoming: an answer could not be sent within the idle timeout; closed"
-                        );
-                        break;
-                    }
-                }
+            if !link.answer(&out).await {
+                break;
             }
+            // the held messages the answer began with are said once it is written
+            held.said();
         }
-        // the place is free before the socket closes (`r` and `w` drop after this), so a
+        // the place is free before the socket closes (`link` drops after this), so a
         // peer that sees its connection closed can connect again at once
         drop(permit);
     }
 
+    /// The next event; `None` when the connection is done: the peer went away or stayed
+    /// idle, or its frame was refused (the peer is told why).
+    async fn next_event(&self, link: &mut Link) -> Option<wyoming::Event> {
+        let peer = link.peer;
+        let e = match within(link.idle, wyoming::read_event(&mut link.r, self.limits())).await {
+            Err(e) => {
+                debug!(?peer, error = %e, "wyoming: idle connection closed");
+                return None;
+            }
+            Ok(Ok(Some(ev))) => return Some(ev),
+            Ok(Ok(None)) => return None,
+            Ok(Err(FrameError::Io(e))) => {
+                debug!(?peer, error = %e, "wyoming connection ended");
+                return None;
+            }
+            Ok(Err(e)) => e,
+        };
+        let (code, text) = match e {
+            FrameError::TooLarge {
+                what: "payload", ..
+            } => (
+                RefusalCode::PayloadRefused,
+                format!("{e}: this handle service takes no audio or other payloads"),
+            ),
+            _ => (RefusalCode::BadFrame, e.to_string()),
+        };
+        // a peer can send bad frames at will: warn at a bounded rate
+        match self.shared.frame_warnings.hit() {
+            Some(suppressed) => {
+                warn!(?peer, error = %e, code = code.as_str(), suppressed, "wyoming: frame refused; closing this connection")
+            }
+            None => {
+                debug!(?peer, error = %e, code = code.as_str(), "wyoming: frame refused; closing this connection")
+            }
+        }
+        let refusal = WyomingOut::refusal(code, text).to_event();
+        let _ = within(link.idle, wyoming::write_event(&mut link.w, &refusal)).await;
+        None
+    }
+
     /// The answer to a transcript, and the held messages it begins with.
-    async fn on_transcript(&self, ev: &Event, fallback: &str) -> (Event, Taken) {
-        let Some(text) = ev.data.get("text").and_then(Value::as_str) else {
-            let again = json!({"text": "没有听清楚，请再说一次。"});
-            return (Event::new("not-handled", again), Taken::default());
+    async fn on_transcript(&self, t: Transcript, fallback: &str) -> (WyomingOut, Taken) {
+        let Some(text) = t.text else {
+            let again = Answer {
+                text: "没有听清楚，请再说一次。".into(),
+                context: None,
+            };
+            return (WyomingOut::NotHandled(again), Taken::default());
         };
-        let ctx = ev.data.get("context").cloned().unwrap_or(Value::Null);
-        let get = |k: &str| {
-            ctx.get(k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
-        let session = get("conversation_id").unwrap_or_else(|| fallback.to_string());
-        let reported = get("speaker_id").or_else(|| get("speaker"));
+        let ctx = t.context.unwrap_or_default();
+        let session = ctx.conversation_id.unwrap_or_else(|| fallback.to_string());
+        let reported = ctx.speaker_id.or(ctx.speaker);
         // unauthenticated: only the household's own mapping for Wyoming makes a member
         let speaker = speaker_member(Some(&self.shared.cfg.wyoming_speakers), reported.as_deref());
         // which Home Assistant satellite spoke (and so the room), when HA is configured
         let located = match &self.shared.ha {
-            Some(ha) => ha.locate(get("satellite_id"), get("device_id")).await,
+            Some(ha) => ha.locate(ctx.satellite_id, ctx.device_id).await,
             None => None,
         };
         let front = located.as_ref().map_or_else(
             || WYOMING_TARGET.to_string(),
-            |l| format!("{}{}", HA_PREFIX, l.entity_id),
+            |l| format!("{HA_PREFIX}{}", l.entity_id),
         );
         let room = located.as_ref().and_then(|l| l.room.clone());
-        let pending = self.submit_in(&session, &speaker, text, &front, room);
+        let pending = self.submit_in(&session, &speaker, &text, &front, room);
         let mut reply = self.finish(pending, &front).await;
         if front != WYOMING_TARGET {
             // what waits for any Wyoming speaker is said here too
@@ -208,41 +192,85 @@ impl Voice {
                 ha.listen_again(l.entity_id.clone());
             }
         }
-        let context = json!({"conversation_id": session, "dialogue_state": reply.state.as_str()});
-        let kind = if reply.failed {
-            "not-handled"
-        } else {
-            "handled"
+        let answer = Answer {
+            text: reply.text,
+            context: Some(AnswerContext {
+                conversation_id: session,
+                dialogue_state: reply.state,
+            }),
         };
-        (
-            Event::new(kind, json!({"text": reply.text, "context": context})),
-            reply.held,
-        )
+        let out = match reply.failed {
+            true => WyomingOut::NotHandled(answer),
+            false => WyomingOut::Handled(answer),
+        };
+        (out, reply.held)
     }
 
-    fn info(&self) -> Event {
-        let attribution = json!({"name": "homebot", "url": "https://github.com/homebot"});
+    /// The answer to `describe`: one handle program, homebot, in the configured
+    /// languages.
+    fn info(&self) -> WyomingOut {
+        let attribution = Attribution {
+            name: "homebot".into(),
+            url: "https://github.com/homebot".into(),
+        };
         let version = env!("CARGO_PKG_VERSION");
-        Event::new(
-            "info",
-            json!({
-                "handle": [{
-                    "name": "homebot",
-                    "attribution": attribution,
-                    "installed": true,
-                    "description": "homebot household assistant (run modes, LLM)",
-                    "version": version,
-                    "models": [{
-                        "name": "homebot",
-                        "attribution": attribution,
-                        "installed": true,
-                        "description": "household assistant",
-                        "version": version,
-                        "languages": self.shared.cfg.languages,
-                    }],
-                    "supports_handled_streaming": false,
-                }]
-            }),
+        WyomingOut::Info(Info {
+            handle: vec![HandleProgram {
+                name: "homebot".into(),
+                attribution: attribution.clone(),
+                installed: true,
+                description: "homebot household assistant (run modes, LLM)".into(),
+                version: version.into(),
+                models: vec![HandleModel {
+                    name: "homebot".into(),
+                    attribution,
+                    installed: true,
+                    description: "household assistant".into(),
+                    version: version.into(),
+                    languages: self.shared.cfg.languages.clone(),
+                }],
+                supports_handled_streaming: false,
+            }],
+        })
+    }
+}
+
+/// A connection's two halves, as its loop uses them.
+struct Link {
+    r: BufReader<OwnedReadHalf>,
+    w: OwnedWriteHalf,
+    peer: Option<SocketAddr>,
+    /// How long a peer may take for a whole event, and to take each answer.
+    idle: Duration,
+}
+
+impl Link {
+    /// Write an answer; `false` when the connection is done (the peer went away, or did
+    /// not take the answer within the idle timeout).
+    async fn answer(&mut self, out: &WyomingOut) -> bool {
+        let peer = self.peer;
+        // a peer that stops reading (a zero TCP window) gets the idle deadline for each
+        // answer too, so it cannot hold its connection and permit forever
+        match within(
+            self.idle,
+            wyoming::write_event(&mut self.w, &out.to_event()),
         )
+        .await
+        {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                debug!(?peer, error = %e, "wyoming: peer went away before the answer");
+                false
+            }
+            Err(_) => {
+                let idle = self.idle;
+                debug!(
+                    ?peer,
+                    ?idle,
+                    "wyoming: an answer could not be sent within the idle timeout; closed"
+                );
+                false
+            }
+        }
     }
 }
