@@ -25,7 +25,9 @@
 //!
 //! Layout, one job per file; each imports only the files above it, never the other way
 //! (the test at the bottom checks it):
-//! - `id`: string-or-number OneBot ids; `message`: message segments and CQ codes;
+//! - `id`: string-or-number OneBot ids; `message`: message segments and CQ codes (in,
+//!   and out as typed segments); `action`: the actions homebot sends, typed, and what a
+//!   send answers;
 //!   `target`: where a message goes (a group, a person) and the door's target syntax;
 //! - `events`: typed OneBot frames; `inbound`: a message event into a turn;
 //! - the state, each part owned by the actor: `conns` — who is connected (accounts,
@@ -40,6 +42,7 @@
 //!   the forward WebSocket client (reconnect, backoff);
 //! - this file: [`QqChannel`] (the config, implementing [`Channel`]) and the start.
 
+mod action;
 mod actor;
 mod conn;
 mod conns;
