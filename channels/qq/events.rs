@@ -187,14 +187,9 @@ impl ActionResponse {
     }
 }
 
-/// What `send_group_msg` / `send_private_msg` answer with.
-#[derive(Debug, Deserialize)]
-pub struct Sent {
-    pub message_id: Option<Id>,
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::action::Sent;
     use super::*;
     use serde_json::json;
 

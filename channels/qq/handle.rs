@@ -4,6 +4,7 @@
 //! `reconnect_wait_secs`: NapCat restarts take a while), for an action's response (up
 //! to `action_timeout_secs`), for an announcement to have gone out.
 
+use super::action::Action;
 use super::actor::{
     Announce, FirstAccount, ForgetAction, Found, OpenAction, QqActor, Refused, Route,
 };
@@ -86,13 +87,9 @@ impl Qq {
 
     /// Call an action and wait for its response (matched by `echo`); returns its `data`.
     /// Waits up to `reconnect_wait_secs` for a connection if there is none.
-    pub async fn call(
-        &self,
-        self_id: &str,
-        action: &str,
-        params: Value,
-    ) -> Result<Value, ActionError> {
-        let sends_message = matches!(action, "send_group_msg" | "send_private_msg");
+    pub async fn call(&self, self_id: &str, action: Action) -> Result<Value, ActionError> {
+        let name = action.name();
+        let sends_message = action.sends_message();
         let echo = rpc::echo();
         // before asking: dropped at any await below, it takes the waiter back
         let _waiter = Waiter {
@@ -104,19 +101,19 @@ impl Qq {
             echo: echo.clone(),
             sends_message,
         };
-        let Route { tx, response } = match self.when_connected(action, ask).await {
+        let Route { tx, response } = match self.when_connected(name, ask).await {
             Ok(route) => route,
             Err(NoConnection::Unavailable(Some(e))) => return Err(e.into()),
             Err(_) => return Err(ActionError::NotConnected(self_id.to_string())),
         };
-        if tx.send(rpc::frame(action, params, &echo)).await.is_err() {
+        if tx.send(rpc::frame(&action, &echo)).await.is_err() {
             return Err(ActionError::NotConnected(self_id.to_string()));
         }
         let secs = self.cfg.action_timeout_secs;
         match tokio::time::timeout(Duration::from_secs(secs), response).await {
-            Ok(Ok(resp)) => rpc::outcome(action, resp),
+            Ok(Ok(resp)) => rpc::outcome(name, resp),
             _ => Err(ActionError::Timeout {
-                action: action.into(),
+                action: name.into(),
                 secs,
             }),
         }

@@ -9,7 +9,7 @@
 //! rounded into someone else's id.
 
 use serde::de::{self, Deserializer, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use std::fmt;
 
@@ -83,6 +83,13 @@ impl fmt::Display for Id {
 impl PartialEq<str> for Id {
     fn eq(&self, other: &str) -> bool {
         self.0 == other
+    }
+}
+
+/// In action parameters: [`Id::to_json`].
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
     }
 }
 

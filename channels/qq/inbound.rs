@@ -50,64 +50,104 @@ pub fn read(
         }
     };
     let member = household.member_for(user_id.as_str()).map(|m| m.id.clone());
+    let sender = Sender {
+        self_id,
+        user_id: &user_id,
+        member: member.as_deref(),
+    };
     let target = match group {
         Some((group_id, message_id)) => {
-            if !allowed(&cfg.groups, group_id.as_str(), false) {
-                debug!(self_id, group = %group_id, "qq: group not allowed; ignored");
-                return None;
-            }
-            if message::addressed(&segs, self_id, bot_message) == Addressed::No {
-                return None;
-            }
-            Target::Group {
-                group_id,
-                reply_to: message_id,
-                mention: Some(user_id.clone()),
-            }
+            sender.in_group(cfg, group_id, message_id, &segs, bot_message)?
         }
-        None => {
-            if !allowed(&cfg.private, user_id.as_str(), member.is_some()) {
-                info!(self_id, user = %user_id, "qq: private sender not allowed; denied");
-                return None;
-            }
-            Target::Private {
-                user_id: user_id.clone(),
-            }
-        }
+        None => sender.in_private(cfg)?,
     };
     let text = message::plain_text(&segs, self_id);
     if text.is_empty() {
         return Some(Incoming { target, turn: None });
     }
-    let speaker = member.clone().unwrap_or_else(|| format!("qq:{user_id}"));
-    let may_switch = match (&target, cfg.mode_switch) {
-        (Target::Private { .. }, _) => true,
-        (_, QqSwitchPolicy::Any) => true,
-        (_, QqSwitchPolicy::Members) => member.is_some(),
-        (_, QqSwitchPolicy::Nobody) => false,
-    };
-    let audience = match &target {
-        Target::Group { group_id, .. } => (Audience::Group, format!("group_{group_id}")),
-        Target::Private { user_id } => (Audience::Private, format!("private_{user_id}")),
-    };
-    let mut turn = Turn::new(CHANNEL, target.key(), speaker, text);
-    turn.facts = Some(Facts {
-        audience: audience.0,
-        modality: Modality::Text,
-        // a member only through the household's qq_ids mapping
-        trust: if member.is_some() {
-            Trust::Member
-        } else {
-            Trust::Guest
-        },
-        memory_peer: Some(audience.1),
-    });
-    turn.may_switch_modes = may_switch;
-    turn.reply_to = Some(target.outbound());
+    let turn = sender.turn(cfg, &target, text);
     Some(Incoming {
         target,
         turn: Some(turn),
     })
+}
+
+/// Who sent a message, as the bot `self_id` sees them.
+struct Sender<'a> {
+    self_id: &'a str,
+    user_id: &'a Id,
+    /// The household member the sender is, through the `qq_ids` mapping.
+    member: Option<&'a str>,
+}
+
+impl Sender<'_> {
+    /// Where the answer to a group message goes, if the group may reach the bot and the
+    /// message is for it.
+    fn in_group(
+        &self,
+        cfg: &QqConfig,
+        group_id: Id,
+        message_id: Option<Id>,
+        segs: &[message::Segment],
+        bot_message: impl Fn(&Id) -> bool,
+    ) -> Option<Target> {
+        let self_id = self.self_id;
+        if !allowed(&cfg.groups, group_id.as_str(), false) {
+            debug!(self_id, group = %group_id, "qq: group not allowed; ignored");
+            return None;
+        }
+        if message::addressed(segs, self_id, bot_message) == Addressed::No {
+            return None;
+        }
+        Some(Target::Group {
+            group_id,
+            reply_to: message_id,
+            mention: Some(self.user_id.clone()),
+        })
+    }
+
+    /// Where the answer to a private message goes, if the sender may reach the bot.
+    fn in_private(&self, cfg: &QqConfig) -> Option<Target> {
+        let user_id = self.user_id;
+        if !allowed(&cfg.private, user_id.as_str(), self.member.is_some()) {
+            info!(self_id = self.self_id, user = %user_id, "qq: private sender not allowed; denied");
+            return None;
+        }
+        Some(Target::Private {
+            user_id: user_id.clone(),
+        })
+    }
+
+    /// The turn of the sender's words, answered at `target`.
+    fn turn(&self, cfg: &QqConfig, target: &Target, text: String) -> Turn {
+        let member = self.member;
+        let speaker = member.map_or_else(|| format!("qq:{}", self.user_id), str::to_string);
+        let may_switch = match (target, cfg.mode_switch) {
+            (Target::Private { .. }, _) => true,
+            (_, QqSwitchPolicy::Any) => true,
+            (_, QqSwitchPolicy::Members) => member.is_some(),
+            (_, QqSwitchPolicy::Nobody) => false,
+        };
+        let audience = match target {
+            Target::Group { group_id, .. } => (Audience::Group, format!("group_{group_id}")),
+            Target::Private { user_id } => (Audience::Private, format!("private_{user_id}")),
+        };
+        let mut turn = Turn::new(CHANNEL, target.key(), speaker, text);
+        turn.facts = Some(Facts {
+            audience: audience.0,
+            modality: Modality::Text,
+            // a member only through the household's qq_ids mapping
+            trust: if member.is_some() {
+                Trust::Member
+            } else {
+                Trust::Guest
+            },
+            memory_peer: Some(audience.1),
+        });
+        turn.may_switch_modes = may_switch;
+        turn.reply_to = Some(target.outbound());
+        turn
+    }
 }
 
 /// Whether a group (or a private sender) may reach the bot.

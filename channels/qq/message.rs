@@ -5,11 +5,12 @@
 //! - Segment data values may be strings or numbers (`"qq": 10001` and `"qq": "10001"`).
 //! - Addressing in groups: an @ of the bot as the first or the last segment, or a reply
 //!   to one of the bot's own messages. Images and other media become short placeholders.
-//! - Ids inside segments (`qq`, a reply's `id`) are read with [`Id`], like every other id.
+//! - Ids inside segments (`qq`, a reply's `id`) are read with [`Id`], like every other id,
+//!   and sent as strings ([`OutSegment`]).
 
 use super::id::Id;
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 /// One message segment: `{"type": …, "data": {…}}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -55,10 +56,36 @@ impl Segment {
     pub fn is_at(&self, qq: &str) -> bool {
         self.kind == "at" && self.id("qq").is_some_and(|id| id == *qq)
     }
+}
 
-    pub fn to_json(&self) -> Value {
-        json!({"type": self.kind, "data": Value::Object(self.data.clone())})
+/// A segment homebot sends: `{"type": …, "data": {…}}`, ids as strings (as OneBot's
+/// segment data has them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum OutSegment {
+    /// Quote a message.
+    Reply {
+        #[serde(serialize_with = "id_text")]
+        id: Id,
+    },
+    /// @ someone.
+    At {
+        #[serde(serialize_with = "id_text")]
+        qq: Id,
+    },
+    Text {
+        text: String,
+    },
+}
+
+impl OutSegment {
+    pub fn text(t: impl Into<String>) -> Self {
+        OutSegment::Text { text: t.into() }
     }
+}
+
+fn id_text<S: Serializer>(id: &Id, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(id.as_str())
 }
 
 /// Why a message's content cannot be read.
@@ -229,6 +256,7 @@ pub fn plain_text(segs: &[Segment], self_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn cq_strings_with_escapes() {
@@ -284,5 +312,27 @@ mod tests {
         assert_eq!(addressed(&other, bot, never), Addressed::No);
         let with_image = parse_cq("[CQ:at,qq=10001] 这是什么菜[CQ:image,file=x.jpg]");
         assert_eq!(plain_text(&with_image, bot), "这是什么菜[图片]");
+    }
+
+    #[test]
+    fn segments_out() {
+        let id = |s: &str| Id::new(s).unwrap();
+        for (seg, wire) in [
+            (
+                OutSegment::Reply { id: id("-5") },
+                json!({"type": "reply", "data": {"id": "-5"}}),
+            ),
+            (
+                OutSegment::At { qq: id("10001") },
+                json!({"type": "at", "data": {"qq": "10001"}}),
+            ),
+            (
+                OutSegment::text(" hi"),
+                json!({"type": "text", "data": {"text": " hi"}}),
+            ),
+        ] {
+            assert_eq!(serde_json::to_value(&seg).unwrap(), wire);
+            assert_eq!(serde_json::from_value::<OutSegment>(wire).unwrap(), seg);
+        }
     }
 }

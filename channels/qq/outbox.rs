@@ -4,13 +4,13 @@
 //! part quotes the message and @s its sender. The QQ actor starts one per open queue, on
 //! the gateway's runtime; it retires after [`DELIVERY_IDLE`] without deliveries.
 
+use super::action::Action;
 use super::actor::{Drained, Retire};
 use super::delivery::NewQueue;
 use super::handle::Qq;
-use super::message::Segment;
+use super::message::OutSegment;
 use super::rpc::ActionError;
 use super::target::Target;
-use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::time::Instant;
 use tracing::warn;
@@ -97,37 +97,37 @@ async fn send_text(
     let flat = crate::channels::text::flatten_markdown(text);
     let parts = crate::channels::text::split_reply(&flat, qq.cfg.max_reply_chars);
     for (i, part) in parts.iter().enumerate() {
-        let (action, params) = match target {
+        let action = match target {
             Target::Group {
                 group_id,
                 reply_to,
                 mention,
             } => {
-                let mut segs: Vec<Value> = Vec::new();
+                let mut message = Vec::new();
                 let first = i == 0;
                 if let Some(id) = reply_to.as_ref().filter(|_| first) {
-                    segs.push(json!({"type": "reply", "data": {"id": id.as_str()}}));
+                    message.push(OutSegment::Reply { id: id.clone() });
                 }
                 match mention.as_ref().filter(|_| first) {
                     Some(user) => {
-                        segs.push(json!({"type": "at", "data": {"qq": user.as_str()}}));
-                        segs.push(Segment::text(&format!(" {part}")).to_json());
+                        message.push(OutSegment::At { qq: user.clone() });
+                        message.push(OutSegment::text(format!(" {part}")));
                     }
-                    None => segs.push(Segment::text(part).to_json()),
+                    None => message.push(OutSegment::text(part.as_str())),
                 }
-                (
-                    "send_group_msg",
-                    json!({"group_id": group_id.to_json(), "message": segs}),
-                )
+                Action::SendGroupMsg {
+                    group_id: group_id.clone(),
+                    message,
+                }
             }
-            Target::Private { user_id } => (
-                "send_private_msg",
-                json!({"user_id": user_id.to_json(), "message": [Segment::text(part).to_json()]}),
-            ),
+            Target::Private { user_id } => Action::SendPrivateMsg {
+                user_id: user_id.clone(),
+                message: vec![OutSegment::text(part.as_str())],
+            },
         };
         throttle.wait().await;
         // the message id of what was sent is remembered by the actor, with the response
-        qq.call(self_id, action, params).await?;
+        qq.call(self_id, action).await?;
     }
     Ok(())
 }

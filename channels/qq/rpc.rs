@@ -3,10 +3,11 @@
 //! ([`Actions`], owned by the QQ actor) and what a response means; the call itself —
 //! waiting for a connection, the timeout — is the handle's (`handle`).
 
-use super::events::{ActionResponse, Sent};
+use super::action::{Action, Request, Sent};
+use super::events::ActionResponse;
 use super::id::Id;
 use crate::actor::Unavailable;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,13 +35,6 @@ pub enum ActionError {
     Unavailable(#[from] Unavailable),
 }
 
-#[derive(Serialize)]
-struct Request<'a> {
-    action: &'a str,
-    params: Value,
-    echo: &'a str,
-}
-
 /// A fresh echo, unique in this process. Made by the caller, before it asks the actor,
 /// so a caller dropped while it asks still takes its waiter back (see `handle`).
 pub fn echo() -> String {
@@ -49,13 +43,8 @@ pub fn echo() -> String {
 }
 
 /// The request frame of `action`.
-pub fn frame(action: &str, params: Value, echo: &str) -> String {
-    serde_json::to_string(&Request {
-        action,
-        params,
-        echo,
-    })
-    .expect("an action frame is plain JSON")
+pub fn frame(action: &Action, echo: &str) -> String {
+    serde_json::to_string(&Request { action, echo }).expect("an action frame is plain JSON")
 }
 
 /// An action waiting for its response.

@@ -4,7 +4,16 @@
 //! unasked — is held for that speaker's next turn; and the wait for a held message: until a
 //! turn says it, Home Assistant is back to announce it, or the fallback chat takes it.
 
-use super::*;
+use super::actor;
+use super::channel::CHANNEL;
+use super::frames::SatelliteOut;
+use super::handle::Voice;
+use super::held;
+use super::reply::shape_reply;
+use crate::outbound::{DeliveryError, Outbound};
+use std::sync::Arc;
+use std::time::Duration;
+use tracing::{debug, warn};
 
 /// The target of proactive messages for Wyoming speakers: Home Assistant cannot be spoken
 /// to unasked, so they wait for the next Wyoming turn.
@@ -33,7 +42,7 @@ impl Outbound for Voice {
         }
         let announce = actor::Announce {
             id: target.to_string(),
-            frame: json!({"type": "announce", "text": text}).to_string(),
+            frame: SatelliteOut::Announce { text: text.clone() }.encode(),
         };
         let sent = self
             .shared
@@ -126,67 +135,10 @@ impl Voice {
             None => held::MAX_AGE,
         };
         let deadline = tokio::time::Instant::now() + wait;
-        // a Wyoming speaker whose satellite is unknown has nowhere to be announced
-        let mut back = match &self.shared.ha {
-            Some(ha) if front != WYOMING_TARGET => Some(ha.comebacks()),
-            _ => None,
+        let Some(id) = self.wait_until_said(front, &text, deadline).await? else {
+            return Ok(());
         };
-        let mut held = self.hold(front, text.clone()).await?;
-        loop {
-            let woke = tokio::select! {
-                said = tokio::time::timeout_at(deadline, &mut held.1) => match said {
-                    Ok(Ok(())) => return Ok(()),
-                    // taken by a turn that did not say it, or forgotten: hold it again
-                    Ok(Err(_)) => {
-                        held = self.hold(front, text.clone()).await?;
-                        continue;
-                    }
-                    Err(_) => break,
-                },
-                up = came_back(&mut back) => up,
-            };
-            if !woke {
-                back = None; // Home Assistant's handle is gone: only a turn says it now
-                continue;
-            }
-            let id = held.0;
-            let take_back = actor::TakeBack {
-                front: front.to_string(),
-                id,
-            };
-            if self
-                .shared
-                .actor
-                .send(take_back)
-                .await
-                .ok()
-                .flatten()
-                .is_none()
-            {
-                // a turn has it: its answer decides (said, or held again above)
-                continue;
-            }
-            match Outbound::deliver(self, front, &text).await {
-                Ok(()) => {
-                    tracing::info!(
-                        front,
-                        "a message held while Home Assistant was unreachable was announced when it came back"
-                    );
-                    return Ok(());
-                }
-                Err(e) => {
-                    debug!(front, error = %e, "Home Assistant is back but could not say the held message; it waits again");
-                    held = self.hold(front, text.clone()).await?;
-                }
-            }
-        }
-        let id = held.0;
-        let take_back = actor::TakeBack {
-            front: front.to_string(),
-            id,
-        };
-        let text = self.shared.actor.send(take_back).await.ok().flatten();
-        let Some(text) = text else {
+        let Some(text) = self.take_back(front, id).await else {
             return Ok(()); // said just now
         };
         let Some(fallback) = fallback else {
@@ -209,6 +161,67 @@ impl Voice {
             }
         }
         sent
+    }
+
+    /// Hold `text` for `front` until a turn says it or Home Assistant, back, announces
+    /// it (`None`), or until `deadline`: then the id it is held under.
+    async fn wait_until_said(
+        &self,
+        front: &str,
+        text: &str,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<u64>, DeliveryError> {
+        // a Wyoming speaker whose satellite is unknown has nowhere to be announced
+        let mut back = match &self.shared.ha {
+            Some(ha) if front != WYOMING_TARGET => Some(ha.comebacks()),
+            _ => None,
+        };
+        let mut held = self.hold(front, text.to_string()).await?;
+        loop {
+            let woke = tokio::select! {
+                said = tokio::time::timeout_at(deadline, &mut held.1) => match said {
+                    Ok(Ok(())) => return Ok(None),
+                    // taken by a turn that did not say it, or forgotten: hold it again
+                    Ok(Err(_)) => {
+                        held = self.hold(front, text.to_string()).await?;
+                        continue;
+                    }
+                    Err(_) => return Ok(Some(held.0)),
+                },
+                up = came_back(&mut back) => up,
+            };
+            if !woke {
+                back = None; // Home Assistant's handle is gone: only a turn says it now
+                continue;
+            }
+            if self.take_back(front, held.0).await.is_none() {
+                // a turn has it: its answer decides (said, or held again above)
+                continue;
+            }
+            match Outbound::deliver(self, front, text).await {
+                Ok(()) => {
+                    tracing::info!(
+                        front,
+                        "a message held while Home Assistant was unreachable was announced when it came back"
+                    );
+                    return Ok(None);
+                }
+                Err(e) => {
+                    debug!(front, error = %e, "Home Assistant is back but could not say the held message; it waits again");
+                    held = self.hold(front, text.to_string()).await?;
+                }
+            }
+        }
+    }
+
+    /// Take back the message held for `front` under `id`; `None` when a turn has it
+    /// (or it was said).
+    async fn take_back(&self, front: &str, id: u64) -> Option<String> {
+        let take_back = actor::TakeBack {
+            front: front.to_string(),
+            id,
+        };
+        self.shared.actor.send(take_back).await.ok().flatten()
     }
 
     /// Hold `text` for `front`: its id and the receiver told when it was said.

@@ -19,7 +19,9 @@
 //!
 //! A turn of the voice channel until Home Assistant becomes a channel of its own.
 
-use super::{voice_turn, Voice, GUEST, HA_PREFIX, WYOMING_TARGET};
+use super::door::{HA_PREFIX, WYOMING_TARGET};
+use super::handle::{fallback_session, voice_turn, Voice};
+use super::speaker::GUEST;
 use crate::turn::{Audience, Modality, Partials};
 use serde::Deserialize;
 use tokio::sync::mpsc;
@@ -95,7 +97,7 @@ impl Voice {
             .conversation_id
             .clone()
             .filter(|c| crate::config::is_safe_id(c))
-            .unwrap_or_else(|| super::fallback_session("ha", "agent"));
+            .unwrap_or_else(|| fallback_session("ha", "agent"));
         let speaker = ask
             .user_id
             .as_deref()

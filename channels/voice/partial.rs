@@ -2,8 +2,8 @@
 //! satellite's turns in flight.
 //!
 //! While the model writes the answer, each whole sentence (or a few) goes to the
-//! satellite as `{"type":"partial","session_id":…,"text":…}`, shaped for speech like
-//! the reply; then the usual `reply` frame carries the whole text and `dialogue_state`,
+//! satellite as a `partial` frame (`session_id`, `text`; see `frames`), shaped for
+//! speech like the reply; then the usual `reply` frame carries the whole text and `dialogue_state`,
 //! plus `rest`: what of that text the partial frames did not carry (usually nothing;
 //! the whole text when the turn ended otherwise than the partials said, e.g. an error
 //! after the first sentence). Held messages (a reminder waiting for this satellite) are
@@ -13,11 +13,12 @@
 //! its turns in flight: the kernel records them as cancelled with what was already said,
 //! no partial frame of them is sent any more, and their reply frame says `cancelled`.
 
+use super::frames::{ReplyFrame, SatelliteOut};
+use super::handle::{voice_turn, Voice};
 use super::held::Taken;
-use super::{compose, shape_reply, voice_turn, Voice};
+use super::reply::{compose, shape_reply};
 use crate::kernel::PendingReply;
 use crate::turn::{Partial, Partials};
-use serde_json::{json, Value};
 use std::collections::HashMap;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -128,20 +129,23 @@ impl Voice {
             self.take_held(front).await
         };
         let mut r = compose(&reply, held);
-        let mut frame = json!({"type": "reply", "session_id": session, "text": r.text,
-            "dialogue_state": r.state.as_str(), "error": r.failed});
-        if cancelled {
-            frame["cancelled"] = Value::Bool(true);
-        }
-        if told.started {
-            let rest = if cancel.is_cancelled() {
-                "" // the satellite asked for silence
+        // after partial frames, `rest`: what of the text they did not carry
+        let rest = told.started.then(|| {
+            if cancel.is_cancelled() {
+                String::new() // the satellite asked for silence
             } else {
-                unsaid(&r.text, &told.heard)
-            };
-            frame["rest"] = Value::String(rest.to_string());
-        }
-        if out.send(frame.to_string()).await.is_ok() {
+                unsaid(&r.text, &told.heard).to_string()
+            }
+        });
+        let frame = SatelliteOut::Reply(ReplyFrame {
+            session_id: session.to_string(),
+            text: std::mem::take(&mut r.text),
+            dialogue_state: r.state,
+            error: r.failed,
+            cancelled,
+            rest,
+        });
+        if out.send(frame.encode()).await.is_ok() {
             // handed to the satellite's writer (when they led a partial, said already)
             r.held.said();
         }
@@ -169,20 +173,23 @@ impl Voice {
         if text.is_empty() {
             return;
         }
-        let frame = |text: &str| json!({"type": "partial", "session_id": session, "text": text});
+        let frame = |text: String| SatelliteOut::Partial {
+            session_id: session.to_string(),
+            text,
+        };
         if !told.started {
             told.started = true;
             told.held = self.take_held(front).await;
             if !told.held.is_empty() {
                 let held = told.held.joined();
-                if out.send(frame(&held).to_string()).await.is_ok() {
+                if out.send(frame(held.clone()).encode()).await.is_ok() {
                     told.held.said();
                 }
                 told.heard.push(held);
                 told.held_count = 1;
             }
         }
-        let _ = out.send(frame(&text).to_string()).await;
+        let _ = out.send(frame(text.clone()).encode()).await;
         told.heard.push(text);
     }
 }

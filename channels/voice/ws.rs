@@ -14,21 +14,29 @@
 //! never completes is dropped with the upgrade callback.
 
 use super::actor::{Attach, Claim, NotClaimed, Release};
+use super::frames::{SatelliteIn, SatelliteOut, Stop, Transcript};
+use super::handle::{fallback_session, Voice};
+use super::partial::InFlight;
 use super::satellites::{ClaimError, Credential, MAX_ID_CHARS};
-use super::{fallback_session, speaker_member, Voice};
+use super::speaker::speaker_member;
 use crate::channels::auth::{presented_token, same_secret};
+use crate::channels::contract::StartError;
+use crate::channels::net::{listener_limit, HttpLimits};
 use crate::config::{SatelliteConfig, VoiceConfig};
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
+
+/// Where satellites connect.
+pub const WS_PATH: &str = "/voice/ws";
 
 /// Satellite ids one connection may speak for.
 const MAX_IDS_PER_CONNECTION: usize = 4;
@@ -72,7 +80,7 @@ fn credential(
 }
 
 /// The handshake: token → credential; a satellite id in the query is reserved here.
-pub(super) async fn ws_handler(
+async fn ws_handler(
     State(ch): State<Voice>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
@@ -152,6 +160,32 @@ struct Conn {
 }
 
 impl Voice {
+    /// Serve the satellite WebSocket on `listen` (up to `voice.ws_max_connections`);
+    /// returns what it bound.
+    pub(super) async fn serve_satellites(
+        &self,
+        listen: &str,
+    ) -> Result<(&'static str, SocketAddr), StartError> {
+        let cfg = &self.shared.cfg;
+        let (listener, addr) = crate::channels::net::bind("voice-ws", listen).await?;
+        let app = axum::Router::new()
+            .route(WS_PATH, axum::routing::get(ws_handler))
+            .with_state(self.clone());
+        let limits = HttpLimits {
+            conns: listener_limit("voice-ws", cfg.ws_max_connections),
+            handshake: Duration::from_secs(cfg.handshake_timeout_secs),
+        };
+        crate::channels::net::serve_http(
+            &self.shared.kernel,
+            "voice-ws",
+            listener,
+            app,
+            self.shared.cancel.clone(),
+            limits,
+        );
+        Ok(("voice-ws", addr))
+    }
+
     /// Let connection `conn` hold satellite `id` (see `satellites`).
     async fn claim(
         &self,
@@ -181,10 +215,10 @@ impl Voice {
         self.shared.actor.do_send(Release { id, conn });
     }
 
+    /// One satellite connection: read its frames until it closes, goes silent or the
+    /// channel stops; then free the ids it held.
     async fn serve_socket(self, socket: WebSocket, conn: Conn, reserved: Option<Reservation>) {
-        let cfg = &self.shared.cfg;
-        let idle = Duration::from_secs(cfg.ws_idle_timeout_secs);
-        let fallback = fallback_session("voice-ws", &format!("{:x}", conn.id));
+        let idle = Duration::from_secs(self.shared.cfg.ws_idle_timeout_secs);
         let (sink, mut stream) = socket.split();
         let tx = crate::channels::net::spawn_ws_writer(
             sink,
@@ -193,151 +227,184 @@ impl Voice {
             WsMessage::Text,
             Some((idle / 3, || WsMessage::Ping(Vec::new()))),
         );
-        // every satellite id this connection holds; released when it closes
-        let mut held: Vec<String> = Vec::new();
-        // their turns in flight (a `stop`, or barging in while a reply streams, cancels)
-        let mut in_flight = super::partial::InFlight::default();
-        let mut current = None;
+        let mut sock = Socket {
+            fallback: fallback_session("voice-ws", &format!("{:x}", conn.id)),
+            conn,
+            tx,
+            held: Vec::new(),
+            in_flight: InFlight::default(),
+            current: None,
+        };
         if let Some(r) = &reserved {
-            let attach = Attach {
-                id: r.id.clone(),
-                conn: conn.id,
-                tx: tx.clone(),
-            };
-            if self.shared.actor.send(attach).await.unwrap_or(false) {
-                info!(satellite = %r.id, "voice satellite connected");
-                held.push(r.id.clone());
-                current = Some(r.id.clone());
-            } else {
+            if !self.attach(&mut sock, &r.id).await {
                 debug!(satellite = %r.id, "voice satellite connection superseded before it started");
                 return;
             }
         }
-        let error = |text: String| json!({"type": "error", "text": text}).to_string();
+        while let Some(text) = sock.next_text(&mut stream, idle).await {
+            match SatelliteIn::parse(&text) {
+                Err(refused) => sock.say(SatelliteOut::error(refused.to_string())).await,
+                Ok(SatelliteIn::Transcript(t)) => self.on_satellite_words(&mut sock, t).await,
+                Ok(SatelliteIn::Stop(stop)) => sock.on_stop(stop).await,
+                Ok(SatelliteIn::Ping) => sock.say(SatelliteOut::Pong).await,
+            }
+        }
+        for id in std::mem::take(&mut sock.held) {
+            self.release(id, sock.conn.id);
+        }
+        drop(reserved);
+        sock.conn.close.cancel();
+    }
+
+    /// The satellite id reserved at the handshake is this connection's now, unless a
+    /// newer connection took it over meanwhile (`false`).
+    async fn attach(&self, sock: &mut Socket, id: &str) -> bool {
+        let attach = Attach {
+            id: id.to_string(),
+            conn: sock.conn.id,
+            tx: sock.tx.clone(),
+        };
+        if !self.shared.actor.send(attach).await.unwrap_or(false) {
+            return false;
+        }
+        info!(satellite = %id, "voice satellite connected");
+        sock.held.push(id.to_string());
+        sock.current = Some(id.to_string());
+        true
+    }
+
+    /// Words heard: admitted now, in arrival order; only the wait for the reply runs in
+    /// its own task, so the socket keeps reading meanwhile.
+    async fn on_satellite_words(&self, sock: &mut Socket, t: Transcript) {
+        let Some(words) = t.text else {
+            sock.say(SatelliteOut::error("transcript without text"))
+                .await;
+            return;
+        };
+        if let Some(sat) = t.satellite_id {
+            if !self.speak_for(sock, sat).await {
+                return;
+            }
+        }
+        let trusted = match (&sock.conn.cred, &sock.current) {
+            (Credential::Open, _) | (_, None) => None,
+            (_, Some(id)) => satellite(&self.shared.cfg, id).map(|s| &s.speakers),
+        };
+        let speaker = speaker_member(trusted, t.speaker_id.as_deref());
+        let session = t.session_id.unwrap_or_else(|| sock.fallback.clone());
+        // proactive messages for this speaker go to this satellite (or, for a
+        // connection that named none, wait for its next turn)
+        let front = sock
+            .current
+            .clone()
+            .unwrap_or_else(|| sock.fallback.clone());
+        // the satellite speaking again while its reply streams: it stops
+        let cancel = sock.in_flight.next(&front, self.shared.streams);
+        let (pending, partials) =
+            self.submit_satellite(&session, &speaker, &words, &front, cancel.clone());
+        let tx = sock.tx.clone();
+        let delivering = self.shared.kernel.hold_delivery();
+        let me = self.clone();
+        self.shared.kernel.spawn_delivery(async move {
+            let _delivering = delivering;
+            me.deliver(pending, partials, cancel, &front, &session, &tx)
+                .await;
+        });
+    }
+
+    /// Let this connection speak for satellite `sat` (and make it the current one);
+    /// `false`, with the satellite told why, when it may not: the words are not heard,
+    /// they came from a satellite this connection cannot be.
+    async fn speak_for(&self, sock: &mut Socket, sat: String) -> bool {
+        // one speaker box is one satellite; a handful of ids at most, so a connection
+        // cannot claim the house
+        if !sock.held.contains(&sat) && sock.held.len() >= MAX_IDS_PER_CONNECTION {
+            sock.say(SatelliteOut::error(format!(
+                "this connection already speaks for {MAX_IDS_PER_CONNECTION} satellite ids"
+            )))
+            .await;
+            return false;
+        }
+        let c = &sock.conn;
+        let claimed = self
+            .claim(&c.cred, &sat, c.id, Some(sock.tx.clone()), &c.close)
+            .await;
+        if let Err(e) = claimed {
+            sock.say(SatelliteOut::error(e.to_string())).await;
+            return false;
+        }
+        if !sock.held.contains(&sat) {
+            sock.held.push(sat.clone());
+        }
+        sock.current = Some(sat);
+        true
+    }
+}
+
+/// One satellite connection as its read loop sees it.
+struct Socket {
+    conn: Conn,
+    /// To the connection's writer task.
+    tx: mpsc::Sender<String>,
+    /// The session (and front) of turns that name none.
+    fallback: String,
+    /// Every satellite id this connection holds; released when it closes.
+    held: Vec<String>,
+    /// Their turns in flight (a `stop`, or barging in while a reply streams, cancels).
+    in_flight: InFlight,
+    /// The satellite the connection last spoke for.
+    current: Option<String>,
+}
+
+impl Socket {
+    /// The next text frame; `None` when the connection closes, errs, stays silent past
+    /// `idle`, or the channel stops. Other frames (binary, ping) are skipped.
+    async fn next_text<S>(&self, stream: &mut S, idle: Duration) -> Option<String>
+    where
+        S: futures_util::Stream<Item = Result<WsMessage, axum::Error>> + Unpin,
+    {
         loop {
             let next = tokio::select! {
-                _ = conn.close.cancelled() => break,
+                _ = self.conn.close.cancelled() => return None,
                 n = crate::netutil::within(idle, stream.next()) => n,
             };
             let msg = match next {
                 Err(e) => {
                     debug!(error = %e, "voice WebSocket: silent connection closed");
-                    break;
+                    return None;
                 }
                 Ok(m) => m,
             };
-            let text = match msg {
-                Some(Ok(WsMessage::Text(t))) => t,
-                Some(Ok(WsMessage::Close(_))) | Some(Err(_)) | None => break,
+            match msg {
+                Some(Ok(WsMessage::Text(t))) => return Some(t),
+                Some(Ok(WsMessage::Close(_))) | Some(Err(_)) | None => return None,
                 Some(Ok(_)) => continue,
-            };
-            let v: Value = match serde_json::from_str(&text) {
-                Ok(v) => v,
-                Err(e) => {
-                    let _ = tx.send(error(format!("bad JSON: {e}"))).await;
-                    continue;
-                }
-            };
-            match v.get("type").and_then(Value::as_str) {
-                Some("transcript") => {
-                    let s = |k: &str| {
-                        v.get(k)
-                            .and_then(Value::as_str)
-                            .filter(|x| !x.is_empty())
-                            .map(str::to_string)
-                    };
-                    let Some(words) = s("text") else {
-                        let _ = tx.send(error("transcript without text".into())).await;
-                        continue;
-                    };
-                    if let Some(sat) = s("satellite_id") {
-                        // one speaker box is one satellite; a handful of ids at most, so a
-                        // connection cannot claim the house
-                        if !held.contains(&sat) && held.len() >= MAX_IDS_PER_CONNECTION {
-                            let _ = tx
-                                .send(error(format!(
-                                    "this connection already speaks for {MAX_IDS_PER_CONNECTION} satellite ids"
-                                )))
-                                .await;
-                            continue;
-                        }
-                        let claimed = self
-                            .claim(&conn.cred, &sat, conn.id, Some(tx.clone()), &conn.close)
-                            .await;
-                        if let Err(e) = claimed {
-                            // the words are not heard: they came from a satellite this
-                            // connection cannot be
-                            let _ = tx.send(error(e.to_string())).await;
-                            continue;
-                        }
-                        if !held.contains(&sat) {
-                            held.push(sat.clone());
-                        }
-                        current = Some(sat);
-                    }
-                    let trusted = match (&conn.cred, &current) {
-                        (Credential::Open, _) | (_, None) => None,
-                        (_, Some(id)) => satellite(cfg, id).map(|s| &s.speakers),
-                    };
-                    let speaker = speaker_member(trusted, s("speaker_id").as_deref());
-                    let session = s("session_id").unwrap_or_else(|| fallback.clone());
-                    // admitted now, in arrival order; only the wait runs in its own task,
-                    // so the socket keeps reading meanwhile
-                    // proactive messages for this speaker go to this satellite (or, for a
-                    // connection that named none, wait for its next turn)
-                    let front = current.clone().unwrap_or_else(|| fallback.clone());
-                    // the satellite speaking again while its reply streams: it stops
-                    let cancel = in_flight.next(&front, self.shared.streams);
-                    let (pending, partials) =
-                        self.submit_satellite(&session, &speaker, &words, &front, cancel.clone());
-                    let tx2 = tx.clone();
-                    let delivering = self.shared.kernel.hold_delivery();
-                    let me = self.clone();
-                    self.shared.kernel.spawn_delivery(async move {
-                        let _delivering = delivering;
-                        me.deliver(pending, partials, cancel, &front, &session, &tx2)
-                            .await;
-                    });
-                }
-                Some("stop") => {
-                    // the named satellite if this connection holds it, else the current one
-                    let named = v
-                        .get("satellite_id")
-                        .and_then(Value::as_str)
-                        .filter(|x| !x.is_empty());
-                    match named {
-                        Some(sat) if !held.iter().any(|h| h == sat) => {
-                            let sat: String = sat.chars().take(MAX_ID_CHARS).collect();
-                            let _ = tx
-                                .send(error(format!(
-                                    "satellite {sat:?} is not spoken for on this connection"
-                                )))
-                                .await;
-                        }
-                        _ => {
-                            let front = named
-                                .map(str::to_string)
-                                .or_else(|| current.clone())
-                                .unwrap_or_else(|| fallback.clone());
-                            in_flight.stop(&front);
-                        }
-                    }
-                }
-                Some("ping") => {
-                    let _ = tx.send(json!({"type": "pong"}).to_string()).await;
-                }
-                other => {
-                    let other: Option<String> = other.map(|o| o.chars().take(64).collect());
-                    let _ = tx
-                        .send(error(format!("unknown message type {other:?}")))
-                        .await;
-                }
             }
         }
-        for id in held {
-            self.release(id, conn.id);
+    }
+
+    /// Send a frame to the satellite (after the frames before it).
+    async fn say(&self, frame: SatelliteOut) {
+        let _ = self.tx.send(frame.encode()).await;
+    }
+
+    /// Cancel the turns in flight of the named satellite if this connection holds it,
+    /// else of the current one.
+    async fn on_stop(&mut self, stop: Stop) {
+        match stop.satellite_id {
+            Some(sat) if !self.held.contains(&sat) => {
+                let sat: String = sat.chars().take(MAX_ID_CHARS).collect();
+                self.say(SatelliteOut::error(format!(
+                    "satellite {sat:?} is not spoken for on this connection"
+                )))
+                .await;
+            }
+            named => {
+                let front = named
+                    .or_else(|| self.current.clone())
+                    .unwrap_or_else(|| self.fallback.clone());
+                self.in_flight.stop(&front);
+            }
         }
-        drop(reserved);
-        conn.close.cancel();
     }
 }

@@ -1,0 +1,100 @@
+//! [`QqChannel`]: the QQ channel's configuration before it starts, and the start — the
+//! QQ actor on its own thread, then the configured transports (the reverse WebSocket
+//! server, the forward client).
+
+use super::actor::{QqActor, StartWorker};
+use super::handle::Qq;
+use super::inbound::CHANNEL;
+use super::{outbox, server};
+use crate::channels::contract::{Channel, StartError, Started};
+use crate::config::QqConfig;
+use crate::kernel::Kernel;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tracing::info;
+
+/// The QQ channel before it starts: its configuration.
+pub struct QqChannel {
+    cfg: QqConfig,
+}
+
+impl QqChannel {
+    pub fn new(cfg: QqConfig) -> Self {
+        Self { cfg }
+    }
+}
+
+#[async_trait::async_trait]
+impl Channel for QqChannel {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    async fn start(
+        self: Box<Self>,
+        kernel: Kernel,
+        cancel: CancellationToken,
+    ) -> Result<Started, StartError> {
+        let (qq, bound) = start(kernel, self.cfg, cancel).await?;
+        Ok(Started {
+            bound: bound.map(|a| vec![(CHANNEL, a)]).unwrap_or_default(),
+            outbound: Some(Arc::new(qq)),
+        })
+    }
+}
+
+/// Start the actor and the configured transports. Returns the handle and the reverse
+/// server's bound address.
+async fn start(
+    kernel: Kernel,
+    cfg: QqConfig,
+    cancel: CancellationToken,
+) -> Result<(Qq, Option<SocketAddr>), StartError> {
+    let cfg = Arc::new(cfg);
+    let runtime = tokio::runtime::Handle::current();
+    let handle = {
+        let (cfg, kernel, cancel) = (cfg.clone(), kernel.clone(), cancel.clone());
+        move |addr| Qq {
+            addr,
+            cfg: cfg.clone(),
+            kernel: kernel.clone(),
+            cancel: cancel.clone(),
+        }
+    };
+    let start_worker: StartWorker = {
+        let (handle, runtime) = (handle.clone(), runtime.clone());
+        Box::new(move |addr, queue| {
+            runtime.spawn(outbox::run_queue(handle(addr), queue));
+        })
+    };
+    let actor = {
+        let (cfg, kernel) = (cfg.clone(), kernel.clone());
+        move || QqActor::new(cfg, kernel, runtime, start_worker)
+    };
+    let addr = kernel
+        .lifecycle()
+        .start_actor_until("homebot-qq", cancel.clone(), actor)
+        .map_err(|e| StartError::new(CHANNEL, "-", e))?;
+    let ch = handle(addr);
+    let mut bound = None;
+    if let Some(listen) = &cfg.listen {
+        let (listener, addr) = crate::channels::net::bind(CHANNEL, listen).await?;
+        let app = axum::Router::new()
+            .route(&cfg.path, axum::routing::get(server::ws_handler))
+            .with_state(ch.clone());
+        info!(addr = %addr, path = %cfg.path, token = cfg.access_token.is_some(), "qq channel: reverse WebSocket listening");
+        let limits = crate::channels::net::HttpLimits {
+            conns: crate::channels::net::listener_limit(CHANNEL, cfg.max_connections),
+            handshake: Duration::from_secs(cfg.handshake_timeout_secs),
+        };
+        crate::channels::net::serve_http(&kernel, CHANNEL, listener, app, cancel.clone(), limits);
+        bound = Some(addr);
+    }
+    if let Some(url) = cfg.forward_url.clone() {
+        let ch2 = ch.clone();
+        kernel.spawn_service(async move { ch2.forward_loop(url).await });
+    }
+    Ok((ch, bound))
+}

@@ -1,0 +1,135 @@
+//! [`VoiceChannel`]: the voice channel's configuration before it starts, and the start —
+//! the voice actor, Home Assistant (when configured), then each configured front door
+//! (the Wyoming service, the satellite WebSocket) with its connection cap inside the
+//! descriptor budget.
+
+use super::actor::VoiceActor;
+use super::handle::{Shared, Voice};
+use crate::channels::contract::{Channel, StartError, Started};
+use crate::channels::home_assistant::HomeAssistant;
+use crate::config::{HomeAssistantConfig, VoiceConfig};
+use crate::kernel::Kernel;
+use actix::Addr;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use tracing::warn;
+
+/// The channel name voice turns carry, and the outbound door's.
+pub const CHANNEL: &str = "voice";
+
+/// The voice channel before it starts: its configuration.
+pub struct VoiceChannel {
+    cfg: VoiceConfig,
+    ha: HomeAssistantConfig,
+}
+
+impl VoiceChannel {
+    pub fn new(cfg: VoiceConfig) -> Self {
+        Self {
+            cfg,
+            ha: HomeAssistantConfig::default(),
+        }
+    }
+
+    /// Speak through Home Assistant too (when `ha` has a URL).
+    pub fn with_home_assistant(mut self, ha: HomeAssistantConfig) -> Self {
+        self.ha = ha;
+        self
+    }
+}
+
+#[async_trait::async_trait]
+impl Channel for VoiceChannel {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    /// Start the configured servers: Wyoming (`wyoming`) and the native WebSocket
+    /// (`voice-ws`), each with its connection cap inside the descriptor budget.
+    async fn start(
+        self: Box<Self>,
+        kernel: Kernel,
+        cancel: CancellationToken,
+    ) -> Result<Started, StartError> {
+        let cfg = Arc::new(self.cfg);
+        let actor = start_actor(&kernel, &cfg, &cancel)?;
+        let ha = start_home_assistant(self.ha, &kernel, &cancel)?;
+        let ch = Voice::new(Shared {
+            kernel: kernel.clone(),
+            cfg: cfg.clone(),
+            cancel,
+            actor,
+            frame_warnings: crate::netutil::LogThrottle::new(crate::netutil::LOG_EVERY),
+            streams: kernel.provider().streams(),
+            ha,
+        });
+        warn_over_budget(&cfg);
+        let mut started = Started::default();
+        if let Some(listen) = &cfg.wyoming_listen {
+            started.bound.push(ch.serve_wyoming(listen).await?);
+        }
+        if let Some(listen) = &cfg.ws_listen {
+            started.bound.push(ch.serve_satellites(listen).await?);
+        }
+        started.outbound = Some(Arc::new(ch));
+        Ok(started)
+    }
+}
+
+/// The voice actor, on its own thread (`homebot-voice`).
+fn start_actor(
+    kernel: &Kernel,
+    cfg: &Arc<VoiceConfig>,
+    cancel: &CancellationToken,
+) -> Result<Addr<VoiceActor>, StartError> {
+    let cfg = cfg.clone();
+    let presence = kernel.presence().clone();
+    kernel
+        .lifecycle()
+        .start_actor_until("homebot-voice", cancel.clone(), move || {
+            VoiceActor::new(cfg, presence)
+        })
+        .map_err(|e| StartError::new(CHANNEL, "-", e))
+}
+
+/// Home Assistant, when configured, and the delivery of what its watches see. It
+/// connects (and reconnects) by itself: its being down delays nothing.
+fn start_home_assistant(
+    cfg: HomeAssistantConfig,
+    kernel: &Kernel,
+    cancel: &CancellationToken,
+) -> Result<Option<HomeAssistant>, StartError> {
+    if !cfg.enabled() {
+        return Ok(None);
+    }
+    let ha = HomeAssistant::start(
+        cfg,
+        kernel.lifecycle(),
+        cancel.child_token(),
+        kernel.presence().clone(),
+    )
+    .map_err(|e| StartError::new("home_assistant", "-", e))?;
+    if let Some(rx) = ha.take_watches() {
+        let deliver =
+            crate::channels::home_assistant::watch::deliver(rx, kernel.clone(), cancel.clone());
+        kernel.spawn_service(deliver);
+    }
+    Ok(Some(ha))
+}
+
+/// Say so when the configured connection caps exceed the descriptor budget.
+fn warn_over_budget(cfg: &VoiceConfig) {
+    let budget = crate::netutil::fd_budget();
+    let caps = cfg
+        .wyoming_listen
+        .as_ref()
+        .map_or(0, |_| cfg.wyoming_max_connections)
+        + cfg.ws_listen.as_ref().map_or(0, |_| cfg.ws_max_connections);
+    if caps > budget.cap() {
+        warn!(
+            caps,
+            budget = budget.cap(),
+            "voice connection caps exceed the descriptor budget; connections beyond it are refused"
+        );
+    }
+}
