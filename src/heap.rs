@@ -77,9 +77,11 @@ mod tests {
         })
         .join()
         .unwrap();
-        // 64 MiB were freed between live allocations; other tests run meanwhile
+        // 64 MiB were freed between live allocations; other tests run meanwhile and
+        // their allocations land in the same RSS (seen: 31 MiB net under load), so a
+        // quarter is the bar: without the trim, next to nothing goes back
         assert!(
-            released > 32 * 1024,
+            released > 16 * 1024,
             "only {released} KiB went back to the system"
         );
     }
