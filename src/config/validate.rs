@@ -353,6 +353,18 @@ impl Config {
                 ));
             }
         }
+        self.validate_speakers(path)
+    }
+
+    /// Every speaker mapping names a member; every satellite id is safe and unique, and
+    /// each token names one satellite.
+    fn validate_speakers(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+            message,
+        };
+        let v = &self.voice;
         let member = |id: &str| self.members.iter().any(|m| m.id == id);
         for (speaker, m) in &v.wyoming_speakers {
             if !member(m) {
