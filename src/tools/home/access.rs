@@ -1,7 +1,7 @@
 //! Acting on the home through Home Assistant: the state and rules behind the tools
-//! `home_state` and `home_control` (the tools themselves: `builtin/home`, offered only
-//! while `[home_assistant]` is configured), and the fast path of [`fast_path`] (a plain
-//! sentence goes to Home Assistant's own agent first).
+//! `home_state` and `home_control` (the tools themselves: `tools.rs` beside this file,
+//! offered only while `[home_assistant]` is configured) and behind the fast path
+//! (`fast_path.rs`: a plain sentence goes to Home Assistant's own agent first).
 //!
 //! The kernel never imports `channels/`: Home Assistant reaches it through the [`Home`]
 //! door defined here, which a running channel hands over with its outbound door (see
