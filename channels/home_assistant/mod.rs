@@ -143,8 +143,11 @@ pub enum NotConfigured {
     NoToken(String),
 }
 
-/// The token from `token_env`, or why there is none.
+/// The token given directly, else the one from `token_env`, or why there is none.
 fn token(cfg: &HomeAssistantConfig) -> Result<Secret, NotConfigured> {
+    if let Some(t) = &cfg.token {
+        return Ok(t.clone());
+    }
     match std::env::var(&cfg.token_env) {
         Ok(t) if !t.trim().is_empty() => Ok(Secret::new(t.trim())),
         _ => Err(NotConfigured::NoToken(cfg.token_env.clone())),
