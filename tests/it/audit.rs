@@ -3,7 +3,7 @@
 //! shutdown; `homebot audit` and `homebot stats` read it back, field by field, and skip
 //! corrupt lines with a note.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::provider::{BlockTokens, CallMeta, ChatRequest, Message, PromptShape, Provider};

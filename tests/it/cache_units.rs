@@ -6,7 +6,7 @@
 //! restart; and the time each line was said, which the model can read back, also after
 //! a compaction and under lean replay.
 
-mod common;
+use crate::common;
 
 use chrono::{TimeZone, Utc};
 use common::*;

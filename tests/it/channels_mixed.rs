@@ -2,7 +2,7 @@
 //! routed through the gateway) talking at once inside one cooking session: every turn
 //! recorded once, in its chat's order, with its own channel and chat id.
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::onebot::{self, text_of, BOT};

@@ -4,7 +4,7 @@
 //! OpenAI-compatible server and, for the group, the OneBot simulator over a real
 //! WebSocket.
 
-mod common;
+use crate::common;
 
 use common::onebot::text_of;
 use common::qq::{at_bot, gateway, sim, text as seg, GROUP, GROUP2, MOM};

@@ -2,7 +2,7 @@
 //! the environment selects the provider, interactive chat reads lines, `config check`
 //! reports broken skills.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::process::Output;

@@ -4,7 +4,7 @@
 //! turn recorded once in its session, archival once and last), and `action.json` is
 //! checked to have been a complete, valid document at every moment a watcher looked.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::modes::action::ActionDoc;
@@ -347,13 +347,10 @@ async fn shutdown_finishes_admitted_turns_and_refuses_new_ones() {
     let k2 = kernel.clone();
     let stopping =
         tokio::spawn(async move { k2.shutdown_gracefully(Duration::from_secs(10)).await });
-    for _ in 0..1000 {
-        if !kernel.is_admitting() {
-            break;
-        }
-        tokio::task::yield_now().await;
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    eventually("shutdown closed admission", Duration::from_secs(10), || {
+        !kernel.is_admitting()
+    })
+    .await;
     assert!(!kernel.is_admitting(), "shutdown closed admission");
     let late = kernel
         .submit(Turn::new("cli", "local", "owner", "太晚了"))
@@ -381,12 +378,12 @@ async fn a_turn_still_running_when_the_grace_period_ends_is_stopped_and_recorded
     .await;
     let kernel = start_kernel(ws, &fake);
     let slow = kernel.submit(Turn::new("qq", "group:1", "mom", "慢慢想"));
-    for _ in 0..600 {
-        if fake.calls() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(
+        "the turn reached the provider",
+        Duration::from_secs(30),
+        || fake.calls() > 0,
+    )
+    .await;
     assert!(fake.calls() > 0, "the turn reached the provider");
     let clean = kernel.shutdown_gracefully(Duration::from_millis(100)).await;
     assert!(!clean, "the grace period was too short");

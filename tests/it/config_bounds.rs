@@ -3,7 +3,7 @@
 //! `Instant`, a size plus one). Out-of-range values are refused by `Config::parse` and by
 //! `homebot config check` (exit 1), with the key and the allowed range named.
 
-mod common;
+use crate::common;
 
 use homebot::config::Config;
 use std::path::Path;

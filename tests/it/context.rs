@@ -6,7 +6,7 @@
 //! in chunks, and records
 //! written before the stored prompt existed replay deterministically.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::context::tokens::conservative_count;
@@ -296,7 +296,7 @@ async fn history_limit_caps_the_replayed_records() {
 async fn a_normal_chat_whose_compaction_fails_is_trimmed_in_chunks_so_prefixes_hold() {
     let ws = workspace();
     // the summarizer is down: today's safe truncation (a chat whose compaction works is
-    // tested in tests/chat_memory.rs)
+    // tested in tests/it/chat_memory.rs)
     let f = fake(true).await;
     let k = kernel(ws.path(), &f, None, "normal_history_turns = 6", None);
     for i in 0..24 {

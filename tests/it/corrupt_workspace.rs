@@ -2,7 +2,7 @@
 //! deleted: a corrupt mode.json, an unknown entrypoint, a corrupt action.json, a torn
 //! conversation.jsonl.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::turn::Turn;

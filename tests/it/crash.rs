@@ -2,7 +2,7 @@
 //! middle of an append, restarted, and the workspace is checked — exactly one summary,
 //! one index entry, an inactive action.json, no torn record, nothing acknowledged lost.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

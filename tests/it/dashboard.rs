@@ -5,7 +5,7 @@
 //! loopback, and beyond loopback without a token the gateway does not start; the login
 //! form's limit on wrong tokens.
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::{homebot, read_json, scripted, text, tool_call, user_words, FakeLlm};
@@ -81,15 +81,18 @@ async fn get_json(url: &str) -> Value {
     r.json().await.unwrap()
 }
 
-/// Poll `url` until `ok` holds for its JSON (the test's own timeout bounds the wait).
+/// Poll `url` until `ok` holds for its JSON.
 async fn poll_json(url: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    loop {
+    let what = format!("{url} to answer as expected");
+    common::eventually_async(&what, Duration::from_secs(30), || async {
         let v = get_json(url).await;
         if ok(&v) {
-            return v;
+            Ok(v)
+        } else {
+            Err(v)
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,7 @@
 //! household's cost per day — the same figures `homebot stats` prints — read right after
 //! the turn, including calls whose audit lines the log writer has not written yet.
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::*;

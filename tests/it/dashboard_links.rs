@@ -3,8 +3,8 @@
 //! since-when, reported by the channels into the kernel's presence registry — on the
 //! status API and on `/metrics`.
 
-mod common;
-mod ha_fake;
+use crate::common;
+use crate::ha_fake;
 
 use common::gateway::Gateway;
 use common::FakeLlm;
@@ -12,18 +12,21 @@ use homebot::metrics::parse::{parse_strict, value, Parsed};
 use serde_json::Value;
 use std::time::Duration;
 
-/// Poll `url` until `ok` holds for its JSON (the test's own timeout bounds the wait).
+/// Poll `url` until `ok` holds for its JSON.
 async fn poll_json(url: &str, ok: impl Fn(&Value) -> bool) -> Value {
     let client = reqwest::Client::new();
-    loop {
+    let what = format!("{url} to answer as expected");
+    common::eventually_async(&what, Duration::from_secs(30), || async {
         let r = client.get(url).send().await.unwrap();
         assert!(r.status().is_success(), "{url}");
         let v: Value = r.json().await.unwrap();
         if ok(&v) {
-            return v;
+            Ok(v)
+        } else {
+            Err(v)
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 /// The channels' links on the status: a QQ implementation per account and Home

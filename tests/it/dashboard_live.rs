@@ -3,7 +3,7 @@
 //! afterwards arrives on it without the client asking again; a peer address gets two
 //! streams at most, the third is refused with 429.
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::{homebot, FakeLlm};

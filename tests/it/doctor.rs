@@ -2,7 +2,7 @@
 //! server on 127.0.0.1:0 (`/v1/models`, `/props`), against one that lists too much, and
 //! against a closed port; and the fallback endpoints, one line each.
 
-mod common;
+use crate::common;
 
 use axum::extract::State;
 use axum::http::HeaderMap;

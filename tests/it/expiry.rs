@@ -2,7 +2,7 @@
 //! clock), and after downtime the check before the next turn does it first, so that
 //! turn is not recorded in the expired session.
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, Utc};
 use common::*;
@@ -51,12 +51,10 @@ async fn cron_expires_the_session_after_midnight() {
     assert_eq!(action(ws)["active"], true);
 
     clock.set(at("2026-10-23T00:10:00+08:00"));
-    let mut waited = 0;
-    while action(ws)["active"] == true {
-        assert!(waited < 500, "cron did not expire the session");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        waited += 1;
-    }
+    eventually("cron expired the session", Duration::from_secs(5), || {
+        action(ws)["active"] != true
+    })
+    .await;
     let a = action(ws);
     assert_eq!(a["exit_reason"], "expired");
     let summary = std::fs::read_to_string(sdir.join("summary.md")).unwrap();

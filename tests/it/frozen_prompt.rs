@@ -1,7 +1,7 @@
 //! Editing a skill's SKILL.md during a session does not change that session's prompt,
 //! not even across a restart; the next session picks the edit up.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::turn::Turn;

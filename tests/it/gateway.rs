@@ -2,7 +2,7 @@
 //! beside it routes its turns through the gateway's control socket; SIGTERM lets the
 //! admitted turns finish and record, then the gateway exits 0.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::kernel::{Kernel, KernelError, KernelOptions};
@@ -12,13 +12,13 @@ use tokio::process::Child;
 
 async fn start_gateway(ws: &Path, fake: &FakeLlm) -> Child {
     let child = homebot(ws, Some(fake)).arg("gateway").spawn().unwrap();
-    for _ in 0..600 {
-        if ws.join("control.sock").exists() {
-            return child;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the gateway never opened its control socket");
+    eventually(
+        "the gateway opened its control socket",
+        Duration::from_secs(30),
+        || ws.join("control.sock").exists(),
+    )
+    .await;
+    child
 }
 
 fn sigterm(child: &Child) {
@@ -137,12 +137,12 @@ async fn sigterm_lets_an_in_flight_turn_finish_and_record() {
     let mut cli = homebot(&ws, Some(&fake));
     cli.args(["chat", "-m", "慢慢想"]);
     let turn = tokio::spawn(async move { cli.output().await.unwrap() });
-    for _ in 0..600 {
-        if fake.calls() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(
+        "the turn reached the provider",
+        Duration::from_secs(30),
+        || fake.calls() > 0,
+    )
+    .await;
     assert_eq!(fake.calls(), 1, "the turn reached the provider");
     sigterm(&gw);
     let o = turn.await.unwrap();
@@ -208,12 +208,12 @@ async fn a_gateway_without_channels_says_how_to_enable_one_and_the_cli_has_no_te
     .await
     .expect("the gateway warned");
     assert!(line.contains("HOMEBOT_QQ_LISTEN"), "{line}");
-    for _ in 0..600 {
-        if ws.join("control.sock").exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    eventually(
+        "the gateway opened its control socket",
+        Duration::from_secs(30),
+        || ws.join("control.sock").exists(),
+    )
+    .await;
     // the CLI is a channel too; no terminal of that chat listens to this gateway
     let o = homebot(&ws, None)
         .args(["announce", "--channel", "cli", "--to", "local", "开饭了"])

@@ -1,22 +1,21 @@
 //! Home Assistant's conversation agent endpoint (`POST /api/ha/conversation` on the HTTP
 //! server), as the `homebot` custom integration calls it: its own token (the owner's is
 //! refused there, and it opens nothing else), the member by `ha_user_ids`, the room from
-//! the device through a simulated HA (tests/ha_fake), the automation's note in the
+//! the device through a simulated HA (tests/it/ha_fake), the automation's note in the
 //! turn's aside, an answer streamed from the model although `provider.stream` is off, a
 //! question that keeps the conversation open, a statement that does not, and the turn
 //! cancelled when the caller goes away. The model streams real server-sent events
-//! (tests/sse_fake) step by step as the test opens its gates, so "the first sentence
+//! (tests/common/sse.rs) step by step as the test opens its gates, so "the first sentence
 //! arrived before the model wrote the second" is an order, not a timing.
 
-mod common;
-mod ha_fake;
-mod sse_fake;
+use crate::common;
+use crate::ha_fake;
 
+use common::sse::*;
 use homebot::channels::contract::Channel;
 use homebot::config::{EnvOverrides, Secret};
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
-use sse_fake::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -49,13 +48,11 @@ struct House {
 
 async fn house(ws: &Path, model_url: &str) -> House {
     let ha = ha_fake::SimHa::start(HA_TOKEN, 0).await;
-    // the HA client reads its token from the variable its configuration names
-    std::env::set_var("HOMEBOT_TEST_HA_AGENT_SIM_TOKEN", HA_TOKEN);
     std::fs::write(
         ws.join("config.toml"),
         format!(
             "[provider]\nstream = false\n\n[http]\nlisten = \"127.0.0.1:0\"\ntoken = \"{OWNER}\"\n\n\
-             [home_assistant]\nurl = \"{}\"\ntoken_env = \"HOMEBOT_TEST_HA_AGENT_SIM_TOKEN\"\nfast_path = false\n\n\
+             [home_assistant]\nurl = \"{}\"\nfast_path = false\n\n\
              [[members]]\nid = \"mom\"\nname = \"妈妈\"\nha_user_ids = [\"ha-user-mom\"]\n",
             ha.url()
         ),
@@ -68,6 +65,8 @@ async fn house(ws: &Path, model_url: &str) -> House {
                 base_url: Some(model_url.to_string()),
                 model: Some("fake-model".into()),
                 ha_agent_token: Some(Secret::new(AGENT)),
+                // given here, not through the environment other tests of this process share
+                ha_token: Some(Secret::new(HA_TOKEN)),
                 ..Default::default()
             }),
             ..Default::default()
@@ -207,7 +206,7 @@ async fn a_spoken_question_streams_keeps_listening_and_knows_the_member_and_room
     assert_eq!(reply["text"], "好的，先打三个鸡蛋。蛋液打好了吗？");
     assert_eq!(reply["rest"], "", "everything was in the partials");
 
-    let seen = fake.seen.lock().unwrap().clone();
+    let seen = fake.requests();
     let req = seen
         .iter()
         .find(|b| user_text(b).contains("番茄炒蛋"))
@@ -241,7 +240,7 @@ async fn a_spoken_question_streams_keeps_listening_and_knows_the_member_and_room
     let reply = f.until_reply().await.pop().unwrap();
     assert_eq!(reply["dialogue_state"], "end", "{reply}");
     assert_eq!(reply["text"], "好的，中火三分钟。");
-    let seen = fake.seen.lock().unwrap().clone();
+    let seen = fake.requests();
     let req = seen.last().unwrap();
     let words = user_text(req);
     assert!(
@@ -277,7 +276,7 @@ async fn typed_assist_is_text_an_unknown_user_is_a_guest() {
         session.starts_with("ha-"),
         "an unsafe id is replaced: {session}"
     );
-    let seen = fake.seen.lock().unwrap().clone();
+    let seen = fake.requests();
     let words = user_text(seen.last().unwrap());
     assert!(words.contains("说话人 guest"), "{words}");
     assert!(!words.contains("房间"), "{words}");
@@ -315,7 +314,7 @@ async fn only_the_agent_token_opens_it_and_it_opens_nothing_else() {
     );
     let big = json!({"text": "好", "extra_system_prompt": "长".repeat(20_000)});
     assert_eq!(ask(&h.base, AGENT, big).await.status(), 413);
-    assert!(fake.seen.lock().unwrap().is_empty(), "no turn ran");
+    assert!(fake.requests().is_empty(), "no turn ran");
     h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
 }
 

@@ -1,11 +1,11 @@
-//! homebot against a simulated Home Assistant (tests/ha_fake: the real WebSocket protocol
+//! homebot against a simulated Home Assistant (tests/it/ha_fake: the real WebSocket protocol
 //! on 127.0.0.1:0): a voice reminder rings on the satellite that asked for it, in its
 //! room; and Home Assistant's faults — a wrong token, down at start, a connection dropped
 //! mid-call, no answer at all, 10,000 entities, an answer over the size cap — each leave
 //! the gateway answering other turns.
 
-mod common;
-mod ha_fake;
+use crate::common;
+use crate::ha_fake;
 
 use common::gateway::Gateway;
 use common::wyoming::{Got, WyPeer};
@@ -82,14 +82,16 @@ async fn announce(ws: &Path, to: &str, text: &str) -> (bool, String) {
 }
 
 async fn wait_status(ws: &Path, needle: &str) -> String {
-    for _ in 0..600 {
+    let what = format!("status to say {needle:?}");
+    eventually_async(&what, Duration::from_secs(30), || async {
         let s = status(ws).await;
         if s.contains(needle) {
-            return s;
+            Ok(s)
+        } else {
+            Err(s)
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("status never said {needle:?}:\n{}", status(ws).await);
+    })
+    .await
 }
 
 #[tokio::test]

@@ -1,10 +1,10 @@
 //! A reminder for a Home Assistant satellite that rings while Home Assistant cannot be
 //! reached waits for that satellite's next turn — and when Home Assistant comes back
-//! during that wait (against the simulated Home Assistant of tests/ha_fake), it is
+//! during that wait (against the simulated Home Assistant of tests/it/ha_fake), it is
 //! announced at once, once, and the reminder is marked rung.
 
-mod common;
-mod ha_fake;
+use crate::common;
+use crate::ha_fake;
 
 use common::gateway::Gateway;
 use common::*;

@@ -1,4 +1,4 @@
-//! Acting on the home through a simulated Home Assistant (tests/ha_fake): `home_control`
+//! Acting on the home through a simulated Home Assistant (tests/it/ha_fake): `home_control`
 //! reaches HA with the right domain, service and target; an unexposed entity, a
 //! disallowed domain, an invented service, a call aimed elsewhere and a guest never reach
 //! it; a lock waits for the asker's "确认"; `home_state` lists exposed entities only, with
@@ -6,8 +6,8 @@
 //! and a sentence it does not know falls through to the LLM; a watch delivers to a QQ
 //! group.
 
-mod common;
-mod ha_fake;
+use crate::common;
+use crate::ha_fake;
 
 use common::gateway::Gateway;
 use common::wyoming::{Got, WyPeer};

@@ -1,14 +1,14 @@
-//! Acting on a REAL Home Assistant (core 2025.4.4, offline; tests/real_ha) whose kitchen
+//! Acting on a REAL Home Assistant (core 2025.4.4, offline; tests/it/real_ha) whose kitchen
 //! light is a template light in the area 厨房, exposed to Assist: "打开厨房的灯" is
 //! answered by HA's own agent in Chinese with no LLM request and the light goes on;
 //! `home_control` switches it off (its `state_changed` observed); a watch on it going
 //! `off` is delivered to a QQ group.
 //!
-//! Needs the HA venv (`tests/run.sh` installs it). Without it the test says so loudly and
-//! passes, unless HOMEBOT_REQUIRE_REAL_HA=1.
+//! Needs the HA venv (`tests/run.sh` installs it); without it the test fails and says how
+//! to install it.
 
-mod common;
-mod real_ha;
+use crate::common;
+use crate::real_ha;
 
 use common::gateway::Gateway;
 use common::*;
@@ -51,23 +51,7 @@ async fn chat(ws: &std::path::Path, text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acting_on_a_real_home_assistant() {
-    let python = match real_ha::ha_python() {
-        Ok(p) => p,
-        Err(why) => {
-            let banner = format!(
-                "\n################################################################\n\
-                 ### REAL HOME ASSISTANT TEST NOT RUN: {why}\n\
-                 ################################################################\n"
-            );
-            eprintln!("{banner}");
-            println!("{banner}");
-            assert!(
-                std::env::var("HOMEBOT_REQUIRE_REAL_HA").is_err(),
-                "HOMEBOT_REQUIRE_REAL_HA is set: {why}"
-            );
-            return;
-        }
-    };
+    let python = real_ha::ha_python();
     let ha = RealHa::start(&python).await;
     // the template light in the kitchen (the area RealHa made), exposed to Assist
     let mut hws = real_ha::HaWs::connect(ha.port).await;

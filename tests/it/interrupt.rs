@@ -3,13 +3,16 @@
 //! control socket is removed either way, and a chat routed through a running gateway
 //! cancels its turn there by hanging up.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;
+
+/// How long the child may take to reach the provider, or to record.
+const WAIT: Duration = Duration::from_secs(12);
 
 fn interrupt(child: &Child) {
     let pid = child.id().unwrap().to_string();
@@ -23,29 +26,6 @@ fn interrupt(child: &Child) {
 async fn slow_fake() -> FakeLlm {
     FakeLlm::start(|body, _| FakeReply::Delay(Duration::from_secs(20), Box::new(scripted(body))))
         .await
-}
-
-async fn until_called(fake: &FakeLlm) {
-    for _ in 0..600 {
-        if fake.calls() > 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the turn never reached the provider");
-}
-
-async fn until_recorded(path: &Path) -> Vec<serde_json::Value> {
-    for _ in 0..600 {
-        if path.exists() {
-            let lines = jsonl(path);
-            if !lines.is_empty() {
-                return lines;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{} never got a record", path.display());
 }
 
 fn interactive(ws: &Path, fake: &FakeLlm) -> Child {
@@ -67,7 +47,7 @@ async fn the_first_ctrl_c_cancels_the_turn_and_the_chat_goes_on() {
     let mut stdin = child.stdin.take().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
     stdin.write_all("慢慢想\n".as_bytes()).await.unwrap();
-    until_called(&fake).await;
+    eventually("the turn reached the provider", WAIT, || fake.calls() > 0).await;
     interrupt(&child);
     let cancelled = tokio::time::timeout(Duration::from_secs(10), async {
         while let Some(l) = out.next_line().await.unwrap() {
@@ -102,7 +82,7 @@ async fn a_second_ctrl_c_leaves_and_removes_the_socket() {
     let mut stdin = child.stdin.take().unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
     stdin.write_all("慢慢想\n".as_bytes()).await.unwrap();
-    until_called(&fake).await;
+    eventually("the turn reached the provider", WAIT, || fake.calls() > 0).await;
     interrupt(&child);
     // the first Ctrl-C is acknowledged before the second is sent
     tokio::time::timeout(Duration::from_secs(10), async {
@@ -134,18 +114,18 @@ async fn ctrl_c_beside_a_gateway_cancels_the_turn_there() {
     let ws = dir.path().canonicalize().unwrap();
     let fake = slow_fake().await;
     let mut gw = homebot(&ws, Some(&fake)).arg("gateway").spawn().unwrap();
-    for _ in 0..600 {
-        if ws.join("control.sock").exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    eventually(
+        "the gateway opened its control socket",
+        Duration::from_secs(30),
+        || ws.join("control.sock").exists(),
+    )
+    .await;
     let cli = homebot(&ws, None)
         .args(["chat", "-m", "慢慢想"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    until_called(&fake).await;
+    eventually("the turn reached the provider", WAIT, || fake.calls() > 0).await;
     interrupt(&cli);
     let o = tokio::time::timeout(Duration::from_secs(10), cli.wait_with_output())
         .await
@@ -156,7 +136,14 @@ async fn ctrl_c_beside_a_gateway_cancels_the_turn_there() {
         "{o:?}"
     );
     // the gateway cancelled and recorded it, and keeps serving
-    let recs = until_recorded(&ws.join("chats/cli/local.jsonl")).await;
+    let path = ws.join("chats/cli/local.jsonl");
+    let recs = eventually_some("a record in the chat's history", WAIT, || {
+        Some(path.as_path())
+            .filter(|p| p.exists())
+            .map(jsonl)
+            .filter(|l| !l.is_empty())
+    })
+    .await;
     assert_eq!(recs[0]["error"], "cancelled by the user");
     assert!(
         ws.join("control.sock").exists(),

@@ -9,7 +9,7 @@
 //! - the next session of the mode carries the model's summary as a marked block, and no
 //!   dialogue of the old session.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::kernel::Kernel;
@@ -210,12 +210,6 @@ fn only_session(ws: &Path) -> std::path::PathBuf {
     dirs.remove(0)
 }
 
-async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    tokio::time::timeout(Duration::from_secs(20), until(&mut cond))
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
-}
-
 #[tokio::test]
 async fn a_session_without_a_summary_gets_the_models_and_the_next_one_carries_it() {
     let dir = workspace();
@@ -229,7 +223,7 @@ async fn a_session_without_a_summary_gets_the_models_and_the_next_one_carries_it
     assert!(turn(&k, "/mode exit").await.is_answered());
     assert!(first.join("summary.md").exists());
     // …the summarizer rewrites it with the model's words, then drops the job
-    wait_for("the model's summary", || {
+    eventually("the model's summary", Duration::from_secs(20), || {
         !first.join("summary.pending").exists()
             && std::fs::read_to_string(first.join("summary.md"))
                 .unwrap()
@@ -306,7 +300,7 @@ async fn with_the_provider_down_the_excerpt_stays_and_the_job_resumes_at_the_nex
         assert!(r.is_answered());
         assert!(turn(&k, "/mode exit").await.is_answered());
         let first = only_session(ws);
-        wait_for("a failed attempt", || {
+        eventually("a failed attempt", Duration::from_secs(20), || {
             std::fs::read_to_string(first.join("summary.pending"))
                 .is_ok_and(|j| j.contains("\"attempts\": 1"))
         })
@@ -331,7 +325,7 @@ async fn with_the_provider_down_the_excerpt_stays_and_the_job_resumes_at_the_nex
                 .is_ok_and(|c| c.contains("今天做红烧肉"))
         })
         .unwrap();
-    wait_for("the resumed summary", || {
+    eventually("the resumed summary", Duration::from_secs(20), || {
         !first.join("summary.pending").exists()
             && std::fs::read_to_string(first.join("summary.md"))
                 .unwrap()
@@ -367,11 +361,15 @@ async fn a_session_ended_by_expiry_gets_the_models_summary() {
     turn(&k, "今天做红烧肉").await;
     let sdir = session_dir(ws);
     clock.set(at("2026-10-23T00:10:00+08:00"));
-    wait_for("the expired session's model summary", || {
-        std::fs::read_to_string(sdir.join("summary.md"))
-            .is_ok_and(|md| md.contains("结束原因: expired") && md.contains("收汁前停下了"))
-            && !sdir.join("summary.pending").exists()
-    })
+    eventually(
+        "the expired session's model summary",
+        Duration::from_secs(20),
+        || {
+            std::fs::read_to_string(sdir.join("summary.md"))
+                .is_ok_and(|md| md.contains("结束原因: expired") && md.contains("收汁前停下了"))
+                && !sdir.join("summary.pending").exists()
+        },
+    )
     .await;
     k.shutdown();
 }

@@ -7,7 +7,7 @@
 //! afterwards. Descriptors are counted in the gateway's `/proc/<pid>/fd`.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::wyoming::{Got, WyPeer};

@@ -2,7 +2,7 @@
 //! descriptor exhaustion and oversized Wyoming payloads. Each listener has a cap, a
 //! deadline for what the peer owes, and the control socket keeps working throughout.
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::wyoming::{Got, WyPeer};

@@ -3,7 +3,7 @@
 //! recalled — in the tail of the user message, never in the system prompt. Time is a
 //! controlled clock: "a week later" is one `set`.
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, Utc};
 use common::*;

@@ -6,7 +6,7 @@
 //! sender who may not switch modes, inside a mode, or twice in a chat on one day (across a
 //! restart).
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::turn::{Reply, Turn};

@@ -2,7 +2,7 @@
 //! two speakers, two chats, enter → turns → exit; then every file is checked, and the
 //! recorded requests are checked for a byte-identical stable prefix.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::turn::Turn;

@@ -5,7 +5,7 @@
 //! Giving a file away needs root: the refusal tests run as root and otherwise skip with a
 //! printed reason.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::kernel::{Kernel, KernelOptions};

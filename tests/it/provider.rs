@@ -5,7 +5,7 @@
 //! (Past 500 lines: every provider behaviour against the one fake OpenAI-compatible
 //! server; split by concern — wire format, retries, limits — when it grows further.)
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::config::{EnvOverrides, Secret};
@@ -333,9 +333,10 @@ async fn the_slot_is_free_while_a_call_waits_to_retry() {
         }
     });
     // B is sent once A's first call has been refused, i.e. while A sleeps on Retry-After
-    while fake.calls() < 1 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    eventually("A's first call", Duration::from_secs(30), || {
+        fake.calls() >= 1
+    })
+    .await;
     let b = k.handle_turn(Turn::new("cli", "chat-b", "dad", "B")).await;
     let b_done = Instant::now();
     let (a, a_done) = a.await.unwrap();

@@ -3,7 +3,7 @@
 //! tool_result mapping with merged results, `cache_control` breakpoints on the right
 //! blocks and never more than four), usage with the cache fields, and retries on 529.
 
-mod common;
+use crate::common;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};

@@ -5,7 +5,7 @@
 //! cool-down one trial call decides. And calls run side by side: slow calls overlap at
 //! the server and the actor's mailbox answers while they are in flight.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::config::{Config, EnvOverrides};
@@ -77,16 +77,18 @@ async fn call(p: &Provider) -> Result<String, ProviderError> {
 
 /// Wait (polling) until the open circuit of `name` lets a trial through.
 async fn until_cooled_down(p: &Provider, name: &str) {
-    loop {
+    let what = format!("the circuit of {name} to cool down");
+    eventually_async(&what, Duration::from_secs(30), || async {
         let views = p.circuits().await;
         let v = views.iter().find(|v| v.name == name).unwrap();
         match v.state {
             homebot::provider::breaker::State::Open { until } if Instant::now() < until => {
-                tokio::time::sleep(Duration::from_millis(20)).await
+                Err(format!("open for {:?} more", until - Instant::now()))
             }
-            _ => return,
+            _ => Ok(()),
         }
-    }
+    })
+    .await
 }
 
 #[tokio::test]

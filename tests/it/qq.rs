@@ -3,7 +3,7 @@
 //! auth, addressing and message formats, access policy, mode switching from groups.
 //! Delivery (queues, splitting, reconnects, announcements, floods) is in `qq_delivery.rs`.
 
-mod common;
+use crate::common;
 
 use common::onebot::{self, text_of, BOT};
 use common::qq::{at_bot, gateway, gateway_with, sim, text, DAD, GROUP, GROUP2, MOM, TOKEN};

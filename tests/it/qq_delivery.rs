@@ -2,11 +2,11 @@
 //! ordered, bounded, throttled queue per target, whole, waiting a bounded time for a
 //! reconnect; floods get one refusal per burst; failures are logged with their retcode.
 
-mod common;
+use crate::common;
 
 use common::onebot::text_of;
 use common::qq::{
-    at_bot, config, eventually, gateway, gateway_with, sim, start_gateway, text, DAD, GROUP, MOM,
+    at_bot, config, gateway, gateway_with, sim, start_gateway, text, DAD, GROUP, MOM,
 };
 use common::*;
 use serde_json::json;
@@ -25,7 +25,12 @@ async fn a_pending_reply_waits_for_the_reconnect() {
     s.group_msg(GROUP, DAD, 601, json!([at_bot(), text("慢慢回答")]))
         .await;
     // the turn is under way before NapCat restarts
-    eventually("the model got the question", 10, || fake.calls() == 1).await;
+    eventually(
+        "the model got the question",
+        Duration::from_secs(10),
+        || fake.calls() == 1,
+    )
+    .await;
     s.close().await;
     gw.wait_log("qq connection closed", 10).await;
     // the reply is ready and waits for a connection
@@ -306,14 +311,20 @@ async fn a_flood_into_a_full_chat_gets_one_refusal_per_burst() {
     assert!(others.is_empty(), "{others:?}");
     assert_eq!(fake.calls(), 3, "refused messages never reach the model");
     let refused = || gw.log().matches("chat queue full; turn refused").count();
-    eventually("13 turns refused", 10, || refused() == 13).await;
+    eventually("13 turns refused", Duration::from_secs(10), || {
+        refused() == 13
+    })
+    .await;
     // the last reply went out with nothing else queued: the queue drained, so a second
     // burst, seconds later, is a new one and gets its own refusal
     let (answers, refusals, others) = burst(&mut s, 1500).await;
     assert_eq!((answers, refusals), (2, 1), "{others:?}");
     assert!(others.is_empty(), "{others:?}");
     assert_eq!(fake.calls(), 6);
-    eventually("13 more turns refused", 10, || refused() == 26).await;
+    eventually("13 more turns refused", Duration::from_secs(10), || {
+        refused() == 26
+    })
+    .await;
 }
 
 #[tokio::test]

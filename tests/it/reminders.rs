@@ -2,7 +2,7 @@
 //! the Cron actor on the (controlled) clock through the outbound door of the channel
 //! that asked — never as an LLM turn, never into a mode session.
 
-mod common;
+use crate::common;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -17,6 +17,9 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// How long a due reminder may take to reach the door.
+const RING: Duration = Duration::from_secs(10);
 
 fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
@@ -93,16 +96,6 @@ async fn reminding_model() -> FakeLlm {
     .await
 }
 
-async fn until<T>(mut f: impl FnMut() -> Option<T>) -> T {
-    for _ in 0..500 {
-        if let Some(v) = f() {
-            return v;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("condition never became true");
-}
-
 fn origin(target: &str) -> Origin {
     Origin {
         channel: "cli".into(),
@@ -142,7 +135,10 @@ async fn a_timer_set_by_the_model_rings_on_time_in_the_chat_that_asked() {
 
     clock.set(at("2026-10-22T20:00:00+08:00"));
     k.reminders().wake().await;
-    let got = until(|| Some(door.got()).filter(|g| !g.is_empty())).await;
+    let got = eventually_some("a ring at the door", RING, || {
+        Some(door.got()).filter(|g| !g.is_empty())
+    })
+    .await;
     assert_eq!(got, [("local".to_string(), "提醒：关火".to_string())]);
     assert_eq!(fake.calls(), calls, "ringing never asks the model");
     // the mode session is untouched: no record, the same frozen prompt
@@ -153,11 +149,15 @@ async fn a_timer_set_by_the_model_rings_on_time_in_the_chat_that_asked() {
         prompt_before
     );
     // the ring is marked once the door has taken it: poll for the mark
-    let mut all = k.command("/reminders all").await.text;
-    while !all.contains("已响") {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        all = k.command("/reminders all").await.text;
-    }
+    let all = eventually_async("the reminder marked rung", RING, || async {
+        let all = k.command("/reminders all").await.text;
+        if all.contains("已响") {
+            Ok(all)
+        } else {
+            Err(all)
+        }
+    })
+    .await;
     assert!(all.contains("#1"), "{all}");
     assert_eq!(k.command("/reminders").await.text, "没有提醒。");
 }
@@ -220,19 +220,25 @@ async fn a_reminder_due_while_down_rings_at_start_marked_late_and_two_in_one_sec
     let k = kernel(ws, &fake, &clock);
     let door = Recorder::at_cli(&k, 0);
     // the start-up tick ran before the door existed: it is retried, then delivered
-    let got = until(|| Some(door.got()).filter(|g| g.len() >= 2)).await;
+    let got = eventually_some("two rings at the door", RING, || {
+        Some(door.got()).filter(|g| g.len() >= 2)
+    })
+    .await;
     assert_eq!(
         got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
         ["提醒：关火（晚了 3 分钟）", "提醒：下面条（晚了 3 分钟）"]
     );
-    until(|| Some(()).filter(|_| door.got().len() == 2)).await;
+    eventually("two rings at the door", RING, || door.got().len() == 2).await;
     let rem = k.reminders();
-    for _ in 0..100 {
-        if rem.delivering().await.is_empty() {
-            break;
+    eventually_async("both rings marked", Duration::from_secs(10), || async {
+        let d = rem.delivering().await;
+        if d.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{} still delivering", d.len()))
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    })
+    .await;
     assert!(rem.delivering().await.is_empty(), "both marked");
     rem.wake().await;
     assert!(
@@ -256,7 +262,10 @@ async fn a_delivery_that_keeps_failing_is_marked_undelivered() {
     clock.set(at("2026-10-22T19:51:00+08:00"));
     rem.wake().await;
     // the first fails twice, then is delivered within the retry window
-    let got = until(|| Some(door.got()).filter(|g| !g.is_empty())).await;
+    let got = eventually_some("a ring at the door", RING, || {
+        Some(door.got()).filter(|g| !g.is_empty())
+    })
+    .await;
     assert_eq!(got, [("local".to_string(), "提醒：关火".to_string())]);
     // a channel that is not running at all: undelivered once the retries give up
     k.doors().withdraw("cli");
@@ -265,14 +274,15 @@ async fn a_delivery_that_keeps_failing_is_marked_undelivered() {
         .unwrap();
     clock.set(at("2026-10-22T19:52:00+08:00"));
     rem.wake().await;
-    let mut text = String::new();
-    for _ in 0..500 {
-        text = k.command("/reminders all").await.text;
+    let text = eventually_async("the reminder marked undelivered", RING, || async {
+        let text = k.command("/reminders all").await.text;
         if text.contains("未送达") {
-            break;
+            Ok(text)
+        } else {
+            Err(text)
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    })
+    .await;
     assert!(
         text.contains("最后一个") && text.contains("not running"),
         "{text}"
@@ -337,7 +347,10 @@ async fn the_timer_rings_by_itself_without_a_wake() {
         .unwrap();
     // the Cron armed a one-second sleep; when it ends, the clock says it is due
     clock.set(at("2026-10-22T19:50:01+08:00"));
-    let got = until(|| Some(door.got()).filter(|g| !g.is_empty())).await;
+    let got = eventually_some("a ring at the door", RING, || {
+        Some(door.got()).filter(|g| !g.is_empty())
+    })
+    .await;
     assert_eq!(got[0].1, "提醒：翻面");
 }
 

@@ -2,7 +2,7 @@
 //! `homebot gateway`: the QQ group (with the asker @-ed), the native voice satellite, and
 //! a Wyoming speaker on its next turn (Home Assistant cannot be spoken to unasked).
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::onebot::{self, text_of, BOT};
@@ -262,15 +262,10 @@ async fn a_qq_implementation_that_reconnects_within_the_window_gets_the_reminder
     drop(s); // NapCat restarts
     gw.wait_log("reminder due", 30).await;
     // the account is free again once the server noticed the old connection is gone
-    let mut again = None;
-    for _ in 0..200 {
-        if let Ok(s) = connect().await {
-            again = Some(s);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let mut s = again.expect("reconnected");
+    let mut s = eventually_async("reconnected", Duration::from_secs(10), || async {
+        connect().await.map_err(|e| e.to_string())
+    })
+    .await;
     s.lifecycle().await;
     let ring = s.expect_send().await;
     assert_eq!(text_of(&ring).trim(), "提醒：关火");

@@ -4,7 +4,7 @@
 //! steps) — a clear error to the model, nothing lost. Reflect, Assist, Custom, presets and
 //! switching are in `strategy_switch.rs`; `ask_user_choice` in `strategy_choice.rs`.
 
-mod common;
+use crate::common;
 
 use common::strategy::*;
 use common::*;

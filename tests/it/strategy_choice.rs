@@ -4,7 +4,7 @@
 //! an unrelated reply cancels; in a QQ group only the asker's answer counts; a call with
 //! 1 or 7 options is a tool error and nothing waits.
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::*;

@@ -3,7 +3,7 @@
 //! depth and tool-round cap when a strategy is named, and unpunctuated mode commands (the
 //! switch guard and `set_strategy` share one clause parser).
 
-mod common;
+use crate::common;
 
 use common::strategy::*;
 use common::*;

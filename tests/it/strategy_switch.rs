@@ -3,7 +3,7 @@
 //! the request prefix unchanged (measured against a system-prompt block); the state file
 //! and the `/strategy` permission.
 
-mod common;
+use crate::common;
 
 use common::strategy::*;
 use common::*;

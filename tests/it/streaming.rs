@@ -3,61 +3,26 @@
 //! arguments are split across chunks, `:` comment lines, usage in the final chunk and
 //! `[DONE]`; Anthropic events; text deltas to a caller's sink; the byte cap.
 
-mod common;
+use crate::common;
 
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::response::Response;
+use common::sse::Step;
 use common::*;
 use homebot::config::{EnvOverrides, Secret};
 use homebot::kernel::{Kernel, KernelOptions};
 use homebot::provider::{CallMeta, ChatRequest, Message, Provider};
 use homebot::turn::Turn;
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
 
-type Script = dyn Fn(&Value, usize) -> Vec<String> + Send + Sync;
-
-struct Fake {
-    seen: Mutex<Vec<Value>>,
-    script: Box<Script>,
-}
-
-/// Each string is sent as its own chunk.
-async fn handle(State(f): State<Arc<Fake>>, body: String) -> Response {
-    let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    let n = {
-        let mut s = f.seen.lock().unwrap();
-        s.push(v.clone());
-        s.len() - 1
-    };
-    let chunks = (f.script)(&v, n);
-    let stream = futures_util::stream::iter(
-        chunks
-            .into_iter()
-            .map(|c| Ok::<_, std::convert::Infallible>(Bytes::from(c))),
-    );
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from_stream(stream))
-        .unwrap()
-}
-
+/// The fake model answering every request with `script`'s chunks, each sent as its own
+/// chunk: the server's root URL (the OpenAI path adds `/v1`) and the fake.
 async fn start(
     script: impl Fn(&Value, usize) -> Vec<String> + Send + Sync + 'static,
-) -> (String, Arc<Fake>) {
-    let fake = Arc::new(Fake {
-        seen: Mutex::new(Vec::new()),
-        script: Box::new(script),
-    });
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", axum::routing::post(handle))
-        .route("/v1/messages", axum::routing::post(handle))
-        .with_state(fake.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}"), fake)
+) -> (String, FakeLlm) {
+    let fake = FakeLlm::start(move |body, n| {
+        FakeReply::Stream(script(body, n).into_iter().map(Step::Send).collect())
+    })
+    .await;
+    (fake.root.clone(), fake)
 }
 
 fn data(v: Value) -> String {
@@ -135,7 +100,7 @@ async fn a_streamed_tool_call_with_split_arguments_runs_and_usage_is_read() {
         .handle_turn(Turn::new("cli", "local", "mom", "菜单上有什么"))
         .await;
     assert_eq!(r.text, "菜单上有番茄炒蛋", "{r:?}");
-    let seen = fake.seen.lock().unwrap().clone();
+    let seen = fake.requests();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0]["stream"], true);
     assert_eq!(seen[0]["stream_options"], json!({"include_usage": true}));

@@ -4,7 +4,7 @@
 //! `tool_call_id` still answered. And files that are not what their path says: a FIFO
 //! (which used to freeze the gateway) and a hard link to `config.toml`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::kernel::Kernel;

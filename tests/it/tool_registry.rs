@@ -4,7 +4,7 @@
 //! tool, arguments of the wrong shape, a missing path — is answered with what is wrong;
 //! and the permissions the tools declare are checked for the sender.
 
-mod common;
+use crate::common;
 
 use common::*;
 use homebot::turn::Turn;

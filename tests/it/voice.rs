@@ -4,7 +4,7 @@
 //! (Past 500 lines: every voice behaviour against the same two real peers, Wyoming and the
 //! satellite WebSocket, with one set-up; split it when a third front door arrives.)
 
-mod common;
+use crate::common;
 
 use common::gateway::Gateway;
 use common::*;

@@ -5,9 +5,9 @@
 //! when the test opens its gate, so "said before the model wrote more" is an order, not
 //! a timing.
 
-mod common;
-mod sse_fake;
+use crate::common;
 
+use common::sse::*;
 use common::wyoming::{Got, WyPeer};
 use common::*;
 use futures_util::{SinkExt, StreamExt};
@@ -15,7 +15,6 @@ use homebot::channels::contract::Channel;
 use homebot::config::EnvOverrides;
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
-use sse_fake::*;
 use std::path::Path;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -208,7 +207,7 @@ async fn a_satellite_hears_each_sentence_as_the_model_writes_it_then_the_whole_r
     };
     assert_eq!(e["type"], "handled");
     assert_eq!(e["data"]["text"], "好的，两个人放两个番茄。");
-    assert_eq!(fake.seen.lock().unwrap().len(), 2);
+    assert_eq!(fake.requests().len(), 2);
     h.kernel.shutdown();
 }
 
@@ -227,7 +226,7 @@ async fn a_tool_round_says_only_whole_sentences_before_its_call_and_the_answer_f
             say("调用之后的话。"),
         ];
         v.extend(end("tool_calls"));
-        v
+        FakeReply::Stream(v)
     })
     .await;
     let h = house(ws, &url, 0, "").await;
@@ -243,7 +242,7 @@ async fn a_tool_round_says_only_whole_sentences_before_its_call_and_the_answer_f
     let reply = frames.last().unwrap();
     assert_eq!(reply["text"], "笔记里有两份菜谱。");
     assert_eq!(reply["rest"], "");
-    assert_eq!(fake.seen.lock().unwrap().len(), 2);
+    assert_eq!(fake.requests().len(), 2);
     assert_eq!(records(ws, "s-1")[0]["assistant"], "笔记里有两份菜谱。");
     h.kernel.shutdown();
 }
@@ -374,7 +373,7 @@ async fn a_retried_stream_says_nothing_twice_and_a_failed_one_is_said_whole() {
     let ws = dir.path();
     let (url, fake) = start_sse(|body, n| {
         // a stream cut before its finish reason: retried once, then an error
-        let cut = vec![say("第一句。"), say("第二")];
+        let cut = FakeReply::Stream(vec![say("第一句。"), say("第二")]);
         match (words(body).as_str(), n) {
             ("重试", 0) => cut,
             ("重试", _) => answer(vec![say("第一句。"), say("第二句。")]),
@@ -386,7 +385,7 @@ async fn a_retried_stream_says_nothing_twice_and_a_failed_one_is_said_whole() {
     let mut s = satellite(&h.ws_addr, "kitchen").await;
     transcript(&mut s, "s-1", "重试").await;
     let frames = until_reply(&mut s, "s-1").await;
-    assert_eq!(fake.seen.lock().unwrap().len(), 2, "retried once");
+    assert_eq!(fake.requests().len(), 2, "retried once");
     // the retry said the first sentence again: it is not sent twice
     assert_eq!(partials_of(&frames, "s-1"), ["第一句。", "第二句。"]);
     let reply = frames.last().unwrap();
@@ -396,7 +395,7 @@ async fn a_retried_stream_says_nothing_twice_and_a_failed_one_is_said_whole() {
     // the retry is cut too: the reply is the error, said whole
     transcript(&mut s, "s-2", "断了").await;
     let frames = until_reply(&mut s, "s-2").await;
-    assert_eq!(fake.seen.lock().unwrap().len(), 4);
+    assert_eq!(fake.requests().len(), 4);
     assert_eq!(partials_of(&frames, "s-2"), ["第一句。"]);
     let reply = frames.last().unwrap();
     assert_eq!(reply["error"], true);

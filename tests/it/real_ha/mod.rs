@@ -1,5 +1,5 @@
 //! A real Home Assistant (core 2025.4.4, installed by tests/peers/ha/install.sh into
-//! `.venv-ha`) for tests/ha_real.rs, offline, on a free port of 127.0.0.1, ready in a few
+//! `.venv-ha`) for tests/it/ha_real.rs, offline, on a free port of 127.0.0.1, ready in a few
 //! seconds: its storage is seeded with a test user and a long-lived token (a throw-away
 //! key that unlocks only this HA), a Wyoming satellite stand-in
 //! (tests/peers/ha/fake_satellite.py) is added through the real `wyoming` config flow,
@@ -33,21 +33,18 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
-/// The HA venv's python, or why there is none (said loudly by the caller).
-pub fn ha_python() -> Result<PathBuf, String> {
-    if let Ok(why) = std::env::var("HOMEBOT_HA_UNAVAILABLE") {
-        return Err(why);
-    }
+/// The HA venv's python (`HOMEBOT_TEST_HA_PYTHON`, else `.venv-ha`). Missing, the
+/// test fails and says how to install it: a green run always includes the real HA.
+pub fn ha_python() -> PathBuf {
     let p = std::env::var("HOMEBOT_TEST_HA_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|_| repo().join(".venv-ha/bin/python"));
-    match p.exists() {
-        true => Ok(p),
-        false => Err(format!(
-            "{} does not exist: run tests/run.sh (it installs Home Assistant 2025.4.4 with tests/peers/ha/install.sh)",
-            p.display()
-        )),
-    }
+    assert!(
+        p.exists(),
+        "{} does not exist: run tests/run.sh (it installs Home Assistant 2025.4.4 with tests/peers/ha/install.sh)",
+        p.display()
+    );
+    p
 }
 
 pub fn free_port() -> u16 {
