@@ -1,6 +1,7 @@
 //! The kit the integration tests, the soak and the benches share: the peers homebot talks
 //! to — the fake model ([`model`], with its streamed answers in [`sse`]), the OneBot
-//! simulator ([`onebot`], [`qq`]), the Wyoming client ([`wyoming`]), the `homebot gateway`
+//! simulator ([`onebot`], [`qq`]), the Wyoming client ([`wyoming`]), a native voice
+//! satellite ([`satellite`]), the `homebot gateway`
 //! child ([`gateway`]) — the one way to wait ([`wait`]), and kernel / workspace set-up.
 // Each includer (the `it` binary, the soak, the benches) uses part of the kit.
 #![allow(dead_code, unused_imports)]
@@ -9,6 +10,7 @@ pub mod gateway;
 pub mod model;
 pub mod onebot;
 pub mod qq;
+pub mod satellite;
 pub mod sse;
 pub mod strategy;
 pub mod wait;

@@ -284,15 +284,14 @@ async fn the_time_is_in_the_history_after_a_compaction_and_under_lean_replay() {
             say(&k, &clock, (18, 21 + i), mom(&format!("第{i}步做完了"))).await;
         }
         let p = ws.join("chats/cli/local.checkpoint.json");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !std::fs::read_to_string(&p).is_ok_and(|t| t.contains("18:05 下锅了")) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{replay}: no checkpoint holds the time: {:?}",
-                std::fs::read_to_string(&p)
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        let what = format!("{replay}: a checkpoint holding the time");
+        eventually_async(&what, std::time::Duration::from_secs(30), || async {
+            match std::fs::read_to_string(&p) {
+                Ok(t) if t.contains("18:05 下锅了") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await;
         let said = say(&k, &clock, (18, 47), mom("我几点下的锅？")).await;
         assert_eq!(said, "你是 18:05 下的锅。", "{replay}");
         let last = turns(&fake).pop().unwrap();

@@ -111,16 +111,15 @@ async fn a_turn_arrives_on_the_stream_without_asking_and_streams_are_bounded() {
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(r.headers().get("retry-after").is_some());
     drop(events);
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let r = reqwest::get(&url).await.unwrap();
-        if r.status() == StatusCode::OK {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the place never came back"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::eventually_async(
+        "the place to come back",
+        Duration::from_secs(20),
+        || async {
+            match reqwest::get(&url).await.unwrap().status() {
+                StatusCode::OK => Ok(()),
+                other => Err(other),
+            }
+        },
+    )
+    .await;
 }

@@ -84,15 +84,15 @@ async fn house(ws: &Path, model_url: &str) -> House {
         .register("voice", started.outbound.clone().unwrap());
     let addr = homebot::dashboard::start(&kernel).await.unwrap().unwrap();
     // the satellite's room is known once HA's registries were read
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    common::eventually_async("HA's registries read", Duration::from_secs(30), || async {
         let lines = kernel.doors().status_lines().await.join("\n");
         if lines.contains("厨房") {
-            break;
+            Ok(())
+        } else {
+            Err(lines)
         }
-        assert!(Instant::now() < deadline, "HA never read: {lines}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     House {
         kernel,
         base: format!("http://{addr}"),
@@ -331,13 +331,11 @@ async fn the_turn_is_cancelled_when_the_caller_goes_away() {
     .await;
     assert_eq!(f.next().await["text"], "我想一想。");
     drop(f); // Home Assistant gave up (its 10 s of silence) or the user stopped it
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while fake.hung_up() == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the model's answer was never dropped"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    common::eventually(
+        "the model's answer dropped",
+        Duration::from_secs(30),
+        || fake.hung_up() > 0,
+    )
+    .await;
     h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
 }

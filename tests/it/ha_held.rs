@@ -65,15 +65,18 @@ async fn a_reminder_held_while_home_assistant_was_down_is_announced_when_it_come
             .collect::<Vec<_>>()
     };
     // (the reconnect backoff is at most a few seconds here; the bound is only a bound)
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    while announced(&ha).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never announced:\n{}",
-            gw.log()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_async("the announcement", Duration::from_secs(90), || {
+        let none = announced(&ha).is_empty();
+        let log = gw.log();
+        async move {
+            if none {
+                Err(format!("the gateway's log:\n{log}"))
+            } else {
+                Ok(())
+            }
+        }
+    })
+    .await;
     let calls = announced(&ha);
     assert_eq!(
         calls[0]["target"]["entity_id"], "assist_satellite.kitchen",

@@ -309,21 +309,26 @@ async fn homebot_with_a_real_home_assistant() {
                     "service_data": {"start_message": "想做什么菜？", "preannounce": false}}))
         .await
         .unwrap();
-    let started = std::time::Instant::now();
-    while !fake
-        .requests()
-        .iter()
-        .any(|r| r.to_string().contains("打好了"))
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the answer never reached homebot.\nVoice PE: {}\nhomebot:\n{}\nHA:\n{}",
-            std::fs::read_to_string(out.join("events.jsonl")).unwrap_or_default(),
-            gw.log(),
-            ha.log()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_async(
+        "the answer to reach homebot",
+        Duration::from_secs(60),
+        || {
+            let arrived = fake
+                .requests()
+                .iter()
+                .any(|r| r.to_string().contains("打好了"));
+            let seen = (!arrived).then(|| {
+                format!(
+                    "\nVoice PE: {}\nhomebot:\n{}\nHA:\n{}",
+                    std::fs::read_to_string(out.join("events.jsonl")).unwrap_or_default(),
+                    gw.log(),
+                    ha.log()
+                )
+            });
+            async move { seen.map_or(Ok(()), Err) }
+        },
+    )
+    .await;
     let said = last_user(&fake);
     assert!(
         said.contains("打好了") && said.contains("房间 餐厅"),

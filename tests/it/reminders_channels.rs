@@ -6,12 +6,12 @@ use crate::common;
 
 use common::gateway::Gateway;
 use common::onebot::{self, text_of, BOT};
+use common::satellite::{recv, satellite, Sock};
 use common::*;
-use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use futures_util::SinkExt;
+use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 const QQ_TOKEN: &str = "qq-token-1";
@@ -107,23 +107,6 @@ async fn ask_for_a_timer(s: &mut onebot::OneBotSim, message_id: i64) {
     .await;
 }
 
-type Sock =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-async fn recv(s: &mut Sock) -> Value {
-    loop {
-        match tokio::time::timeout(Duration::from_secs(30), s.next())
-            .await
-            .expect("a frame within 30 s")
-            .unwrap()
-            .unwrap()
-        {
-            Message::Text(t) => return serde_json::from_str(&t).unwrap(),
-            _ => continue,
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_voice_reminder_rings_on_the_satellite_that_asked() {
     let dir = workspace();
@@ -181,14 +164,7 @@ async fn a_satellite_gone_when_it_rings_hears_it_on_its_next_turn() {
 }
 
 async fn kitchen(gw: &Gateway) -> Sock {
-    let mut req = format!("ws://{}/voice/ws?satellite_id=kitchen", gw.addr("voice-ws"))
-        .into_client_request()
-        .unwrap();
-    req.headers_mut().insert(
-        "Authorization",
-        format!("Bearer {VOICE_TOKEN}").parse().unwrap(),
-    );
-    tokio_tungstenite::connect_async(req).await.unwrap().0
+    satellite(gw.addr("voice-ws"), "kitchen", VOICE_TOKEN).await
 }
 
 fn say(text: &str) -> Message {

@@ -7,12 +7,12 @@
 use crate::common;
 
 use common::gateway::Gateway;
+use common::satellite::{recv as recv_json, satellite};
 use common::*;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use homebot::turn::Turn;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::Duration;
 
 fn last_user(body: &Value) -> String {
     body["messages"]
@@ -259,28 +259,9 @@ async fn a_question_waits_across_a_restart() {
 }
 
 const VOICE_TOKEN: &str = "voice-token-123";
-type Sock =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-async fn recv_json(s: &mut Sock) -> Value {
-    loop {
-        match tokio::time::timeout(Duration::from_secs(30), s.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap()
-        {
-            tokio_tungstenite::tungstenite::Message::Text(t) => {
-                return serde_json::from_str(&t).unwrap()
-            }
-            _ => continue,
-        }
-    }
-}
 
 #[tokio::test]
 async fn voice_speaks_the_options_keeps_listening_and_takes_the_spoken_answer() {
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let dir = workspace();
     let ws = dir.path();
     let fake = FakeLlm::start(chooser).await;
@@ -294,14 +275,7 @@ async fn voice_speaks_the_options_keeps_listening_and_takes_the_spoken_answer() 
         &["voice-ws"],
     )
     .await;
-    let mut req = format!("ws://{}/voice/ws?satellite_id=kitchen", gw.addr("voice-ws"))
-        .into_client_request()
-        .unwrap();
-    req.headers_mut().insert(
-        "Authorization",
-        format!("Bearer {VOICE_TOKEN}").parse().unwrap(),
-    );
-    let (mut s, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let mut s = satellite(gw.addr("voice-ws"), "kitchen", VOICE_TOKEN).await;
     let say = |t: &str| {
         tokio_tungstenite::tungstenite::Message::Text(
             json!({"type": "transcript", "session_id": "wake-1", "satellite_id": "kitchen", "text": t})

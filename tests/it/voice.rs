@@ -7,12 +7,12 @@
 use crate::common;
 
 use common::gateway::Gateway;
+use common::satellite::{connect as satellite, recv as recv_json, Sock};
 use common::*;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 const TOKEN: &str = "voice-token-123";
@@ -164,38 +164,6 @@ async fn a_failed_turn_is_not_handled() {
     let r = wy(&gw, &["transcript", "在吗", "conv-x"]).await;
     assert_eq!(r["type"], "not-handled");
     assert!(r["text"].as_str().unwrap().contains("模型服务出错"), "{r}");
-}
-
-type Sock =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-async fn satellite(addr: &str, query: &str, token: Option<&str>) -> Result<Sock, u16> {
-    let mut req = format!("ws://{addr}/voice/ws{query}")
-        .into_client_request()
-        .unwrap();
-    if let Some(t) = token {
-        req.headers_mut()
-            .insert("Authorization", format!("Bearer {t}").parse().unwrap());
-    }
-    match tokio_tungstenite::connect_async(req).await {
-        Ok((s, _)) => Ok(s),
-        Err(tokio_tungstenite::tungstenite::Error::Http(r)) => Err(r.status().as_u16()),
-        Err(e) => panic!("{e}"),
-    }
-}
-
-async fn recv_json(s: &mut Sock) -> Value {
-    loop {
-        match tokio::time::timeout(Duration::from_secs(30), s.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap()
-        {
-            Message::Text(t) => return serde_json::from_str(&t).unwrap(),
-            _ => continue,
-        }
-    }
 }
 
 #[tokio::test]

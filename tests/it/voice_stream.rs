@@ -7,18 +7,16 @@
 
 use crate::common;
 
+use common::satellite::{recv, send, transcript, Sock};
 use common::sse::*;
 use common::wyoming::{Got, WyPeer};
 use common::*;
-use futures_util::{SinkExt, StreamExt};
 use homebot::channels::contract::Channel;
 use homebot::config::EnvOverrides;
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::Message;
 
 const TOKEN: &str = "stream-token-1";
 
@@ -83,43 +81,8 @@ async fn house(ws: &Path, url: &str, retries: u32, extra: &str) -> House {
     }
 }
 
-type Sock =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 async fn satellite(addr: &str, id: &str) -> Sock {
-    let mut req = format!("ws://{addr}/voice/ws?satellite_id={id}")
-        .into_client_request()
-        .unwrap();
-    req.headers_mut()
-        .insert("Authorization", format!("Bearer {TOKEN}").parse().unwrap());
-    tokio_tungstenite::connect_async(req).await.unwrap().0
-}
-
-async fn send(s: &mut Sock, v: Value) {
-    s.send(Message::Text(v.to_string())).await.unwrap();
-}
-
-async fn transcript(s: &mut Sock, session: &str, text: &str) {
-    send(
-        s,
-        json!({"type": "transcript", "session_id": session, "text": text}),
-    )
-    .await;
-}
-
-/// The next text frame (pings and the like skipped), within 30 s.
-async fn recv(s: &mut Sock) -> Value {
-    let text = async {
-        loop {
-            if let Message::Text(t) = s.next().await.unwrap().unwrap() {
-                return t;
-            }
-        }
-    };
-    let t = tokio::time::timeout(Duration::from_secs(30), text)
-        .await
-        .expect("a frame within 30 s");
-    serde_json::from_str(&t).unwrap()
+    common::satellite::satellite(addr, id, TOKEN).await
 }
 
 /// Frames until the reply of `session`; every frame seen, in order.
