@@ -9,7 +9,7 @@
 //! `--exit`, it keeps the gateway running with the dashboard ([`dashboard`]) until Ctrl-C.
 //!
 //! This folder sits beside `channels/` (not in `src/`): it drives the channels, and the
-//! kernel side never imports them (`tests/layering.rs`). Only `main` imports it.
+//! kernel side never imports them (`tests/it/imports/layering.rs`). Only `main` imports it.
 
 pub mod dashboard;
 pub mod model;

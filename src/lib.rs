@@ -46,7 +46,7 @@
 //!   [`demo`] (folder `demo/`) — `homebot demo`, which drives the channels as a household
 //!   would.
 //!
-//! Which way imports run (no circles; `tests/layering.rs` checks it): `main` → `demo` → `channels`
+//! Which way imports run (no circles; `tests/it/imports/layering.rs` checks it): `main` → `demo` → `channels`
 //! → `kernel` → `commands` → `strategy` → `agent` → `tools` → `memory` → `prompt` → `context` → `modes` → `chats`
 //! → `history`, and below them all `config`, `workspace`, `fsutil`. `skills` depends on
 //! `modes` (plugins implement `ModePlugin`); the kernel hands the registry the

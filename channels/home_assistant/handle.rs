@@ -37,8 +37,11 @@ pub struct HomeAssistant {
     pub(super) tasks: Tasks,
 }
 
-/// The token from `token_env`, or why there is none.
+/// The token given directly, else the one from `token_env`, or why there is none.
 fn token(cfg: &HomeAssistantConfig) -> Result<Secret, NotConfigured> {
+    if let Some(t) = &cfg.token {
+        return Ok(t.clone());
+    }
     match std::env::var(&cfg.token_env) {
         Ok(t) if !t.trim().is_empty() => Ok(Secret::new(t.trim())),
         _ => Err(NotConfigured::NoToken(cfg.token_env.clone())),

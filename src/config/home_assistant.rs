@@ -3,7 +3,7 @@
 //! The long-lived access token is never in this file: only the name of the variable that
 //! holds it (`token_env`, default `HOMEBOT_HA_TOKEN`).
 
-use super::{ConfigError, Path};
+use super::{ConfigError, Path, Secret};
 use serde::Deserialize;
 
 pub const DEFAULT_TOKEN_ENV: &str = "HOMEBOT_HA_TOKEN";
@@ -15,6 +15,10 @@ pub struct HomeAssistantConfig {
     pub url: Option<String>,
     /// The environment variable holding the long-lived access token.
     pub token_env: String,
+    /// The token given directly (tests, through `EnvOverrides::ha_token`), never from
+    /// the file: when set, `token_env` is not read.
+    #[serde(skip)]
+    pub token: Option<Secret>,
     /// One command's answer (and a connection's handshake) must arrive within this.
     pub timeout_secs: u64,
     /// An announcement's answer comes once it was played: how long it may take.
@@ -103,6 +107,7 @@ impl Default for HomeAssistantConfig {
         Self {
             url: None,
             token_env: DEFAULT_TOKEN_ENV.into(),
+            token: None,
             timeout_secs: 10,
             announce_timeout_secs: 60,
             max_message_bytes: 16 * 1024 * 1024,

@@ -249,6 +249,9 @@ pub struct EnvOverrides {
     /// Home Assistant's agent token, given directly (tests); `None`: read from the
     /// variable `[http] ha_agent_token_env` names when the configuration is applied.
     pub ha_agent_token: Option<Secret>,
+    /// Home Assistant's access token, given directly (tests); `None`: read from the
+    /// variable `[home_assistant] token_env` names when the channel starts.
+    pub ha_token: Option<Secret>,
 }
 
 impl EnvOverrides {
@@ -272,6 +275,7 @@ impl EnvOverrides {
             http_listen: get("HOMEBOT_HTTP_LISTEN"),
             http_token: get("HOMEBOT_HTTP_TOKEN").map(Secret),
             ha_agent_token: None,
+            ha_token: None,
         }
     }
 }
@@ -348,6 +352,9 @@ impl Config {
         }
         if let Some(t) = &env.voice_token {
             self.voice.token = Some(t.clone());
+        }
+        if let Some(t) = &env.ha_token {
+            self.home_assistant.token = Some(t.clone());
         }
         if let Some(u) = &env.ha_url {
             self.home_assistant.url = Some(u.clone());

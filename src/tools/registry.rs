@@ -1,6 +1,6 @@
 //! [`ToolRegistry`]: the tools offered to the model, built once at start in a fixed
 //! order. The definitions are made once, when it is built: their order and bytes are part
-//! of the stable prompt prefix (tests/tool_list.rs pins them), and switching modes or
+//! of the stable prompt prefix (tests/it/tool_list.rs pins them), and switching modes or
 //! strategies never changes them.
 //!
 //! Adding a tool: write it as a [`Tool`] (a file, or a folder with its rules, in

@@ -2,7 +2,7 @@
 //! (channels log `channel listening channel="…" addr=…`; tests pass `:0`).
 #![allow(dead_code)]
 
-use super::FakeLlm;
+use super::{eventually, eventually_async, FakeLlm};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -94,12 +94,12 @@ impl Gateway {
                 g.push('\n');
             }
         });
-        for _ in 0..400 {
-            if ws.join("control.sock").exists() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        eventually(
+            "the gateway opened its control socket",
+            Duration::from_secs(30),
+            || ws.join("control.sock").exists(),
+        )
+        .await;
         Gateway { child, addrs, log }
     }
 
@@ -120,13 +120,18 @@ impl Gateway {
 
     /// Wait until the log contains `needle` (or panic after `secs`).
     pub async fn wait_log(&self, needle: &str, secs: u64) {
-        for _ in 0..secs * 20 {
-            if self.log().contains(needle) {
-                return;
+        let what = format!("the gateway to log {needle:?}");
+        eventually_async(&what, Duration::from_secs(secs), || {
+            let log = self.log();
+            async move {
+                if log.contains(needle) {
+                    Ok(())
+                } else {
+                    Err(format!("its log:\n{log}"))
+                }
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("gateway never logged {needle:?}:\n{}", self.log());
+        })
+        .await
     }
 
     /// The dashboard's bound address (`[http] listen`, e.g. `127.0.0.1:41234`), once it

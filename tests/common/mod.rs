@@ -1,174 +1,27 @@
-//! Shared helpers for the integration tests: a fake OpenAI-compatible server on
-//! `127.0.0.1:0` that records every request, and kernel / workspace set-up.
-#![allow(dead_code)]
+//! The kit the integration tests, the soak and the benches share: the peers homebot talks
+//! to — the fake model ([`model`], with its streamed answers in [`sse`]), the OneBot
+//! simulator ([`onebot`], [`qq`]), the Wyoming client ([`wyoming`]), a native voice
+//! satellite ([`satellite`]), the `homebot gateway`
+//! child ([`gateway`]) — the one way to wait ([`wait`]), and kernel / workspace set-up.
+// Each includer (the `it` binary, the soak, the benches) uses part of the kit.
+#![allow(dead_code, unused_imports)]
 
 pub mod gateway;
+pub mod model;
 pub mod onebot;
 pub mod qq;
+pub mod satellite;
+pub mod sse;
 pub mod strategy;
+pub mod wait;
 pub mod wyoming;
 
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::Router;
-use homebot::config::EnvOverrides;
+pub use model::{text, tool_call, tool_call_raw, tool_calls, FakeLlm, FakeReply};
+pub use wait::{eventually, eventually_async, eventually_some, until};
+
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-/// What the fake server answers.
-pub enum FakeReply {
-    Json(Value),
-    Status(u16, Vec<(&'static str, String)>, String),
-    Raw(String),
-    Delay(Duration, Box<FakeReply>),
-}
-
-type Responder = dyn Fn(&Value, usize) -> FakeReply + Send + Sync;
-
-struct FakeState {
-    requests: Mutex<Vec<Value>>,
-    headers: Mutex<Vec<HeaderMap>>,
-    calls: AtomicUsize,
-    /// Requests being answered now, and the most there ever were at once.
-    in_flight: AtomicUsize,
-    max_in_flight: AtomicUsize,
-    responder: Box<Responder>,
-}
-
-pub struct FakeLlm {
-    /// Base URL to give homebot (`…/v1`).
-    pub url: String,
-    state: Arc<FakeState>,
-}
-
-impl FakeLlm {
-    pub async fn start(
-        responder: impl Fn(&Value, usize) -> FakeReply + Send + Sync + 'static,
-    ) -> Self {
-        let state = Arc::new(FakeState {
-            requests: Mutex::new(Vec::new()),
-            headers: Mutex::new(Vec::new()),
-            calls: AtomicUsize::new(0),
-            in_flight: AtomicUsize::new(0),
-            max_in_flight: AtomicUsize::new(0),
-            responder: Box::new(responder),
-        });
-        let app = Router::new()
-            .route("/v1/chat/completions", post(handle))
-            .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Self {
-            url: format!("http://{addr}/v1"),
-            state,
-        }
-    }
-
-    /// A fake that plays a household's cooking assistant (see [`scripted`]).
-    pub async fn scripted() -> Self {
-        Self::start(|body, _| scripted(body)).await
-    }
-
-    pub fn requests(&self) -> Vec<Value> {
-        self.state.requests.lock().unwrap().clone()
-    }
-
-    pub fn headers(&self) -> Vec<HeaderMap> {
-        self.state.headers.lock().unwrap().clone()
-    }
-
-    pub fn calls(&self) -> usize {
-        self.state.calls.load(Ordering::SeqCst)
-    }
-
-    /// Requests the server is answering now.
-    pub fn in_flight(&self) -> usize {
-        self.state.in_flight.load(Ordering::SeqCst)
-    }
-
-    /// The most requests the server was answering at one time.
-    pub fn max_in_flight(&self) -> usize {
-        self.state.max_in_flight.load(Ordering::SeqCst)
-    }
-
-    pub fn env(&self) -> EnvOverrides {
-        EnvOverrides {
-            base_url: Some(self.url.clone()),
-            model: Some("fake-model".into()),
-            ..Default::default()
-        }
-    }
-}
-
-async fn handle(State(st): State<Arc<FakeState>>, headers: HeaderMap, body: String) -> Response {
-    let n = st.calls.fetch_add(1, Ordering::SeqCst);
-    let now = st.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-    st.max_in_flight.fetch_max(now, Ordering::SeqCst);
-    // counted out however the handler ends (answered, or dropped by a closed connection)
-    struct Out<'a>(&'a AtomicUsize);
-    impl Drop for Out<'_> {
-        fn drop(&mut self) {
-            self.0.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-    let _out = Out(&st.in_flight);
-    let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    st.requests.lock().unwrap().push(v.clone());
-    st.headers.lock().unwrap().push(headers);
-    let mut reply = (st.responder)(&v, n);
-    loop {
-        match reply {
-            FakeReply::Delay(d, inner) => {
-                tokio::time::sleep(d).await;
-                reply = *inner;
-            }
-            FakeReply::Json(v) => return axum::Json(v).into_response(),
-            FakeReply::Raw(s) => {
-                return (StatusCode::OK, [("content-type", "application/json")], s).into_response()
-            }
-            FakeReply::Status(code, hdrs, body) => {
-                let mut r = (StatusCode::from_u16(code).unwrap(), body).into_response();
-                for (k, v) in hdrs {
-                    r.headers_mut().insert(k, v.parse().unwrap());
-                }
-                return r;
-            }
-        }
-    }
-}
-
-pub fn text(content: &str) -> FakeReply {
-    FakeReply::Json(json!({
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 12, "total_tokens": 132,
-                  "prompt_cache_hit_tokens": 64, "prompt_cache_miss_tokens": 56,
-                  "prompt_tokens_details": {"cached_tokens": 64}}
-    }))
-}
-
-pub fn tool_call(name: &str, args: Value) -> FakeReply {
-    tool_call_raw(name, &args.to_string())
-}
-
-pub fn tool_call_raw(name: &str, arguments: &str) -> FakeReply {
-    FakeReply::Json(json!({
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [
-            {"id": format!("call_{name}"), "type": "function", "function": {"name": name, "arguments": arguments}}
-        ]}, "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 10}
-    }))
-}
 
 /// The user's own words in a user message: after the speaker tag ("妈妈：") and before
 /// the dynamic tail that the current message carries after them ("\n\n[上下文]\n…").
@@ -341,23 +194,6 @@ pub fn homebot(ws: &Path, fake: Option<&FakeLlm>) -> tokio::process::Command {
     c
 }
 
-/// One response asking for several tool calls at once, with ids `call_0`, `call_1`, ….
-pub fn tool_calls(calls: &[(&str, Value)]) -> FakeReply {
-    let calls: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, args))| {
-            json!({"id": format!("call_{i}"), "type": "function",
-                   "function": {"name": name, "arguments": args.to_string()}})
-        })
-        .collect();
-    FakeReply::Json(json!({
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": calls},
-                     "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 10}
-    }))
-}
-
 /// The tool results (`role: tool`) at the end of a request, as (tool_call_id, content).
 pub fn tool_results(body: &Value) -> Vec<(String, String)> {
     let msgs = body["messages"].as_array().cloned().unwrap_or_default();
@@ -375,30 +211,4 @@ pub fn tool_results(body: &Value) -> Vec<(String, String)> {
             )
         })
         .collect()
-}
-
-/// Poll `cond` until it holds (every 5 ms), failing with `what` after `deadline`.
-pub async fn eventually(what: &str, deadline: Duration, mut cond: impl FnMut() -> bool) {
-    let end = std::time::Instant::now() + deadline;
-    while !cond() {
-        assert!(
-            std::time::Instant::now() < end,
-            "{what}: not so after {deadline:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// [`eventually`] with a 30 s deadline, for a condition the test names by its place.
-#[track_caller]
-pub fn until(cond: impl FnMut() -> bool) -> impl std::future::Future<Output = ()> {
-    let at = std::panic::Location::caller().to_string();
-    async move {
-        eventually(
-            &format!("the condition at {at}"),
-            Duration::from_secs(30),
-            cond,
-        )
-        .await
-    }
 }

@@ -6,7 +6,6 @@ use super::onebot::{self, BOT};
 use super::FakeLlm;
 use serde_json::json;
 use std::path::Path;
-use std::time::Duration;
 
 pub const TOKEN: &str = "s3cret-token";
 pub const GROUP: u64 = 5_550_001;
@@ -65,13 +64,4 @@ pub fn at_bot() -> serde_json::Value {
 
 pub fn text(t: &str) -> serde_json::Value {
     json!({"type": "text", "data": {"text": t}})
-}
-
-/// Poll `cond` until it holds (or panic after `secs`).
-pub async fn eventually(what: &str, secs: u64, cond: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }

@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 /// How long a driver waits for one reply before counting the turn as failed.
@@ -267,18 +266,10 @@ pub async fn wyoming(ctx: Arc<Ctx>, addr: String) {
 
 // ---- voice: the satellite WebSocket --------------------------------------------------
 
-type Sock =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 /// A kitchen satellite: one WebSocket, a session id per wake of three utterances;
 /// reminders it set ring on it as `announce` frames.
 pub async fn satellite(ctx: Arc<Ctx>, addr: String, token: String) {
-    let mut req = format!("ws://{addr}/voice/ws?satellite_id=kitchen")
-        .into_client_request()
-        .unwrap();
-    req.headers_mut()
-        .insert("Authorization", format!("Bearer {token}").parse().unwrap());
-    let (sock, _): (Sock, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let sock = crate::common::satellite::satellite(&addr, "kitchen", &token).await;
     let (mut sink, mut stream) = sock.split();
     let waiting: Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>> = Default::default();
     let reader = {

@@ -1,7 +1,6 @@
-//! The soak's model: an OpenAI-compatible server on `127.0.0.1:0` that reads and parses
-//! every request body (as a real one must) and answers after a fixed latency. Unlike
-//! `common::FakeLlm` it keeps no copy of the requests (a soak sends hundreds of
-//! thousands), only counts.
+//! The soak's model: the shared fake model (`common::FakeLlm`, which reads and parses
+//! every request body, as a real one must) built to keep no copy of the requests (a soak
+//! sends hundreds of thousands), answering after a fixed latency, with counts.
 //!
 //! What it answers is decided by the tag the driver put in the user's words,
 //! `〔soak N k〕` (turn N, kind k): `c` a plain answer, `r` a `set_reminder` call (1 s),
@@ -11,19 +10,15 @@
 //! spent in here is kept by turn number, so the driver can subtract it from the latency
 //! it measured.
 
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use crate::common::model::{FakeLlm, FakeReply, Options};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Default)]
 pub struct Counts {
-    pub requests: AtomicU64,
     pub turn_requests: AtomicU64,
     pub housekeeping: AtomicU64,
     pub unparsable: AtomicU64,
@@ -33,39 +28,39 @@ pub struct Counts {
     pub commits_refused: AtomicU64,
     pub switches_ok: AtomicU64,
     pub switches_refused: AtomicU64,
-    pub request_bytes: AtomicU64,
 }
 
+#[derive(Default)]
 struct Shared {
-    latency: Duration,
     /// Turn number → time its requests spent in this server.
     spent: Mutex<HashMap<u64, Duration>>,
     counts: Counts,
 }
 
 pub struct Fake {
-    pub url: String,
+    /// The server (its calls and bytes are the requests' count and size).
+    pub llm: FakeLlm,
     shared: Arc<Shared>,
 }
 
 impl Fake {
     pub async fn start(latency: Duration) -> Self {
-        let shared = Arc::new(Shared {
-            latency,
-            spent: Mutex::new(HashMap::new()),
-            counts: Counts::default(),
-        });
-        let app = axum::Router::new()
-            .route("/v1/chat/completions", post(handle))
-            .layer(axum::extract::DefaultBodyLimit::disable())
-            .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        Fake {
-            url: format!("http://{addr}/v1"),
-            shared,
-        }
+        let shared = Arc::new(Shared::default());
+        let spent = shared.clone();
+        let options = Options {
+            keep_requests: false,
+            on_served: Some(Box::new(move |v, took| {
+                if let Some((n, _)) = turn_of(v) {
+                    *spent.spent.lock().unwrap().entry(n).or_default() += took;
+                }
+            })),
+        };
+        let counts = shared.clone();
+        let llm = FakeLlm::start_with(options, move |v, _| {
+            FakeReply::Delay(latency, Box::new(answer(&counts.counts, v)))
+        })
+        .await;
+        Fake { llm, shared }
     }
 
     /// The time turn `n` spent in this server (forgotten once taken).
@@ -99,16 +94,9 @@ pub fn parse_tag(text: &str) -> Option<(u64, char)> {
     Some((n, kind))
 }
 
-async fn handle(State(st): State<Arc<Shared>>, body: axum::body::Bytes) -> Response {
-    let t0 = Instant::now();
-    let c = &st.counts;
-    c.requests.fetch_add(1, Ordering::Relaxed);
-    c.request_bytes
-        .fetch_add(body.len() as u64, Ordering::Relaxed);
-    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
-        c.unparsable.fetch_add(1, Ordering::Relaxed);
-        return (StatusCode::BAD_REQUEST, "not JSON").into_response();
-    };
+/// The turn a request is part of: the tag in its last user message, when it offers
+/// tools (compaction and summaries do not).
+fn turn_of(v: &Value) -> Option<(u64, char)> {
     let msgs = v["messages"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     let with_tools = v["tools"].as_array().is_some_and(|t| !t.is_empty());
     // the current turn's user message: the last one (a tool round keeps it)
@@ -118,8 +106,20 @@ async fn handle(State(st): State<Arc<Shared>>, body: axum::body::Bytes) -> Respo
         .find(|m| m["role"] == "user")
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default();
-    let turn = if with_tools { parse_tag(user) } else { None };
-    let answer = match turn {
+    if with_tools {
+        parse_tag(user)
+    } else {
+        None
+    }
+}
+
+fn answer(c: &Counts, v: &Value) -> FakeReply {
+    if v.is_null() {
+        c.unparsable.fetch_add(1, Ordering::Relaxed);
+        return FakeReply::Status(400, Vec::new(), "not JSON".into());
+    }
+    let msgs = v["messages"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let answer = match turn_of(v) {
         None => {
             c.housekeeping.fetch_add(1, Ordering::Relaxed);
             text("之前：一家人做饭、问时间、定了几个提醒，记下了几条家里的习惯。")
@@ -169,11 +169,7 @@ async fn handle(State(st): State<Arc<Shared>>, body: axum::body::Bytes) -> Respo
             }
         }
     };
-    tokio::time::sleep(st.latency).await;
-    if let Some((n, _)) = turn {
-        *st.spent.lock().unwrap().entry(n).or_default() += t0.elapsed();
-    }
-    axum::Json(answer).into_response()
+    FakeReply::Json(answer)
 }
 
 fn first_chars(s: &str, n: usize) -> String {

@@ -119,16 +119,11 @@ async fn main() {
     let ws = dir.path().join("workspace");
     config(&ws);
     let fake = Arc::new(fake::Fake::start(a.llm).await);
-    // the harness starts the gateway against a `common::FakeLlm`; this one is never
-    // called: HOMEBOT_BASE_URL below points the gateway at the soak's own fake, which
-    // keeps no copy of the requests
-    let unused = common::FakeLlm::start(|_, _| common::text("unused")).await;
     let groups = GROUPS.map(|g| g.to_string()).join(",");
     let gw = common::gateway::Gateway::start(
         &ws,
-        &unused,
+        &fake.llm,
         &[
-            ("HOMEBOT_BASE_URL", &fake.url),
             ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
             ("HOMEBOT_QQ_ACCESS_TOKEN", QQ_TOKEN),
             ("HOMEBOT_QQ_ALLOW_GROUPS", &groups),
@@ -289,11 +284,11 @@ async fn main() {
     });
     println!(
         "model requests: {} ({} in turns, {} compaction or summary, {} unparsable), {:.1} MiB of request bodies",
-        c.requests.load(Ordering::SeqCst),
+        fake.llm.calls(),
         c.turn_requests.load(Ordering::SeqCst),
         c.housekeeping.load(Ordering::SeqCst),
         c.unparsable.load(Ordering::SeqCst),
-        mib(c.request_bytes.load(Ordering::SeqCst) / 1024)
+        mib(fake.llm.bytes() / 1024)
     );
     println!(
         "reminders: {set} set ({} refused), {} rang (QQ {}, satellite {})",

@@ -2,7 +2,7 @@
 //! model asks the household to choose (`multi_select` and `allow_custom` are mutually
 //! exclusive, as the choice tool was specified: an answer in one's own words is a single answer). This file
 //! holds its arguments, their rules and the turn's [`ChoiceSlot`]; the tool itself is
-//! `builtin::choice`. A valid call is put in the turn's [`ChoiceSlot`];
+//! `tool.rs` beside it. A valid call is put in the turn's [`ChoiceSlot`];
 //! the agent's tool loop then ends the turn and the strategy layer turns the question
 //! into the reply (numbered `1.` `2.` … or spoken) and keeps it pending for that chat.
 //! The answer comes as the chat's next message, answered in a new turn whose tool result

@@ -1,5 +1,5 @@
 //! What the scene-memory tools (`memory_commit {content, scene?}` and `memory_search
-//! {query}`, in `builtin::memory`) know of the turn, and their scene rules.
+//! {query}`, in `tool.rs` beside this file) know of the turn, and their scene rules.
 //!
 //! `scene` is best left empty: the memory then attaches to the scene(s) of the turn —
 //! the kernel knows where it is; a guessed scene pins a memory to the wrong place. A scene the model does name must be the turn's own key, so a message in one chat

@@ -7,7 +7,7 @@
 //! goes through [`Setter`], which the strategy layer hands the turn (it is above the
 //! tools); the change applies from the next message.
 //!
-//! This file holds the words and the guard; the tool itself is `builtin::set_strategy`.
+//! This file holds the words and the guard; the tool itself is `tool.rs` beside it.
 //! Its definition is static text: its bytes never change between turns.
 
 use crate::modes::switch::clause::{normalize, Lexicon};

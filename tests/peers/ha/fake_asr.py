@@ -1,4 +1,4 @@
-"""A Wyoming speech-to-text stand-in for tests/ha_real.rs: whatever audio it gets, the
+"""A Wyoming speech-to-text stand-in for tests/it/ha_real.rs: whatever audio it gets, the
 transcripts are the --text arguments, one per utterance in order (the last one repeats):
 what the user says. Home Assistant's `wyoming` integration adds it as an `stt.*` entity
 for the voice pipeline.

@@ -1,4 +1,4 @@
-"""A Wyoming satellite stand-in for tests/ha_real.rs: Home Assistant's `wyoming`
+"""A Wyoming satellite stand-in for tests/it/ha_real.rs: Home Assistant's `wyoming`
 integration adds it as a real `assist_satellite` entity (announce supported). It answers
 `describe` with its info and `ping` with `pong` (without a pong HA drops it every ~8 s),
 records every announcement HA streams to it as announce-N.wav, answers `played`, and logs

@@ -1,5 +1,5 @@
 """An ESPHome voice satellite stand-in (like a Home Assistant Voice PE) for
-tests/ha_real.rs: it speaks the ESPHome native API (plaintext frames: 0x00, varint
+tests/it/ha_real.rs: it speaks the ESPHome native API (plaintext frames: 0x00, varint
 length, varint type, protobuf) well enough for Home Assistant's `esphome` integration to
 add it as a real `assist_satellite` that supports announce and start_conversation.
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Install a real Home Assistant (core 2025.4.4) into ./.venv-ha for tests/ha_real.rs.
-# Idempotent: a complete venv (marked by .venv-ha/.installed) is left alone.
+# Install a real Home Assistant (core 2025.4.4) into ./.venv-ha for tests/it/ha_real.rs,
+# or into $HOMEBOT_HA_VENV (an absolute path: a CI machine keeps it outside the clone, so
+# a fresh clone finds it there). Idempotent: a complete venv (marked by its .installed)
+# is left alone; a missing or incomplete one is built again.
 # Prints the venv's python on success; exits non-zero with a reason otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-VENV=.venv-ha
+VENV="${HOMEBOT_HA_VENV:-$PWD/.venv-ha}"
 HERE=tests/peers/ha
 STAMP="$VENV/.installed"
 # HA converts announcements for Wyoming satellites with ffmpeg
@@ -20,7 +22,7 @@ if ! command -v ffmpeg >/dev/null 2>&1; then
 fi
 want="$(sha256sum "$HERE/requirements-ha.txt" | cut -c1-16)"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
-  echo "$PWD/$VENV/bin/python"
+  echo "$VENV/bin/python"
   exit 0
 fi
 PY="${HOMEBOT_HA_BASE_PYTHON:-}"
@@ -48,4 +50,4 @@ open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("homeassistant/p
 PY
 nice -n 15 "$VENV/bin/pip" install --quiet -r "$HERE/requirements-ha.txt" -c "$dl/constraints.txt" >&2
 echo "$want" > "$STAMP"
-echo "$PWD/$VENV/bin/python"
+echo "$VENV/bin/python"

@@ -1,0 +1,105 @@
+//! homebot's own Home Assistant integration (`custom_components/homebot`) in the real
+//! Home Assistant 2025.4.4, through HA's own APIs: the config flow refuses a wrong token
+//! and an unreachable URL and creates the entry with the right one; its conversation
+//! entity answers through homebot's agent endpoint, and a reply that asks something keeps
+//! the conversation open while a statement does not.
+
+use crate::common;
+use crate::real_ha;
+
+use common::gateway::Gateway;
+use common::*;
+use real_ha::{HaWs, RealHa};
+use serde_json::{json, Value};
+
+const AGENT: &str = "agent-token-for-the-integration-42";
+
+async fn model() -> FakeLlm {
+    FakeLlm::start(|body, _| {
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        let words = user_words(&last);
+        if words.contains("鸡蛋") {
+            return text("好，先打三个鸡蛋。蛋液打好了吗？[[继续]]");
+        }
+        text(&format!("好的：{words}"))
+    })
+    .await
+}
+
+/// One step of a config flow: HA's answer.
+async fn step(ha: &RealHa, flow: &str, input: Value) -> Value {
+    ha.post(&format!("/api/config/config_entries/flow/{flow}"), input)
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_integration_in_a_real_home_assistant() {
+    let python = real_ha::ha_python();
+    let ha = RealHa::start(&python).await;
+    let fake = model().await;
+    let dir = workspace();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let gw = Gateway::start(
+        &ws,
+        &fake,
+        &[
+            ("HOMEBOT_HTTP_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_HA_AGENT_TOKEN", AGENT),
+        ],
+        &[],
+    )
+    .await;
+    let base = format!("http://{}", gw.dashboard_addr().await);
+
+    // the config flow: a wrong token, an unreachable URL, then the right token
+    let flow = ha
+        .post(
+            "/api/config/config_entries/flow",
+            json!({"handler": "homebot"}),
+        )
+        .await;
+    assert_eq!(flow["type"], "form", "{flow}\n{}", ha.log());
+    let id = flow["flow_id"].as_str().unwrap().to_string();
+    let wrong = step(&ha, &id, json!({"url": base, "token": "not-the-token"})).await;
+    assert_eq!(wrong["errors"]["base"], "invalid_auth", "{wrong}");
+    let closed = format!("http://127.0.0.1:{}", real_ha::free_port());
+    let away = step(&ha, &id, json!({"url": closed, "token": AGENT})).await;
+    assert_eq!(away["errors"]["base"], "cannot_connect", "{away}");
+    let done = step(&ha, &id, json!({"url": base, "token": AGENT})).await;
+    assert_eq!(done["type"], "create_entry", "{done}");
+    let entry = done["result"]["entry_id"].as_str().unwrap().to_string();
+    assert!(
+        !ha.log().contains(AGENT) && !gw.log().contains(AGENT),
+        "the token never shows"
+    );
+
+    // the conversation entity answers through homebot
+    let mut ws_api = HaWs::connect(ha.port).await;
+    let entity = ws_api.entity_of(&entry, "conversation.").await;
+    let agent = entity["entity_id"].as_str().unwrap().to_string();
+    let ask = |text: &str| {
+        ha.post(
+            "/api/conversation/process",
+            json!({"text": text, "language": "zh-cn", "agent_id": agent}),
+        )
+    };
+    let q = ask("三个人要几个鸡蛋").await;
+    let speech = q["response"]["speech"]["plain"]["speech"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(speech, "好，先打三个鸡蛋。蛋液打好了吗？", "{q}");
+    assert_eq!(
+        q["continue_conversation"], true,
+        "a question keeps it open: {q}"
+    );
+    let s = ask("打好了").await;
+    let speech = s["response"]["speech"]["plain"]["speech"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(speech, "好的：打好了", "{s}");
+    assert_eq!(
+        s["continue_conversation"], false,
+        "a statement does not: {s}"
+    );
+}

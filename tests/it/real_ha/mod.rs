@@ -1,0 +1,460 @@
+//! A real Home Assistant (core 2025.4.4, installed by tests/peers/ha/install.sh into
+//! `.venv-ha`) for tests/it/ha_real.rs, offline, on a free port of 127.0.0.1, ready in a few
+//! seconds: its storage is seeded with a test user and a long-lived token (a throw-away
+//! key that unlocks only this HA), a Wyoming satellite stand-in
+//! (tests/peers/ha/fake_satellite.py) is added through the real `wyoming` config flow,
+//! and the area 厨房 holds it. Every process is killed when the test ends.
+#![allow(dead_code)]
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::{Child, Command};
+use tokio_tungstenite::tungstenite::Message;
+
+/// The long-lived token of the seeded storage below (HS256 over a fixed refresh token id
+/// and `jwt_key`, valid until 2036): a test-only key for a throw-away HA on 127.0.0.1.
+pub const TOKEN: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJob21lYm90dGVzdHJlZnJlc2h0b2tlbjAwMDAwMDAxIiwiaWF0IjoxNzY3MjI1NjAwLCJleHAiOjIwODI1ODU2MDB9.SjaBljgTY8XR-hQKcMWF35g044pydVL-Yw4AavCfOcE";
+
+pub struct RealHa {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    pub hass: Child,
+    pub satellite: Child,
+    /// `assist_satellite.<name>` of the stand-in.
+    pub satellite_entity: String,
+    pub satellite_out: PathBuf,
+    http: reqwest::Client,
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// The HA venv's python (`HOMEBOT_TEST_HA_PYTHON`, else `.venv-ha`). Missing, the
+/// test fails and says how to install it: a green run always includes the real HA.
+pub fn ha_python() -> PathBuf {
+    let p = std::env::var("HOMEBOT_TEST_HA_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo().join(".venv-ha/bin/python"));
+    assert!(
+        p.exists(),
+        "{} does not exist: run tests/run.sh (it installs Home Assistant 2025.4.4 with tests/peers/ha/install.sh)",
+        p.display()
+    );
+    p
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn seed_storage(config: &Path) {
+    let st = config.join(".storage");
+    std::fs::create_dir_all(&st).unwrap();
+    let now = "2026-01-01T00:00:00.000000+00:00";
+    let auth = json!({"version": 1, "minor_version": 1, "key": "auth", "data": {
+        "users": [{"id": "homebottestuser0000000000000001", "group_ids": ["system-admin"], "is_owner": true,
+                   "is_active": true, "name": "Homebot Test", "system_generated": false, "local_only": false}],
+        "groups": [{"id": "system-admin", "name": "Administrators"}, {"id": "system-users", "name": "Users"},
+                   {"id": "system-read-only", "name": "Read Only"}],
+        "credentials": [],
+        "refresh_tokens": [{"id": "homebottestrefreshtoken00000001", "user_id": "homebottestuser0000000000000001",
+            "client_id": null, "client_name": "homebot-tests", "client_icon": null,
+            "token_type": "long_lived_access_token", "created_at": now,
+            "access_token_expiration": 315360000.0, "token": "0".repeat(128),
+            "jwt_key": "homebot-test-jwt-key-not-secret-0123456789abcdef0123456789abcdef",
+            "last_used_at": null, "last_used_ip": null, "expire_at": null, "credential_id": null,
+            "version": "2025.4.4"}]}});
+    let onboarding = json!({"version": 4, "minor_version": 1, "key": "onboarding",
+        "data": {"done": ["user", "core_config", "analytics", "integration"]}});
+    std::fs::write(st.join("auth"), auth.to_string()).unwrap();
+    std::fs::write(st.join("onboarding"), onboarding.to_string()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(st.join("auth"), std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+fn configuration(port: u16) -> String {
+    format!(
+        r#"homeassistant:
+  name: homebot-test
+  latitude: 52.37
+  longitude: 4.89
+  elevation: 0
+  unit_system: metric
+  time_zone: UTC
+  country: NL
+  currency: EUR
+  language: en
+  internal_url: http://127.0.0.1:{port}
+logger:
+  default: warning
+http:
+  server_host: 127.0.0.1
+  server_port: {port}
+api:
+websocket_api:
+conversation:
+ffmpeg:
+demo:
+input_boolean:
+  kitchen_light_power: {{name: Kitchen light power}}
+light:
+  - platform: template
+    lights:
+      kitchen_light:
+        friendly_name: "Kitchen Light"
+        unique_id: homebot_kitchen_light
+        value_template: "{{{{ is_state('input_boolean.kitchen_light_power', 'on') }}}}"
+        turn_on: {{action: input_boolean.turn_on, target: {{entity_id: input_boolean.kitchen_light_power}}}}
+        turn_off: {{action: input_boolean.turn_off, target: {{entity_id: input_boolean.kitchen_light_power}}}}
+"#
+    )
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "__pycache__" {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(&name));
+        } else {
+            std::fs::copy(e.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+async fn wait_port(port: u16, what: &str, child: &mut Child, log: &Path) {
+    for _ in 0..1200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!(
+                "{what} exited ({st}) before listening:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{what} never listened on {port}");
+}
+
+impl RealHa {
+    /// Start HA and the satellite stand-in; put the satellite in the area 厨房.
+    pub async fn start(python: &Path) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        let port = free_port();
+        std::fs::write(config.join("configuration.yaml"), configuration(port)).unwrap();
+        // homebot's own integration, as HACS installs it
+        copy_tree(
+            &repo().join("custom_components"),
+            &config.join("custom_components"),
+        );
+        seed_storage(&config);
+        let hass_log = dir.path().join("hass.log");
+        let hass = Command::new(python.with_file_name("hass"))
+            .arg("-c")
+            .arg(&config)
+            .args(["--skip-pip", "--log-no-color"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&hass_log).unwrap())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("hass starts");
+        let sat_port = free_port();
+        let satellite_out = dir.path().join("satellite");
+        let sat_log = dir.path().join("satellite.log");
+        let mut satellite = Command::new(python)
+            .arg(repo().join("tests/peers/ha/fake_satellite.py"))
+            .args(["--uri", &format!("tcp://127.0.0.1:{sat_port}")])
+            .arg("--outdir")
+            .arg(&satellite_out)
+            .stderr(std::fs::File::create(&sat_log).unwrap())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        wait_port(sat_port, "the satellite stand-in", &mut satellite, &sat_log).await;
+        let mut ha = RealHa {
+            dir,
+            port,
+            hass,
+            satellite,
+            satellite_entity: String::new(),
+            satellite_out,
+            http: reqwest::Client::new(),
+        };
+        let started = std::time::Instant::now();
+        loop {
+            let up = ha.get("/api/config").await;
+            if up.as_ref().is_ok_and(|v| v["state"] == "RUNNING") {
+                break;
+            }
+            if let Ok(Some(st)) = ha.hass.try_wait() {
+                panic!(
+                    "hass exited ({st}):\n{}",
+                    std::fs::read_to_string(&hass_log).unwrap_or_default()
+                );
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(180),
+                "HA not RUNNING: {up:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        println!(
+            "real Home Assistant 2025.4.4 RUNNING after {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        let entry = ha.add_wyoming(sat_port).await;
+        // its assist_satellite entity, in a new area 厨房
+        let mut ws = HaWs::connect(port).await;
+        let entities = ws
+            .call(json!({"type": "config/entity_registry/list"}))
+            .await
+            .unwrap();
+        let sat = entities
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| {
+                e["config_entry_id"] == entry.as_str()
+                    && e["entity_id"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("assist_satellite.")
+            })
+            .unwrap_or_else(|| panic!("no assist_satellite entity for the stand-in: {entities}"))
+            .clone();
+        ha.satellite_entity = sat["entity_id"].as_str().unwrap().to_string();
+        let area = ws
+            .call(json!({"type": "config/area_registry/create", "name": "厨房"}))
+            .await
+            .unwrap();
+        let area_id = area["area_id"].as_str().unwrap().to_string();
+        ws.call(json!({"type": "config/device_registry/update", "device_id": sat["device_id"], "area_id": area_id}))
+            .await
+            .unwrap();
+        ha
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("hass.log")).unwrap_or_default()
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value, String> {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.url()))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        r.json().await.map_err(|e| e.to_string())
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Value {
+        let r = self
+            .http
+            .post(format!("{}{path}", self.url()))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        let v: Value = r.json().await.unwrap_or(Value::Null);
+        assert!(status.is_success(), "POST {path} {body}: {status} {v}");
+        v
+    }
+
+    /// Add a Wyoming service (a satellite, or homebot's handle service) through the real
+    /// config flow; the config entry id.
+    pub async fn add_wyoming(&self, port: u16) -> String {
+        let flow = self
+            .post(
+                "/api/config/config_entries/flow",
+                json!({"handler": "wyoming"}),
+            )
+            .await;
+        let id = flow["flow_id"].as_str().unwrap().to_string();
+        let done = self
+            .post(
+                &format!("/api/config/config_entries/flow/{id}"),
+                json!({"host": "127.0.0.1", "port": port}),
+            )
+            .await;
+        assert_eq!(done["type"], "create_entry", "{done}");
+        done["result"]["entry_id"].as_str().unwrap().to_string()
+    }
+
+    /// Add an ESPHome device through the real `esphome` config flow; the entry id.
+    pub async fn add_esphome(&self, port: u16) -> String {
+        let flow = self
+            .post(
+                "/api/config/config_entries/flow",
+                json!({"handler": "esphome"}),
+            )
+            .await;
+        let id = flow["flow_id"].as_str().unwrap().to_string();
+        let done = self
+            .post(
+                &format!("/api/config/config_entries/flow/{id}"),
+                json!({"host": "127.0.0.1", "port": port}),
+            )
+            .await;
+        assert_eq!(done["type"], "create_entry", "{done}");
+        done["result"]["entry_id"].as_str().unwrap().to_string()
+    }
+
+    /// Run a stand-in from tests/peers/ha with the HA venv's python (killed with the test).
+    pub fn peer(&self, python: &Path, script: &str, args: &[&str]) -> Child {
+        let log = std::fs::File::create(self.dir.path().join(format!("{script}.log"))).unwrap();
+        Command::new(python)
+            .arg(repo().join("tests/peers/ha").join(script))
+            .args(args)
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Wait until a stand-in listens on `port`.
+    pub async fn wait_peer(&self, port: u16, script: &str, child: &mut Child) {
+        let log = self.dir.path().join(format!("{script}.log"));
+        wait_port(port, script, child, &log).await;
+    }
+
+    /// The stand-in's logged events (`announcement-recorded`, `audio-start`, …).
+    pub fn satellite_events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.satellite_out.join("events.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+/// A bare WebSocket API client for test set-up.
+pub struct HaWs {
+    ws: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+    next: u64,
+}
+
+impl HaWs {
+    pub async fn connect(port: u16) -> Self {
+        let (mut ws, _) =
+            tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/api/websocket"))
+                .await
+                .unwrap();
+        ws.next().await; // auth_required
+        ws.send(Message::Text(
+            json!({"type": "auth", "access_token": TOKEN}).to_string(),
+        ))
+        .await
+        .unwrap();
+        let ok = ws.next().await.unwrap().unwrap();
+        assert!(ok.to_string().contains("auth_ok"), "{ok}");
+        Self { ws, next: 0 }
+    }
+
+    /// The entity of a config entry whose id starts with `prefix` (`conversation.`, …),
+    /// once it is registered.
+    pub async fn entity_of(&mut self, entry: &str, prefix: &str) -> Value {
+        for _ in 0..300 {
+            let all = self
+                .call(json!({"type": "config/entity_registry/list"}))
+                .await
+                .unwrap();
+            if let Some(e) = all.as_array().unwrap().iter().find(|e| {
+                e["config_entry_id"] == entry
+                    && e["entity_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .starts_with(prefix)
+            }) {
+                return e.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no {prefix}* entity for config entry {entry}");
+    }
+
+    /// Subscribe to `state_changed` (then read them with [`HaWs::state_change`]).
+    pub async fn watch_states(&mut self) {
+        self.call(json!({"type": "subscribe_events", "event_type": "state_changed"}))
+            .await
+            .unwrap();
+    }
+
+    /// The next `state_changed` of `entity_id` (its new state), within `secs`.
+    pub async fn state_change(&mut self, entity_id: &str, secs: u64) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let m = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .unwrap_or_else(|_| panic!("no state_changed of {entity_id} within {secs} s"))
+                .unwrap()
+                .unwrap();
+            let Message::Text(t) = m else { continue };
+            let v: Value = serde_json::from_str(&t).unwrap();
+            let events = match v {
+                Value::Array(a) => a,
+                v => vec![v],
+            };
+            for e in events {
+                let data = &e["event"]["data"];
+                if e["type"] == "event" && data["entity_id"] == entity_id {
+                    return data["new_state"]["state"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                }
+            }
+        }
+    }
+
+    /// One command; its `result`, or the error.
+    pub async fn call(&mut self, mut body: Value) -> Result<Value, Value> {
+        self.next += 1;
+        body["id"] = json!(self.next);
+        self.ws.send(Message::Text(body.to_string())).await.unwrap();
+        loop {
+            let m = tokio::time::timeout(Duration::from_secs(30), self.ws.next())
+                .await
+                .expect("HA answers")
+                .unwrap()
+                .unwrap();
+            let Message::Text(t) = m else { continue };
+            let v: Value = serde_json::from_str(&t).unwrap();
+            if v["type"] == "result" && v["id"] == self.next {
+                return match v["success"].as_bool() {
+                    Some(true) => Ok(v["result"].clone()),
+                    _ => Err(v["error"].clone()),
+                };
+            }
+        }
+    }
+}
