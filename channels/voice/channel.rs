@@ -4,7 +4,7 @@
 //! descriptor budget.
 
 use super::actor::VoiceActor;
-use super::handle::{Shared, Voice};
+use super::handle::{Shared, Voice, CHANNEL};
 use crate::channels::contract::{Channel, StartError, Started};
 use crate::channels::home_assistant::HomeAssistant;
 use crate::config::{HomeAssistantConfig, VoiceConfig};
@@ -13,9 +13,6 @@ use actix::Addr;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
-
-/// The channel name voice turns carry, and the outbound door's.
-pub const CHANNEL: &str = "voice";
 
 /// The voice channel before it starts: its configuration.
 pub struct VoiceChannel {

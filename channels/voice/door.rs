@@ -5,9 +5,9 @@
 //! turn says it, Home Assistant is back to announce it, or the fallback chat takes it.
 
 use super::actor;
-use super::channel::CHANNEL;
 use super::frames::SatelliteOut;
 use super::handle::Voice;
+use super::handle::CHANNEL;
 use super::held;
 use super::reply::shape_reply;
 use crate::outbound::{DeliveryError, Outbound};

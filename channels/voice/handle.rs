@@ -4,7 +4,6 @@
 //! and reaches the voice actor for what the channel keeps (satellites, held messages).
 
 use super::actor::{self, VoiceActor};
-use super::channel::CHANNEL;
 use super::held;
 use super::reply::{compose, VoiceReply};
 use super::speaker::GUEST;
@@ -16,6 +15,9 @@ use actix::Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+
+/// The channel name voice turns carry, and the outbound door's.
+pub const CHANNEL: &str = "voice";
 
 pub(super) struct Shared {
     pub(super) kernel: Kernel,

@@ -56,9 +56,9 @@ pub mod wyoming;
 mod wyoming_events;
 mod wyoming_service;
 
-pub use channel::{VoiceChannel, CHANNEL};
+pub use channel::VoiceChannel;
 pub use door::{HA_PREFIX, WYOMING_TARGET};
-pub use handle::Voice;
+pub use handle::{Voice, CHANNEL};
 pub use reply::{shape_reply, DialogueState, VoiceReply};
 pub use speaker::{speaker_member, GUEST};
 pub use ws::WS_PATH;
