@@ -141,8 +141,9 @@ impl SatelliteOut {
     }
 }
 
-/// A string field as a peer sends it: missing, empty or not a string is not sent.
-fn given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+/// A string field as a peer sends it: missing, empty or not a string is not sent (the
+/// Wyoming events read their fields the same way).
+pub(super) fn given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(match Value::deserialize(d)? {
         Value::String(s) if !s.is_empty() => Some(s),
         _ => None,

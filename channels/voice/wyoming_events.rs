@@ -13,6 +13,7 @@
 //! `context` with `conversation_id` and `dialogue_state` once a turn ran), `error`
 //! (`text`, `code`) — field for field what the Python `wyoming` package reads.
 
+use super::frames::given;
 use super::reply::DialogueState;
 use super::wyoming::Event;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -226,11 +227,6 @@ fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
         Value::String(s) => Some(s),
         _ => None,
     })
-}
-
-/// A string as a peer sends it; missing, empty or anything else is not sent.
-fn given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(string(d)?.filter(|s| !s.is_empty()))
 }
 
 /// A transcript's context when it is an object; anything else counts as none.

@@ -34,7 +34,7 @@ use super::durable::Pending;
 use super::entered::Entrant;
 use super::plugin::{ContextPath, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
-use super::session::{self, ExitMarker, HistoryLog, HistoryView, Record};
+use super::session::{self, ExitMarker, HistoryLog, Record};
 use super::warnings::Warnings;
 use crate::chats::ChatHistories;
 use crate::workspace::Workspace;
@@ -45,7 +45,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tracing::info;
 
-pub type TurnId = u64;
+pub(super) use super::error::io;
+pub use super::error::ModeError;
+
+pub use super::ticket::{
+    ChatReplay, EndOutcome, ModeSnapshot, ModeStatus, RecordingFailure, SessionFacts, TurnId,
+    TurnMeta, TurnTicket,
+};
 
 /// Lays out a session's frozen system prompt from the mode, its skill's static prompt,
 /// the previous session's summary to carry over (if any) and the session's own facts.
@@ -53,95 +59,6 @@ pub type TurnId = u64;
 /// the prompt layout), so this module never imports the prompt that depends on it.
 pub type FrozenPromptFn =
     fn(&RegisteredMode, &str, Option<&super::carry::CarryOver>, &SessionFacts) -> String;
-
-/// What a session's frozen prompt names of the session itself: constant while it lasts,
-/// so it sits in the cached prefix instead of every request's tail.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionFacts {
-    pub session_id: String,
-    /// The session folder, relative to the workspace.
-    pub session_dir: String,
-    /// The plugin's data paths (label, path relative to the workspace).
-    pub paths: Vec<(String, String)>,
-}
-
-pub(super) use super::error::io;
-pub use super::error::ModeError;
-
-/// Who is speaking, where: what the core needs of a turn.
-#[derive(Debug, Clone)]
-pub struct TurnMeta {
-    pub channel: String,
-    pub chat_id: String,
-    pub speaker_id: String,
-    /// The name the household gave the speaker, if any.
-    pub speaker_name: Option<String>,
-}
-
-/// The active session as one turn sees it.
-#[derive(Debug, Clone)]
-pub struct ModeSnapshot {
-    pub mode_id: String,
-    pub display_name: String,
-    pub session_id: String,
-    pub session_dir: PathBuf,
-    /// The frozen `system_prompt.md`.
-    pub system_prompt: Arc<str>,
-    pub context_paths: Vec<ContextPath>,
-}
-
-/// What `begin_turn` hands the agent.
-#[derive(Debug, Clone)]
-pub struct TurnTicket {
-    pub turn_id: TurnId,
-    pub mode: Option<ModeSnapshot>,
-    /// The mode's history, or the chat's normal-operation history.
-    pub history: HistoryView,
-    pub began_at: DateTime<FixedOffset>,
-    /// Outside a mode: the chat's checkpoint and the ended session it carries.
-    pub chat: Option<ChatReplay>,
-}
-
-/// What a normal chat's turn replays besides its records.
-#[derive(Debug, Clone)]
-pub struct ChatReplay {
-    /// The chat's `<chat>.checkpoint.json` (it may not exist yet).
-    pub checkpoint: PathBuf,
-    /// A mode session this chat took part in that ended less than a day ago.
-    pub carried: Option<crate::chats::carried::CarriedSession>,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ModeStatus {
-    pub action: ActionDoc,
-    pub exiting: bool,
-    pub in_flight: usize,
-    pub turns_recorded: usize,
-    pub modes: Vec<(String, String)>,
-    pub warnings: Vec<String>,
-    /// Turns are failing to be recorded (cleared when a record or a probe write succeeds).
-    pub recording_failure: Option<RecordingFailure>,
-}
-
-/// The current streak of turns that could not be recorded.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct RecordingFailure {
-    /// When the first turn of the streak failed (household time, RFC 3339).
-    pub since: String,
-    /// The file the latest failed turn was to be appended to, and why it was not.
-    pub path: PathBuf,
-    pub error: String,
-    /// The latest failure was a full disk (or quota): new turns are refused meanwhile.
-    pub disk_full: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct EndOutcome {
-    /// Session the turn was recorded in (`None`: normal-operation history).
-    pub recorded_in: Option<String>,
-    /// Session archived as a consequence of this turn ending.
-    pub archived: Option<String>,
-}
 
 pub(super) struct ActiveSession {
     /// `None` when the mode's skill no longer loads; the frozen prompt still serves.

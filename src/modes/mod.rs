@@ -48,6 +48,7 @@ pub mod session_id;
 pub mod switch;
 pub mod switched;
 pub mod switching;
+pub mod ticket;
 pub mod warnings;
 
 #[cfg(test)]
