@@ -21,6 +21,7 @@
 //! `limit` table (`BENCH_DIST=1`: their latency percentiles and mean on stderr). Under `cargo test` (no `--bench` argument) it runs a tiny smoke version.
 
 use async_trait::async_trait;
+use homebot::channels::voice;
 use homebot::kernel::{Kernel, KernelOptions};
 use homebot::provider::{ChatModel, ChatRequest, ChatResponse, Provider, ProviderError};
 use homebot::turn::Turn;
@@ -66,6 +67,26 @@ fn kernel(ws: &std::path::Path) -> Kernel {
     .unwrap()
 }
 
+/// A turn of the load's own chats: a guest of no channel the kernel knows, each chat its
+/// own scene.
+fn bench_turn(chat: String, text: String) -> Turn {
+    let facts = homebot::turn::Facts {
+        memory_peer: Some(chat.clone()),
+        ..Default::default()
+    };
+    Turn::new("bench", chat, "guest", text, facts)
+}
+
+/// A turn of the household's cast, as its channel (QQ or voice) builds it.
+fn cast_turn(channel: &str, chat: &str, who: &str, text: String) -> Turn {
+    use homebot::channels::{qq, voice};
+    if channel == voice::CHANNEL {
+        voice::turn(chat, who, text)
+    } else {
+        qq::turn(chat, who, text)
+    }
+}
+
 fn pct(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i]
@@ -88,12 +109,7 @@ async fn concurrency(chats: usize, turns_per_chat: usize) -> (f64, Duration, Dur
             for i in 0..turns_per_chat {
                 let t0 = Instant::now();
                 let r = k
-                    .handle_turn(Turn::new(
-                        "bench",
-                        format!("chat{c}"),
-                        "guest",
-                        format!("第{i}问"),
-                    ))
+                    .handle_turn(bench_turn(format!("chat{c}"), format!("第{i}问")))
                     .await;
                 assert!(r.is_answered(), "{r:?}");
                 lat.push(t0.elapsed());
@@ -331,8 +347,7 @@ async fn long_session(turns: usize, window: u32) -> (Duration, Duration, u64, us
     for i in 0..turns {
         let t0 = Instant::now();
         let r = k
-            .handle_turn(Turn::new(
-                "voice",
+            .handle_turn(voice::turn(
                 "kitchen",
                 "guest",
                 format!("第{i}步之后要做什么？番茄要切成多大的块？"),
@@ -511,7 +526,7 @@ async fn session_bill(sc: &Script, replay: &str) -> Bill {
             ][i % 2],
             Cast::Voice => ("voice", wake.as_str(), "dad"),
         };
-        let r = k.handle_turn(Turn::new(ch, chat, who, (sc.ask)(i))).await;
+        let r = k.handle_turn(cast_turn(ch, chat, who, (sc.ask)(i))).await;
         assert!(r.is_answered(), "{r:?}");
     }
     k.shutdown_gracefully(Duration::from_secs(10)).await;

@@ -7,9 +7,9 @@
 //!
 //! Prints a table; compare runs as ratios. Under `cargo test` it runs a tiny smoke version.
 
+use homebot::channels::qq;
 use homebot::config::MemoryConfig;
 use homebot::memory::{topic, SceneKey, Store, TurnScene};
-use homebot::turn::Turn;
 use std::time::Instant;
 
 fn at(day: u32, hour: u32) -> chrono::DateTime<chrono::FixedOffset> {
@@ -43,7 +43,7 @@ fn main() {
     }
     let t = Instant::now();
     for i in 0..turns {
-        let turn = Turn::new("qq", format!("group:{}", i % groups), "qq:1", text);
+        let turn = qq::turn(format!("group:{}", i % groups), "qq:1", text);
         let scene = TurnScene::of(&turn, at(2 + (i % 20) as u32, 19), &cfg);
         store
             .observe(&scene, &["set_reminder".into()], i as i64)
@@ -53,7 +53,7 @@ fn main() {
     let t = Instant::now();
     let idx = store.snapshot().unwrap();
     let publish = t.elapsed();
-    let turn = Turn::new("qq", "group:1", "qq:1", text);
+    let turn = qq::turn("group:1", "qq:1", text);
     let scene = TurnScene::of(&turn, at(9, 8), &cfg);
     let rounds = if full { 10_000 } else { 10 };
     let t = Instant::now();

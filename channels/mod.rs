@@ -6,8 +6,9 @@
 //! - [`cli`] — the terminal: interactive chat and one-shot `-m`.
 //! - [`qq`] — QQ through OneBot v11 (reverse and forward WebSocket).
 //! - [`voice`] — speakers: a Wyoming handle service and a native satellite WebSocket.
-//! - [`home_assistant`] — Home Assistant's WebSocket API: rooms, satellites, announcing
-//!   (used by the voice channel).
+//! - [`home_assistant`] — Home Assistant, a channel of its own: its WebSocket API (rooms,
+//!   satellites, announcing, the home tools' way into the house), its watches, its door;
+//!   the voice channel speaks through its client.
 //! - [`text`] — reply shaping shared by channels (markdown flattening, splitting);
 //!   [`auth`] — token checks; [`net`] — binding, graceful HTTP serving and the WebSocket
 //!   writer task, shared by their servers. A channel's actor runs on a thread of its own
@@ -34,13 +35,19 @@ pub fn enabled(cfg: &Config) -> Vec<Box<dyn Channel>> {
     if cfg.qq.enabled() {
         v.push(Box::new(qq::QqChannel::new(cfg.qq.clone())));
     }
-    // Home Assistant's speakers are voice's too: its door announces on them
+    // Home Assistant first: voice speaks through its client once it has started
+    let ha = home_assistant::HaSlot::default();
+    if cfg.home_assistant.enabled() {
+        v.push(Box::new(home_assistant::HomeAssistantChannel::new(
+            cfg.home_assistant.clone(),
+            ha.clone(),
+        )));
+    }
     // Home Assistant's agent endpoint runs voice turns
     let ha_agent = cfg.http.listen.is_some() && cfg.http.ha_agent_token.is_some();
     if cfg.voice.enabled() || cfg.home_assistant.enabled() || ha_agent {
         v.push(Box::new(
-            voice::VoiceChannel::new(cfg.voice.clone())
-                .with_home_assistant(cfg.home_assistant.clone()),
+            voice::VoiceChannel::new(cfg.voice.clone()).with_home_assistant(ha),
         ));
     }
     v

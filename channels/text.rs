@@ -3,6 +3,12 @@
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
+/// Words to be said aloud: markdown flattened, on one line, single spaces.
+pub fn spoken(s: &str) -> String {
+    let flat = flatten_markdown(s).replace('\n', " ");
+    flat.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Markdown → plain text, by walking a real markdown parse (pulldown-cmark), so only
 /// what markdown means is removed — a literal `[注意]` stays. Emphasis markers go;
 /// headings become their own line; list items `· item` (ordered `1. item`), nested ones

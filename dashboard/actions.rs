@@ -9,7 +9,7 @@
 use super::html as pages;
 use super::Dash;
 use crate::channels::cli;
-use crate::turn::{Command, Outcome, Reply, Turn};
+use crate::turn::{Command, Outcome, Reply};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -32,7 +32,7 @@ pub fn status_of(o: &Outcome) -> StatusCode {
 
 async fn run(dash: &Dash, command: Command) -> Option<Reply> {
     let kernel = dash.kernel()?;
-    let turn = Turn::command(cli::CHANNEL, CHAT, SPEAKER, &command);
+    let turn = cli::turn(CHAT, SPEAKER, &command.to_string());
     Some(kernel.submit(turn).reply().await)
 }
 

@@ -8,7 +8,7 @@ use homebot::config::Config;
 use homebot::kernel::{skill_search_path, Kernel, KernelOptions};
 use homebot::modes::ModeRegistry;
 use homebot::skills;
-use homebot::turn::{Command as Slash, Turn};
+use homebot::turn::Command as Slash;
 use homebot::workspace::Workspace;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -57,7 +57,7 @@ enum Command {
     /// Send a proactive message through a running gateway's channel.
     Announce {
         /// Channel name (e.g. `voice`).
-        #[arg(long, default_value = "voice")]
+        #[arg(long, default_value = homebot::channels::voice::CHANNEL)]
         channel: String,
         /// Target inside the channel (e.g. a satellite id).
         #[arg(long = "to")]
@@ -286,7 +286,7 @@ async fn reminders(root: &Path, all: bool, action: Option<ReminderCommand>) -> a
     };
     let door = open_door(root).await?;
     let r = door
-        .turn(Turn::command(cli::CHANNEL, "local", "owner", &command))
+        .turn(cli::turn("local", "owner", &command.to_string()))
         .await;
     door.close().await;
     match r.problem() {

@@ -1,7 +1,7 @@
 //! Who is connected right now, and since when: the channels report their links here
 //! (a QQ implementation per account, each voice satellite, Home Assistant) and readers
-//! (the dashboard, a metrics gauge) take a [`Presence::snapshot`]. Typed: a link is a
-//! [`Link`], never a channel name compared as a string.
+//! (the dashboard, a metrics gauge) take a [`Presence::snapshot`]. A link is data the
+//! channel states ([`Link`]: its name and an id); nothing here knows a channel.
 //!
 //! The lock is a plain mutex held only to copy or update the small map, never across an
 //! await. The ids come from peers (a QQ `self_id`, a satellite's id), so they are cut to
@@ -20,41 +20,36 @@ pub const MAX_ID_CHARS: usize = 64;
 /// Most links remembered at once.
 pub const MAX_LINKS: usize = 256;
 
-/// One thing a channel can be connected to.
+/// One thing a channel can be connected to, as the channel states it: its own name and
+/// the account or satellite id (`None` for a link that has no id, such as Home
+/// Assistant's one connection). The registry compares links as data and knows no
+/// channel.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Link {
-    /// A QQ (OneBot) implementation connected as this bot account (`self_id`).
-    QqAccount(String),
-    /// A voice satellite, by its id.
-    Satellite(String),
-    /// Home Assistant's WebSocket API.
-    HomeAssistant,
+pub struct Link {
+    channel: &'static str,
+    id: Option<String>,
 }
 
 impl Link {
-    /// The channel the link belongs to, as shown (`qq`, `voice`, `home_assistant`).
+    /// A link of `channel` (the channel's own name) with this account or satellite id.
+    pub fn new(channel: &'static str, id: Option<String>) -> Self {
+        Self { channel, id }
+    }
+
+    /// The channel the link belongs to, as the channel named it.
     pub fn channel(&self) -> &'static str {
-        match self {
-            Link::QqAccount(_) => "qq",
-            Link::Satellite(_) => "voice",
-            Link::HomeAssistant => "home_assistant",
-        }
+        self.channel
     }
 
     /// The account or satellite id; `None` for a link that has no id.
     pub fn id(&self) -> Option<&str> {
-        match self {
-            Link::QqAccount(id) | Link::Satellite(id) => Some(id),
-            Link::HomeAssistant => None,
-        }
+        self.id.as_deref()
     }
 
     fn bounded(self) -> Self {
-        let cut = |s: String| s.chars().take(MAX_ID_CHARS).collect::<String>();
-        match self {
-            Link::QqAccount(id) => Link::QqAccount(cut(id)),
-            Link::Satellite(id) => Link::Satellite(cut(id)),
-            Link::HomeAssistant => Link::HomeAssistant,
+        Self {
+            channel: self.channel,
+            id: self.id.map(|s| s.chars().take(MAX_ID_CHARS).collect()),
         }
     }
 }
@@ -171,14 +166,14 @@ mod tests {
     #[test]
     fn since_moves_only_on_a_change() {
         let (p, clock) = presence();
-        p.report(Link::HomeAssistant, true);
+        p.report(Link::new("home_assistant", None), true);
         clock.advance(chrono::Duration::minutes(5));
-        p.report(Link::HomeAssistant, true);
+        p.report(Link::new("home_assistant", None), true);
         let s = p.snapshot();
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].channel, "home_assistant");
         assert_eq!(s[0].since.to_rfc3339(), "2026-10-22T20:00:00+08:00");
-        p.report(Link::HomeAssistant, false);
+        p.report(Link::new("home_assistant", None), false);
         let s = p.snapshot();
         assert!(!s[0].connected);
         assert_eq!(s[0].since.to_rfc3339(), "2026-10-22T20:05:00+08:00");
@@ -187,14 +182,14 @@ mod tests {
     #[test]
     fn hostile_ids_are_bounded_in_length_and_number() {
         let (p, clock) = presence();
-        p.report(Link::Satellite("x".repeat(10_000)), true);
+        p.report(Link::new("voice", Some("x".repeat(10_000))), true);
         assert_eq!(
             p.snapshot()[0].id.as_deref().map(|s| s.chars().count()),
             Some(MAX_ID_CHARS)
         );
         for i in 0..MAX_LINKS + 50 {
             clock.advance(chrono::Duration::seconds(1));
-            p.report(Link::QqAccount(format!("acct{i}")), false);
+            p.report(Link::new("qq", Some(format!("acct{i}"))), false);
         }
         let s = p.snapshot();
         assert_eq!(s.len(), MAX_LINKS);

@@ -9,8 +9,8 @@
 mod common;
 
 use common::*;
+use homebot::channels::cli;
 use homebot::metrics::parse::{parse_strict, value, Parsed};
-use homebot::turn::Turn;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -73,9 +73,7 @@ async fn turns_tokens_money_and_modes_move_the_counters() {
     let p0 = page();
 
     // answered: one call, 120 prompt (64 cached), 12 out
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "mom", "你好")).await;
     assert!(r.is_answered(), "{r:?}");
     let p1 = page();
     assert_eq!(turns(&p1, "answered") - turns(&p0, "answered"), 1.0);
@@ -105,7 +103,7 @@ async fn turns_tokens_money_and_modes_move_the_counters() {
 
     // refused: too long for agent.max_message_chars, no call made
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "长".repeat(60)))
+        .handle_turn(cli::turn("local", "mom", "长".repeat(60)))
         .await;
     assert!(!r.is_answered());
     let p2 = page();
@@ -114,7 +112,7 @@ async fn turns_tokens_money_and_modes_move_the_counters() {
 
     // failed: the provider answers 500 (no retry configured)
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "坏了吗"))
+        .handle_turn(cli::turn("local", "mom", "坏了吗"))
         .await;
     assert!(!r.is_answered(), "{r:?}");
     let p3 = page();
@@ -129,8 +127,7 @@ async fn turns_tokens_money_and_modes_move_the_counters() {
     // cancelled mid-call: the turn waits on the model, is gauged running, then cancelled
     let running = |p: &[Parsed]| get(p, "homebot_turns_running", &[]);
     let cancel = CancellationToken::new();
-    let pending =
-        kernel.submit_cancellable(Turn::new("cli", "local", "mom", "慢慢想"), cancel.clone());
+    let pending = kernel.submit_cancellable(cli::turn("local", "mom", "慢慢想"), cancel.clone());
     within("the slow call to start", until(|| fake.in_flight() == 1)).await;
     assert!(running(&page()) >= 1.0);
     cancel.cancel();
@@ -150,12 +147,12 @@ async fn turns_tokens_money_and_modes_move_the_counters() {
         )
     };
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     assert!(r.text.contains("已进入做饭模式"), "{r:?}");
     assert_eq!(mode(&page()) - mode(&p4), 1.0);
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "退出做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "退出做饭模式"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     within(
@@ -206,9 +203,7 @@ async fn stats_without_a_price_say_so() {
     let ws = dir.path();
     let fake = FakeLlm::scripted().await;
     let kernel = start_kernel(ws, &fake);
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "mom", "你好")).await;
     assert!(r.is_answered());
     assert!(kernel.shutdown_gracefully(Duration::from_secs(10)).await);
     drop(kernel);

@@ -12,9 +12,10 @@
 mod common;
 
 use common::*;
+use homebot::channels::{cli, qq, voice};
 use homebot::clock::ManualClock;
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::turn::{Failure, Outcome, Refusal, Turn};
+use homebot::turn::{Failure, Outcome, Refusal};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -66,7 +67,7 @@ async fn a_turn_that_cannot_be_recorded_says_so_and_new_turns_wait_for_space() {
     // outside a mode: the chat's own history
     std::fs::write(flag, "").unwrap();
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "晚饭吃什么？"))
+        .handle_turn(cli::turn("local", "mom", "晚饭吃什么？"))
         .await;
     assert!(r.text.starts_with("好的：晚饭吃什么？"), "{r:?}");
     assert!(r.text.contains("（注意：这一轮没能保存到记录里："), "{r:?}");
@@ -82,7 +83,7 @@ async fn a_turn_that_cannot_be_recorded_says_so_and_new_turns_wait_for_space() {
     clock.advance(chrono::Duration::seconds(30));
     let calls = fake.calls();
     let r = kernel
-        .handle_turn(Turn::new("voice", "wake-1", "dad", "那明天呢？"))
+        .handle_turn(voice::turn("wake-1", "dad", "那明天呢？"))
         .await;
     assert!(
         matches!(
@@ -110,7 +111,7 @@ async fn a_turn_that_cannot_be_recorded_says_so_and_new_turns_wait_for_space() {
     // space again: served and recorded, and the current failure is gone from status
     std::fs::remove_file(flag).unwrap();
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "晚饭吃什么？"))
+        .handle_turn(cli::turn("local", "mom", "晚饭吃什么？"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     assert_eq!(r.text, "好的：晚饭吃什么？");
@@ -129,14 +130,14 @@ async fn a_turn_that_cannot_be_recorded_says_so_and_new_turns_wait_for_space() {
     let conv = session_dir(ws).join("conversation.jsonl");
     std::fs::write(flag, "").unwrap();
     let r = kernel
-        .handle_turn(Turn::new("qq", "group:1", "mom", "番茄几个？"))
+        .handle_turn(qq::turn("group:1", "mom", "番茄几个？"))
         .await;
     assert!(r.text.contains("没能保存到记录里"), "{r:?}");
     assert!(!r.is_answered(), "{r:?}");
     assert_eq!(std::fs::read_to_string(&conv).unwrap(), "");
     std::fs::remove_file(flag).unwrap();
     let r = kernel
-        .handle_turn(Turn::new("qq", "group:1", "mom", "番茄几个？"))
+        .handle_turn(qq::turn("group:1", "mom", "番茄几个？"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     assert_eq!(jsonl(&conv).len(), 1);
@@ -153,7 +154,7 @@ async fn a_300_byte_voice_conversation_id_is_recorded() {
     assert_eq!(id.len(), 300);
     let kernel = start_kernel(ws, &fake);
     let r = kernel
-        .handle_turn(Turn::new("voice", &id, "guest", "第一句"))
+        .handle_turn(voice::turn(&id, "guest", "第一句"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     drop(kernel);
@@ -172,7 +173,7 @@ async fn a_300_byte_voice_conversation_id_is_recorded() {
     // the same conversation continues with its history after a restart
     let kernel = start_kernel(ws, &fake);
     let r = kernel
-        .handle_turn(Turn::new("voice", &id, "guest", "第二句"))
+        .handle_turn(voice::turn(&id, "guest", "第二句"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     let last = turn_requests(&fake).pop().unwrap();

@@ -6,7 +6,8 @@
 mod common;
 
 use common::*;
-use homebot::turn::{Failure, Outcome, Turn};
+use homebot::channels::{cli, voice};
+use homebot::turn::{Failure, Outcome};
 
 #[tokio::test]
 async fn a_panicking_mode_manager_is_restarted_from_disk() {
@@ -22,7 +23,7 @@ async fn a_panicking_mode_manager_is_restarted_from_disk() {
         .to_string();
 
     let hit = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "番茄要几个？"))
+        .handle_turn(cli::turn("local", "mom", "番茄要几个？"))
         .await;
     assert!(
         matches!(&hit.outcome, Outcome::Failed { error: Failure::Internal, detail }
@@ -33,7 +34,7 @@ async fn a_panicking_mode_manager_is_restarted_from_disk() {
     assert_eq!(fake.calls(), 0, "the failed turn never reached the model");
 
     let next = kernel
-        .handle_turn(Turn::new("voice", "wake-2", "dad", "鸡蛋呢？"))
+        .handle_turn(voice::turn("wake-2", "dad", "鸡蛋呢？"))
         .await;
     assert!(next.is_answered(), "{next:?}");
     assert_eq!(next.text, "好的：鸡蛋呢？");

@@ -8,8 +8,8 @@
 mod common;
 
 use common::*;
+use homebot::channels::cli;
 use homebot::reminders::Origin;
-use homebot::turn::Turn;
 
 fn origin() -> Origin {
     Origin {
@@ -59,9 +59,7 @@ async fn a_panicking_cron_actor_is_restarted_from_disk() {
     assert_eq!(texts, ["关火", "浇花"]);
     assert!(later.id > first.id);
     // the ModeManager on the same actor thread is untouched
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "mom", "你好")).await;
     assert!(r.is_answered(), "{r:?}");
     assert_eq!(r.text, "好的：你好");
 }

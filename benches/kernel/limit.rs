@@ -4,8 +4,8 @@
 //! process's CPU time per turn (the server included).
 
 use super::{ms, pct};
+use homebot::channels::qq;
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::turn::Turn;
 use std::time::{Duration, Instant};
 
 /// A loopback OpenAI-compatible server that reads and parses each request body (as a real
@@ -106,8 +106,7 @@ async fn at_the_limit(
         k.command("/mode enter cooking").await;
     }
     let turn = |c: usize, i: usize| {
-        Turn::new(
-            "qq",
+        qq::turn(
             format!("group:{}", 5_550_000 + c),
             "guest",
             format!("第{i}个问题：番茄炒蛋先放什么？"),

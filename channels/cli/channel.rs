@@ -4,11 +4,10 @@
 
 use super::actor::Terminals;
 use super::control;
+use super::options::CHANNEL;
 use crate::channels::contract::{Channel, StartError, Started};
 use crate::kernel::Kernel;
 use tokio_util::sync::CancellationToken;
-
-pub const CHANNEL: &str = "cli";
 
 /// The CLI as a channel: the control socket and the terminal actor, which is its
 /// outbound door. A proactive message for a CLI chat prints in an interactive chat of this

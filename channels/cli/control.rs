@@ -65,6 +65,20 @@ pub enum Request {
     },
 }
 
+impl Request {
+    /// A turn read here gets the terminal's facts: the socket is the owner's (its file
+    /// mode admits only them), and no facts are taken from the wire.
+    fn stamped(self) -> Self {
+        match self {
+            Request::Turn(mut t) => {
+                t.facts = super::options::terminal_facts(&t.chat_id);
+                Request::Turn(t)
+            }
+            other => other,
+        }
+    }
+}
+
 pub fn socket_path(root: &Path) -> PathBuf {
     root.join(SOCKET_FILE)
 }
@@ -177,7 +191,7 @@ async fn handle_conn(
             );
             (r, None)
         } else {
-            match serde_json::from_slice::<Request>(&buf) {
+            match serde_json::from_slice::<Request>(&buf).map(Request::stamped) {
                 Err(e) => (
                     Reply::refused(
                         format!("bad control request: {e}"),
@@ -419,10 +433,11 @@ impl Listener {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::turn::{Audience, Trust};
 
     #[test]
     fn a_turn_request_is_the_turn_itself() {
-        let mut t = Turn::new("cli", "local", "mom", "你好");
+        let mut t = crate::channels::cli::turn("local", "mom", "你好");
         t.may_switch_modes = false;
         let line = serde_json::to_string(&Request::Turn(t)).unwrap();
         assert!(
@@ -430,8 +445,19 @@ mod tests {
             "{line}"
         );
         let back: Request = serde_json::from_str(&line).unwrap();
-        match back {
-            Request::Turn(t) => assert!(!t.may_switch_modes && t.text == "你好"),
+        match &back {
+            Request::Turn(t) => {
+                assert!(!t.may_switch_modes && t.text == "你好");
+                assert_eq!(t.facts().trust, Trust::Guest, "no facts from the wire");
+            }
+            other => panic!("{other:?}"),
+        }
+        match back.stamped() {
+            Request::Turn(t) => assert_eq!(
+                (t.facts().audience, t.facts().trust),
+                (Audience::Terminal, Trust::Owner),
+                "the socket stamps the terminal's own"
+            ),
             other => panic!("{other:?}"),
         }
         // the wire form older clients send still parses

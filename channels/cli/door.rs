@@ -3,9 +3,10 @@
 //! never a second writer — and how a turn typed in the terminal ends ([`Typed`]).
 
 use super::actor::Terminals;
-use super::channel::{serve, CHANNEL};
+use super::channel::serve;
 use super::control::{self, Request};
 use super::interrupts::Interrupts;
+use super::options::CHANNEL;
 use crate::kernel::{Kernel, KernelError, KernelOptions};
 use crate::turn::{Failure, Reply, Turn};
 use std::path::Path;

@@ -20,8 +20,8 @@ mod door;
 mod interrupts;
 mod options;
 
-pub use channel::{serve, CliChannel, CHANNEL};
+pub use channel::{serve, CliChannel};
 pub use chat::{interactive, one_shot};
 pub use door::{Door, Typed};
 pub use interrupts::Interrupts;
-pub use options::CliOptions;
+pub use options::{terminal_facts, turn, CliOptions, CHANNEL};

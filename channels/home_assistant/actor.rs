@@ -9,6 +9,7 @@
 use super::connection::{self, Call, Report};
 use super::home::{GetView, HomeView};
 use super::rooms::{Listening, Rooms};
+use super::status::CHANNEL;
 use super::{HaError, Located, Status};
 use crate::actor::Supervised;
 use crate::config::HomeAssistantConfig;
@@ -160,19 +161,19 @@ impl HaState {
                 self.fresh = true;
                 self.version = version;
                 self.presence
-                    .report(crate::presence::Link::HomeAssistant, true);
+                    .report(crate::presence::Link::new(CHANNEL, None), true);
             }
             Report::Down { why } => {
                 self.link = Link::Down(why);
                 self.fresh = false;
                 self.presence
-                    .report(crate::presence::Link::HomeAssistant, false);
+                    .report(crate::presence::Link::new(CHANNEL, None), false);
             }
             Report::AuthFailed { why } => {
                 self.link = Link::AuthFailed(why);
                 self.fresh = false;
                 self.presence
-                    .report(crate::presence::Link::HomeAssistant, false);
+                    .report(crate::presence::Link::new(CHANNEL, None), false);
             }
             Report::Registries {
                 areas,

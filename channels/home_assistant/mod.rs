@@ -2,7 +2,10 @@
 //! satellites, says things on a satellite unasked (a reminder rings in the kitchen), and
 //! makes a satellite listen again after a question.
 //!
-//! Layout: `handle` — [`HomeAssistant`], the handle, which starts the actor; `actor` —
+//! Home Assistant is a channel of its own (`channel`: [`HomeAssistantChannel`], its door
+//! and the [`HaSlot`] through which the voice channel reaches the same client).
+//!
+//! Layout: `channel` — the channel and its door; `handle` — [`HomeAssistant`], the handle, which starts the actor; `actor` —
 //! the `HaActor` that owns what homebot knows of Home Assistant, on its own thread;
 //! `error` — [`HaError`], [`NotConfigured`]; `status` — [`Status`], [`Located`]; `watch`
 //! — fired watches delivered through the channels' doors; `connection` — connecting, auth and reconnects;
@@ -20,6 +23,7 @@
 
 mod actor;
 mod announce;
+mod channel;
 mod connection;
 mod doctor;
 mod error;
@@ -32,9 +36,10 @@ mod session;
 mod status;
 pub mod watch;
 
+pub use channel::{say, HaSlot, HomeAssistantChannel};
 pub use connection::AUTH_RETRY;
 pub use doctor::doctor;
 pub use error::{HaError, NotConfigured};
 pub(crate) use handle::settings;
 pub use handle::HomeAssistant;
-pub use status::{Located, Status};
+pub use status::{Located, Status, CHANNEL};

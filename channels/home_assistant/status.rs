@@ -1,5 +1,9 @@
 //! What homebot knows of Home Assistant as the `status` text shows it, and the satellite
-//! a voice turn came from.
+//! a voice turn came from; the channel's name, as its link and its door are known by.
+
+/// The Home Assistant channel's name: its outbound door and its link in the presence
+/// registry.
+pub const CHANNEL: &str = "home_assistant";
 
 /// What `homebot status` shows.
 #[derive(Debug, Clone, Default)]

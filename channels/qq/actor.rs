@@ -164,7 +164,7 @@ impl Handler<Activate> for QqActor {
         if up == Ok(true) {
             self.kernel
                 .presence()
-                .report(Link::QqAccount(msg.self_id.clone()), true);
+                .report(Link::new(inbound::CHANNEL, Some(msg.self_id.clone())), true);
         }
         if up == Ok(false) {
             warn!(self_id = %msg.self_id, "qq: a connection came up without its reservation");
@@ -191,7 +191,7 @@ impl Handler<Release> for QqActor {
         if went_down == Ok(true) {
             self.kernel
                 .presence()
-                .report(Link::QqAccount(msg.self_id), false);
+                .report(Link::new(inbound::CHANNEL, Some(msg.self_id)), false);
         }
     }
 }

@@ -13,6 +13,42 @@ use tracing::{debug, info, warn};
 /// The channel name turns carry.
 pub const CHANNEL: &str = "qq";
 
+/// What QQ vouches for: a group's every member reads the reply, a private chat is one
+/// person's; a member only when the household mapped the sender; the chat's own scene.
+pub fn facts(target: &Target, member: bool) -> Facts {
+    let (audience, memory_peer) = match target {
+        Target::Group { group_id, .. } => (Audience::Group, format!("group_{group_id}")),
+        Target::Private { user_id } => (Audience::Private, format!("private_{user_id}")),
+    };
+    Facts {
+        audience,
+        modality: Modality::Text,
+        trust: if member { Trust::Member } else { Trust::Guest },
+        memory_peer: Some(memory_peer),
+    }
+}
+
+/// A QQ turn of the chat `chat_key` (`group:<id>` or `private:<id>`) by `speaker`, as
+/// the channel builds it (a household member unless the speaker is a guest) — for
+/// callers outside a OneBot event (tests, benches, the demo). A key that is no QQ chat
+/// is nobody's audience and has no scene.
+pub fn turn(
+    chat_key: impl Into<String>,
+    speaker: impl Into<String>,
+    text: impl Into<String>,
+) -> Turn {
+    let (chat_key, speaker) = (chat_key.into(), speaker.into());
+    let member = !speaker.is_empty() && speaker != crate::turn::facts::GUEST;
+    let facts = match Target::parse(&chat_key) {
+        Ok(target) => facts(&target, member),
+        Err(_) => Facts {
+            trust: if member { Trust::Member } else { Trust::Guest },
+            ..Facts::default()
+        },
+    };
+    Turn::new(CHANNEL, chat_key, speaker, text, facts)
+}
+
 /// A message the bot answers.
 pub struct Incoming {
     /// Where the answer goes.
@@ -128,22 +164,14 @@ impl Sender<'_> {
             (_, QqSwitchPolicy::Members) => member.is_some(),
             (_, QqSwitchPolicy::Nobody) => false,
         };
-        let audience = match target {
-            Target::Group { group_id, .. } => (Audience::Group, format!("group_{group_id}")),
-            Target::Private { user_id } => (Audience::Private, format!("private_{user_id}")),
-        };
-        let mut turn = Turn::new(CHANNEL, target.key(), speaker, text);
-        turn.facts = Some(Facts {
-            audience: audience.0,
-            modality: Modality::Text,
-            // a member only through the household's qq_ids mapping
-            trust: if member.is_some() {
-                Trust::Member
-            } else {
-                Trust::Guest
-            },
-            memory_peer: Some(audience.1),
-        });
+        // a member only through the household's qq_ids mapping
+        let mut turn = Turn::new(
+            CHANNEL,
+            target.key(),
+            speaker,
+            text,
+            facts(target, member.is_some()),
+        );
         turn.may_switch_modes = may_switch;
         turn.reply_to = Some(target.outbound());
         turn

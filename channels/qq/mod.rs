@@ -64,5 +64,5 @@ mod target;
 
 pub use channel::QqChannel;
 pub use handle::Qq;
-pub use inbound::CHANNEL;
+pub use inbound::{facts, turn, CHANNEL};
 pub use rpc::ActionError;

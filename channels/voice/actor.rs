@@ -12,6 +12,7 @@
 
 use super::held::{Held, NotHeld, Taken};
 use super::satellites::{ClaimError, Credential, Registry};
+use super::turn::CHANNEL;
 use crate::actor::{Supervised, Unavailable};
 use crate::config::VoiceConfig;
 use crate::presence::{Link, Presence};
@@ -81,7 +82,7 @@ impl Handler<Claim> for VoiceActor {
         })??;
         // a claim with its writer is a satellite speaking on a connection already up
         if up {
-            self.presence.report(Link::Satellite(id), true);
+            self.presence.report(Link::new(CHANNEL, Some(id)), true);
         }
         Ok(())
     }
@@ -105,7 +106,7 @@ impl Handler<Attach> for VoiceActor {
             .run("attach", |s| s.satellites.attach(&m.id, m.conn, m.tx))
             .unwrap_or(false);
         if up {
-            self.presence.report(Link::Satellite(m.id), true);
+            self.presence.report(Link::new(CHANNEL, Some(m.id)), true);
         }
         up
     }
@@ -126,7 +127,7 @@ impl Handler<Release> for VoiceActor {
             .state
             .run("release", |s| s.satellites.release(&m.id, m.conn));
         if offline == Ok(true) {
-            self.presence.report(Link::Satellite(m.id), false);
+            self.presence.report(Link::new(CHANNEL, Some(m.id)), false);
         }
     }
 }

@@ -1,13 +1,15 @@
 //! [`VoiceChannel`]: the voice channel's configuration before it starts, and the start —
-//! the voice actor, Home Assistant (when configured), then each configured front door
-//! (the Wyoming service, the satellite WebSocket) with its connection cap inside the
-//! descriptor budget.
+//! the voice actor, then each configured front door (the Wyoming service, the satellite
+//! WebSocket) with its connection cap inside the descriptor budget. Home Assistant is a
+//! channel of its own; voice speaks through its client when it runs (the [`HaSlot`] its
+//! channel filled, as it starts first).
 
 use super::actor::VoiceActor;
-use super::handle::{Shared, Voice, CHANNEL};
+use super::handle::{Shared, Voice};
+use super::turn::CHANNEL;
 use crate::channels::contract::{Channel, StartError, Started};
-use crate::channels::home_assistant::HomeAssistant;
-use crate::config::{HomeAssistantConfig, VoiceConfig};
+use crate::channels::home_assistant::HaSlot;
+use crate::config::VoiceConfig;
 use crate::kernel::Kernel;
 use actix::Addr;
 use std::sync::Arc;
@@ -17,19 +19,19 @@ use tracing::warn;
 /// The voice channel before it starts: its configuration.
 pub struct VoiceChannel {
     cfg: VoiceConfig,
-    ha: HomeAssistantConfig,
+    ha: HaSlot,
 }
 
 impl VoiceChannel {
     pub fn new(cfg: VoiceConfig) -> Self {
         Self {
             cfg,
-            ha: HomeAssistantConfig::default(),
+            ha: HaSlot::default(),
         }
     }
 
-    /// Speak through Home Assistant too (when `ha` has a URL).
-    pub fn with_home_assistant(mut self, ha: HomeAssistantConfig) -> Self {
+    /// Speak through Home Assistant's satellites too, once its channel has started.
+    pub fn with_home_assistant(mut self, ha: HaSlot) -> Self {
         self.ha = ha;
         self
     }
@@ -50,7 +52,7 @@ impl Channel for VoiceChannel {
     ) -> Result<Started, StartError> {
         let cfg = Arc::new(self.cfg);
         let actor = start_actor(&kernel, &cfg, &cancel)?;
-        let ha = start_home_assistant(self.ha, &kernel, &cancel)?;
+        let ha = self.ha.get();
         let ch = Voice::new(Shared {
             kernel: kernel.clone(),
             cfg: cfg.clone(),
@@ -87,31 +89,6 @@ fn start_actor(
             VoiceActor::new(cfg, presence)
         })
         .map_err(|e| StartError::new(CHANNEL, "-", e))
-}
-
-/// Home Assistant, when configured, and the delivery of what its watches see. It
-/// connects (and reconnects) by itself: its being down delays nothing.
-fn start_home_assistant(
-    cfg: HomeAssistantConfig,
-    kernel: &Kernel,
-    cancel: &CancellationToken,
-) -> Result<Option<HomeAssistant>, StartError> {
-    if !cfg.enabled() {
-        return Ok(None);
-    }
-    let ha = HomeAssistant::start(
-        cfg,
-        kernel.lifecycle(),
-        cancel.child_token(),
-        kernel.presence().clone(),
-    )
-    .map_err(|e| StartError::new("home_assistant", "-", e))?;
-    if let Some(rx) = ha.take_watches() {
-        let deliver =
-            crate::channels::home_assistant::watch::deliver(rx, kernel.clone(), cancel.clone());
-        kernel.spawn_service(deliver);
-    }
-    Ok(Some(ha))
 }
 
 /// Say so when the configured connection caps exceed the descriptor budget.

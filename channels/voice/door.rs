@@ -7,11 +7,10 @@
 use super::actor;
 use super::frames::SatelliteOut;
 use super::handle::Voice;
-use super::handle::CHANNEL;
 use super::held;
 use super::reply::shape_reply;
+use super::turn::CHANNEL;
 use crate::outbound::{DeliveryError, Outbound};
-use std::sync::Arc;
 use std::time::Duration;
 use tracing::{debug, warn};
 
@@ -72,20 +71,6 @@ impl Outbound for Voice {
         (!target.starts_with(NEXT_TURN)).then(|| format!("{NEXT_TURN}{target}"))
     }
 
-    /// Home Assistant's connection, version, entities and satellites, when configured.
-    async fn status(&self) -> Vec<String> {
-        match &self.shared.ha {
-            Some(ha) => ha.status().await.lines(),
-            None => Vec::new(),
-        }
-    }
-
-    /// Home Assistant for the home tools and the fast path, when configured.
-    fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
-        let ha = self.shared.ha.clone()?;
-        Some(Arc::new(ha))
-    }
-
     /// This handle: the HTTP server's Home Assistant agent runs its turns through it.
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
@@ -99,21 +84,17 @@ pub const HA_PREFIX: &str = "ha:";
 impl Voice {
     /// Announce through Home Assistant; delivered only when Home Assistant said success.
     async fn say_in_home_assistant(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
-        use crate::channels::home_assistant::HaError;
         let Some(ha) = &self.shared.ha else {
             return Err(DeliveryError::Unreachable(format!("satellite {target:?}")));
         };
-        match ha.announce(target, text).await {
-            Ok(_) => Ok(()),
-            Err(HaError::UnknownTarget(t)) => Err(DeliveryError::BadTarget {
+        match crate::channels::home_assistant::say(ha, target, text).await {
+            Err(DeliveryError::BadTarget { target, .. }) => Err(DeliveryError::BadTarget {
                 channel: CHANNEL.into(),
-                target: t,
+                target,
                 why: "neither a connected satellite nor an area or satellite of Home Assistant"
                     .into(),
             }),
-            Err(e) => Err(DeliveryError::Unreachable(format!(
-                "Home Assistant satellite {target:?} ({e})"
-            ))),
+            other => other,
         }
     }
 }

@@ -6,18 +6,14 @@
 use super::actor::{self, VoiceActor};
 use super::held;
 use super::reply::{compose, VoiceReply};
-use super::speaker::GUEST;
 use crate::channels::home_assistant::HomeAssistant;
 use crate::config::VoiceConfig;
 use crate::kernel::{Kernel, PendingReply};
-use crate::turn::{Audience, Facts, Modality, Trust, Turn};
+use crate::turn::Turn;
 use actix::Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-/// The channel name voice turns carry, and the outbound door's.
-pub const CHANNEL: &str = "voice";
 
 pub(super) struct Shared {
     pub(super) kernel: Kernel,
@@ -49,7 +45,7 @@ impl Voice {
     }
 
     /// Admit one utterance to its voice session's FIFO now (call at arrival). `speaker`
-    /// is already resolved: a member id or [`GUEST`].
+    /// is already resolved: a member id or [`GUEST`](super::speaker::GUEST).
     /// `front` is where proactive messages for this speaker go: the satellite id, or
     /// [`super::WYOMING_TARGET`].
     pub fn submit(&self, session_id: &str, speaker: &str, text: &str, front: &str) -> PendingReply {
@@ -95,18 +91,9 @@ impl Voice {
     }
 }
 
-/// A voice utterance as a turn: its session is the chat; proactive messages for its
-/// speaker go to `front`.
+/// A voice utterance as a turn; proactive messages for its speaker go to `front`.
 pub(super) fn voice_turn(session_id: &str, speaker: &str, text: &str, front: &str) -> Turn {
-    let mut turn = Turn::new(CHANNEL, session_id, speaker, text);
-    // every wake is a new session: the speaker the household mapped is the identity
-    let guest = speaker.is_empty() || speaker == GUEST;
-    turn.facts = Some(Facts {
-        audience: Audience::Room,
-        modality: Modality::Speech,
-        trust: if guest { Trust::Guest } else { Trust::Member },
-        memory_peer: Some(if guest { GUEST } else { speaker }.to_string()),
-    });
+    let mut turn = super::turn::turn(session_id, speaker, text);
     turn.reply_to = Some(front.to_string());
     turn
 }

@@ -51,6 +51,7 @@ mod partial;
 mod reply;
 mod satellites;
 mod speaker;
+mod turn;
 mod ws;
 pub mod wyoming;
 mod wyoming_events;
@@ -58,7 +59,8 @@ mod wyoming_service;
 
 pub use channel::VoiceChannel;
 pub use door::{HA_PREFIX, WYOMING_TARGET};
-pub use handle::{Voice, CHANNEL};
+pub use handle::Voice;
 pub use reply::{shape_reply, DialogueState, VoiceReply};
 pub use speaker::{speaker_member, GUEST};
+pub use turn::{facts, turn, CHANNEL};
 pub use ws::WS_PATH;

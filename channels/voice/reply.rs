@@ -38,8 +38,7 @@ pub fn shape_reply(reply: &str) -> (String, DialogueState) {
             text = text.replace(m, "");
         }
     }
-    let text = crate::channels::text::flatten_markdown(&text).replace('\n', " ");
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = crate::channels::text::spoken(&text);
     let asks = text.ends_with('？') || text.ends_with('?');
     let state = if marked || asks {
         DialogueState::Continue

@@ -128,7 +128,7 @@ impl TurnScene {
         }
         if keys.is_empty() {
             let chan = format!("chan:{}", turn.channel);
-            let key = match turn.facts().memory_peer {
+            let key = match &turn.facts().memory_peer {
                 // an id no key can hold (too long, nothing but punctuation) keeps a peer of
                 // its own: falling back to the bare channel would make it cover every chat
                 // …and so does one that normalizing would change: `A-b` and `a-b`, or
@@ -193,6 +193,7 @@ pub fn tool_features(names: &[String], max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::tests::turn_in;
 
     fn at(h: u32) -> DateTime<FixedOffset> {
         chrono::DateTime::parse_from_rfc3339(&format!("2026-03-02T{h:02}:00:00+08:00")).unwrap()
@@ -214,9 +215,9 @@ mod tests {
 
     #[test]
     fn peers_keep_groups_private_chats_and_guests_apart() {
-        // (the peers themselves: the registry's table, `turn::facts` tests)
+        // (the peers themselves are the channels' facts: `channels::qq::facts`, …)
         let cfg = MemoryConfig::default();
-        let t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
+        let t = turn_in("qq", "group:1027", "group_1027", "晚饭吃什么");
         let s = TurnScene::of(&t, at(19), &cfg);
         assert_eq!(s.keys[0].as_str(), "chan:qq/peer:group_1027");
         assert!(s.weak.contains(&"part:evening".to_string()), "{s:?}");
@@ -229,26 +230,38 @@ mod tests {
     #[test]
     fn none_policy_and_explicit_keys() {
         let cfg = MemoryConfig::default();
-        let mut t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
+        let mut t = turn_in("qq", "group:1027", "group_1027", "晚饭吃什么");
         t.scene_policy = Some(ScenePolicy::None);
         assert!(TurnScene::of(&t, at(19), &cfg).is_none());
         assert_eq!(TurnScene::of(&t, at(19), &cfg), TurnScene::default());
-        let cron = Turn::new("cron", "x", "system", "提醒");
+        let cron = turn_in("cron", "x", "x", "提醒");
         assert!(TurnScene::of(&cron, at(19), &cfg).is_none());
-        let mut t = Turn::new("qq", "group:1027", "qq:5", "晚饭");
+        let mut t = turn_in("qq", "group:1027", "group_1027", "晚饭");
         t.scenes = vec!["Chan:QQ / Peer:Group_1027 ".into(), "chan:qq/part:x".into()];
         let s = TurnScene::of(&t, at(19), &cfg);
         assert_eq!(s.keys.len(), 1);
         assert_eq!(s.keys[0].as_str(), "chan:qq/peer:group_1027");
         // an id no key can hold still gets a peer of its own, never the bare channel
-        let long = Turn::new("qq", format!("group:{}", "9".repeat(300)), "x", "晚饭");
+        let nines = "9".repeat(300);
+        let long = turn_in(
+            "qq",
+            &format!("group:{nines}"),
+            &format!("group_{nines}"),
+            "晚饭",
+        );
         let k = &TurnScene::of(&long, at(19), &cfg).keys[0];
         assert!(k.as_str().starts_with("chan:qq/peer:id_"), "{k}");
-        let other = Turn::new("qq", format!("group:{}", "8".repeat(300)), "x", "晚饭");
+        let eights = "8".repeat(300);
+        let other = turn_in(
+            "qq",
+            &format!("group:{eights}"),
+            &format!("group_{eights}"),
+            "晚饭",
+        );
         assert_ne!(&TurnScene::of(&other, at(19), &cfg).keys[0], k);
         // ids that normalizing would merge stay apart
         let key_of = |chat: &str| {
-            TurnScene::of(&Turn::new("web", chat, "x", "晚饭"), at(19), &cfg).keys[0].clone()
+            TurnScene::of(&turn_in("web", chat, chat, "晚饭"), at(19), &cfg).keys[0].clone()
         };
         assert_eq!(key_of("kitchen").as_str(), "chan:web/peer:kitchen");
         assert_ne!(key_of("A-b"), key_of("a-b"));

@@ -3,10 +3,8 @@
 //! speaker (the trust), and whose scene memory it is (the memory peer).
 //!
 //! Channels state these facts when they build a turn (they know their groups, their
-//! satellites and their members). This file is also the kernel's channel registry: the
-//! one place in `src/` that knows what a channel's name and chat id imply, for a turn
-//! that arrives without facts (a turn over the control socket, a test's `Turn::new`).
-//! Nothing else in `src/` compares a channel name or a chat-id prefix.
+//! satellites and their members): a turn cannot be made without them. The kernel reads
+//! them and never infers anything from a channel's name or a chat id.
 
 use serde::{Deserialize, Serialize};
 
@@ -60,84 +58,16 @@ pub struct Facts {
 /// The speaker id of people a channel could not place.
 pub const GUEST: &str = "guest";
 
-/// The facts a turn of `channel`/`chat_id` by `speaker_id` has when its channel did not
-/// state them: the kernel's registry of the channels it ships with.
-pub fn defaults(channel: &str, chat_id: &str, speaker_id: &str) -> Facts {
-    let trust = if speaker_id.is_empty() || speaker_id == GUEST {
-        Trust::Guest
-    } else {
-        Trust::Member
-    };
-    let own_peer = (!chat_id.is_empty()).then(|| chat_id.to_string());
-    match channel {
-        "cli" => Facts {
-            audience: Audience::Terminal,
-            modality: Modality::Text,
-            trust: Trust::Owner,
-            memory_peer: own_peer,
-        },
-        "qq" => {
-            let (audience, memory_peer) = if let Some(g) = chat_id.strip_prefix("group:") {
-                (Audience::Group, Some(format!("group_{g}")))
-            } else if let Some(u) = chat_id.strip_prefix("private:") {
-                (Audience::Private, Some(format!("private_{u}")))
-            } else {
-                (Audience::Other, None)
-            };
-            Facts {
-                audience,
-                modality: Modality::Text,
-                trust,
-                memory_peer,
-            }
-        }
-        // every wake is a new session: the trusted speaker is the identity, not the chat
-        "voice" => Facts {
-            audience: Audience::Room,
-            modality: Modality::Speech,
-            trust,
-            memory_peer: Some(if speaker_id.is_empty() {
-                GUEST.to_string()
-            } else {
-                speaker_id.to_string()
-            }),
-        },
-        _ => Facts {
+impl Default for Facts {
+    /// The least a turn can be: what a turn read from outside (the control socket's wire
+    /// form) has until its channel states its facts — nobody's audience, text, a guest,
+    /// no scene.
+    fn default() -> Self {
+        Self {
             audience: Audience::Other,
             modality: Modality::Text,
-            trust,
-            memory_peer: own_peer,
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_registry_knows_the_shipped_channels() {
-        let g = defaults("qq", "group:1027", "qq:5");
-        assert_eq!((g.audience, g.trust), (Audience::Group, Trust::Member));
-        assert_eq!(g.memory_peer.as_deref(), Some("group_1027"));
-        let p = defaults("qq", "private:5", "mom");
-        assert_eq!(p.audience, Audience::Private);
-        assert_eq!(p.memory_peer.as_deref(), Some("private_5"));
-        let v = defaults("voice", "sess-1", "guest");
-        assert_eq!(
-            (v.audience, v.modality, v.trust),
-            (Audience::Room, Modality::Speech, Trust::Guest)
-        );
-        assert_eq!(v.memory_peer.as_deref(), Some("guest"));
-        assert_eq!(
-            defaults("voice", "sess-1", "dad").memory_peer.as_deref(),
-            Some("dad")
-        );
-        let t = defaults("cli", "local", "mom");
-        assert_eq!((t.audience, t.trust), (Audience::Terminal, Trust::Owner));
-        let o = defaults("web", "x", "mom");
-        assert_eq!((o.audience, o.trust), (Audience::Other, Trust::Member));
-        assert_eq!(o.memory_peer.as_deref(), Some("x"));
-        assert_eq!(defaults("qq", "weird", "mom").memory_peer, None);
+            trust: Trust::Guest,
+            memory_peer: None,
+        }
     }
 }

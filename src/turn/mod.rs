@@ -49,11 +49,11 @@ pub struct Turn {
     /// over the control socket.
     #[serde(skip)]
     pub partials: Option<Partials>,
-    /// What the channel states about this turn; `None`: the kernel's registry decides
-    /// from the channel's name ([`facts::defaults`]). Never taken from the control
-    /// socket: a turn sent there gets the registry's facts.
+    /// What the channel states about this turn. Never taken from the wire: a turn read
+    /// from the control socket has the least facts ([`Facts::default`]) until the socket,
+    /// the terminal's channel, stamps its own.
     #[serde(skip)]
-    pub facts: Option<Facts>,
+    pub facts: Facts,
     /// Words the channel's peer adds for this turn only (a Home Assistant automation's
     /// `extra_system_prompt`): data from outside the household, sent in the turn's aside
     /// as a marked block, never in the system message. Bounded by the channel. Never
@@ -67,11 +67,14 @@ fn yes() -> bool {
 }
 
 impl Turn {
+    /// A turn of `channel`'s chat `chat_id`, with the facts its channel states (each
+    /// channel has its own constructor that states them: `channels::qq::turn`, …).
     pub fn new(
         channel: impl Into<String>,
         chat_id: impl Into<String>,
         speaker_id: impl Into<String>,
         text: impl Into<String>,
+        facts: Facts,
     ) -> Self {
         Self {
             channel: channel.into(),
@@ -85,27 +88,14 @@ impl Turn {
             scene_policy: None,
             scenes: Vec::new(),
             partials: None,
-            facts: None,
+            facts,
             peer_note: None,
         }
     }
 
-    /// A slash command sent as a turn of this chat (it queues behind the chat's running
-    /// turn like any message; its text is the command's canonical form).
-    pub fn command(
-        channel: impl Into<String>,
-        chat_id: impl Into<String>,
-        speaker_id: impl Into<String>,
-        command: &Command,
-    ) -> Self {
-        Self::new(channel, chat_id, speaker_id, command.to_string())
-    }
-
-    /// The turn's facts: as its channel stated them, else the registry's.
-    pub fn facts(&self) -> Facts {
-        self.facts
-            .clone()
-            .unwrap_or_else(|| facts::defaults(&self.channel, &self.chat_id, &self.speaker_id))
+    /// The turn's facts, as its channel stated them.
+    pub fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     /// Where proactive messages for this turn's chat go (see `reply_to`).

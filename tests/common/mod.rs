@@ -23,6 +23,22 @@ use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
+/// A turn of the named channel, as that channel builds it (`qq`, `voice`, or the
+/// terminal for anything else): for tests whose cast moves between channels.
+pub fn turn_of(
+    channel: &str,
+    chat: impl Into<String>,
+    who: impl Into<String>,
+    text: impl Into<String>,
+) -> homebot::turn::Turn {
+    use homebot::channels::{cli, qq, voice};
+    match channel {
+        qq::CHANNEL => qq::turn(chat, who, text),
+        voice::CHANNEL => voice::turn(chat, who, text),
+        _ => cli::turn(chat, who, text),
+    }
+}
+
 /// The user's own words in a user message: after the speaker tag ("妈妈：") and before
 /// the dynamic tail that the current message carries after them ("\n\n[上下文]\n…").
 pub fn user_words(msg: &Value) -> String {

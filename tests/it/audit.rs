@@ -6,8 +6,8 @@
 use crate::common;
 
 use common::*;
+use homebot::channels::{cli, qq};
 use homebot::provider::{BlockTokens, CallMeta, ChatRequest, Message, PromptShape, Provider};
-use homebot::turn::Turn;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
@@ -61,15 +61,13 @@ async fn every_attempt_is_audited_and_the_cli_shows_it() {
     })
     .await;
     let k = start_kernel(ws, &fake);
-    let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    let r = k.handle_turn(cli::turn("local", "mom", "你好")).await;
     assert_eq!(r.text, "好的：你好");
-    k.handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+    k.handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     let sid = action(ws)["session_id"].as_str().unwrap().to_string();
     let sdir = session_dir(ws);
-    k.handle_turn(Turn::new("qq", "group:5550001", "dad", "番茄要放几个？"))
+    k.handle_turn(qq::turn("group:5550001", "dad", "番茄要放几个？"))
         .await;
     // no flush: a graceful shutdown writes what is queued
     k.shutdown_gracefully(Duration::from_secs(5)).await;

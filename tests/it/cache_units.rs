@@ -10,6 +10,7 @@ use crate::common;
 
 use chrono::{TimeZone, Utc};
 use common::*;
+use homebot::channels::{cli, qq, voice};
 use homebot::clock::ManualClock;
 use homebot::kernel::{Kernel, KernelOptions};
 use homebot::turn::Turn;
@@ -152,21 +153,15 @@ async fn a_mode_session_over_two_chats_a_voice_turn_a_tool_round_a_failure_and_a
     let clock = ManualClock::new(at(18, 0));
     let k = start(ws, &fake, &clock, "");
     assert!(k.command("/mode enter cooking").await.is_answered());
-    let group = |who: &str, words: &str| Turn::new("qq", "group:5550001", who, words);
+    let group = |who: &str, words: &str| qq::turn("group:5550001", who, words);
     say(&k, &clock, (18, 1), group("mom", "今晚做红烧肉")).await;
     say(&k, &clock, (18, 2), group("kid", "我要吃两块")).await;
-    say(
-        &k,
-        &clock,
-        (18, 3),
-        Turn::new("cli", "local", "mom", "肉切好了"),
-    )
-    .await;
+    say(&k, &clock, (18, 3), cli::turn("local", "mom", "肉切好了")).await;
     say(
         &k,
         &clock,
         (18, 5),
-        Turn::new("voice", "wake-1", "guest", "下锅了"),
+        voice::turn("wake-1", "guest", "下锅了"),
     )
     .await;
     let noted = say(&k, &clock, (18, 6), group("mom", "查一下笔记")).await;
@@ -239,7 +234,7 @@ async fn a_group_where_two_people_alternate_keeps_one_prefix_and_sends_each_prof
     let k = start(ws, &fake, &clock, "");
     for i in 0..6u32 {
         let who = ["mom", "kid"][i as usize % 2];
-        let t = Turn::new("qq", "group:5550001", who, format!("第{i}句"));
+        let t = qq::turn("group:5550001", who, format!("第{i}句"));
         say(&k, &clock, (12, 10 + i), t).await;
     }
     k.shutdown_gracefully(std::time::Duration::from_secs(10))
@@ -275,7 +270,7 @@ async fn the_time_is_in_the_history_after_a_compaction_and_under_lean_replay() {
         let clock = ManualClock::new(at(18, 0));
         let extra = format!("normal_history_turns = 4\n[context]\nreplay = \"{replay}\"");
         let k = start(ws, &fake, &clock, &extra);
-        let mom = |words: &str| Turn::new("cli", "local", "mom", words);
+        let mom = |words: &str| cli::turn("local", "mom", words);
         say(&k, &clock, (18, 5), mom("下锅了")).await;
         let said = say(&k, &clock, (18, 20), mom("我几点下的锅？")).await;
         assert_eq!(said, "你是 18:05 下的锅。", "{replay}");
@@ -328,7 +323,7 @@ async fn an_aside_is_sent_once_after_the_message_and_the_next_turn_holds_the_tur
     let fake = model().await;
     let clock = ManualClock::new(at(19, 0));
     let k = start(ws, &fake, &clock, "");
-    let mom = |words: &str| Turn::new("qq", "private:10001", "mom", words);
+    let mom = |words: &str| qq::turn("private:10001", "mom", words);
     say(&k, &clock, (19, 1), mom("第一句")).await;
     // a channel's hint holds for its turn alone: an aside
     let mut hinted = mom("第二句");
@@ -391,15 +386,15 @@ async fn turns_that_overlap_in_a_mode_session_are_replayed_one_after_the_other()
     let k = start(ws, &fake, &clock, "");
     assert!(k.command("/mode enter cooking").await.is_answered());
     clock.set(at(18, 1));
-    k.handle_turn(Turn::new("qq", "group:5550001", "mom", "开始吧"))
+    k.handle_turn(qq::turn("group:5550001", "mom", "开始吧"))
         .await;
     clock.set(at(18, 2));
     let (a, b) = tokio::join!(
-        k.handle_turn(Turn::new("qq", "group:5550001", "mom", "同时一")),
-        k.handle_turn(Turn::new("cli", "local", "kid", "同时二")),
+        k.handle_turn(qq::turn("group:5550001", "mom", "同时一")),
+        k.handle_turn(cli::turn("local", "kid", "同时二")),
     );
     assert!(a.is_answered() && b.is_answered(), "{a:?} {b:?}");
-    k.handle_turn(Turn::new("qq", "group:5550001", "mom", "然后呢"))
+    k.handle_turn(qq::turn("group:5550001", "mom", "然后呢"))
         .await;
     k.shutdown_gracefully(std::time::Duration::from_secs(10))
         .await;

@@ -11,7 +11,6 @@ use common::qq::{at_bot, gateway, sim, text as seg, GROUP, GROUP2, MOM};
 use common::*;
 use homebot::context::tokens::conservative_count;
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::turn::Turn;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -173,7 +172,7 @@ async fn until_its_summary_is_written_the_chat_carries_the_session_s_last_turns(
     })
     .await;
     let k = kernel(ws, &fake, 65536, "");
-    let turn = |w: &str| Turn::new("cli", "local", "mom", w);
+    let turn = |w: &str| homebot::channels::cli::turn("local", "mom", w);
     k.command("/mode enter cooking").await;
     k.handle_turn(turn("盐放两勺够吗")).await;
     // an exit without a summary (like the expiry after midnight)
@@ -222,7 +221,11 @@ async fn a_long_normal_chat_is_compacted_not_dropped_and_always_fits() {
     );
     for i in 0..60 {
         let r = k
-            .handle_turn(Turn::new("qq", "group:1", "mom", format!("问题{i}")))
+            .handle_turn(homebot::channels::qq::turn(
+                "group:1",
+                "mom",
+                format!("问题{i}"),
+            ))
             .await;
         assert!(r.is_answered(), "turn {i}: {r:?}");
     }
@@ -301,8 +304,12 @@ async fn a_long_normal_chat_is_compacted_not_dropped_and_always_fits() {
         WINDOW,
         &format!("normal_history_turns = {TURNS}"),
     );
-    k.handle_turn(Turn::new("qq", "group:1", "mom", "重启后的问题"))
-        .await;
+    k.handle_turn(homebot::channels::qq::turn(
+        "group:1",
+        "mom",
+        "重启后的问题",
+    ))
+    .await;
     let after = fake.requests().into_iter().rfind(is_turn).unwrap();
     assert!(content(&after["messages"][1]).starts_with("[之前的对话摘要]"));
 }

@@ -7,8 +7,9 @@
 use crate::common;
 
 use common::*;
+use homebot::channels::{cli, qq, voice};
 use homebot::modes::action::ActionDoc;
-use homebot::turn::{Failure, Outcome, Refusal, Turn};
+use homebot::turn::{Failure, Outcome, Refusal};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -127,11 +128,16 @@ async fn concurrent_channels_keep_every_invariant() {
             };
             expected.push((c, i, text.clone()));
             let speaker = format!("member{}", c % 3);
-            pending.push(kernel.submit(Turn::new(*channel, chat.clone(), speaker, text)));
+            pending.push(kernel.submit(crate::common::turn_of(
+                channel,
+                chat.clone(),
+                speaker,
+                text,
+            )));
         }
         if i == 10 {
             // an explicit command in the middle of it all
-            pending.push(kernel.submit(Turn::new("cli", "admin", "owner", "/mode status")));
+            pending.push(kernel.submit(cli::turn("admin", "owner", "/mode status")));
         }
     }
     let mut errors = Vec::new();
@@ -261,9 +267,9 @@ async fn a_flooding_chat_is_told_to_wait_and_others_are_unaffected() {
     let kernel = start_kernel(ws, &fake);
     let mut flood = Vec::new();
     for i in 0..5 {
-        flood.push(kernel.submit(Turn::new("qq", "group:1", "kid", format!("第{i}条"))));
+        flood.push(kernel.submit(qq::turn("group:1", "kid", format!("第{i}条"))));
     }
-    let other = kernel.submit(Turn::new("qq", "group:2", "mom", "别的群"));
+    let other = kernel.submit(qq::turn("group:2", "mom", "别的群"));
     let mut replies = Vec::new();
     for p in flood {
         replies.push(p.reply().await);
@@ -304,8 +310,8 @@ async fn the_watchdog_ends_a_stuck_turn_and_the_chat_goes_on() {
     .await;
     let kernel = start_kernel(ws, &fake);
     kernel.command("/mode enter cooking").await;
-    let stuck = kernel.submit(Turn::new("voice", "w1", "dad", "卡住的问题"));
-    let next = kernel.submit(Turn::new("voice", "w1", "dad", "下一句"));
+    let stuck = kernel.submit(voice::turn("w1", "dad", "卡住的问题"));
+    let next = kernel.submit(voice::turn("w1", "dad", "下一句"));
     let r = stuck.reply().await;
     assert!(r.text.contains("处理时间太长"), "{}", r.text);
     assert!(
@@ -342,8 +348,8 @@ async fn shutdown_finishes_admitted_turns_and_refuses_new_ones() {
     let kernel = start_kernel(ws, &fake);
     kernel.command("/mode enter cooking").await;
     let sdir = session_dir(ws);
-    let a = kernel.submit(Turn::new("voice", "w1", "dad", "第一句"));
-    let b = kernel.submit(Turn::new("qq", "group:1", "mom", "第二句"));
+    let a = kernel.submit(voice::turn("w1", "dad", "第一句"));
+    let b = kernel.submit(qq::turn("group:1", "mom", "第二句"));
     let k2 = kernel.clone();
     let stopping =
         tokio::spawn(async move { k2.shutdown_gracefully(Duration::from_secs(10)).await });
@@ -353,7 +359,7 @@ async fn shutdown_finishes_admitted_turns_and_refuses_new_ones() {
     .await;
     assert!(!kernel.is_admitting(), "shutdown closed admission");
     let late = kernel
-        .submit(Turn::new("cli", "local", "owner", "太晚了"))
+        .submit(cli::turn("local", "owner", "太晚了"))
         .reply()
         .await;
     assert!(late.text.contains("正在关闭"), "{}", late.text);
@@ -377,7 +383,7 @@ async fn a_turn_still_running_when_the_grace_period_ends_is_stopped_and_recorded
     })
     .await;
     let kernel = start_kernel(ws, &fake);
-    let slow = kernel.submit(Turn::new("qq", "group:1", "mom", "慢慢想"));
+    let slow = kernel.submit(qq::turn("group:1", "mom", "慢慢想"));
     eventually(
         "the turn reached the provider",
         Duration::from_secs(30),

@@ -9,9 +9,9 @@
 use crate::common;
 
 use common::*;
+use homebot::channels::{cli, qq};
 use homebot::context::tokens::conservative_count;
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::turn::Turn;
 use serde_json::Value;
 use std::path::Path;
 
@@ -85,7 +85,7 @@ async fn window_with_history_room(history: u32) -> u32 {
     let f = fake(false).await;
     let k = kernel(ws.path(), &f, None, "", None);
     k.command("/mode enter cooking").await;
-    k.handle_turn(Turn::new("qq", "group:5550001", "mom", "鸡蛋要几个？"))
+    k.handle_turn(qq::turn("group:5550001", "mom", "鸡蛋要几个？"))
         .await;
     let fixed = conservative(&turns(&f)[0]);
     k.shutdown();
@@ -137,7 +137,7 @@ async fn a_long_mode_session_is_compacted_and_always_fits_the_window() {
     for i in 0..40 {
         let (ch, chat, who) = speaker(i);
         let r = k
-            .handle_turn(Turn::new(
+            .handle_turn(crate::common::turn_of(
                 ch,
                 chat,
                 who,
@@ -218,7 +218,7 @@ async fn a_failing_summarizer_never_fails_a_turn_nor_overflows_the_window() {
     for i in 0..30 {
         let (ch, chat, who) = speaker(i);
         let r = k
-            .handle_turn(Turn::new(
+            .handle_turn(crate::common::turn_of(
                 ch,
                 chat,
                 who,
@@ -272,7 +272,7 @@ async fn history_limit_caps_the_replayed_records() {
     assert!(r.is_answered(), "{r:?}");
     for i in 0..16 {
         let r = k
-            .handle_turn(Turn::new("cli", "local", "kid", format!("第{i}题怎么做？")))
+            .handle_turn(cli::turn("local", "kid", format!("第{i}题怎么做？")))
             .await;
         assert!(r.is_answered(), "{r:?}");
     }
@@ -301,7 +301,7 @@ async fn a_normal_chat_whose_compaction_fails_is_trimmed_in_chunks_so_prefixes_h
     let k = kernel(ws.path(), &f, None, "normal_history_turns = 6", None);
     for i in 0..24 {
         let r = k
-            .handle_turn(Turn::new("qq", "private:10001", "mom", format!("问题{i}")))
+            .handle_turn(qq::turn("private:10001", "mom", format!("问题{i}")))
             .await;
         assert!(r.is_answered(), "{r:?}");
     }
@@ -358,9 +358,7 @@ async fn records_of_earlier_versions_replay_lean_from_their_fields() {
     std::fs::write(&path, old).unwrap();
     let k = kernel(ws.path(), &f, None, "", None);
     for q in ["葱要吗？", "盐放多少？"] {
-        let r = k
-            .handle_turn(Turn::new("qq", "private:10001", "mom", q))
-            .await;
+        let r = k.handle_turn(qq::turn("private:10001", "mom", q)).await;
         assert!(r.is_answered(), "{r:?}");
     }
     let reqs = turns(&f);
@@ -384,9 +382,7 @@ async fn a_message_that_cannot_fit_is_refused_clearly_and_a_bad_window_stops_sta
     let ws = workspace();
     let f = fake(false).await;
     let k = kernel(ws.path(), &f, Some(MAX_TOKENS + 600), "", None);
-    let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    let r = k.handle_turn(cli::turn("local", "mom", "你好")).await;
     assert!(!r.is_answered(), "{r:?}");
     assert!(r.text.contains("上下文窗口"), "{}", r.text);
     assert_eq!(f.calls(), 0, "nothing over the window is sent");
@@ -436,7 +432,7 @@ async fn tool_results_that_would_pass_the_window_stop_the_turn_before_sending() 
     .await;
     let k = kernel(ws.path(), &f, Some(8192 + MAX_TOKENS), "", None);
     let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "读一下 notes/big.md"))
+        .handle_turn(cli::turn("local", "mom", "读一下 notes/big.md"))
         .await;
     assert!(r.text.contains("超出了模型的上下文窗口"), "{}", r.text);
     assert!(!r.is_answered());
@@ -452,7 +448,7 @@ async fn a_torn_checkpoint_is_set_aside_and_the_session_goes_on() {
     let sdir = session_dir(ws.path());
     std::fs::write(sdir.join("checkpoint.json"), b"{\"through\": 3, \"summ").unwrap();
     let r = k
-        .handle_turn(Turn::new("qq", "group:5550001", "mom", "鸡蛋要几个？"))
+        .handle_turn(qq::turn("group:5550001", "mom", "鸡蛋要几个？"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     assert!(!sdir.join("checkpoint.json").exists());

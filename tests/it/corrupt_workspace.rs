@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::*;
-use homebot::turn::Turn;
+use homebot::channels::cli;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -81,7 +81,7 @@ async fn broken_mode_folders_are_reported_and_others_load() {
     let r = kernel.command("/mode enter ghost").await;
     assert!(r.text.contains("unknown mode \"ghost\""), "{}", r.text);
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     assert!(r.text.contains("已进入做饭模式"), "{}", r.text);
 
@@ -99,10 +99,10 @@ async fn corrupt_action_json_is_backed_up_and_the_live_session_restored() {
     let fake = FakeLlm::scripted().await;
     let kernel = start_kernel(ws, &fake);
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "切几个番茄"))
+        .handle_turn(cli::turn("local", "mom", "切几个番茄"))
         .await;
     let before_doc = action(ws);
     let sdir = session_dir(ws);
@@ -139,7 +139,7 @@ async fn corrupt_action_json_is_backed_up_and_the_live_session_restored() {
         assert_eq!(a[k], before_doc[k], "{k}");
     }
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .handle_turn(cli::turn("local", "mom", "然后呢"))
         .await;
     let users: Vec<String> = jsonl(&sdir.join("conversation.jsonl"))
         .iter()
@@ -154,7 +154,7 @@ async fn corrupt_action_json_is_backed_up_and_the_live_session_restored() {
     }
     // and it ends normally
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "结束做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "结束做饭模式"))
         .await;
     assert_eq!(action(ws)["exit_reason"], "user");
     assert!(sdir.join("summary.md").exists());
@@ -184,7 +184,7 @@ async fn torn_conversation_tail_is_set_aside_at_start() {
     let fake = FakeLlm::scripted().await;
     let kernel = start_kernel(ws, &fake);
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     let conv = session_dir(ws).join("conversation.jsonl");
     drop(kernel);
@@ -199,7 +199,7 @@ async fn torn_conversation_tail_is_set_aside_at_start() {
     let aside = std::fs::read_to_string(conv.with_extension("jsonl.corrupt")).unwrap();
     assert_eq!(aside, "{\"timestamp\":\"2026-\n");
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "下一步"))
+        .handle_turn(cli::turn("local", "mom", "下一步"))
         .await;
     let lines = jsonl(&conv);
     assert_eq!(lines.len(), 2);
@@ -210,7 +210,7 @@ async fn torn_conversation_tail_is_set_aside_at_start() {
 async fn live_session(ws: &Path, fake: &FakeLlm) -> std::path::PathBuf {
     let kernel = start_kernel(ws, fake);
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     session_dir(ws)
 }
@@ -241,7 +241,7 @@ async fn a_non_utf8_action_json_is_set_aside_and_the_live_session_continues() {
     );
     assert_eq!(action(ws)["session_id"], sid);
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .handle_turn(cli::turn("local", "mom", "然后呢"))
         .await;
     assert_eq!(
         users(&sdir.join("conversation.jsonl")),
@@ -274,16 +274,14 @@ async fn a_conversation_jsonl_that_is_a_directory_is_set_aside() {
         "a human's file"
     );
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .handle_turn(cli::turn("local", "mom", "然后呢"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     assert_eq!(users(&conv), ["然后呢"]);
 
     // outside a mode, the chat's history file gets the same treatment
     kernel.command("/mode exit").await;
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "mom", "你好")).await;
     assert!(r.is_answered(), "{r:?}");
     assert_eq!(users(&chat), ["你好"]);
     assert_eq!(
@@ -317,7 +315,7 @@ async fn a_session_that_starts_in_the_future_survives_a_corrupt_action_json() {
     let fake = FakeLlm::scripted().await;
     let kernel = start(ws, &fake, "2026-10-22T20:00:00+08:00");
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     let before = action(ws);
     let sdir = session_dir(ws);
@@ -335,7 +333,7 @@ async fn a_session_that_starts_in_the_future_survives_a_corrupt_action_json() {
     assert_eq!(action(ws)["expires_at"], before["expires_at"]);
     assert!(!sdir.join("summary.md").exists());
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .handle_turn(cli::turn("local", "mom", "然后呢"))
         .await;
     assert_eq!(
         users(&sdir.join("conversation.jsonl")),

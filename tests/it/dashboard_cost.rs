@@ -7,9 +7,9 @@ use crate::common;
 
 use common::gateway::Gateway;
 use common::*;
+use homebot::channels::cli;
 use homebot::kernel::{Kernel, KernelOptions};
 use homebot::provider::Provider;
-use homebot::turn::Turn;
 use std::time::Duration;
 
 const PRICE: &str = "[provider.price.\"fake-model\"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\ncurrency = \"XTS\"\n";
@@ -127,7 +127,7 @@ async fn a_call_whose_audit_line_is_not_on_disk_yet_is_in_the_figures() {
         .expect("[http] listen is set")
         .to_string();
     for words in ["/mode enter cooking", "番茄炒蛋放几个蛋？"] {
-        let r = k.handle_turn(Turn::new("cli", "local", "mom", words)).await;
+        let r = k.handle_turn(cli::turn("local", "mom", words)).await;
         assert!(r.is_answered(), "{}", r.text);
     }
     assert_eq!(fake.calls(), 1);

@@ -6,9 +6,9 @@ use crate::common;
 
 use chrono::{DateTime, Utc};
 use common::*;
+use homebot::channels::{cli, voice};
 use homebot::clock::ManualClock;
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::turn::Turn;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ async fn cron_expires_the_session_after_midnight() {
     let fake = FakeLlm::scripted().await;
     let clock = ManualClock::new(at("2026-10-22T19:55:00+08:00"));
     let k = kernel(ws, &fake, &clock, Duration::from_millis(20));
-    k.handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+    k.handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     let a = action(ws);
     assert_eq!(a["started_at"], "2026-10-22T19:55:00+08:00");
@@ -79,18 +79,15 @@ async fn the_first_turn_after_downtime_catches_up() {
     let clock = ManualClock::new(at("2026-10-22T19:55:00+08:00"));
     let never = Duration::from_secs(3600);
     let k = kernel(ws, &fake, &clock, never);
-    k.handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+    k.handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
-    k.handle_turn(Turn::new("cli", "local", "mom", "米饭煮多久"))
-        .await;
+    k.handle_turn(cli::turn("local", "mom", "米饭煮多久")).await;
     let sdir = session_dir(ws);
     drop(k); // the gateway goes down for the night
 
     clock.set(at("2026-10-23T07:30:00+08:00"));
     let k = kernel(ws, &fake, &clock, never);
-    let r = k
-        .handle_turn(Turn::new("voice", "wake-9", "dad", "早上好"))
-        .await;
+    let r = k.handle_turn(voice::turn("wake-9", "dad", "早上好")).await;
     assert_eq!(r.text, "好的：早上好");
     let a = action(ws);
     assert_eq!(a["active"], false);

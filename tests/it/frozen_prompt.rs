@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::*;
-use homebot::turn::Turn;
+use homebot::channels::{cli, voice};
 
 fn system_of(req: &serde_json::Value) -> String {
     req["messages"][0]["content"].as_str().unwrap().to_string()
@@ -20,13 +20,13 @@ async fn skill_edits_do_not_reach_a_running_session() {
     let fake = FakeLlm::scripted().await;
     let kernel = start_kernel(ws, &fake);
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     let frozen_file = session_dir(ws).join("system_prompt.md");
     let frozen = std::fs::read_to_string(&frozen_file).unwrap();
 
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "第一步是什么"))
+        .handle_turn(cli::turn("local", "mom", "第一步是什么"))
         .await;
     let before = system_of(fake.requests().last().unwrap());
     assert!(
@@ -39,7 +39,7 @@ async fn skill_edits_do_not_reach_a_running_session() {
     std::fs::write(&skill_md, text).unwrap();
 
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "然后呢"))
+        .handle_turn(cli::turn("local", "mom", "然后呢"))
         .await;
     let after = system_of(fake.requests().last().unwrap());
     assert_eq!(before, after, "system prompt changed mid-session");
@@ -50,17 +50,17 @@ async fn skill_edits_do_not_reach_a_running_session() {
     drop(kernel);
     let kernel = start_kernel(ws, &fake);
     kernel
-        .handle_turn(Turn::new("voice", "wake-2", "guest", "下一步"))
+        .handle_turn(voice::turn("wake-2", "guest", "下一步"))
         .await;
     assert_eq!(system_of(fake.requests().last().unwrap()), before);
 
     // the next session is frozen from the edited skill
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "结束做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "结束做饭模式"))
         .await;
     assert_eq!(action(ws)["active"], false);
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "再打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "再打开做饭模式"))
         .await;
     let frozen2 = std::fs::read_to_string(session_dir(ws).join("system_prompt.md")).unwrap();
     assert!(frozen2.contains("EDITED-MARKER"));

@@ -206,6 +206,26 @@ async fn homebot_with_a_real_home_assistant() {
         .filter(|e| e["type"] == "announcement-recorded")
         .count();
     assert_eq!(n, 2, "{:?}", ha.satellite_events());
+    // … and through Home Assistant's own channel, whose door takes its areas
+    let o = homebot(&ws, None)
+        .args([
+            "announce",
+            "--channel",
+            "home_assistant",
+            "--to",
+            "厨房",
+            "汤也好了",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let n = ha
+        .satellite_events()
+        .iter()
+        .filter(|e| e["type"] == "announcement-recorded")
+        .count();
+    assert_eq!(n, 3, "{:?}", ha.satellite_events());
 
     // 3. a question: HA does not keep listening for a Wyoming agent (continue_conversation
     // stays false whatever homebot says), so homebot asks through start_conversation

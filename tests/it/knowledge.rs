@@ -12,14 +12,14 @@
 use crate::common;
 
 use common::*;
+use homebot::channels::cli;
 use homebot::kernel::Kernel;
-use homebot::turn::Turn;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
 
 async fn turn(k: &Kernel, text: &str) -> homebot::turn::Reply {
-    k.handle_turn(Turn::new("cli", "local", "mom", text)).await
+    k.handle_turn(cli::turn("local", "mom", text)).await
 }
 
 fn system_of(req: &Value) -> String {

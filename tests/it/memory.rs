@@ -70,7 +70,7 @@ fn kernel(ws: &std::path::Path, fake: &FakeLlm, clock: &ManualClock) -> Kernel {
 }
 
 fn qq(chat: &str, text: &str) -> Turn {
-    Turn::new("qq", chat, "qq:10001", text)
+    homebot::channels::qq::turn(chat, "qq:10001", text)
 }
 
 /// The last user message of the latest first-request of a turn.
@@ -138,7 +138,7 @@ async fn a_memory_kept_in_a_group_is_recalled_there_a_week_later_and_nowhere_els
     for turn in [
         qq("group:2048", "周末去哪里玩比较好？"),
         qq("private:10001", "周末去哪里玩比较好？"),
-        Turn::new("cli", "local", "owner", "周末去哪里玩比较好？"),
+        homebot::channels::cli::turn("local", "owner", "周末去哪里玩比较好？"),
     ] {
         k.handle_turn(turn.clone()).await;
         let tail = last_tail(&fake);
@@ -397,8 +397,7 @@ async fn on_voice_the_trusted_speaker_is_the_peer() {
     let fake = fake().await;
     let clock = ManualClock::new(at("2026-03-02T18:30:00+08:00"));
     let k = kernel(ws, &fake, &clock);
-    k.handle_turn(Turn::new(
-        "voice",
+    k.handle_turn(homebot::channels::voice::turn(
         "wake-1",
         "mom",
         "记住：我做饭按三个人的量",
@@ -406,16 +405,24 @@ async fn on_voice_the_trusted_speaker_is_the_peer() {
     .await;
     k.memory().flush().await;
     clock.set(at("2026-03-05T18:30:00+08:00"));
-    k.handle_turn(Turn::new("voice", "wake-2", "mom", "今晚煮多少米？"))
-        .await;
+    k.handle_turn(homebot::channels::voice::turn(
+        "wake-2",
+        "mom",
+        "今晚煮多少米？",
+    ))
+    .await;
     assert!(
         last_tail(&fake).contains("三个人的量"),
         "{}",
         last_tail(&fake)
     );
     for (session, speaker) in [("wake-3", "guest"), ("wake-4", "dad")] {
-        k.handle_turn(Turn::new("voice", session, speaker, "今晚煮多少米？"))
-            .await;
+        k.handle_turn(homebot::channels::voice::turn(
+            session,
+            speaker,
+            "今晚煮多少米？",
+        ))
+        .await;
         assert!(!last_tail(&fake).contains("场景记忆"), "{speaker}");
     }
     k.shutdown();

@@ -9,7 +9,8 @@
 use crate::common;
 
 use common::*;
-use homebot::turn::{Reply, Turn};
+use homebot::channels::{cli, qq, voice};
+use homebot::turn::Reply;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -59,7 +60,7 @@ async fn a_yes_from_the_asker_enters_as_their_command() {
     let ws = dir.path();
     let fake = FakeLlm::start(offerer).await;
     let kernel = start_kernel(ws, &fake);
-    let mom = |t: &str| Turn::new("cli", "local", "mom", t);
+    let mom = |t: &str| cli::turn("local", "mom", t);
 
     offered(&kernel.handle_turn(mom("我要开始做红烧肉了")).await);
     assert!(!active(ws), "an offer changes nothing yet");
@@ -87,12 +88,10 @@ async fn no_and_someone_elses_yes_drop_the_offer() {
 
     offered(
         &kernel
-            .handle_turn(Turn::new("cli", "a", "mom", "今晚我来做饭"))
+            .handle_turn(cli::turn("a", "mom", "今晚我来做饭"))
             .await,
     );
-    let r = kernel
-        .handle_turn(Turn::new("cli", "a", "mom", "不用"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("a", "mom", "不用")).await;
     assert_eq!(r.text, "好的：不用");
     assert!(!active(ws));
     let last = turn_requests(&fake).last().unwrap().clone();
@@ -103,14 +102,14 @@ async fn no_and_someone_elses_yes_drop_the_offer() {
 
     offered(
         &kernel
-            .handle_turn(Turn::new("cli", "b", "mom", "我要开始做红烧肉了"))
+            .handle_turn(cli::turn("b", "mom", "我要开始做红烧肉了"))
             .await,
     );
-    let r = kernel.handle_turn(Turn::new("cli", "b", "dad", "好")).await;
+    let r = kernel.handle_turn(cli::turn("b", "dad", "好")).await;
     assert_eq!(r.text, "好的：好");
     assert!(!active(ws), "a different person's yes does not switch");
     // and the offer is gone: the asker's late yes is an ordinary message
-    kernel.handle_turn(Turn::new("cli", "b", "mom", "好")).await;
+    kernel.handle_turn(cli::turn("b", "mom", "好")).await;
     assert!(!active(ws));
     assert!(pending(ws).as_object().unwrap().is_empty());
 }
@@ -123,7 +122,7 @@ async fn no_offer_without_the_words_to_a_guest_or_inside_a_mode() {
     let kernel = start_kernel(ws, &fake);
 
     let r = kernel
-        .handle_turn(Turn::new("cli", "w", "mom", "今天天气怎么样"))
+        .handle_turn(cli::turn("w", "mom", "今天天气怎么样"))
         .await;
     assert!(
         r.text
@@ -133,12 +132,12 @@ async fn no_offer_without_the_words_to_a_guest_or_inside_a_mode() {
     );
     assert!(!r.awaits_answer);
     let r = kernel
-        .handle_turn(Turn::new("cli", "w2", "mom", "我不想做饭"))
+        .handle_turn(cli::turn("w2", "mom", "我不想做饭"))
         .await;
     assert!(r.text.starts_with("（结果）not offered"), "{}", r.text);
 
     let r = kernel
-        .handle_turn(Turn::new("voice", "sess-1", "guest", "我要开始做红烧肉了"))
+        .handle_turn(voice::turn("sess-1", "guest", "我要开始做红烧肉了"))
         .await;
     assert!(
         r.text
@@ -146,7 +145,7 @@ async fn no_offer_without_the_words_to_a_guest_or_inside_a_mode() {
         "{}",
         r.text
     );
-    let mut kid = Turn::new("qq", "group:1027", "kid", "我要开始做红烧肉了");
+    let mut kid = qq::turn("group:1027", "kid", "我要开始做红烧肉了");
     kid.may_switch_modes = false;
     let r = kernel.handle_turn(kid).await;
     assert!(
@@ -158,11 +157,11 @@ async fn no_offer_without_the_words_to_a_guest_or_inside_a_mode() {
     assert!(pending(ws).as_object().unwrap().is_empty());
 
     kernel
-        .handle_turn(Turn::new("cli", "m", "mom", "/mode enter cooking"))
+        .handle_turn(cli::turn("m", "mom", "/mode enter cooking"))
         .await;
     assert!(active(ws));
     let r = kernel
-        .handle_turn(Turn::new("cli", "m", "mom", "我要开始做红烧肉了"))
+        .handle_turn(cli::turn("m", "mom", "我要开始做红烧肉了"))
         .await;
     assert!(
         r.text.starts_with("（结果）not offered: a mode is active"),
@@ -177,7 +176,7 @@ async fn once_per_chat_per_day_even_across_a_restart() {
     let ws = dir.path();
     let fake = FakeLlm::start(offerer).await;
     let kernel = start_kernel(ws, &fake);
-    let mom = |t: &str| Turn::new("qq", "private:10001", "mom", t);
+    let mom = |t: &str| qq::turn("private:10001", "mom", t);
 
     offered(&kernel.handle_turn(mom("我要开始做红烧肉了")).await);
     kernel.handle_turn(mom("不用")).await;
@@ -191,12 +190,7 @@ async fn once_per_chat_per_day_even_across_a_restart() {
     // another chat is offered
     offered(
         &kernel
-            .handle_turn(Turn::new(
-                "qq",
-                "private:10002",
-                "dad",
-                "我要开始做红烧肉了",
-            ))
+            .handle_turn(qq::turn("private:10002", "dad", "我要开始做红烧肉了"))
             .await,
     );
 }

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::*;
-use homebot::turn::Turn;
+use homebot::channels::{cli, qq, voice};
 use serde_json::Value;
 
 fn is_rfc3339_shanghai(v: &Value) -> bool {
@@ -23,8 +23,7 @@ async fn cooking_session_across_speakers_and_chats() {
 
     // enter, from the terminal
     let r = kernel
-        .handle_turn(Turn::new(
-            "cli",
+        .handle_turn(cli::turn(
             "local",
             "mom",
             "打开做饭模式，今晚三个人吃番茄炒蛋",
@@ -69,21 +68,16 @@ async fn cooking_session_across_speakers_and_chats() {
 
     // two more turns from another chat and speaker, then back
     let r = kernel
-        .handle_turn(Turn::new("qq", "group:5550001", "dad", "番茄要放几个？"))
+        .handle_turn(qq::turn("group:5550001", "dad", "番茄要放几个？"))
         .await;
     assert_eq!(r.text, "好的：番茄要放几个？");
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "蛋要打几个？"))
+        .handle_turn(cli::turn("local", "mom", "蛋要打几个？"))
         .await;
     assert_eq!(r.text, "好的：蛋要打几个？");
     // exit, from the group
     let r = kernel
-        .handle_turn(Turn::new(
-            "qq",
-            "group:5550001",
-            "dad",
-            "好了，结束做饭模式",
-        ))
+        .handle_turn(qq::turn("group:5550001", "dad", "好了，结束做饭模式"))
         .await;
     assert!(r.text.contains("已请求退出做饭模式"), "{}", r.text);
 
@@ -254,9 +248,7 @@ async fn cooking_session_across_speakers_and_chats() {
     assert_eq!(text_call["model"], "fake-model");
 
     // after the exit, a new turn is normal operation and not recorded in the session
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "谢谢"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "mom", "谢谢")).await;
     assert_eq!(r.text, "好的：谢谢");
     assert_eq!(jsonl(&sdir.join("conversation.jsonl")).len(), 4);
     let req = fake.requests().last().unwrap().clone();
@@ -294,9 +286,7 @@ async fn refused_switches_change_nothing() {
         "不要打开做饭模式",
         "how do I open cooking mode?",
     ] {
-        let r = kernel
-            .handle_turn(Turn::new("cli", "local", "mom", words))
-            .await;
+        let r = kernel.handle_turn(cli::turn("local", "mom", words)).await;
         assert!(r.text.starts_with("refused"), "{words}: {}", r.text);
         assert_eq!(action(ws)["active"], false, "{words}");
     }
@@ -309,7 +299,7 @@ async fn refused_switches_change_nothing() {
     drop(kernel);
     let kernel = start_kernel(ws, &fake2);
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开烘焙模式"))
+        .handle_turn(cli::turn("local", "mom", "打开烘焙模式"))
         .await;
     assert!(
         r.text.contains("unknown mode \"baking\"") && r.text.contains("cooking"),
@@ -347,7 +337,7 @@ async fn one_mode_at_a_time_and_declarative_modes_need_no_rust() {
 
     // cooking cannot be entered while homework is active, by tool or by command
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "kid", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "kid", "打开做饭模式"))
         .await;
     assert!(r.text.contains("一次只能有一个模式"), "{}", r.text);
     let r = kernel.command("/mode enter cooking").await;
@@ -399,7 +389,7 @@ async fn user_profiles_load_in_normal_operation_but_never_in_a_mode() {
     };
 
     kernel
-        .handle_turn(Turn::new("voice", "w1", "kitchen-mom", "晚饭吃什么"))
+        .handle_turn(voice::turn("w1", "kitchen-mom", "晚饭吃什么"))
         .await;
     // the member's profile, found by speaker id: a block of her message, never in the
     // system message (a group where two people alternate keeps one system message)
@@ -411,7 +401,7 @@ async fn user_profiles_load_in_normal_operation_but_never_in_a_mode() {
     assert!(!system(0).contains("PROFILE-MOM"));
     assert!(tail.contains("说话人 kitchen-mom（妈妈）"), "{tail}");
     kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "晚饭吃什么"))
+        .handle_turn(cli::turn("local", "dad", "晚饭吃什么"))
         .await;
     assert!(
         !request(1).contains("PROFILE-MOM"),
@@ -419,7 +409,7 @@ async fn user_profiles_load_in_normal_operation_but_never_in_a_mode() {
     );
     // in the same chat her profile is sent once: the window holds it
     kernel
-        .handle_turn(Turn::new("voice", "w1", "kitchen-mom", "要几个鸡蛋"))
+        .handle_turn(voice::turn("w1", "kitchen-mom", "要几个鸡蛋"))
         .await;
     assert!(!last_user(2).contains("PROFILE-MOM"), "{}", last_user(2));
     assert_eq!(
@@ -431,7 +421,7 @@ async fn user_profiles_load_in_normal_operation_but_never_in_a_mode() {
 
     kernel.command("/mode enter cooking").await;
     kernel
-        .handle_turn(Turn::new("voice", "w2", "kitchen-mom", "开始吧"))
+        .handle_turn(voice::turn("w2", "kitchen-mom", "开始吧"))
         .await;
     let last = fake.requests().len() - 1;
     assert!(

@@ -8,9 +8,10 @@
 use crate::common;
 
 use common::*;
+use homebot::channels::cli;
 use homebot::config::{EnvOverrides, Secret};
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::turn::{Failure, Outcome, Turn};
+use homebot::turn::{Failure, Outcome};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,7 @@ fn last_chat_record(ws: &Path) -> serde_json::Value {
 }
 
 async fn turn(k: &Kernel, text: &str) -> homebot::turn::Reply {
-    k.handle_turn(Turn::new("cli", "local", "mom", text)).await
+    k.handle_turn(cli::turn("local", "mom", text)).await
 }
 
 #[tokio::test]
@@ -328,7 +329,7 @@ async fn the_slot_is_free_while_a_call_waits_to_retry() {
     let a = tokio::spawn({
         let k = k.clone();
         async move {
-            let r = k.handle_turn(Turn::new("cli", "chat-a", "mom", "A")).await;
+            let r = k.handle_turn(cli::turn("chat-a", "mom", "A")).await;
             (r, Instant::now())
         }
     });
@@ -337,7 +338,7 @@ async fn the_slot_is_free_while_a_call_waits_to_retry() {
         fake.calls() >= 1
     })
     .await;
-    let b = k.handle_turn(Turn::new("cli", "chat-b", "dad", "B")).await;
+    let b = k.handle_turn(cli::turn("chat-b", "dad", "B")).await;
     let b_done = Instant::now();
     let (a, a_done) = a.await.unwrap();
     assert_eq!(b.text, "答：B");
@@ -542,19 +543,15 @@ async fn mode_commands_answer_while_every_provider_slot_is_held() {
         .into_iter()
         .map(|chat| {
             let k = k.clone();
-            tokio::spawn(
-                async move { k.handle_turn(Turn::new("cli", chat, "mom", "慢慢想")).await },
-            )
+            tokio::spawn(async move { k.handle_turn(cli::turn(chat, "mom", "慢慢想")).await })
         })
         .collect();
     // both slots are taken once both calls have reached the server
     until(|| fake.calls() == 2).await;
-    let status = k
-        .handle_turn(Turn::new("cli", "c", "dad", "/mode status"))
-        .await;
+    let status = k.handle_turn(cli::turn("c", "dad", "/mode status")).await;
     assert!(status.text.contains("无活动模式"), "{}", status.text);
     let enter = k
-        .handle_turn(Turn::new("cli", "c", "dad", "/mode enter cooking"))
+        .handle_turn(cli::turn("c", "dad", "/mode enter cooking"))
         .await;
     assert!(enter.is_answered(), "{}", enter.text);
     assert_eq!(action(dir.path())["active"], true);

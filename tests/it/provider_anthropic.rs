@@ -9,9 +9,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use common::*;
+use homebot::channels::cli;
 use homebot::config::{EnvOverrides, Secret};
 use homebot::kernel::{Kernel, KernelOptions};
-use homebot::turn::Turn;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
@@ -142,12 +142,10 @@ async fn a_tool_turn_maps_blocks_and_marks_the_stable_prefix() {
     })
     .await;
     let k = kernel(dir.path(), &url, "");
-    let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    let r = k.handle_turn(cli::turn("local", "mom", "你好")).await;
     assert_eq!(r.text, "好的");
     let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "读笔记 a 和 b"))
+        .handle_turn(cli::turn("local", "mom", "读笔记 a 和 b"))
         .await;
     assert_eq!(r.text, "两个文件都读了", "{r:?}");
 
@@ -242,9 +240,7 @@ async fn overloaded_529_is_retried() {
     })
     .await;
     let k = kernel(dir.path(), &url, "max_retries = 1\n");
-    let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "在吗"))
-        .await;
+    let r = k.handle_turn(cli::turn("local", "mom", "在吗")).await;
     assert_eq!(r.text, "第二次好了", "{r:?}");
     assert_eq!(fake.seen.lock().unwrap().len(), 2);
 }

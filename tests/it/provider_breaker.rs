@@ -8,10 +8,10 @@
 use crate::common;
 
 use common::*;
+use homebot::channels::cli;
 use homebot::config::{Config, EnvOverrides};
 use homebot::kernel::Kernel;
 use homebot::provider::{CallMeta, ChatRequest, Message, Provider, ProviderError};
-use homebot::turn::Turn;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,7 +23,7 @@ fn with_config(ws: &Path, toml: &str) {
 }
 
 async fn turn(k: &Kernel, text: &str) -> homebot::turn::Reply {
-    k.handle_turn(Turn::new("cli", "local", "mom", text)).await
+    k.handle_turn(cli::turn("local", "mom", text)).await
 }
 
 /// Every audit record of the household's days (outside a mode), oldest first.

@@ -7,12 +7,12 @@ use crate::common;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use common::*;
+use homebot::channels::{cli, qq};
 use homebot::clock::ManualClock;
 use homebot::cron::RetryPolicy;
 use homebot::kernel::{Kernel, KernelOptions};
 use homebot::outbound::{DeliveryError, Outbound};
 use homebot::reminders::Origin;
-use homebot::turn::Turn;
 use serde_json::json;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -118,7 +118,7 @@ async fn a_timer_set_by_the_model_rings_on_time_in_the_chat_that_asked() {
     let prompt_before = std::fs::read(sdir.join("system_prompt.md")).unwrap();
 
     let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "十分钟后提醒我关火"))
+        .handle_turn(cli::turn("local", "mom", "十分钟后提醒我关火"))
         .await;
     // the tool result names the exact local time, so the reply can say it
     assert!(r.text.contains("2026-10-22T20:00:00+08:00"), "{}", r.text);
@@ -395,7 +395,7 @@ async fn a_chat_sees_and_cancels_only_its_own_reminders() {
         .await
         .unwrap();
     // a guest in the family group sees none of it and cannot cancel it
-    let group = |text: &str| Turn::new("qq", "group:5550001", "qq:99999", text);
+    let group = |text: &str| qq::turn("group:5550001", "qq:99999", text);
     let listed = k.handle_turn(group("/reminders")).await.text;
     assert_eq!(listed, "没有提醒。", "{listed}");
     let cancel = k
@@ -405,7 +405,7 @@ async fn a_chat_sees_and_cancels_only_its_own_reminders() {
     assert_eq!(k.reminders().list(false).await.unwrap().len(), 1);
     // the chat that set it, and the owner, see it
     let own = k
-        .handle_turn(Turn::new("qq", "private:10001", "mom", "/reminders"))
+        .handle_turn(qq::turn("private:10001", "mom", "/reminders"))
         .await
         .text;
     assert!(own.contains("给爸爸的惊喜"), "{own}");

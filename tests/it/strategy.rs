@@ -8,7 +8,7 @@ use crate::common;
 
 use common::strategy::*;
 use common::*;
-use homebot::turn::Turn;
+use homebot::channels::{cli, qq, voice};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -22,12 +22,7 @@ async fn a_plan_made_in_qq_is_confirmed_from_a_voice_wake() {
     assert!(r.text.contains("当前策略: plan"), "{}", r.text);
 
     let r = kernel
-        .handle_turn(Turn::new(
-            "qq",
-            "group:5550001",
-            "dad",
-            "帮我计划今晚的三道菜",
-        ))
+        .handle_turn(qq::turn("group:5550001", "dad", "帮我计划今晚的三道菜"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     assert!(r.awaits_answer);
@@ -51,7 +46,7 @@ async fn a_plan_made_in_qq_is_confirmed_from_a_voice_wake() {
 
     // the kitchen speaker, a new wake, another speaker
     let r = kernel
-        .handle_turn(Turn::new("voice", "wake-7", "mom", "好的，开始吧。"))
+        .handle_turn(voice::turn("wake-7", "mom", "好的，开始吧。"))
         .await;
     assert!(r.is_answered(), "{r:?}");
     assert_eq!(r.text, "总结：菜买好了，也做好了。");
@@ -77,7 +72,7 @@ async fn a_plan_made_in_qq_is_confirmed_from_a_voice_wake() {
     );
     assert!(all.contains("plan/summary voice:wake-7 mom: 总结"), "{all}");
     let group = kernel
-        .handle_turn(Turn::new("qq", "group:5550001", "dad", "/strategy log"))
+        .handle_turn(qq::turn("group:5550001", "dad", "/strategy log"))
         .await
         .text;
     assert!(
@@ -86,7 +81,7 @@ async fn a_plan_made_in_qq_is_confirmed_from_a_voice_wake() {
     );
     // a second "确认" has nothing to confirm
     let r = kernel
-        .handle_turn(Turn::new("voice", "wake-8", "mom", "确认"))
+        .handle_turn(voice::turn("wake-8", "mom", "确认"))
         .await;
     assert!(
         r.text.starts_with("计划"),
@@ -103,7 +98,7 @@ async fn a_pending_plan_survives_a_restart_and_cancel_drops_it() {
     let kernel = start_kernel(ws, &fake);
     kernel.command("/strategy plan").await;
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "计划一下晚饭"))
+        .handle_turn(cli::turn("local", "dad", "计划一下晚饭"))
         .await;
     assert!(r.awaits_answer, "{r:?}");
     drop(kernel);
@@ -113,19 +108,17 @@ async fn a_pending_plan_survives_a_restart_and_cancel_drops_it() {
     assert!(shown.contains("当前策略: plan"), "{shown}");
     assert!(shown.contains("待确认的计划: 今晚三道菜（2 步"), "{shown}");
     let r = kernel
-        .handle_turn(Turn::new("qq", "private:10001", "dad", "确认"))
+        .handle_turn(qq::turn("private:10001", "dad", "确认"))
         .await;
     assert_eq!(r.text, "总结：菜买好了，也做好了。");
 
     // another plan, cancelled
     kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "再计划一次"))
+        .handle_turn(cli::turn("local", "dad", "再计划一次"))
         .await;
     assert!(!state(ws)["pending_work"].is_null());
     let calls = fake.calls();
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "算了"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "dad", "算了")).await;
     assert_eq!(r.text, "好，已取消这个计划。");
     assert_eq!(fake.calls(), calls, "cancelling asks no model");
     assert!(state(ws)["pending_work"].is_null());
@@ -139,7 +132,7 @@ async fn invalid_plan_json_is_asked_again_once_then_a_clear_error() {
     let kernel = start_kernel(ws, &fake);
     kernel.command("/strategy plan").await;
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "计划晚饭"))
+        .handle_turn(cli::turn("local", "dad", "计划晚饭"))
         .await;
     assert!(r.text.contains("没能做出一个有效的计划"), "{}", r.text);
     assert!(r.problem().unwrap().contains("after one retry"), "{r:?}");
@@ -183,10 +176,10 @@ async fn a_plan_with_zero_steps_is_refused_to_the_model_and_the_old_plan_is_kept
     let kernel = start_kernel(ws, &fake);
     kernel.command("/strategy plan").await;
     kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "计划晚饭"))
+        .handle_turn(cli::turn("local", "dad", "计划晚饭"))
         .await;
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "改成两道菜"))
+        .handle_turn(cli::turn("local", "dad", "改成两道菜"))
         .await;
     assert!(r.text.contains("the plan has 0 steps"), "{}", r.text);
     let req = &fake.requests()[1];
@@ -224,7 +217,7 @@ async fn a_spec_without_deliverables_runs_its_requirements() {
     let kernel = start_kernel(ws, &fake);
     kernel.command("/strategy spec").await;
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "年夜饭怎么安排"))
+        .handle_turn(cli::turn("local", "dad", "年夜饭怎么安排"))
         .await;
     assert!(
         r.text
@@ -238,9 +231,7 @@ async fn a_spec_without_deliverables_runs_its_requirements() {
         "{}",
         r.text
     );
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "确认"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "dad", "确认")).await;
     assert_eq!(r.text, "年夜饭规格完成。");
     let steps: Vec<String> = fake
         .requests()
@@ -263,10 +254,10 @@ async fn two_chats_confirming_at_once_run_the_plan_once() {
     let kernel = start_kernel(ws, &fake);
     kernel.command("/strategy plan").await;
     kernel
-        .handle_turn(Turn::new("qq", "group:5550001", "dad", "计划晚饭"))
+        .handle_turn(qq::turn("group:5550001", "dad", "计划晚饭"))
         .await;
-    let a = kernel.submit(Turn::new("voice", "wake-1", "mom", "确认"));
-    let b = kernel.submit(Turn::new("qq", "private:10001", "mom", "确认"));
+    let a = kernel.submit(voice::turn("wake-1", "mom", "确认"));
+    let b = kernel.submit(qq::turn("private:10001", "mom", "确认"));
     let (ra, rb) = tokio::join!(a.reply(), b.reply());
     let summaries = [&ra, &rb]
         .iter()
@@ -290,11 +281,11 @@ async fn a_weak_ok_elsewhere_does_not_run_the_plan_and_switching_away_drops_it()
     let kernel = start_kernel(ws, &fake);
     kernel.command("/strategy plan").await;
     kernel
-        .handle_turn(Turn::new("qq", "group:5550001", "dad", "计划晚饭"))
+        .handle_turn(qq::turn("group:5550001", "dad", "计划晚饭"))
         .await;
     // "好的" in another chat most likely answers something else: it becomes feedback
     kernel
-        .handle_turn(Turn::new("qq", "private:10001", "mom", "好的"))
+        .handle_turn(qq::turn("private:10001", "mom", "好的"))
         .await;
     assert!(!stages(ws, "plan").contains(&"confirmed".to_string()));
     assert!(!state(ws)["pending_work"].is_null());
@@ -302,7 +293,7 @@ async fn a_weak_ok_elsewhere_does_not_run_the_plan_and_switching_away_drops_it()
     assert!(r.text.contains("待确认的计划已作废"), "{}", r.text);
     assert!(state(ws)["pending_work"].is_null());
     let r = kernel
-        .handle_turn(Turn::new("qq", "group:5550001", "dad", "确认"))
+        .handle_turn(qq::turn("group:5550001", "dad", "确认"))
         .await;
     assert_eq!(r.text, "好的", "nothing to confirm: an ordinary turn");
 }
@@ -324,11 +315,9 @@ async fn a_step_that_fails_keeps_the_plan_for_another_confirmation() {
     let kernel = start_kernel(ws, &fake);
     kernel.command("/strategy plan").await;
     kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "计划晚饭"))
+        .handle_turn(cli::turn("local", "dad", "计划晚饭"))
         .await;
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "确认"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "dad", "确认")).await;
     assert!(!r.is_answered(), "{r:?}");
     assert!(
         r.text
@@ -343,9 +332,7 @@ async fn a_step_that_fails_keeps_the_plan_for_another_confirmation() {
         r.text
     );
     assert_eq!(state(ws)["pending_work"]["goal"], "今晚三道菜");
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "dad", "确认"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "dad", "确认")).await;
     assert_eq!(r.text, "总结：菜买好了，也做好了。");
     assert!(stages(ws, "plan").contains(&"step-failed".to_string()));
 }

@@ -10,7 +10,6 @@ use common::gateway::Gateway;
 use common::satellite::{recv as recv_json, satellite};
 use common::*;
 use futures_util::SinkExt;
-use homebot::turn::Turn;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -88,7 +87,7 @@ async fn terminal_single_multi_custom_and_unrelated_answers() {
     let ws = dir.path();
     let fake = FakeLlm::start(chooser).await;
     let kernel = start_kernel(ws, &fake);
-    let turn = |t: &str| Turn::new("cli", "local", "mom", t);
+    let turn = |t: &str| homebot::channels::cli::turn("local", "mom", t);
 
     let r = kernel.handle_turn(turn("今晚做什么菜")).await;
     assert!(r.awaits_answer && r.is_answered(), "{r:?}");
@@ -163,7 +162,7 @@ async fn a_choice_with_one_or_seven_options_is_a_tool_error_and_nothing_waits() 
     let kernel = start_kernel(ws, &fake);
     for (words, n) in [("做什么菜，一个选项", 1), ("做什么菜，七个选项", 7)] {
         let r = kernel
-            .handle_turn(Turn::new("cli", "local", "mom", words))
+            .handle_turn(homebot::channels::cli::turn("local", "mom", words))
             .await;
         assert!(!r.awaits_answer);
         let expect = format!(
@@ -174,7 +173,7 @@ async fn a_choice_with_one_or_seven_options_is_a_tool_error_and_nothing_waits() 
     }
     // the conversation goes on
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "2"))
+        .handle_turn(homebot::channels::cli::turn("local", "mom", "2"))
         .await;
     assert_eq!(r.text, "好的");
 }
@@ -186,8 +185,7 @@ async fn multi_select_with_allow_custom_is_refused_with_the_reason_and_nothing_w
     let fake = FakeLlm::start(chooser).await;
     let kernel = start_kernel(ws, &fake);
     let r = kernel
-        .handle_turn(Turn::new(
-            "cli",
+        .handle_turn(homebot::channels::cli::turn(
             "local",
             "mom",
             "今晚做什么菜，可以多选，我自己说也行",
@@ -204,7 +202,11 @@ async fn multi_select_with_allow_custom_is_refused_with_the_reason_and_nothing_w
     assert!(choices(ws).as_object().is_none_or(|m| m.is_empty()));
     // the same question with one of the two is asked
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "今晚做什么菜，可以多选"))
+        .handle_turn(homebot::channels::cli::turn(
+            "local",
+            "mom",
+            "今晚做什么菜，可以多选",
+        ))
         .await;
     assert!(r.awaits_answer, "{r:?}");
     assert!(choices(ws)["cli:local"]["asked"]["multi_select"] == true);
@@ -216,7 +218,7 @@ async fn in_a_group_only_the_askers_answer_counts_unless_anyone_may_answer() {
     let ws = dir.path();
     let fake = FakeLlm::start(chooser).await;
     let kernel = start_kernel(ws, &fake);
-    let g = |who: &str, t: &str| Turn::new("qq", "group:5550001", who, t);
+    let g = |who: &str, t: &str| homebot::channels::qq::turn("group:5550001", who, t);
     let r = kernel.handle_turn(g("dad", "今晚做什么菜")).await;
     assert!(
         r.text.contains("\n1. 番茄炒蛋\n") && r.text.contains("请提问的人 @我 回答"),
@@ -248,12 +250,20 @@ async fn a_question_waits_across_a_restart() {
     let fake = FakeLlm::start(chooser).await;
     let kernel = start_kernel(ws, &fake);
     kernel
-        .handle_turn(Turn::new("qq", "private:10001", "mom", "今晚做什么菜"))
+        .handle_turn(homebot::channels::qq::turn(
+            "private:10001",
+            "mom",
+            "今晚做什么菜",
+        ))
         .await;
     drop(kernel);
     let kernel = start_kernel(ws, &fake);
     let r = kernel
-        .handle_turn(Turn::new("qq", "private:10001", "mom", "第三个"))
+        .handle_turn(homebot::channels::qq::turn(
+            "private:10001",
+            "mom",
+            "第三个",
+        ))
         .await;
     assert_eq!(r.text, "收到：User selected: 红烧肉");
 }
@@ -348,7 +358,7 @@ async fn an_unanswered_question_and_an_unconfirmed_plan_lapse() {
         },
     )
     .unwrap();
-    let turn = |t: &str| Turn::new("cli", "local", "mom", t);
+    let turn = |t: &str| homebot::channels::cli::turn("local", "mom", t);
     kernel.handle_turn(turn("今晚做什么菜")).await;
     clock.advance(chrono::Duration::minutes(31));
     let r = kernel.handle_turn(turn("2")).await;

@@ -7,11 +7,12 @@ use crate::common;
 
 use common::strategy::*;
 use common::*;
+use homebot::channels::{cli, qq};
 use homebot::turn::Turn;
 use serde_json::{json, Value};
 
 fn mom(words: &str) -> Turn {
-    Turn::new("cli", "local", "mom", words)
+    cli::turn("local", "mom", words)
 }
 
 /// A model that proposes `set_strategy` whenever the words mention a strategy (the
@@ -142,7 +143,7 @@ async fn a_sender_who_may_not_switch_modes_may_not_switch_the_strategy_by_voice(
     let ws = dir.path();
     let fake = FakeLlm::start(switcher).await;
     let kernel = start_kernel(ws, &fake);
-    let mut t = Turn::new("qq", "group:5550001", "qq:999", "switch to careful");
+    let mut t = qq::turn("group:5550001", "qq:999", "switch to careful");
     t.may_switch_modes = false;
     let r = kernel.handle_turn(t.clone()).await;
     assert!(r.text.contains("没有切换策略的权限"), "{}", r.text);

@@ -7,7 +7,8 @@ use crate::common;
 
 use common::strategy::*;
 use common::*;
-use homebot::turn::{Outcome, Refusal, Turn};
+use homebot::channels::{cli, qq};
+use homebot::turn::{Outcome, Refusal};
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -33,12 +34,12 @@ async fn reflect_sends_only_the_revision_and_records_only_it() {
     .await;
     let kernel = start_kernel(ws, &fake);
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     let sdir = session_dir(ws);
     kernel.command("/strategy reflect").await;
     let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "番茄炒蛋怎么炒？"))
+        .handle_turn(cli::turn("local", "mom", "番茄炒蛋怎么炒？"))
         .await;
     assert_eq!(r.text, "修订稿：中火炒三分钟。");
     let reqs = fake.requests();
@@ -67,7 +68,7 @@ async fn assist_custom_and_presets_are_tail_instructions_that_persist() {
     let kernel = start_kernel(ws, &fake);
     kernel.command("/strategy assist").await;
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "做个菜"))
+        .handle_turn(cli::turn("local", "mom", "做个菜"))
         .await;
     assert!(
         last_user(&fake.requests()[0]).contains("you MUST call ask_user_choice BEFORE proceeding")
@@ -86,9 +87,7 @@ async fn assist_custom_and_presets_are_tail_instructions_that_persist() {
     );
     drop(kernel);
     let kernel = start_kernel(ws, &fake);
-    kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    kernel.handle_turn(cli::turn("local", "mom", "你好")).await;
     let u = last_user(fake.requests().last().unwrap());
     assert!(
         u.contains("Custom instructions take priority") && u.contains("回答前先说“收到”"),
@@ -109,7 +108,7 @@ async fn assist_custom_and_presets_are_tail_instructions_that_persist() {
         r.text
     );
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "几点了"))
+        .handle_turn(cli::turn("local", "mom", "几点了"))
         .await;
     assert!(last_user(fake.requests().last().unwrap()).contains("思考深度：快速"));
     // naming a strategy keeps the preset's thinking depth (a hot patch of the
@@ -150,7 +149,7 @@ async fn a_mode_names_its_default_strategy_and_strategy_wins_in_that_session() {
         .text
         .contains("当前策略: build（配置默认）"));
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     let shown = kernel.command("/strategy").await.text;
     assert!(
@@ -193,12 +192,12 @@ async fn switching_strategy_mid_session_keeps_history_prompt_and_prefix() {
     .await;
     let kernel = start_kernel(ws, &fake);
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "打开做饭模式"))
+        .handle_turn(cli::turn("local", "mom", "打开做饭模式"))
         .await;
     let sdir = session_dir(ws);
     let frozen = std::fs::read(sdir.join("system_prompt.md")).unwrap();
     kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "番茄几个？"))
+        .handle_turn(cli::turn("local", "mom", "番茄几个？"))
         .await;
     let mut firsts = vec![fake.requests().len()];
     for (cmd, words) in [
@@ -209,9 +208,7 @@ async fn switching_strategy_mid_session_keeps_history_prompt_and_prefix() {
     ] {
         assert!(kernel.command(cmd).await.is_answered(), "{cmd}");
         firsts.push(fake.requests().len());
-        let r = kernel
-            .handle_turn(Turn::new("cli", "local", "mom", words))
-            .await;
+        let r = kernel.handle_turn(cli::turn("local", "mom", words)).await;
         assert!(r.is_answered(), "{r:?}");
     }
     assert_eq!(
@@ -265,7 +262,7 @@ async fn switching_needs_the_mode_switch_permission_and_custom_text_is_bounded()
     let ws = dir.path();
     let fake = FakeLlm::start(|_, _| text("好的")).await;
     let kernel = start_kernel(ws, &fake);
-    let mut t = Turn::new("qq", "group:5550001", "qq:999", "/strategy plan");
+    let mut t = qq::turn("group:5550001", "qq:999", "/strategy plan");
     t.may_switch_modes = false;
     let r = kernel.handle_turn(t.clone()).await;
     assert!(
@@ -313,9 +310,7 @@ async fn a_corrupt_state_file_is_set_aside_and_the_defaults_apply() {
         "{\"strategy\":\"pl",
         "kept for a human"
     );
-    let r = kernel
-        .handle_turn(Turn::new("cli", "local", "mom", "你好"))
-        .await;
+    let r = kernel.handle_turn(cli::turn("local", "mom", "你好")).await;
     assert_eq!(r.text, "好的");
     kernel.command("/strategy reflect").await;
     assert_eq!(state(ws)["strategy"], "reflect");

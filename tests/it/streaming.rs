@@ -7,10 +7,10 @@ use crate::common;
 
 use common::sse::Step;
 use common::*;
+use homebot::channels::cli;
 use homebot::config::{EnvOverrides, Secret};
 use homebot::kernel::{Kernel, KernelOptions};
 use homebot::provider::{CallMeta, ChatRequest, Message, Provider};
-use homebot::turn::Turn;
 use serde_json::{json, Value};
 
 /// The fake model answering every request with `script`'s chunks, each sent as its own
@@ -97,7 +97,7 @@ async fn a_streamed_tool_call_with_split_arguments_runs_and_usage_is_read() {
         "[provider]\nstream = true\n",
     );
     let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "菜单上有什么"))
+        .handle_turn(cli::turn("local", "mom", "菜单上有什么"))
         .await;
     assert_eq!(r.text, "菜单上有番茄炒蛋", "{r:?}");
     let seen = fake.requests();
@@ -217,9 +217,7 @@ async fn a_stream_past_the_byte_cap_is_cut_off() {
         &format!("{url}/v1"),
         "[provider]\nstream = true\nmax_response_bytes = 65536\nmax_retries = 0\n",
     );
-    let r = k
-        .handle_turn(Turn::new("cli", "local", "mom", "说个长的"))
-        .await;
+    let r = k.handle_turn(cli::turn("local", "mom", "说个长的")).await;
     let err = r.problem().unwrap();
     assert!(err.contains("larger than 65536 bytes"), "{err}");
     assert!(r.text.contains("太长"), "{}", r.text);

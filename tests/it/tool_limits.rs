@@ -7,8 +7,8 @@
 use crate::common;
 
 use common::*;
+use homebot::channels::cli;
 use homebot::kernel::Kernel;
-use homebot::turn::Turn;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -18,7 +18,7 @@ fn with_config(ws: &Path, toml: &str) {
 }
 
 async fn turn(k: &Kernel, chat: &str, text: &str) -> homebot::turn::Reply {
-    k.handle_turn(Turn::new("cli", chat, "mom", text)).await
+    k.handle_turn(cli::turn(chat, "mom", text)).await
 }
 
 /// The model replies with the tool results it got, one per line, as `id=content`.

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::*;
-use homebot::turn::Turn;
+use homebot::channels::{cli, qq};
 use serde_json::{json, Value};
 
 const ORDER: [&str; 11] = [
@@ -45,7 +45,7 @@ async fn every_request_carries_the_registrys_tools_in_order_unchanged() {
         "退出做饭模式",
         "谢谢",
     ] {
-        let r = k.handle_turn(Turn::new("cli", "local", "mom", words)).await;
+        let r = k.handle_turn(cli::turn("local", "mom", words)).await;
         assert!(r.is_answered(), "{words}: {r:?}");
     }
     let requests = fake.requests();
@@ -82,8 +82,7 @@ async fn calls_the_model_gets_wrong_are_answered_with_what_is_wrong() {
     })
     .await;
     let k = start_kernel(dir.path(), &fake);
-    k.handle_turn(Turn::new("cli", "local", "mom", "试试工具"))
-        .await;
+    k.handle_turn(cli::turn("local", "mom", "试试工具")).await;
     let results = tool_results(&fake.requests()[1]);
     let got: Vec<&str> = results.iter().map(|(_, c)| c.as_str()).collect();
     assert_eq!(got.len(), 6, "{got:?}");
@@ -141,7 +140,7 @@ async fn a_sender_who_may_not_switch_modes_is_refused_the_tools_that_do() {
     })
     .await;
     let k = start_kernel(dir.path(), &fake);
-    let mut t = Turn::new("qq", "group:5550001", "qq:999", "打开做饭模式，用计划模式");
+    let mut t = qq::turn("group:5550001", "qq:999", "打开做饭模式，用计划模式");
     t.may_switch_modes = false;
     k.handle_turn(t).await;
     let results = tool_results(&fake.requests()[1]);

@@ -9,8 +9,26 @@ mod maintenance;
 
 const DAY: i64 = 86_400;
 
+/// A member's turn of `channel`/`chat` whose channel states `peer` as its scene (a QQ
+/// group states `group_<id>`).
+pub(crate) fn turn_in(channel: &str, chat: &str, peer: &str, text: &str) -> Turn {
+    let facts = crate::turn::Facts {
+        trust: crate::turn::Trust::Member,
+        memory_peer: Some(peer.to_string()),
+        ..Default::default()
+    };
+    Turn::new(channel, chat, "qq:5", text, facts)
+}
+
 fn at(day: u32, hour: u32) -> DateTime<FixedOffset> {
     DateTime::parse_from_rfc3339(&format!("2026-03-{day:02}T{hour:02}:00:00+08:00")).unwrap()
+}
+
+/// [`turn_in`] by another speaker.
+fn turn_in_by(channel: &str, chat: &str, speaker: &str, text: &str) -> crate::turn::Turn {
+    let mut t = turn_in(channel, chat, &chat.replace(':', "_"), text);
+    t.speaker_id = speaker.to_string();
+    t
 }
 
 fn open(dir: &tempfile::TempDir) -> Store {
@@ -23,7 +41,7 @@ fn open(dir: &tempfile::TempDir) -> Store {
 
 fn scene(channel: &str, chat: &str, text: &str, t: DateTime<FixedOffset>) -> TurnScene {
     TurnScene::of(
-        &Turn::new(channel, chat, "qq:5", text),
+        &turn_in(channel, chat, &chat.replace(':', "_"), text),
         t,
         &MemoryConfig::default(),
     )
@@ -194,7 +212,7 @@ fn creating_a_scene_keeps_unrelated_evidence() {
 fn the_none_policy_leaves_no_trace() {
     let d = tempfile::tempdir().unwrap();
     let mut s = open(&d);
-    let mut t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
+    let mut t = turn_in("qq", "group:1027", "group_1027", "晚饭吃什么");
     t.scene_policy = Some(ScenePolicy::None);
     for day in 2..6 {
         let sc = TurnScene::of(&t, at(day, 19), &MemoryConfig::default());
@@ -205,7 +223,7 @@ fn the_none_policy_leaves_no_trace() {
             .is_empty());
     }
     let cron = TurnScene::of(
-        &Turn::new("cron", "x", "system", "提醒"),
+        &turn_in("cron", "x", "x", "提醒"),
         at(2, 19),
         &MemoryConfig::default(),
     );
@@ -340,7 +358,7 @@ async fn the_memory_thread_writes_in_the_background_and_publishes() {
         clock,
     )
     .unwrap();
-    let t = Turn::new("qq", "group:1027", "qq:5", "以后群里回答简短点");
+    let t = turn_in("qq", "group:1027", "group_1027", "以后群里回答简短点");
     let sc = m.scene_of(&t, at(2, 19));
     let id = m
         .commit(
@@ -353,7 +371,7 @@ async fn the_memory_thread_writes_in_the_background_and_publishes() {
         .unwrap();
     m.observe(sc, vec!["memory_commit".into()], at(2, 19).timestamp());
     m.flush().await;
-    let later = Turn::new("qq", "group:1027", "qq:6", "周末安排？");
+    let later = turn_in_by("qq", "group:1027", "qq:6", "周末安排？");
     let sec = m.recall_section(&later, at(9, 10)).expect("recalled");
     assert!(
         sec.body.contains(&format!("[#{id}] 群里回答简短")),
@@ -361,7 +379,10 @@ async fn the_memory_thread_writes_in_the_background_and_publishes() {
         sec.body
     );
     assert!(m
-        .recall_section(&Turn::new("qq", "group:9", "qq:6", "周末安排？"), at(9, 10))
+        .recall_section(
+            &turn_in_by("qq", "group:9", "qq:6", "周末安排？"),
+            at(9, 10)
+        )
         .is_none());
     // a memory cannot close the block or fake another one
     let sly = m
@@ -396,7 +417,7 @@ async fn the_memory_thread_writes_in_the_background_and_publishes() {
 async fn the_database_is_opened_by_the_first_turn_and_what_it_kept_is_recalled_at_once() {
     let d = tempfile::tempdir().unwrap();
     let path = d.path().join("memory/memory.db");
-    let t = Turn::new("qq", "group:1027", "qq:5", "晚饭吃什么");
+    let t = turn_in("qq", "group:1027", "group_1027", "晚饭吃什么");
     // kept by an earlier run of the gateway
     let keys = TurnScene::of(&t, at(2, 19), &MemoryConfig::default()).keys;
     let mut before = Store::open(&path, MemoryConfig::default()).unwrap();
