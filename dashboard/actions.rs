@@ -32,7 +32,7 @@ pub fn status_of(o: &Outcome) -> StatusCode {
 
 async fn run(dash: &Dash, command: Command) -> Option<Reply> {
     let kernel = dash.kernel()?;
-    let turn = cli::turn(CHAT, SPEAKER, &command.to_string());
+    let turn = cli::turn(CHAT, SPEAKER, command.to_string());
     Some(kernel.submit(turn).reply().await)
 }
 

@@ -382,6 +382,7 @@ mod tests {
             sent: Some(format!(
                 "19:55 妈妈：{user}\n\n[上下文]\n…\n[/上下文]\n\n[成员资料]\n私事\n[/成员资料]"
             )),
+            place: None,
         })
         .unwrap()
     }

@@ -38,6 +38,11 @@ pub struct Record {
     /// a record of an earlier version — replayed as [`said`] of its fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent: Option<String>,
+    /// Where what outlives the turn's chat is kept, when that is not the chat itself: a
+    /// voice wake is a chat of its own, so an ended mode's `[刚结束]` carry is kept under
+    /// its satellite and reaches the next wake in that room. Absent: the chat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// The longest speaker tag replayed (an id a peer chose is hostile).
@@ -331,6 +336,7 @@ mod tests {
             error: None,
             speaker_name: None,
             sent: None,
+            place: None,
         }
     }
 

@@ -286,7 +286,7 @@ async fn reminders(root: &Path, all: bool, action: Option<ReminderCommand>) -> a
     };
     let door = open_door(root).await?;
     let r = door
-        .turn(cli::turn("local", "owner", &command.to_string()))
+        .turn(cli::turn("local", "owner", command.to_string()))
         .await;
     door.close().await;
     match r.problem() {

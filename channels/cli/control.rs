@@ -53,7 +53,7 @@ const MAX_LINE: usize = 256 * 1024;
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum Request {
-    Turn(Turn),
+    Turn(Box<Turn>),
     Status,
     Announce {
         channel: String,
@@ -213,7 +213,7 @@ async fn handle_conn(
                         let guard = k.hold_delivery();
                         let reply = match req {
                             Request::Turn(turn) => {
-                                match turn_until_hangup(&k, turn, &mut lines).await {
+                                match turn_until_hangup(&k, *turn, &mut lines).await {
                                     Some(r) => r,
                                     // the client went away: its turn was cancelled and recorded
                                     None => return Ok(()),
@@ -323,7 +323,7 @@ async fn answer(k: &Kernel, req: Request) -> Reply {
             Refusal::BadRequest,
             "listen",
         ),
-        Request::Turn(turn) => k.submit(turn).reply().await,
+        Request::Turn(turn) => k.submit(*turn).reply().await,
         Request::Status => Reply::ok(k.status_text().await),
         Request::Announce {
             channel,
@@ -388,7 +388,7 @@ impl Client {
     }
 
     pub async fn turn(&mut self, turn: &Turn) -> std::io::Result<Reply> {
-        self.request(&Request::Turn(turn.clone())).await
+        self.request(&Request::Turn(Box::new(turn.clone()))).await
     }
 }
 
@@ -439,7 +439,7 @@ mod tests {
     fn a_turn_request_is_the_turn_itself() {
         let mut t = crate::channels::cli::turn("local", "mom", "你好");
         t.may_switch_modes = false;
-        let line = serde_json::to_string(&Request::Turn(t)).unwrap();
+        let line = serde_json::to_string(&Request::Turn(Box::new(t))).unwrap();
         assert!(
             line.starts_with(r#"{"op":"turn","channel":"cli""#),
             "{line}"

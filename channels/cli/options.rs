@@ -46,6 +46,7 @@ pub fn terminal_facts(chat_id: &str) -> Facts {
         modality: Modality::Text,
         trust: Trust::Owner,
         memory_peer: Some(chat_id.to_string()).filter(|c| !c.is_empty()),
+        place: None,
     }
 }
 

@@ -25,6 +25,7 @@ pub fn facts(target: &Target, member: bool) -> Facts {
         modality: Modality::Text,
         trust: if member { Trust::Member } else { Trust::Guest },
         memory_peer: Some(memory_peer),
+        place: None,
     }
 }
 

@@ -9,14 +9,11 @@ use super::frames::SatelliteOut;
 use super::handle::Voice;
 use super::held;
 use super::reply::shape_reply;
-use super::turn::CHANNEL;
+use super::turn::{CHANNEL, HA_PREFIX, WYOMING_TARGET};
 use crate::outbound::{DeliveryError, Outbound};
 use std::time::Duration;
 use tracing::{debug, warn};
 
-/// The target of proactive messages for Wyoming speakers: Home Assistant cannot be spoken
-/// to unasked, so they wait for the next Wyoming turn.
-pub const WYOMING_TARGET: &str = "wyoming";
 /// `next-turn:<front>`: say it before the reply of that front end's next turn.
 const NEXT_TURN: &str = "next-turn:";
 
@@ -76,10 +73,6 @@ impl Outbound for Voice {
         Some(self)
     }
 }
-
-/// `ha:<entity id>`: a Home Assistant satellite (the front of a Wyoming turn whose
-/// satellite is known).
-pub const HA_PREFIX: &str = "ha:";
 
 impl Voice {
     /// Announce through Home Assistant; delivered only when Home Assistant said success.

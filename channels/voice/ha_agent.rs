@@ -7,7 +7,8 @@
 //!   wake and after 5 minutes idle). An id that is no safe file name is replaced by a
 //!   fresh one, which the reply frame carries back.
 //! - **Speaker**: the member whose `[[members]] ha_user_ids` lists HA's user (typed
-//!   Assist carries its user; a satellite's pipeline carries none), else a guest.
+//!   Assist carries its user; a satellite's pipeline carries none), else the member the
+//!   household opted in to for that satellite (`[home_assistant] speakers`), else a guest.
 //! - **Room and front**: from the device, through the Home Assistant client's
 //!   registries; the turn's reminders ring on that satellite (`ha:<entity id>`). A turn
 //!   with a device is spoken; without one (typed in the HA app) it is text.
@@ -19,9 +20,9 @@
 //!
 //! A turn of the voice channel until Home Assistant becomes a channel of its own.
 
-use super::door::{HA_PREFIX, WYOMING_TARGET};
 use super::handle::{fallback_session, voice_turn, Voice};
-use super::speaker::GUEST;
+use super::speaker::{or_satellite_member, GUEST};
+use super::turn::{HA_PREFIX, WYOMING_TARGET};
 use crate::turn::{Audience, Modality, Partials};
 use serde::Deserialize;
 use tokio::sync::mpsc;
@@ -113,6 +114,12 @@ impl Voice {
             (Some(ha), Some(device)) => ha.locate(None, Some(device.clone())).await,
             _ => None,
         };
+        // a satellite's pipeline tells no user: the household's opt-in for that satellite
+        let speaker = or_satellite_member(
+            speaker,
+            &kernel.config().home_assistant.speakers,
+            located.as_ref().map(|l| l.entity_id.as_str()),
+        );
         let front = located.as_ref().map_or_else(
             || WYOMING_TARGET.to_string(),
             |l| format!("{HA_PREFIX}{}", l.entity_id),
@@ -122,10 +129,8 @@ impl Voice {
         turn.peer_note = ask.extra_system_prompt.clone();
         if ask.device_id.is_none() {
             // typed in the HA app: read, not heard
-            if let Some(f) = turn.facts.as_mut() {
-                f.modality = Modality::Text;
-                f.audience = Audience::Private;
-            }
+            turn.facts.modality = Modality::Text;
+            turn.facts.audience = Audience::Private;
         }
         let cap = kernel.config().agent.max_reply_chars;
         let (partials, rx) =

@@ -6,6 +6,7 @@
 use super::actor::{self, VoiceActor};
 use super::held;
 use super::reply::{compose, VoiceReply};
+use super::turn::WYOMING_TARGET;
 use crate::channels::home_assistant::HomeAssistant;
 use crate::config::VoiceConfig;
 use crate::kernel::{Kernel, PendingReply};
@@ -95,6 +96,10 @@ impl Voice {
 pub(super) fn voice_turn(session_id: &str, speaker: &str, text: &str, front: &str) -> Turn {
     let mut turn = super::turn::turn(session_id, speaker, text);
     turn.reply_to = Some(front.to_string());
+    // a known satellite is the place the next wake in that room comes from
+    if front != WYOMING_TARGET {
+        turn.facts.place = Some(front.to_string());
+    }
     turn
 }
 

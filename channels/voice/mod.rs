@@ -58,9 +58,8 @@ mod wyoming_events;
 mod wyoming_service;
 
 pub use channel::VoiceChannel;
-pub use door::{HA_PREFIX, WYOMING_TARGET};
 pub use handle::Voice;
 pub use reply::{shape_reply, DialogueState, VoiceReply};
 pub use speaker::{speaker_member, GUEST};
-pub use turn::{facts, turn, CHANNEL};
+pub use turn::{facts, turn, CHANNEL, HA_PREFIX, WYOMING_TARGET};
 pub use ws::WS_PATH;

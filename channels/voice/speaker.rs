@@ -23,6 +23,22 @@ pub fn speaker_member(
         .unwrap_or_else(|| GUEST.to_string())
 }
 
+/// `speaker`, or — when that is a guest — the member the household opted in to for every
+/// voice at Home Assistant's satellite `entity` (`[home_assistant] speakers`).
+pub fn or_satellite_member(
+    speaker: String,
+    satellites: &BTreeMap<String, String>,
+    entity: Option<&str>,
+) -> String {
+    if speaker != GUEST {
+        return speaker;
+    }
+    entity
+        .and_then(|e| satellites.get(e))
+        .cloned()
+        .unwrap_or(speaker)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +54,19 @@ mod tests {
         );
         assert_eq!(speaker_member(None, Some("voice-profile-1")), GUEST);
         assert_eq!(speaker_member(Some(&map), None), GUEST);
+        let at: BTreeMap<String, String> =
+            [("assist_satellite.k".to_string(), "mom".to_string())].into();
+        let k = Some("assist_satellite.k");
+        assert_eq!(or_satellite_member(GUEST.into(), &at, k), "mom");
+        assert_eq!(
+            or_satellite_member("dad".into(), &at, k),
+            "dad",
+            "a known voice stays"
+        );
+        assert_eq!(
+            or_satellite_member(GUEST.into(), &at, Some("assist_satellite.x")),
+            GUEST
+        );
+        assert_eq!(or_satellite_member(GUEST.into(), &at, None), GUEST);
     }
 }

@@ -8,6 +8,14 @@ use crate::turn::{Audience, Facts, Modality, Trust, Turn};
 /// The channel name voice turns carry, and the outbound door's.
 pub const CHANNEL: &str = "voice";
 
+/// The target of proactive messages for Wyoming speakers: Home Assistant cannot be spoken
+/// to unasked, so they wait for the next Wyoming turn.
+pub const WYOMING_TARGET: &str = "wyoming";
+
+/// `ha:<entity id>`: a Home Assistant satellite (the front of a Wyoming turn whose
+/// satellite is known).
+pub const HA_PREFIX: &str = "ha:";
+
 /// What a speaker in a room vouches for: whoever is there hears the reply, spoken; a
 /// member only when the household mapped the voice ([`super::speaker_member`]); the
 /// speaker's own scene (a guest's is the guests').
@@ -18,6 +26,7 @@ pub fn facts(speaker: &str) -> Facts {
         modality: Modality::Speech,
         trust: if guest { Trust::Guest } else { Trust::Member },
         memory_peer: Some(if guest { GUEST } else { speaker }.to_string()),
+        place: None,
     }
 }
 

@@ -8,11 +8,11 @@
 //! takes no audio), so a connection never buffers more than two frames' JSON. Over the
 //! connection cap, a new connection gets an `error` event and is closed at once.
 
-use super::door::{HA_PREFIX, WYOMING_TARGET};
 use super::handle::{fallback_session, Voice};
 use super::held::Taken;
 use super::reply::DialogueState;
-use super::speaker::speaker_member;
+use super::speaker::{or_satellite_member, speaker_member};
+use super::turn::{HA_PREFIX, WYOMING_TARGET};
 use super::wyoming::{self, FrameError, Limits};
 use super::wyoming_events::{
     Answer, AnswerContext, Attribution, HandleModel, HandleProgram, Info, Pong, RefusalCode,
@@ -173,6 +173,11 @@ impl Voice {
             Some(ha) => ha.locate(ctx.satellite_id, ctx.device_id).await,
             None => None,
         };
+        let speaker = or_satellite_member(
+            speaker,
+            &self.shared.kernel.config().home_assistant.speakers,
+            located.as_ref().map(|l| l.entity_id.as_str()),
+        );
         let front = located.as_ref().map_or_else(
             || WYOMING_TARGET.to_string(),
             |l| format!("{HA_PREFIX}{}", l.entity_id),

@@ -164,11 +164,10 @@ fn read(path: &Path) -> Result<File, Option<String>> {
 pub fn participants(records: &[crate::history::Record]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for r in records.iter().rev() {
-        if !out
-            .iter()
-            .any(|(ch, id)| *ch == r.channel && *id == r.chat_id)
-        {
-            out.push((r.channel.clone(), r.chat_id.clone()));
+        // a wake's carry is kept where the next wake finds it: its place (the satellite)
+        let id = r.place.as_ref().unwrap_or(&r.chat_id);
+        if !out.iter().any(|(ch, i)| *ch == r.channel && i == id) {
+            out.push((r.channel.clone(), id.clone()));
             if out.len() == MAX_CHATS_PER_SESSION {
                 break;
             }
@@ -275,6 +274,7 @@ mod tests {
             error: None,
             speaker_name: None,
             sent: None,
+            place: None,
         };
         let rs = vec![
             rec("qq", "group:1"),

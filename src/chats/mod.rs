@@ -247,6 +247,7 @@ mod tests {
             error: None,
             speaker_name: None,
             sent: None,
+            place: None,
         };
         chats.append(r).0.unwrap();
         let mut fresh = ChatHistories::new(d.path());
@@ -264,6 +265,7 @@ mod tests {
             error: None,
             speaker_name: None,
             sent: None,
+            place: None,
         }
     }
 

@@ -197,6 +197,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.voice.satellites[0].speakers["p1"], "mom");
+        let ha = parse("[[members]]\nid = \"mom\"\n[home_assistant]\nspeakers = { \"assist_satellite.kitchen\" = \"mom\" }\n").unwrap();
+        assert_eq!(
+            ha.home_assistant.speakers["assist_satellite.kitchen"],
+            "mom"
+        );
         assert_eq!(
             (ok.voice.wyoming_max_connections, ok.qq.max_connections),
             (64, 8)
@@ -217,6 +222,14 @@ mod tests {
             (
                 "[[voice.satellites]]\nid = \"../x\"\n",
                 "voice.satellites[0].id",
+            ),
+            (
+                "[home_assistant]\nspeakers = { \"assist_satellite.k\" = \"nobody\" }\n",
+                "home_assistant.speakers.\"assist_satellite.k\"",
+            ),
+            (
+                "[[members]]\nid = \"mom\"\n[home_assistant]\nspeakers = { \"media_player.k\" = \"mom\" }\n",
+                "home_assistant.speakers.\"media_player.k\"",
             ),
             (
                 "[voice]\nwyoming_max_connections = 0\n",

@@ -48,6 +48,10 @@ pub struct HomeAssistantConfig {
     pub confirm_entities: Vec<String>,
     /// Guests (unmapped voices, unknown QQ users) may control devices, not only read them.
     pub guests_may_control: bool,
+    /// Opt-in: a satellite whose every voice is one member (`"assist_satellite.kitchen" =
+    /// "mom"`). A satellite's pipeline tells no speaker, so its turns are a guest's unless
+    /// listed here; listed, anyone at that speaker speaks as that member.
+    pub speakers: std::collections::BTreeMap<String, String>,
     /// State changes that become messages.
     pub watch: Vec<HaWatch>,
 }
@@ -121,6 +125,7 @@ impl Default for HomeAssistantConfig {
             allowed_domains: DEFAULT_ALLOWED_DOMAINS.map(String::from).to_vec(),
             confirm_entities: Vec::new(),
             guests_may_control: false,
+            speakers: Default::default(),
             watch: Vec::new(),
         }
     }

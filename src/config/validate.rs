@@ -374,6 +374,18 @@ impl Config {
                 ));
             }
         }
+        for (satellite, m) in &self.home_assistant.speakers {
+            let key = format!("home_assistant.speakers.{satellite:?}");
+            if !satellite.starts_with("assist_satellite.") {
+                return Err(invalid(
+                    &key,
+                    "must be an assist_satellite entity id".into(),
+                ));
+            }
+            if !member(m) {
+                return Err(invalid(&key, format!("{m:?} is not a member id")));
+            }
+        }
         let mut ids = std::collections::HashSet::new();
         let mut tokens: Vec<&str> = v.token.iter().map(|t| t.expose()).collect();
         for (i, s) in v.satellites.iter().enumerate() {

@@ -319,6 +319,7 @@ mod tests {
             error: None,
             speaker_name: None,
             sent: None,
+            place: None,
         }
     }
 

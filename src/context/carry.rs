@@ -186,6 +186,7 @@ mod tests {
             error: None,
             speaker_name: Some("妈妈".into()),
             sent: None,
+            place: None,
         }
     }
 

@@ -43,6 +43,7 @@ fn record(i: usize) -> Record {
         error: None,
         speaker_name: None,
         sent: None,
+        place: None,
     }
 }
 

@@ -159,6 +159,7 @@ impl Kernel {
             chat_id: turn.chat_id.clone(),
             speaker_id: turn.speaker_id.clone(),
             speaker_name: self.speaker_name(turn),
+            place: turn.facts().place.clone(),
         };
         let ticket = inner.modes.begin_turn(meta).await.map_err(not_begun)?;
         let guard = TurnGuard {
@@ -177,6 +178,7 @@ impl Kernel {
                 error: None,
                 speaker_name: self.speaker_name(turn),
                 sent: None,
+                place: turn.facts().place.clone(),
             }),
         };
         Ok(Begun { ticket, guard })

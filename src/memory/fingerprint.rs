@@ -137,7 +137,7 @@ impl TurnScene {
                     .ok()
                     .filter(|k| k.as_str().ends_with(&format!("/peer:{p}")))
                     .map(Ok)
-                    .unwrap_or_else(|| SceneKey::parse(&format!("{chan}/peer:{}", stand_in(&p)))),
+                    .unwrap_or_else(|| SceneKey::parse(&format!("{chan}/peer:{}", stand_in(p)))),
                 None => SceneKey::parse(&chan),
             };
             match key {

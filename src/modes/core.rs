@@ -245,7 +245,11 @@ impl ModeCore {
                 }
                 let chat = ChatReplay {
                     checkpoint: self.chats.checkpoint_path(&meta.channel, &meta.chat_id),
-                    carried: self.chats.carried(&meta.channel, &meta.chat_id, began_at),
+                    carried: self.chats.carried(
+                        &meta.channel,
+                        meta.place.as_deref().unwrap_or(&meta.chat_id),
+                        began_at,
+                    ),
                 };
                 (None, log.view(), None, Some(chat))
             }

@@ -65,6 +65,7 @@ fn meta(chat: &str) -> TurnMeta {
         chat_id: chat.into(),
         speaker_id: "mom".into(),
         speaker_name: None,
+        place: None,
     }
 }
 
@@ -79,6 +80,7 @@ fn rec(user: &str) -> Record {
         error: None,
         speaker_name: None,
         sent: None,
+        place: None,
     }
 }
 

@@ -32,6 +32,8 @@ pub struct TurnMeta {
     pub speaker_id: String,
     /// The name the household gave the speaker, if any.
     pub speaker_name: Option<String>,
+    /// Where what outlives the chat is kept (`Facts::place`); `None`: the chat.
+    pub place: Option<String>,
 }
 
 /// The active session as one turn sees it.

@@ -53,6 +53,10 @@ pub struct Facts {
     pub trust: Trust,
     /// Whose scene memory this turn belongs to (`None`: no identity worth a scene).
     pub memory_peer: Option<String>,
+    /// Where what outlives the chat is kept, when not under the chat itself: a voice wake
+    /// is a chat of its own, so an ended mode's carry is kept under the satellite that
+    /// heard it and reaches the next wake there. `None`: the chat.
+    pub place: Option<String>,
 }
 
 /// The speaker id of people a channel could not place.
@@ -68,6 +72,7 @@ impl Default for Facts {
             modality: Modality::Text,
             trust: Trust::Guest,
             memory_peer: None,
+            place: None,
         }
     }
 }

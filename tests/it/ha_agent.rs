@@ -12,7 +12,6 @@ use crate::common;
 use crate::ha_fake;
 
 use common::sse::*;
-use homebot::channels::contract::Channel;
 use homebot::config::{EnvOverrides, Secret};
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
@@ -47,12 +46,17 @@ struct House {
 }
 
 async fn house(ws: &Path, model_url: &str) -> House {
+    house_with(ws, model_url, "").await
+}
+
+/// [`house`] with more of `[home_assistant]` (its table's lines).
+async fn house_with(ws: &Path, model_url: &str, ha_extra: &str) -> House {
     let ha = ha_fake::SimHa::start(HA_TOKEN, 0).await;
     std::fs::write(
         ws.join("config.toml"),
         format!(
             "[provider]\nstream = false\n\n[http]\nlisten = \"127.0.0.1:0\"\ntoken = \"{OWNER}\"\n\n\
-             [home_assistant]\nurl = \"{}\"\nfast_path = false\n\n\
+             [home_assistant]\nurl = \"{}\"\nfast_path = false\n{ha_extra}\n\
              [[members]]\nid = \"mom\"\nname = \"妈妈\"\nha_user_ids = [\"ha-user-mom\"]\n",
             ha.url()
         ),
@@ -73,15 +77,8 @@ async fn house(ws: &Path, model_url: &str) -> House {
         },
     )
     .unwrap();
-    let voice = homebot::channels::voice::VoiceChannel::new(kernel.config().voice.clone())
-        .with_home_assistant(kernel.config().home_assistant.clone());
-    let started = Box::new(voice)
-        .start(kernel.clone(), kernel.cancel_token().child_token())
-        .await
-        .unwrap();
-    kernel
-        .doors()
-        .register("voice", started.outbound.clone().unwrap());
+    // as the gateway starts them: Home Assistant's channel, then voice speaking through it
+    homebot::channels::start_enabled(&kernel).await.unwrap();
     let addr = homebot::dashboard::start(&kernel).await.unwrap().unwrap();
     // the satellite's room is known once HA's registries were read
     common::eventually_async("HA's registries read", Duration::from_secs(30), || async {
@@ -285,6 +282,41 @@ async fn typed_assist_is_text_an_unknown_user_is_a_guest() {
 }
 
 #[tokio::test]
+async fn a_satellite_speaks_as_a_member_only_when_the_household_opted_in() {
+    let (url, fake) = start_sse(|_, _| answer(vec![say("好的。")])).await;
+    // a satellite's pipeline carries no user
+    let spoken = json!({"text": "今天吃什么", "device_id": "dev-kitchen-sat"});
+    let speaker_of = |fake: &common::FakeLlm| {
+        let words = user_text(fake.requests().last().unwrap());
+        assert!(words.contains("房间 厨房"), "{words}");
+        words
+    };
+    let ws = common::workspace();
+    let h = house(ws.path(), &url).await;
+    frames(&h.base, spoken.clone()).await.until_reply().await;
+    let words = speaker_of(&fake);
+    assert!(words.contains("说话人 guest"), "no opt-in: {words}");
+    h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
+
+    let ws = common::workspace();
+    let opted = "speakers = { \"assist_satellite.kitchen\" = \"mom\" }\n";
+    let h = house_with(ws.path(), &url, opted).await;
+    frames(&h.base, spoken).await.until_reply().await;
+    let words = speaker_of(&fake);
+    assert!(words.contains("说话人 mom（妈妈）"), "opted in: {words}");
+    // a user HA names who is no member: the satellite's opt-in still decides
+    frames(
+        &h.base,
+        json!({"text": "今天吃什么", "device_id": "dev-kitchen-sat", "user_id": "someone-else"}),
+    )
+    .await
+    .until_reply()
+    .await;
+    assert!(speaker_of(&fake).contains("说话人 mom（妈妈）"));
+    h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
 async fn only_the_agent_token_opens_it_and_it_opens_nothing_else() {
     let (url, fake) = start_sse(|_, _| answer(vec![say("好的。")])).await;
     let ws = common::workspace();
@@ -337,5 +369,74 @@ async fn the_turn_is_cancelled_when_the_caller_goes_away() {
         || fake.hung_up() > 0,
     )
     .await;
+    h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
+}
+
+/// The model of a cooking evening through Home Assistant: it asks to enter and to end the
+/// mode when told, relays what the backend said, and otherwise answers briefly.
+fn cooking(body: &Value, _: usize) -> common::FakeReply {
+    let msgs = body["messages"].as_array().unwrap();
+    let last = msgs.last().unwrap();
+    if last["role"] == "tool" {
+        return answer(vec![say("好的。")]);
+    }
+    let words = last["content"].as_str().unwrap_or_default();
+    if words.contains("打开做饭模式") {
+        return answer(vec![call(
+            "switch_mode",
+            json!({"action": "enter", "mode_id": "cooking"}),
+        )]);
+    }
+    if words.contains("结束做饭模式") {
+        return answer(vec![call(
+            "switch_mode",
+            json!({"action": "exit", "mode_id": "cooking", "summary": "红烧肉放了两勺盐。"}),
+        )]);
+    }
+    answer(vec![say("嗯。")])
+}
+
+#[tokio::test]
+async fn a_mode_ended_at_a_satellite_reaches_its_next_wake() {
+    let (url, fake) = start_sse(cooking).await;
+    let ws = common::workspace();
+    let h = house(ws.path(), &url).await;
+    let wake = |conversation: &str, text: &str, device: Option<&str>| {
+        let mut ask =
+            json!({"text": text, "conversation_id": conversation, "user_id": "ha-user-mom"});
+        if let Some(d) = device {
+            ask["device_id"] = json!(d);
+        }
+        ask
+    };
+    let at_kitchen = Some("dev-kitchen-sat");
+    for (words, state) in [("打开做饭模式", "好的。"), ("好了，结束做饭模式", "好的。")]
+    {
+        let reply = frames(&h.base, wake("01jqwake0001", words, at_kitchen))
+            .await
+            .until_reply()
+            .await
+            .pop()
+            .unwrap();
+        assert_eq!(reply["text"], state, "{reply}");
+    }
+    assert!(
+        h.kernel.status_text().await.contains("无活动模式"),
+        "the mode ended"
+    );
+    // a new wake (HA's new conversation) at the same satellite carries it …
+    frames(&h.base, wake("01jqwake0002", "刚才放了多少盐", at_kitchen))
+        .await
+        .until_reply()
+        .await;
+    let seen = fake.requests();
+    let carried = |b: &Value| b.to_string().contains("刚结束");
+    assert!(carried(seen.last().unwrap()), "{}", seen.last().unwrap());
+    // … and typed Assist (no satellite) is a chat of its own, which took no part
+    frames(&h.base, wake("01jqtyped0001", "刚才放了多少盐", None))
+        .await
+        .until_reply()
+        .await;
+    assert!(!carried(fake.requests().last().unwrap()));
     h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
 }
