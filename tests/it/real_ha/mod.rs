@@ -18,6 +18,9 @@ use tokio_tungstenite::tungstenite::Message;
 /// and `jwt_key`, valid until 2036): a test-only key for a throw-away HA on 127.0.0.1.
 pub const TOKEN: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJob21lYm90dGVzdHJlZnJlc2h0b2tlbjAwMDAwMDAxIiwiaWF0IjoxNzY3MjI1NjAwLCJleHAiOjIwODI1ODU2MDB9.SjaBljgTY8XR-hQKcMWF35g044pydVL-Yw4AavCfOcE";
 
+/// The seeded user's id (the token's user: `context.user_id` of what it runs).
+pub const USER_ID: &str = "homebottestuser0000000000000001";
+
 pub struct RealHa {
     pub dir: tempfile::TempDir,
     pub port: u16,
@@ -361,6 +364,9 @@ pub struct HaWs {
         tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
     >,
     next: u64,
+    /// Messages read but not yet asked for ([`HaWs::event`]).
+    queued: std::collections::VecDeque<Value>,
+    early: std::collections::VecDeque<Value>,
 }
 
 impl HaWs {
@@ -377,7 +383,12 @@ impl HaWs {
         .unwrap();
         let ok = ws.next().await.unwrap().unwrap();
         assert!(ok.to_string().contains("auth_ok"), "{ok}");
-        Self { ws, next: 0 }
+        Self {
+            ws,
+            next: 0,
+            queued: Default::default(),
+            early: Default::default(),
+        }
     }
 
     /// The entity of a config entry whose id starts with `prefix` (`conversation.`, …),
@@ -432,6 +443,57 @@ impl HaWs {
                         .unwrap_or_default()
                         .to_string();
                 }
+            }
+        }
+    }
+
+    /// Start a command that answers with events after its `result` (`assist_pipeline/run`,
+    /// `subscribe_events`); its id for [`HaWs::event`], or HA's error.
+    pub async fn subscribe(&mut self, mut body: Value) -> Result<u64, Value> {
+        self.next += 1;
+        let id = self.next;
+        body["id"] = json!(id);
+        self.ws.send(Message::Text(body.to_string())).await.unwrap();
+        loop {
+            let v = self.message(id, 30).await;
+            if v["type"] == "result" {
+                return match v["success"].as_bool() {
+                    Some(true) => Ok(id),
+                    _ => Err(v["error"].clone()),
+                };
+            }
+            // an event that came with its result (HA sends queued messages as one array)
+            self.early.push_back(v);
+        }
+    }
+
+    /// The next event of the command `id` (its `event` object), within `secs`.
+    pub async fn event(&mut self, id: u64, secs: u64) -> Value {
+        if let Some(i) = self.early.iter().position(|v| v["id"] == id) {
+            return self.early.remove(i).unwrap()["event"].clone();
+        }
+        self.message(id, secs).await["event"].clone()
+    }
+
+    /// The next message about command `id`, within `secs`; HA's arrays of queued
+    /// messages are taken apart (the rest wait in `queued`).
+    async fn message(&mut self, id: u64, secs: u64) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            while let Some(v) = self.queued.pop_front() {
+                if v["id"] == id {
+                    return v;
+                }
+            }
+            let m = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .unwrap_or_else(|_| panic!("nothing from HA about command {id} within {secs} s"))
+                .unwrap()
+                .unwrap();
+            let Message::Text(t) = m else { continue };
+            match serde_json::from_str(&t).unwrap() {
+                Value::Array(a) => self.queued.extend(a),
+                v => self.queued.push_back(v),
             }
         }
     }
