@@ -199,4 +199,21 @@ pub async fn listens_again(
         "the satellite's conversation is its own chat: {heard}"
     );
     println!("Voice PE stand-in saw: {kinds:?}");
+
+    // a later wake on the same satellite: HA 2025.4.4's satellite entity keeps its
+    // conversation id until the chat session expires (5 minutes idle) or an automation's
+    // start_conversation begins a new one (assist_satellite/entity.py), so it is not a
+    // new conversation per wake
+    super::signal(pid, libc::SIGUSR1);
+    eventually(
+        "the later wake's INTENT_END",
+        Duration::from_secs(60),
+        || pipeline.intent_ends().len() >= 3,
+    )
+    .await;
+    let later = &pipeline.intent_ends()[2];
+    assert_eq!(
+        later["conversation_id"], ends[0]["conversation_id"],
+        "HA kept the satellite's conversation across wakes: {later}"
+    );
 }

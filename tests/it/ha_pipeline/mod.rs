@@ -9,7 +9,8 @@
 //! 2. The ESPHome satellite stand-in (tests/peers/ha/fake_voice_pe.py) in 餐厅 wakes; HA's
 //!    `VOICE_ASSISTANT_INTENT_END` carries `continue_conversation` "1" after homebot's
 //!    question, and the satellite listens again by itself: no `start_conversation` call,
-//!    and the answer reaches homebot in the same conversation ([`esphome`]).
+//!    and the answer reaches homebot in the same conversation; a later wake on it is
+//!    still that conversation in HA 2025.4.4 ([`esphome`]).
 //! 3. "打开做饭模式" enters the mode, and a later wake (a new conversation) continues it.
 //! 4. homebot hung mid-turn (SIGSTOP), then gone (SIGKILL): HA answers with the
 //!    integration's spoken error within 15 s either time, and the hung turn is cancelled
