@@ -194,6 +194,9 @@ pub async fn listens_again(
     let answer = super::request_for(fake, "切好了");
     let heard = super::user_text(&answer);
     assert!(heard.contains("房间 餐厅"), "{heard}");
+    // a satellite's pipeline carries no HA user (and no speaker is mapped to this one)
+    let woke = super::user_text(&super::request_for(fake, "我要做番茄炒鸡蛋"));
+    assert!(woke.contains("说话人 guest"), "{woke}");
     assert!(
         heard.contains("我要做番茄炒鸡蛋") && !heard.contains("三个人要几个鸡蛋"),
         "the satellite's conversation is its own chat: {heard}"
