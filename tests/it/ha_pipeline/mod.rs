@@ -26,7 +26,7 @@ use crate::real_ha;
 use common::gateway::Gateway;
 use common::sse::*;
 use common::*;
-use real_ha::{HaWs, RealHa, TOKEN, USER_ID};
+use real_ha::{HaEvents, HaWs, RealHa, TOKEN, USER_ID};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -107,7 +107,7 @@ impl Run {
 /// Say `text` to the pipeline (by the token's user, from `device`, in `conversation`, if
 /// given); `on_delta` runs at each content delta as it comes.
 async fn run(
-    ws: &mut HaWs,
+    ws: &mut HaEvents,
     pipeline: &str,
     text: &str,
     device: &str,
@@ -243,7 +243,7 @@ async fn the_integration_in_real_pipelines() {
         .to_string();
     let pipeline = esphome::homebot_pipeline(&ha, &python, &mut hws, &agent).await;
     let pid = pipeline.id.clone();
-    let mut runs = HaWs::connect(ha.port).await;
+    let mut runs = HaEvents::new(HaWs::connect(ha.port).await);
 
     // 1. a question in 厨房: streamed, open; then a statement: closed
     let mut first_seen = false;
