@@ -11,6 +11,9 @@
 //! - **Answer**: `200` with newline-delimited JSON, streamed as the model writes:
 //!   `{"type":"partial","session_id","text"}` frames, then one
 //!   `{"type":"reply","session_id","text","dialogue_state","error","rest"?,"cancelled"?}`.
+//!   While the turn has nothing to say (the model thinks, a tool runs), a
+//!   `{"type":"waiting"}` frame every [`WAITING_EVERY`]: the integration takes 10 s of
+//!   silence for a hung homebot and gives up.
 //!   No short request deadline: the turn's own limits (`agent.turn_timeout_secs`, the
 //!   reply cap) bound it. When the client goes away the turn is cancelled.
 
@@ -36,6 +39,9 @@ pub const MAX_BODY: usize = 32 * 1024;
 const FRAMES: usize = 64;
 /// Longest token looked at.
 const MAX_TOKEN: usize = 512;
+/// How long the answer may be silent before a `waiting` frame says the turn still runs
+/// (well inside the 10 s of silence the integration allows).
+pub const WAITING_EVERY: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// The refusal to send when the request does not carry the agent token; `None`: it does.
 pub fn refusal(dash: &Dash, req: &Request) -> Option<Response> {
@@ -110,7 +116,10 @@ pub async fn conversation(State(dash): State<Dash>, body: Bytes) -> Response {
     // the body owns the guard: when the client goes away, the turn is cancelled
     let guard = cancel.drop_guard();
     let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
-        let mut line = rx.recv().await?;
+        let mut line = match tokio::time::timeout(WAITING_EVERY, rx.recv()).await {
+            Ok(line) => line?,
+            Err(_) => r#"{"type":"waiting"}"#.to_string(),
+        };
         line.push('\n');
         Some((
             Ok::<_, std::convert::Infallible>(Bytes::from(line)),

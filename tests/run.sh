@@ -14,7 +14,7 @@ fi
 export HOMEBOT_TEST_PYTHON="$PWD/.venv/bin/python"
 
 # A real Home Assistant (core 2025.4.4) for the tests against it (tests/it/ha_real*.rs,
-# ha_integration.rs), in ./.venv-ha or $HOMEBOT_HA_VENV (kept outside the clone on a CI
+# ha_integration.rs, ha_pipeline/), in ./.venv-ha or $HOMEBOT_HA_VENV (kept outside the clone on a CI
 # machine): about 90 s and 820 MB the first time (it needs pyenv's Python 3.13 and
 # PyPI), nothing after that. A run without it is not a green run:
 # if it cannot be installed, this stops here with install.sh's reason.

@@ -3,8 +3,9 @@
 //! (`dashboard::ha_agent`). HA hands it the words, its `conversation_id`, the device
 //! that heard them, its user, a language and an automation's `extra_system_prompt`.
 //!
-//! - **Chat**: HA's `conversation_id` (a wake and its follow-ups; HA starts a new one per
-//!   wake and after 5 minutes idle). An id that is no safe file name is replaced by a
+//! - **Chat**: HA's `conversation_id` (a satellite keeps one across wakes until 5 minutes
+//!   idle or a `start_conversation`; typed Assist has its own). What must outlive it is
+//!   kept under the satellite (the turn's place). An id that is no safe file name is replaced by a
 //!   fresh one, which the reply frame carries back.
 //! - **Speaker**: the member whose `[[members]] ha_user_ids` lists HA's user (typed
 //!   Assist carries its user; a satellite's pipeline carries none), else the member the

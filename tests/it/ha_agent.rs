@@ -3,8 +3,9 @@
 //! refused there, and it opens nothing else), the member by `ha_user_ids`, the room from
 //! the device through a simulated HA (tests/it/ha_fake), the automation's note in the
 //! turn's aside, an answer streamed from the model although `provider.stream` is off, a
-//! question that keeps the conversation open, a statement that does not, and the turn
-//! cancelled when the caller goes away. The model streams real server-sent events
+//! question that keeps the conversation open, a statement that does not, a silent turn
+//! that says it is still waiting (so the integration does not take it for a hung
+//! homebot), and the turn cancelled when the caller goes away. The model streams real server-sent events
 //! (tests/common/sse.rs) step by step as the test opens its gates, so "the first sentence
 //! arrived before the model wrote the second" is an order, not a timing.
 
@@ -438,5 +439,32 @@ async fn a_mode_ended_at_a_satellite_reaches_its_next_wake() {
         .until_reply()
         .await;
     assert!(!carried(fake.requests().last().unwrap()));
+    h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn a_silent_turn_says_it_is_still_waiting() {
+    // the model says nothing until the test opens its gate: longer than homebot's
+    // `waiting` interval, so the integration's 10 s of allowed silence never runs out
+    let (url, fake) = start_sse(|_, _| answer(vec![Step::Gate(1), say("好了。")])).await;
+    let ws = common::workspace();
+    let h = house(ws.path(), &url).await;
+    let asked = Instant::now();
+    let mut f = frames(
+        &h.base,
+        json!({"text": "想一想再说", "device_id": "dev-kitchen-sat"}),
+    )
+    .await;
+    let first = f.next().await;
+    let waited = asked.elapsed();
+    assert_eq!(first, json!({"type": "waiting"}));
+    assert!(
+        waited < Duration::from_secs(10),
+        "within the integration's 10 s: {waited:?}"
+    );
+    fake.open(1);
+    let reply = f.until_reply().await.pop().unwrap();
+    assert_eq!(reply["text"], "好了。", "{reply}");
+    println!("ha agent: a silent turn's first waiting frame after {waited:?}");
     h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
 }

@@ -50,6 +50,7 @@ mod ha_faults;
 mod ha_held;
 mod ha_home;
 mod ha_integration;
+mod ha_pipeline;
 mod ha_real;
 mod ha_real_home;
 mod imports;

@@ -14,9 +14,15 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 use tokio_tungstenite::tungstenite::Message;
 
+mod events;
+pub use events::HaEvents;
+
 /// The long-lived token of the seeded storage below (HS256 over a fixed refresh token id
 /// and `jwt_key`, valid until 2036): a test-only key for a throw-away HA on 127.0.0.1.
 pub const TOKEN: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJob21lYm90dGVzdHJlZnJlc2h0b2tlbjAwMDAwMDAxIiwiaWF0IjoxNzY3MjI1NjAwLCJleHAiOjIwODI1ODU2MDB9.SjaBljgTY8XR-hQKcMWF35g044pydVL-Yw4AavCfOcE";
+
+/// The seeded user's id (the token's user: `context.user_id` of what it runs).
+pub const USER_ID: &str = "homebottestuser0000000000000001";
 
 pub struct RealHa {
     pub dir: tempfile::TempDir,

@@ -8,6 +8,11 @@ add it as a real `assist_satellite` that supports announce and start_conversatio
   it starts a voice pipeline itself, as the firmware does: VoiceAssistantRequest(start),
   then a second of audio over the API and the end of the audio, so HA's
   speech-to-text (the ASR stand-in) turns it into text for the conversation agent.
+- SIGUSR1 is the wake word: it starts a voice pipeline the same way (no wake word stage
+  on HA's side, as after an on-device wake word).
+- After a reply whose VOICE_ASSISTANT_INTENT_END carried continue_conversation "1", it
+  listens again once the reply's audio ended (VOICE_ASSISTANT_TTS_STREAM_END), as the
+  firmware does: a new pipeline, no wake word and no start_conversation call.
 - Every announcement and pipeline event HA sends is logged to events.jsonl in --outdir.
 
 Run with the Home Assistant venv's python (it has aioesphomeapi):
@@ -17,6 +22,7 @@ Run with the Home Assistant venv's python (it has aioesphomeapi):
 import argparse
 import asyncio
 import json
+import signal
 import time
 from pathlib import Path
 
@@ -26,6 +32,8 @@ from aioesphomeapi.core import MESSAGE_TYPE_TO_PROTO
 TYPE_OF = {cls: num for num, cls in MESSAGE_TYPE_TO_PROTO.items()}
 # VOICE_ASSISTANT | SPEAKER | API_AUDIO | ANNOUNCE | START_CONVERSATION
 FEATURES = 1 | 2 | 4 | 16 | 32
+# VoiceAssistantEventType (aioesphomeapi.model)
+INTENT_END, TTS_STREAM_END = 6, 99
 
 
 def varint(n):
@@ -54,6 +62,9 @@ class Device:
     def __init__(self, args):
         self.args = args
         self.writer = None
+        # the last reply asked something: listen again once it was played
+        self.continue_conversation = False
+        self.conversation_id = ""
 
     def log(self, **kw):
         with open(Path(self.args.outdir) / "events.jsonl", "a") as f:
@@ -111,20 +122,37 @@ class Device:
             if m.start_conversation:
                 # the firmware listens right after the announcement: no wake word
                 self.log(type="listening")
-                self.send(pb.VoiceAssistantRequest(
-                    start=True, conversation_id="", flags=0,
-                    audio_settings=pb.VoiceAssistantAudioSettings(volume_multiplier=1.0)))
+                self.listen("")
         elif isinstance(m, pb.VoiceAssistantResponse):
             self.log(type="pipeline-started", port=m.port, error=m.error)
             if not m.error:
                 asyncio.get_running_loop().create_task(self.speak())
         elif isinstance(m, pb.VoiceAssistantEventResponse):
-            self.log(type="pipeline-event", event_type=m.event_type,
-                     data={d.name: d.value for d in m.data})
+            data = {d.name: d.value for d in m.data}
+            self.log(type="pipeline-event", event_type=m.event_type, data=data)
+            if m.event_type == INTENT_END:
+                self.continue_conversation = data.get("continue_conversation") == "1"
+                self.conversation_id = data.get("conversation_id", "")
+            elif m.event_type == TTS_STREAM_END and self.continue_conversation:
+                # the reply asked something and was played: listen, no wake word
+                self.continue_conversation = False
+                self.log(type="listening-again", conversation_id=self.conversation_id)
+                self.listen(self.conversation_id)
         elif isinstance(m, pb.VoiceAssistantAudio):
             pass  # the reply's audio
         else:
             self.log(type="message", name=type(m).__name__)
+
+    def listen(self, conversation_id):
+        """Start a voice pipeline (HA answers VoiceAssistantResponse, then it speaks)."""
+        self.send(pb.VoiceAssistantRequest(
+            start=True, conversation_id=conversation_id, flags=0,
+            audio_settings=pb.VoiceAssistantAudioSettings(volume_multiplier=1.0)))
+
+    def wake(self):
+        """The wake word was heard (SIGUSR1)."""
+        self.log(type="wake")
+        self.listen("")
 
     async def speak(self):
         """A second of 16 kHz mono audio (its words are the ASR stand-in's), then its end
@@ -144,8 +172,25 @@ async def main():
     a = p.parse_args()
     Path(a.outdir).mkdir(parents=True, exist_ok=True)
 
+    # a Device per connection; the wake word goes to the newest one still open
+    devices = []
+
+    def wake():
+        live = [d for d in devices if d.writer is not None and not d.writer.is_closing()]
+        if live:
+            live[-1].wake()
+        else:
+            Device(a).log(type="wake-ignored")
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, wake)
+
     async def conn(reader, writer):
-        await Device(a).serve(reader, writer)
+        device = Device(a)
+        devices.append(device)
+        try:
+            await device.serve(reader, writer)
+        finally:
+            devices.remove(device)
 
     server = await asyncio.start_server(conn, "127.0.0.1", a.port)
     async with server:
