@@ -52,6 +52,7 @@ mod ha_home;
 mod ha_integration;
 mod ha_real;
 mod ha_real_home;
+mod ha_tls;
 mod imports;
 mod interrupt;
 mod knowledge;
