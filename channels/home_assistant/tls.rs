@@ -14,7 +14,9 @@
 //! A refused certificate carries the presented certificate's fingerprint, so `status` and
 //! `doctor` can say which certificate it was and how to trust it.
 
-use crate::config::{format_fingerprint, read_ca_file, Fingerprint, HomeAssistantConfig};
+use crate::config::{
+    format_fingerprint, parse_fingerprint, read_ca_file, Fingerprint, HomeAssistantConfig,
+};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
@@ -34,7 +36,11 @@ pub(crate) fn client_config(
         return Ok(None);
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier: Arc<dyn ServerCertVerifier> = match cfg.pinned() {
+    let pin = match &cfg.fingerprint {
+        Some(f) => Some(parse_fingerprint(f).map_err(|e| format!("fingerprint {e}"))?),
+        None => None,
+    };
+    let verifier: Arc<dyn ServerCertVerifier> = match pin {
         Some(pin) => Arc::new(Pinned {
             pin,
             provider: provider.clone(),

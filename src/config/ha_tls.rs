@@ -80,13 +80,6 @@ impl HomeAssistantConfig {
         }
     }
 
-    /// The pinned fingerprint, if any (validated at load).
-    pub fn pinned(&self) -> Option<Fingerprint> {
-        self.fingerprint
-            .as_deref()
-            .and_then(|f| parse_fingerprint(f).ok())
-    }
-
     pub(super) fn validate_tls(&self, path: &Path) -> Result<(), ConfigError> {
         let invalid = |key: &str, message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
@@ -183,7 +176,10 @@ mod tests {
             "[home_assistant]\nurl = \"https://ha.lan:8123/\"\nfingerprint = \"{FP}\"\n"
         ))
         .unwrap();
-        assert_eq!(c.home_assistant.pinned(), parse_fingerprint(FP).ok());
+        assert_eq!(
+            parse_fingerprint(c.home_assistant.fingerprint.as_deref().unwrap()),
+            parse_fingerprint(FP)
+        );
         // relative to the workspace
         let ws = dir.path().join("config.toml");
         let c = Config::parse(
