@@ -7,7 +7,8 @@
 //! 2. with a self-signed certificate made the way HA's documentation makes one (its own
 //!    CA, `CA:TRUE`): given as `ca_file` rustls refuses it, and homebot says to pin it;
 //!    pinned with the fingerprint `openssl` prints, it connects; a wrong pin is refused,
-//!    naming the certificate HA presented.
+//!    naming the certificate HA presented;
+//! 3. a CA file that is not there or a malformed pin stops `config check` and the gateway.
 //!
 //! The certificates are made with the `openssl` command line for each run.
 
@@ -211,4 +212,41 @@ async fn https_with_a_self_signed_certificate() {
     println!("homebot status, a wrong pin:\n{st}");
     assert!(st.contains("does not match"), "{st}");
     assert!(!gw.log().contains(TOKEN), "the token is never logged");
+}
+
+/// A CA file that is not there and a malformed pin stop `config check` and the gateway
+/// at start, naming the key (no Home Assistant needed: nothing connects).
+#[tokio::test]
+async fn a_bad_ca_file_or_fingerprint_stops_the_start() {
+    let dir = workspace();
+    for (name, extra, key, says) in [
+        (
+            "missing",
+            "ca_file = \"no-such-ca.pem\"",
+            "home_assistant.ca_file",
+            "cannot read",
+        ),
+        (
+            "malformed",
+            "fingerprint = \"sha256:AB:CD\"",
+            "home_assistant.fingerprint",
+            "32 bytes in hex",
+        ),
+    ] {
+        let ws = workspace_for(dir.path(), name, "https://127.0.0.1:8123", extra);
+        for args in [&["config", "check"][..], &["gateway"][..]] {
+            let o = homebot(&ws, None)
+                .args(args)
+                .env("HOMEBOT_HA_TOKEN", TOKEN)
+                .output()
+                .await
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{args:?} {name}: {err}");
+            assert!(
+                err.contains(&format!("key `{key}`")) && err.contains(says),
+                "{args:?} {name}: {err}"
+            );
+        }
+    }
 }
