@@ -8,12 +8,13 @@
 //! Failures: a lost or refused connection is retried with capped, jittered backoff
 //! (1 s doubling to 60 s, reset once a session was up), calls meanwhile are refused at
 //! once. A wrong token (`auth_invalid`) is logged once and retried only every
-//! [`AUTH_RETRY`]: Home Assistant bans addresses that fail to log in too often. Every
+//! [`AUTH_RETRY`]: Home Assistant bans addresses that fail to log in too often. A refused
+//! certificate is retried like a lost connection, its reason (`tls`) logged once. Every
 //! step has the timeout; a message larger than `max_message_bytes` ends the session.
 //! The token is sent only in the `auth` message and never logged.
 
 use super::protocol::{self, Incoming};
-use super::HaError;
+use super::{tls, HaError};
 use crate::config::Secret;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
@@ -21,6 +22,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::Connector;
 
 pub const PING_EVERY: Duration = Duration::from_secs(20);
 pub const AUTH_RETRY: Duration = Duration::from_secs(300);
@@ -73,11 +75,19 @@ pub struct Settings {
     pub max_message: usize,
     /// `(entity_id, to)` of each watch, subscribed with `subscribe_trigger`.
     pub watches: Vec<(String, String)>,
+    /// The TLS client settings of a `wss://` url (see `tls`).
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 pub(super) enum Ended {
     AuthInvalid(String),
-    Lost { why: String, was_up: bool },
+    /// The TLS handshake failed: a refused certificate (with its fingerprint and how to
+    /// trust it) or another TLS error, in words.
+    Tls(String),
+    Lost {
+        why: String,
+        was_up: bool,
+    },
     Closed,
 }
 
@@ -95,10 +105,21 @@ pub(super) async fn open(s: &Settings) -> Result<(Socket, Option<String>), Ended
         max_frame_size: Some(s.max_message),
         ..Default::default()
     };
-    let connect = tokio_tungstenite::connect_async_with_config(s.url.as_str(), Some(cfg), true);
+    let connector = s.tls.clone().map(Connector::Rustls);
+    let connect = tokio_tungstenite::connect_async_tls_with_config(
+        s.url.as_str(),
+        Some(cfg),
+        true,
+        connector,
+    );
     let mut ws = match tokio::time::timeout(s.timeout, connect).await {
         Err(_) => return Err(lost("connecting timed out", false)),
-        Ok(Err(e)) => return Err(lost(e, false)),
+        Ok(Err(e)) => {
+            return Err(match tls::explain(&e) {
+                Some(why) => Ended::Tls(why),
+                None => lost(e, false),
+            })
+        }
         Ok(Ok((ws, _))) => ws,
     };
     match next(&mut ws, s.timeout).await? {

@@ -16,6 +16,9 @@ use tokio_tungstenite::tungstenite::Message;
 enum ProbeError {
     #[error("access token refused: {0}")]
     TokenRefused(String),
+    /// The TLS handshake failed (a refused certificate, in words).
+    #[error("{0}")]
+    Tls(String),
     /// The connection failed or broke (the transport's words, shortened).
     #[error("{0}")]
     Lost(String),
@@ -33,6 +36,7 @@ async fn probe(s: &Settings) -> Result<Probe, ProbeError> {
     let (mut ws, version) = match open(s).await {
         Ok(x) => x,
         Err(Ended::AuthInvalid(why)) => return Err(ProbeError::TokenRefused(why)),
+        Err(Ended::Tls(why)) => return Err(ProbeError::Tls(why)),
         Err(Ended::Lost { why, .. }) => return Err(ProbeError::Lost(why)),
         Err(Ended::Closed) => return Err(ProbeError::Closed),
     };
@@ -116,6 +120,7 @@ pub async fn doctor(cfg: &HomeAssistantConfig) -> (Vec<String>, bool) {
     };
     let shown = s.url.clone();
     match probe(&s).await {
+        Err(why @ ProbeError::Tls(_)) => (vec![format!("Home Assistant: {shown}: {why}")], false),
         Err(why) => (
             vec![format!("Home Assistant: {shown}: not reachable: {why}")],
             false,

@@ -28,4 +28,7 @@ pub enum NotConfigured {
     /// The environment variable that should hold the token.
     #[error("no access token: set {0} to a long-lived access token (Home Assistant → your profile → Security)")]
     NoToken(String),
+    /// The https settings could not be built (the CA file became unreadable, …).
+    #[error("https: {0}")]
+    Tls(String),
 }

@@ -4,7 +4,7 @@
 
 use super::error::{HaError, NotConfigured};
 use super::status::{Located, Status};
-use super::{actor, connection, home, watch};
+use super::{actor, connection, home, tls, watch};
 use crate::actor::{Lifecycle, Tasks};
 use crate::config::{HomeAssistantConfig, Secret};
 use actix::prelude::*;
@@ -60,6 +60,7 @@ pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings
             .iter()
             .map(|w| (w.entity_id.clone(), w.to.clone()))
             .collect(),
+        tls: tls::client_config(cfg).map_err(NotConfigured::Tls)?,
     })
 }
 

@@ -9,6 +9,7 @@
 //! the `HaActor` that owns what homebot knows of Home Assistant, on its own thread;
 //! `error` — [`HaError`], [`NotConfigured`]; `status` — [`Status`], [`Located`]; `watch`
 //! — fired watches delivered through the channels' doors; `connection` — connecting, auth and reconnects;
+//! `tls` — https: the certificates trusted, and a refused one in words;
 //! `session` — one session's subscriptions, commands and keep-alive; `doctor` — the
 //! one-shot probe of `homebot doctor`; `protocol` — the message shapes; `rooms` — areas,
 //! satellites and media players from HA's registries; `announce` — the voice channel's
@@ -34,6 +35,7 @@ pub mod protocol;
 pub mod rooms;
 mod session;
 mod status;
+mod tls;
 pub mod watch;
 
 pub use channel::{say, HaSlot, HomeAssistantChannel};

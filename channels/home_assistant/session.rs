@@ -266,6 +266,7 @@ pub async fn run(s: Settings, mut calls: mpsc::Receiver<Call>, report: impl Fn(R
     let mut backoff = FIRST_BACKOFF;
     let mut auth_logged = false;
     let mut down_logged = false;
+    let mut tls_logged: Option<String> = None;
     loop {
         let (why, wait) = match session(&s, &mut calls, &report).await {
             Ended::Closed => return,
@@ -276,6 +277,17 @@ pub async fn run(s: Settings, mut calls: mpsc::Receiver<Call>, report: impl Fn(R
                 }
                 report(Report::AuthFailed { why: why.clone() });
                 (format!("access token refused: {why}"), AUTH_RETRY)
+            }
+            Ended::Tls(why) => {
+                if tls_logged.as_deref() != Some(why.as_str()) {
+                    error!(url = %s.url, reason = %why, "Home Assistant's https connection failed (retried with backoff; logged again only if the reason changes)");
+                    tls_logged = Some(why.clone());
+                }
+                down_logged = true;
+                report(Report::Down { why: why.clone() });
+                let wait = jitter(backoff);
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                (why, wait)
             }
             Ended::Lost { why, was_up } => {
                 if was_up {

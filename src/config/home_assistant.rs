@@ -11,8 +11,16 @@ pub const DEFAULT_TOKEN_ENV: &str = "HOMEBOT_HA_TOKEN";
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HomeAssistantConfig {
-    /// Base URL, e.g. `http://homeassistant.local:8123` (the WebSocket is `{url}/api/websocket`).
+    /// Base URL, e.g. `http://homeassistant.local:8123` or `https://…` (the WebSocket is
+    /// `{url}/api/websocket`, `ws://` or `wss://`).
     pub url: Option<String>,
+    /// For an `https://` url: a PEM file of the private CA that signed Home Assistant's
+    /// certificate, trusted besides the built-in public roots (relative: to the workspace).
+    pub ca_file: Option<std::path::PathBuf>,
+    /// For an `https://` url: the SHA-256 fingerprint of Home Assistant's own certificate
+    /// (`sha256:AB:CD:…`); exactly that certificate is then accepted, self-signed or not,
+    /// whatever host name it names (see `ha_tls`).
+    pub fingerprint: Option<String>,
     /// The environment variable holding the long-lived access token.
     pub token_env: String,
     /// The token given directly (tests, through `EnvOverrides::ha_token`), never from
@@ -110,6 +118,8 @@ impl Default for HomeAssistantConfig {
     fn default() -> Self {
         Self {
             url: None,
+            ca_file: None,
+            fingerprint: None,
             token_env: DEFAULT_TOKEN_ENV.into(),
             token: None,
             timeout_secs: 10,
@@ -136,11 +146,17 @@ impl HomeAssistantConfig {
         self.url.is_some()
     }
 
-    /// The WebSocket URL (`ws://host:8123/api/websocket`) of an `http://` base URL.
+    /// The WebSocket URL (`ws://host:8123/api/websocket`) of an `http://` base URL,
+    /// `wss://…` of an `https://` one.
     pub fn websocket_url(&self) -> Option<String> {
         let url = self.url.as_deref()?.trim_end_matches('/');
-        let rest = url.strip_prefix("http://")?;
-        Some(format!("ws://{rest}/api/websocket"))
+        match url.strip_prefix("https://") {
+            Some(rest) => Some(format!("wss://{rest}/api/websocket")),
+            None => Some(format!(
+                "ws://{}/api/websocket",
+                url.strip_prefix("http://")?
+            )),
+        }
     }
 
     pub(super) fn validate(&self, path: &Path) -> Result<(), ConfigError> {
@@ -152,19 +168,14 @@ impl HomeAssistantConfig {
         if let Some(url) = &self.url {
             let host = url
                 .strip_prefix("http://")
+                .or_else(|| url.strip_prefix("https://"))
                 .map(|r| r.split('/').next().unwrap_or_default());
             match host {
                 Some(h) if !h.is_empty() && !url.contains('?') && !url.contains('#') => {}
-                _ if url.starts_with("https://") => {
-                    return Err(invalid(
-                        "url",
-                        format!("{url:?}: https is not supported yet; give Home Assistant's http:// address on the local network (or a local proxy)"),
-                    ))
-                }
                 _ => {
                     return Err(invalid(
                         "url",
-                        format!("must be an http:// URL with a host, like http://homeassistant.local:8123, got {url:?}"),
+                        format!("must be an http:// or https:// URL with a host, like http://homeassistant.local:8123, got {url:?}"),
                     ))
                 }
             }
@@ -245,6 +256,7 @@ impl HomeAssistantConfig {
                 ));
             }
         }
+        self.validate_tls(path)?;
         self.validate_home(path)
     }
 
@@ -363,7 +375,6 @@ mod tests {
             Some("ws://127.0.0.1:8123/api/websocket")
         );
         for (bad, key) in [
-            ("url = \"https://ha.example\"", "url"),
             ("url = \"ftp://x\"", "url"),
             ("url = \"http://\"", "url"),
             ("token_env = \"A B\"", "token_env"),

@@ -5,7 +5,7 @@
 //! - this file — the file's sections, loading, environment overrides, members;
 //! - `validate` — every value checked and bounded before anything runs;
 //! - `provider` — the LLM endpoint after overrides, and which key goes where;
-//! - `channels` — the QQ and voice sections; `home_assistant` — `[home_assistant]`; `context` — the context window (`[context]`);
+//! - `channels` — the QQ and voice sections; `home_assistant` — `[home_assistant]` (`ha_tls`: its https trust); `context` — the context window (`[context]`);
 //! - `assets/default-config.toml` — the commented file written on first use.
 
 mod channels;
@@ -13,6 +13,7 @@ mod context;
 #[cfg(test)]
 mod documented;
 mod env;
+mod ha_tls;
 mod home_assistant;
 mod http;
 mod memory;
@@ -24,6 +25,7 @@ pub use env::EnvOverrides;
 
 pub use channels::*;
 pub use context::*;
+pub use ha_tls::{format_fingerprint, parse_fingerprint, read_ca_file, Fingerprint};
 pub use home_assistant::{
     is_entity_id, HaMediaPlayer, HaSatellite, HaWatch, HomeAssistantConfig, MAX_WATCHES,
 };
@@ -261,10 +263,11 @@ impl Config {
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        let mut cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
+        cfg.home_assistant.resolve_paths(path);
         cfg.validate(path)?;
         Ok(cfg)
     }

@@ -53,6 +53,7 @@ mod ha_integration;
 mod ha_pipeline;
 mod ha_real;
 mod ha_real_home;
+mod ha_tls;
 mod imports;
 mod interrupt;
 mod knowledge;

@@ -6,6 +6,9 @@
 //! and the area 厨房 holds it. Every process is killed when the test ends.
 #![allow(dead_code)]
 
+mod tls;
+pub use tls::{fingerprint, private_ca, self_signed, TlsFiles};
+
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -32,6 +35,8 @@ pub struct RealHa {
     /// `assist_satellite.<name>` of the stand-in.
     pub satellite_entity: String,
     pub satellite_out: PathBuf,
+    /// The certificate HA serves when started with [`RealHa::start_tls`] (`https://`).
+    pub tls: Option<TlsFiles>,
     http: reqwest::Client,
 }
 
@@ -87,6 +92,12 @@ fn seed_storage(config: &Path) {
 }
 
 fn configuration(port: u16) -> String {
+    configuration_with(port, None)
+}
+
+/// HA's configuration; with `tls`, HA serves https only (`ssl_certificate`, `ssl_key`).
+fn configuration_with(port: u16, tls: Option<&TlsFiles>) -> String {
+    let (scheme, ssl) = tls::http_lines(tls);
     format!(
         r#"homeassistant:
   name: homebot-test
@@ -98,13 +109,13 @@ fn configuration(port: u16) -> String {
   country: NL
   currency: EUR
   language: en
-  internal_url: http://127.0.0.1:{port}
+  internal_url: {scheme}://127.0.0.1:{port}
 logger:
   default: warning
 http:
   server_host: 127.0.0.1
   server_port: {port}
-api:
+{ssl}api:
 websocket_api:
 conversation:
 ffmpeg:
@@ -162,11 +173,24 @@ async fn wait_port(port: u16, what: &str, child: &mut Child, log: &Path) {
 impl RealHa {
     /// Start HA and the satellite stand-in; put the satellite in the area 厨房.
     pub async fn start(python: &Path) -> Self {
+        Self::start_with(python, None).await
+    }
+
+    /// [`RealHa::start`] with HA serving https with this certificate (only https).
+    pub async fn start_tls(python: &Path, tls: TlsFiles) -> Self {
+        Self::start_with(python, Some(tls)).await
+    }
+
+    async fn start_with(python: &Path, tls: Option<TlsFiles>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config");
         std::fs::create_dir_all(&config).unwrap();
         let port = free_port();
-        std::fs::write(config.join("configuration.yaml"), configuration(port)).unwrap();
+        std::fs::write(
+            config.join("configuration.yaml"),
+            configuration_with(port, tls.as_ref()),
+        )
+        .unwrap();
         // homebot's own integration, as HACS installs it
         copy_tree(
             &repo().join("custom_components"),
@@ -203,7 +227,12 @@ impl RealHa {
             satellite,
             satellite_entity: String::new(),
             satellite_out,
-            http: reqwest::Client::new(),
+            // the kit's set-up requests trust the HA it started (homebot never uses this)
+            http: reqwest::Client::builder()
+                .danger_accept_invalid_certs(tls.is_some())
+                .build()
+                .unwrap(),
+            tls,
         };
         let started = std::time::Instant::now();
         loop {
@@ -229,7 +258,10 @@ impl RealHa {
         );
         let entry = ha.add_wyoming(sat_port).await;
         // its assist_satellite entity, in a new area 厨房
-        let mut ws = HaWs::connect(port).await;
+        let mut ws = match ha.tls {
+            None => HaWs::connect(port).await,
+            Some(_) => HaWs::connect_tls(port).await,
+        };
         let entities = ws
             .call(json!({"type": "config/entity_registry/list"}))
             .await
@@ -260,7 +292,8 @@ impl RealHa {
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     pub fn log(&self) -> String {
@@ -371,10 +404,18 @@ pub struct HaWs {
 
 impl HaWs {
     pub async fn connect(port: u16) -> Self {
-        let (mut ws, _) =
+        let (ws, _) =
             tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/api/websocket"))
                 .await
                 .unwrap();
+        Self::auth(ws).await
+    }
+
+    async fn auth(
+        mut ws: tokio_tungstenite::WebSocketStream<
+            tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+        >,
+    ) -> Self {
         ws.next().await; // auth_required
         ws.send(Message::Text(
             json!({"type": "auth", "access_token": TOKEN}).to_string(),
