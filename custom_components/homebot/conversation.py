@@ -17,7 +17,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddEntitiesCallback
 
-from .client import HomebotClient, HomebotError
+from .client import HomebotClient, HomebotError, InvalidAuth
 from .const import DOMAIN
 
 _LOGGER = logging.getLogger(__name__)
@@ -25,6 +25,11 @@ _LOGGER = logging.getLogger(__name__)
 ERROR_SPEECH = {
     "zh": "抱歉，homebot 暂时没有回应。",
     "en": "Sorry, homebot is not answering right now.",
+}
+# homebot refused the token: Home Assistant asks for the new one (a repair notice)
+AUTH_SPEECH = {
+    "zh": "homebot 拒绝了令牌，请在 Home Assistant 里重新输入。",
+    "en": "homebot refused the token; enter the new one in Home Assistant.",
 }
 
 
@@ -88,14 +93,23 @@ class HomebotConversationEntity(conversation.ConversationEntity):
                     ended["continue"] = frame.get("dialogue_state") == "continue"
 
         response = intent.IntentResponse(language=user_input.language)
+        lang = "zh" if user_input.language.lower().startswith("zh") else "en"
         try:
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id, deltas()
             ):
                 pass
+        except InvalidAuth:
+            _LOGGER.warning("homebot refused the token; asking for the new one")
+            self._entry.async_start_reauth(self.hass)
+            response.async_set_error(
+                intent.IntentResponseErrorCode.UNKNOWN, AUTH_SPEECH[lang]
+            )
+            return conversation.ConversationResult(
+                response=response, conversation_id=chat_log.conversation_id
+            )
         except HomebotError as err:
             _LOGGER.warning("homebot did not answer: %s", err)
-            lang = "zh" if user_input.language.lower().startswith("zh") else "en"
             response.async_set_error(
                 intent.IntentResponseErrorCode.UNKNOWN, ERROR_SPEECH[lang]
             )

@@ -103,6 +103,11 @@ impl Gateway {
         Gateway { child, addrs, log }
     }
 
+    /// Kill it and wait until it is gone (its ports and its workspace free again).
+    pub async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+
     /// The child's process id (for `/proc/<pid>/…`).
     pub fn pid(&self) -> u32 {
         self.child

@@ -11,8 +11,11 @@ use common::gateway::Gateway;
 use common::*;
 use real_ha::{HaWs, RealHa};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 const AGENT: &str = "agent-token-for-the-integration-42";
+/// The agent token after the household changed it.
+const NEW_AGENT: &str = "a-new-agent-token-for-the-integration-43";
 
 async fn model() -> FakeLlm {
     FakeLlm::start(|body, _| {
@@ -102,4 +105,67 @@ async fn the_integration_in_a_real_home_assistant() {
         s["continue_conversation"], false,
         "a statement does not: {s}"
     );
+
+    // diagnostics show the entry with the token redacted
+    let diag = ha
+        .get(&format!("/api/diagnostics/config_entry/{entry}"))
+        .await
+        .unwrap()
+        .to_string();
+    assert!(!diag.contains(AGENT) && diag.contains("REDACTED"), "{diag}");
+
+    // homebot's token changes: the next turn says so, HA asks for the new token, and
+    // with it the entity answers again
+    let addr = gw.dashboard_addr().await;
+    gw.stop().await;
+    let env = [
+        ("HOMEBOT_HTTP_LISTEN", addr.as_str()),
+        ("HOMEBOT_HA_AGENT_TOKEN", NEW_AGENT),
+    ];
+    let gw = Gateway::start(&ws, &fake, &env, &[]).await;
+    gw.dashboard_addr().await;
+    let refused = ask("你好").await;
+    let said = refused["response"]["speech"]["plain"]["speech"].to_string();
+    assert!(said.contains("拒绝了令牌"), "{refused}");
+    // (flows not started by a user: HA's own list, as its frontend reads it)
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let reauth = loop {
+        let flows = ws_api
+            .call(json!({"type": "config_entries/flow/progress"}))
+            .await
+            .unwrap();
+        let found = flows
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|f| f["handler"] == "homebot" && f["context"]["source"] == "reauth");
+        if let Some(f) = found {
+            break f["flow_id"].as_str().unwrap().to_string();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "HA never asked for the new token: {flows}\n{}",
+            ha.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let wrong = step(&ha, &reauth, json!({"token": AGENT})).await;
+    assert_eq!(wrong["errors"]["base"], "invalid_auth", "{wrong}");
+    let done = step(&ha, &reauth, json!({"token": NEW_AGENT})).await;
+    assert_eq!(done["reason"], "reauth_successful", "{done}");
+    eventually_async(
+        "the entity answers with the new token",
+        Duration::from_secs(30),
+        || async {
+            let r = ask("又好了").await;
+            let speech = r["response"]["speech"]["plain"]["speech"].to_string();
+            if speech.contains("好的：又好了") {
+                Ok(())
+            } else {
+                Err(r.to_string())
+            }
+        },
+    )
+    .await;
+    assert!(!ha.log().contains(NEW_AGENT), "the token never shows");
 }
