@@ -195,8 +195,10 @@ const SEND_DEADLINE: Duration = Duration::from_secs(30);
 /// `cap`) go out in order; with `ping = Some((every, frame))` a ping frame also goes out
 /// every `every`, so a peer that answers nothing can be told apart and closed by its
 /// reader. The task ends, closing the socket, when every sender is gone, the socket
-/// fails, or `cancel` fires (frames already queued then still go out).
+/// fails, or `cancel` fires (frames already queued then still go out). The task is one of
+/// the kernel's tracked background tasks (`tasks`), so a shutdown sees it end.
 pub fn spawn_ws_writer<S, M>(
+    tasks: &crate::actor::Tasks,
     mut sink: S,
     cap: usize,
     cancel: CancellationToken,
@@ -208,7 +210,7 @@ where
     M: Send + 'static,
 {
     let (tx, mut rx) = mpsc::channel::<String>(cap.max(1));
-    tokio::spawn(async move {
+    tasks.spawn(async move {
         let every = ping.map(|p| p.0).unwrap_or(Duration::from_secs(3600));
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {

@@ -108,11 +108,12 @@ pub async fn conversation(State(dash): State<Dash>, body: Bytes) -> Response {
             "the voice channel is not running\n",
         );
     };
-    drop(kernel);
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::channel::<String>(FRAMES);
     let turn_cancel = cancel.clone();
-    tokio::spawn(async move { voice.ha_agent_turn(ask, turn_cancel, tx).await });
+    // counted with the turns: a graceful shutdown waits for it
+    kernel.spawn_delivery(async move { voice.ha_agent_turn(ask, turn_cancel, tx).await });
+    drop(kernel);
     // the body owns the guard: when the client goes away, the turn is cancelled
     let guard = cancel.drop_guard();
     let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {

@@ -221,6 +221,7 @@ impl Voice {
         let idle = Duration::from_secs(self.shared.cfg.ws_idle_timeout_secs);
         let (sink, mut stream) = socket.split();
         let tx = crate::channels::net::spawn_ws_writer(
+            self.shared.kernel.lifecycle().tasks(),
             sink,
             32,
             conn.close.clone(),

@@ -83,12 +83,21 @@ pub fn code(text: &str) -> String {
         .join("\n");
     let mut out = String::new();
     let mut rest = text.as_str();
-    while let Some(at) = rest.find("#[cfg(test)]") {
+    // `#[cfg(test)]`, and `#[cfg(all(test, …))]` too
+    let next_test_attr = |s: &str| -> Option<(usize, usize)> {
+        ["#[cfg(test)]", "#[cfg(all(test"]
+            .iter()
+            .filter_map(|m| s.find(m))
+            .min()
+            .map(|at| (at, at + s[at..].find(")]").map_or(s.len() - at, |e| e + 2)))
+    };
+    while let Some((at, attr_end)) = next_test_attr(rest) {
         out.push_str(&rest[..at]);
-        let after = &rest[at + "#[cfg(test)]".len()..];
+        let attr = &rest[at..attr_end];
+        let after = &rest[attr_end..];
         let trimmed = after.trim_start();
         if !trimmed.starts_with("mod ") {
-            out.push_str("#[cfg(test)]");
+            out.push_str(attr);
             rest = after;
             continue;
         }
