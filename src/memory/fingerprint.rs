@@ -5,6 +5,7 @@
 //! | `chan` | the turn's channel | 1.0 |
 //! | `peer` | the chat: `group_<id>` / `private_<id>` on QQ (the design's `peer_group` is the group form, so a group and a private chat never share it); on voice the member the trusted speaker mapping named, else `guest` (all unknown voices are one peer, never the whole channel); elsewhere the chat id | 1.0 |
 //! | `tool` | tools the turn called | 0.8 |
+//! | `room` | where it was said: the room of a voice satellite (its Home Assistant area) | 0.6 |
 //! | `topic` | content words ([`super::topic`]) | 0.4 |
 //! | `part` | night / morning / afternoon / evening | 0.2 |
 //!
@@ -42,6 +43,7 @@ fn stand_in(id: &str) -> String {
 pub fn weight(feature: &str) -> f64 {
     match feature.split_once(':').map(|(k, _)| k).unwrap_or("") {
         "tool" => 0.8,
+        "room" => 0.6,
         "topic" => 0.4,
         "part" => 0.2,
         _ => 1.0,
@@ -105,6 +107,8 @@ pub struct TurnScene {
 
 /// Explicit keys one turn may carry.
 pub const MAX_TURN_KEYS: usize = 4;
+/// The longest room name kept as a feature (a name comes from Home Assistant's areas).
+pub const MAX_ROOM_CHARS: usize = 40;
 
 impl TurnScene {
     /// Derive a turn's scene: policy (the turn's own, else its channel's), keys (the
@@ -151,6 +155,15 @@ impl TurnScene {
             return Self::default();
         }
         let mut weak = vec![format!("part:{}", part_of_day(now))];
+        if let Some(room) = turn
+            .room
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+        {
+            let room: String = room.chars().take(MAX_ROOM_CHARS).collect();
+            weak.push(format!("room:{room}"));
+        }
         weak.extend(
             topic_words(&turn.text, cfg.max_topic_words)
                 .into_iter()
@@ -225,6 +238,39 @@ mod tests {
         assert_eq!(part_of_day(at(7)), "morning");
         assert_eq!(part_of_day(at(3)), "night");
         assert_eq!(part_of_day(at(13)), "afternoon");
+    }
+
+    #[test]
+    fn the_room_it_was_said_in_is_a_weak_feature() {
+        let cfg = MemoryConfig::default();
+        let said_in = |room: Option<&str>| {
+            let mut t = turn_in("voice", "wake-1", "mom", "晚饭吃什么");
+            t.room = room.map(str::to_string);
+            TurnScene::of(&t, at(19), &cfg)
+        };
+        let kitchen = said_in(Some("厨房"));
+        assert!(
+            kitchen.weak.contains(&"room:厨房".to_string()),
+            "{kitchen:?}"
+        );
+        assert_eq!(
+            kitchen.keys,
+            said_in(None).keys,
+            "a room never enters the key"
+        );
+        assert!(!said_in(None).weak.iter().any(|w| w.starts_with("room:")));
+        let long = said_in(Some(&"房".repeat(500)));
+        let room = long.weak.iter().find(|w| w.starts_with("room:")).unwrap();
+        assert_eq!(room.chars().count(), "room:".len() + MAX_ROOM_CHARS);
+        // the same words in the same room are more alike than in another room
+        let key = &kitchen.keys[0];
+        let f = |s: &TurnScene| s.features_for(key, &[]);
+        let bedroom = said_in(Some("卧室"));
+        assert!(
+            similarity(&f(&kitchen), &f(&said_in(Some("厨房"))))
+                > similarity(&f(&kitchen), &f(&bedroom))
+        );
+        assert!(weight("room:厨房") > weight("topic:晚饭") && is_weak("room:厨房"));
     }
 
     #[test]
