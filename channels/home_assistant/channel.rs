@@ -9,6 +9,7 @@
 //! when it starts, which is before voice (see `channels::enabled`).
 
 use super::status::CHANNEL;
+use super::turn::HELD;
 use super::{watch, HaError, HomeAssistant};
 use crate::channels::contract::{Channel, StartError, Started};
 use crate::config::HomeAssistantConfig;
@@ -17,15 +18,35 @@ use crate::outbound::{DeliveryError, Outbound};
 use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
+/// Where a message for one of Home Assistant's satellites waits when Home Assistant
+/// cannot say it now: the voice channel, which says it before the reply of that
+/// satellite's next turn (or announces it once Home Assistant is back). It registers
+/// itself when it starts.
+#[async_trait::async_trait]
+pub trait Holder: Send + Sync {
+    /// Hold `text` for `satellite`'s next turn (`""`: the next turn that has none) until
+    /// it is said; delivered then.
+    async fn hold(&self, satellite: &str, text: &str) -> Result<(), DeliveryError>;
+}
+
 /// Home Assistant's handle once its channel has started (empty before, and when it is
-/// not configured). Cloning shares it.
+/// not configured), and the voice channel's [`Holder`] once voice has started. Cloning
+/// shares both.
 #[derive(Clone, Default)]
-pub struct HaSlot(Arc<OnceLock<HomeAssistant>>);
+pub struct HaSlot {
+    ha: Arc<OnceLock<HomeAssistant>>,
+    holder: Arc<OnceLock<Arc<dyn Holder>>>,
+}
 
 impl HaSlot {
     /// The running client, if the channel started.
     pub fn get(&self) -> Option<HomeAssistant> {
-        self.0.get().cloned()
+        self.ha.get().cloned()
+    }
+
+    /// Where messages for a satellite wait (the voice channel, started once per process).
+    pub fn hold_with(&self, holder: Arc<dyn Holder>) {
+        let _ = self.holder.set(holder);
     }
 }
 
@@ -63,33 +84,54 @@ impl Channel for HomeAssistantChannel {
             kernel.spawn_service(watch::deliver(rx, kernel.clone(), cancel));
         }
         // started once per process: a second start would find the slot full and keep the first
-        let _ = self.slot.0.set(ha.clone());
+        let _ = self.slot.ha.set(ha.clone());
         Ok(Started {
             bound: Vec::new(),
-            outbound: Some(Arc::new(HaDoor(ha))),
+            outbound: Some(Arc::new(HaDoor {
+                ha,
+                slot: self.slot,
+            })),
         })
     }
 }
 
 /// The Home Assistant channel's outbound door.
-struct HaDoor(HomeAssistant);
+struct HaDoor {
+    ha: HomeAssistant,
+    slot: HaSlot,
+}
 
 #[async_trait::async_trait]
 impl Outbound for HaDoor {
     /// Announce on a satellite of Home Assistant (its entity id) or on the satellites of
     /// an area (its name or id); delivered only when Home Assistant said it played.
+    /// `held:<satellite>` waits for that satellite's next turn instead (through the
+    /// voice channel's [`Holder`]).
     async fn deliver(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
-        say(&self.0, target, &crate::channels::text::spoken(text)).await
+        if let Some(satellite) = target.strip_prefix(HELD) {
+            return match self.slot.holder.get() {
+                Some(holder) => holder.hold(satellite, text).await,
+                None => Err(DeliveryError::Unreachable(format!(
+                    "Home Assistant satellite {satellite:?} (nothing holds messages for its next turn: the voice channel is not running)"
+                ))),
+            };
+        }
+        say(&self.ha, target, &crate::channels::text::spoken(text)).await
+    }
+
+    /// A satellite Home Assistant cannot speak on now hears it on its next turn.
+    fn later(&self, target: &str) -> Option<String> {
+        (!target.starts_with(HELD)).then(|| format!("{HELD}{target}"))
     }
 
     /// Home Assistant's connection, version, entities and satellites.
     async fn status(&self) -> Vec<String> {
-        self.0.status().await.lines()
+        self.ha.status().await.lines()
     }
 
     /// The home tools and the fast path reach the house through this client.
     fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
-        Some(Arc::new(self.0.clone()))
+        Some(Arc::new(self.ha.clone()))
     }
 }
 

@@ -36,12 +36,14 @@ pub mod rooms;
 mod session;
 mod status;
 mod tls;
+mod turn;
 pub mod watch;
 
-pub use channel::{say, HaSlot, HomeAssistantChannel};
+pub use channel::{say, HaSlot, Holder, HomeAssistantChannel};
 pub use connection::AUTH_RETRY;
 pub use doctor::doctor;
 pub use error::{HaError, NotConfigured};
 pub(crate) use handle::settings;
 pub use handle::HomeAssistant;
 pub use status::{Located, Status, CHANNEL};
+pub use turn::{facts, turn, HELD};

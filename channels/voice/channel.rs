@@ -52,7 +52,8 @@ impl Channel for VoiceChannel {
     ) -> Result<Started, StartError> {
         let cfg = Arc::new(self.cfg);
         let actor = start_actor(&kernel, &cfg, &cancel)?;
-        let ha = self.ha.get();
+        let slot = self.ha;
+        let ha = slot.get();
         let ch = Voice::new(Shared {
             kernel: kernel.clone(),
             cfg: cfg.clone(),
@@ -70,6 +71,8 @@ impl Channel for VoiceChannel {
         if let Some(listen) = &cfg.ws_listen {
             started.bound.push(ch.serve_satellites(listen).await?);
         }
+        // what Home Assistant cannot say now waits for that satellite's next turn here
+        slot.hold_with(Arc::new(ch.clone()));
         started.outbound = Some(Arc::new(ch));
         Ok(started)
     }

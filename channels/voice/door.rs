@@ -92,6 +92,20 @@ impl Voice {
     }
 }
 
+/// Home Assistant's door holds here what it cannot say now: for its satellite's next
+/// turn (a Wyoming turn or Home Assistant's agent at that satellite), or — no satellite —
+/// for the next turn that has none.
+#[async_trait::async_trait]
+impl crate::channels::home_assistant::Holder for Voice {
+    async fn hold(&self, satellite: &str, text: &str) -> Result<(), DeliveryError> {
+        let front = match satellite {
+            "" => WYOMING_TARGET.to_string(),
+            s => format!("{HA_PREFIX}{s}"),
+        };
+        self.hold_until_said(&front, shape_reply(text).0).await
+    }
+}
+
 /// Messages held for a front end's next turn, waited for until said.
 impl Voice {
     /// Hold `text` for `front`'s next turn and wait until it is said: only then is it

@@ -19,12 +19,16 @@
 //!   reply waits for an answer: HA then keeps the microphone open) and `rest`.
 //! - **Cancel**: `cancel` (the HTTP request gone: HA gave up or stopped) cancels the turn.
 //!
-//! A turn of the voice channel until Home Assistant becomes a channel of its own.
+//! The turn is the Home Assistant channel's (`channels::home_assistant::turn`: its chat,
+//! facts and door target); the voice channel runs it here because it delivers it as it
+//! delivers a satellite's — the partials, and the messages held for that satellite said
+//! first.
 
-use super::handle::{fallback_session, voice_turn, Voice};
+use super::handle::{fallback_session, Voice};
 use super::speaker::{or_satellite_member, GUEST};
 use super::turn::{HA_PREFIX, WYOMING_TARGET};
-use crate::turn::{Audience, Modality, Partials};
+use crate::channels::home_assistant;
+use crate::turn::Partials;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -125,14 +129,12 @@ impl Voice {
             || WYOMING_TARGET.to_string(),
             |l| format!("{HA_PREFIX}{}", l.entity_id),
         );
-        let mut turn = voice_turn(&chat, &speaker, &ask.text, &front);
+        // a turn of Home Assistant's channel; voice delivers it (the partials, and what
+        // waits for this satellite said first)
+        let satellite = located.as_ref().map(|l| l.entity_id.as_str());
+        let mut turn = home_assistant::turn(&chat, &speaker, &ask.text, satellite);
         turn.room = located.as_ref().and_then(|l| l.room.clone());
         turn.peer_note = ask.extra_system_prompt.clone();
-        if ask.device_id.is_none() {
-            // typed in the HA app: read, not heard
-            turn.facts.modality = Modality::Text;
-            turn.facts.audience = Audience::Private;
-        }
         let cap = kernel.config().agent.max_reply_chars;
         let (partials, rx) =
             Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));

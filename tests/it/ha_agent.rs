@@ -25,7 +25,7 @@ const HA_TOKEN: &str = "sim-ha-token";
 const PATH: &str = "/api/ha/conversation";
 
 /// The user content of a model request (its message and aside), joined.
-fn user_text(body: &Value) -> String {
+pub(crate) fn user_text(body: &Value) -> String {
     body["messages"]
         .as_array()
         .unwrap()
@@ -40,13 +40,13 @@ fn system_text(body: &Value) -> String {
     body["messages"][0]["content"].to_string()
 }
 
-struct House {
-    kernel: Kernel,
-    base: String,
-    _ha: ha_fake::SimHa,
+pub(crate) struct House {
+    pub(crate) kernel: Kernel,
+    pub(crate) base: String,
+    pub(crate) ha: ha_fake::SimHa,
 }
 
-async fn house(ws: &Path, model_url: &str) -> House {
+pub(crate) async fn house(ws: &Path, model_url: &str) -> House {
     house_with(ws, model_url, "").await
 }
 
@@ -94,19 +94,19 @@ async fn house_with(ws: &Path, model_url: &str, ha_extra: &str) -> House {
     House {
         kernel,
         base: format!("http://{addr}"),
-        _ha: ha,
+        ha,
     }
 }
 
 /// A streamed answer, read frame by frame.
-struct Frames {
+pub(crate) struct Frames {
     resp: reqwest::Response,
     buf: Vec<u8>,
 }
 
 impl Frames {
     /// The next frame, within 30 s.
-    async fn next(&mut self) -> Value {
+    pub(crate) async fn next(&mut self) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(i) = self.buf.iter().position(|b| *b == b'\n') {
@@ -124,7 +124,7 @@ impl Frames {
     }
 
     /// Frames up to and with the reply frame.
-    async fn until_reply(&mut self) -> Vec<Value> {
+    pub(crate) async fn until_reply(&mut self) -> Vec<Value> {
         let mut v = Vec::new();
         loop {
             let f = self.next().await;
@@ -147,7 +147,7 @@ async fn ask(base: &str, token: &str, body: Value) -> reqwest::Response {
         .unwrap()
 }
 
-async fn frames(base: &str, body: Value) -> Frames {
+pub(crate) async fn frames(base: &str, body: Value) -> Frames {
     let resp = ask(base, AGENT, body).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
@@ -370,75 +370,6 @@ async fn the_turn_is_cancelled_when_the_caller_goes_away() {
         || fake.hung_up() > 0,
     )
     .await;
-    h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
-}
-
-/// The model of a cooking evening through Home Assistant: it asks to enter and to end the
-/// mode when told, relays what the backend said, and otherwise answers briefly.
-fn cooking(body: &Value, _: usize) -> common::FakeReply {
-    let msgs = body["messages"].as_array().unwrap();
-    let last = msgs.last().unwrap();
-    if last["role"] == "tool" {
-        return answer(vec![say("好的。")]);
-    }
-    let words = last["content"].as_str().unwrap_or_default();
-    if words.contains("打开做饭模式") {
-        return answer(vec![call(
-            "switch_mode",
-            json!({"action": "enter", "mode_id": "cooking"}),
-        )]);
-    }
-    if words.contains("结束做饭模式") {
-        return answer(vec![call(
-            "switch_mode",
-            json!({"action": "exit", "mode_id": "cooking", "summary": "红烧肉放了两勺盐。"}),
-        )]);
-    }
-    answer(vec![say("嗯。")])
-}
-
-#[tokio::test]
-async fn a_mode_ended_at_a_satellite_reaches_its_next_wake() {
-    let (url, fake) = start_sse(cooking).await;
-    let ws = common::workspace();
-    let h = house(ws.path(), &url).await;
-    let wake = |conversation: &str, text: &str, device: Option<&str>| {
-        let mut ask =
-            json!({"text": text, "conversation_id": conversation, "user_id": "ha-user-mom"});
-        if let Some(d) = device {
-            ask["device_id"] = json!(d);
-        }
-        ask
-    };
-    let at_kitchen = Some("dev-kitchen-sat");
-    for (words, state) in [("打开做饭模式", "好的。"), ("好了，结束做饭模式", "好的。")]
-    {
-        let reply = frames(&h.base, wake("01jqwake0001", words, at_kitchen))
-            .await
-            .until_reply()
-            .await
-            .pop()
-            .unwrap();
-        assert_eq!(reply["text"], state, "{reply}");
-    }
-    assert!(
-        h.kernel.status_text().await.contains("无活动模式"),
-        "the mode ended"
-    );
-    // a new wake (HA's new conversation) at the same satellite carries it …
-    frames(&h.base, wake("01jqwake0002", "刚才放了多少盐", at_kitchen))
-        .await
-        .until_reply()
-        .await;
-    let seen = fake.requests();
-    let carried = |b: &Value| b.to_string().contains("刚结束");
-    assert!(carried(seen.last().unwrap()), "{}", seen.last().unwrap());
-    // … and typed Assist (no satellite) is a chat of its own, which took no part
-    frames(&h.base, wake("01jqtyped0001", "刚才放了多少盐", None))
-        .await
-        .until_reply()
-        .await;
-    assert!(!carried(fake.requests().last().unwrap()));
     h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
 }
 

@@ -1,7 +1,9 @@
 //! A reminder for a Home Assistant satellite that rings while Home Assistant cannot be
 //! reached waits for that satellite's next turn — and when Home Assistant comes back
 //! during that wait (against the simulated Home Assistant of tests/it/ha_fake), it is
-//! announced at once, once, and the reminder is marked rung.
+//! announced at once, once, and the reminder is marked rung: one set by a Wyoming turn
+//! (the voice channel's door) and one set by Home Assistant's own agent (the Home
+//! Assistant channel's door, which holds through voice).
 
 use crate::common;
 use crate::ha_fake;
@@ -45,28 +47,52 @@ async fn a_reminder_held_while_home_assistant_was_down_is_announced_when_it_come
         },
     )
     .unwrap();
+    // … and one Home Assistant's own agent set there (the Home Assistant channel's door)
+    book.add(
+        now - chrono::Duration::seconds(2),
+        now - chrono::Duration::seconds(1),
+        "看汤",
+        Origin {
+            channel: "home_assistant".into(),
+            chat_id: "01jqhaconv0001".into(),
+            speaker_id: "guest".into(),
+            target: "assist_satellite.kitchen".into(),
+        },
+    )
+    .unwrap();
     homebot::reminders::store::save(&ws.join("reminders.json"), &book).unwrap();
 
     let gw = Gateway::start(&ws, &fake, &[("HOMEBOT_HA_TOKEN", TOKEN)], &["wyoming"]).await;
-    // Home Assistant cannot be reached: held for the satellite's next turn
-    gw.wait_log("the message waits for its next turn", 30).await;
+    // Home Assistant cannot be reached: both held for the satellite's next turn (not
+    // retried blindly by the Cron until they expire)
+    eventually_async("both reminders held", Duration::from_secs(30), || {
+        let log = gw.log();
+        async move {
+            match log.matches("the message waits for its next turn").count() {
+                2 => Ok(()),
+                _ => Err(log),
+            }
+        }
+    })
+    .await;
 
     // Home Assistant comes back; no turn is said meanwhile
     let ha = SimHa::start_on(addr, TOKEN).await;
-    let announced = |ha: &SimHa| {
+    let announced_of = |ha: &SimHa, words: &str| {
         ha.service_calls("assist_satellite", "announce")
             .into_iter()
             .filter(|c| {
                 c["service_data"]["message"]
                     .as_str()
                     .unwrap_or_default()
-                    .contains("关火")
+                    .contains(words)
             })
             .collect::<Vec<_>>()
     };
+    let announced = |ha: &SimHa| announced_of(ha, "关火");
     // (the reconnect backoff is at most a few seconds here; the bound is only a bound)
     eventually_async("the announcement", Duration::from_secs(90), || {
-        let none = announced(&ha).is_empty();
+        let none = announced(&ha).is_empty() || announced_of(&ha, "看汤").is_empty();
         let log = gw.log();
         async move {
             if none {
@@ -91,13 +117,14 @@ async fn a_reminder_held_while_home_assistant_was_down_is_announced_when_it_come
             .await
             .unwrap();
         listed = String::from_utf8_lossy(&out.stdout).into_owned();
-        if listed.contains("已响") {
+        if listed.matches("已响").count() == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(listed.contains("已响"), "{listed}");
+    assert_eq!(listed.matches("已响").count(), 2, "{listed}");
     gw.wait_log("announced when it came back", 10).await;
     // once: it no longer waits for the satellite, and was announced one time
     assert_eq!(announced(&ha).len(), 1, "{}", gw.log());
+    assert_eq!(announced_of(&ha, "看汤").len(), 1, "{}", gw.log());
 }
