@@ -8,12 +8,11 @@ use super::journal::{self, clip, Entry};
 use super::state::{PendingChoice, MAX_PENDING_CHOICES};
 use super::{Effective, Strategies};
 use crate::agent::{Agent, AgentOutcome, Prepared, TurnCtx};
-use crate::modes::TurnTicket;
 use crate::prompt::TailSection;
 use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError};
 use crate::tools::choice;
 use crate::tools::set_strategy::Setter;
-use crate::turn::{Failure, Turn, TurnError};
+use crate::turn::{Failure, TurnError};
 use chrono::{DateTime, FixedOffset};
 use std::sync::Arc;
 
@@ -55,11 +54,8 @@ impl StrategyOutcome {
 pub(super) struct Ctx<'a> {
     pub(super) agent: &'a Agent,
     pub(super) st: &'a Strategies,
-    /// The turn (its ticket, tail, words); the fields below repeat the parts flows use most.
+    /// The turn: its ticket, tail, words and the turn itself.
     pub(super) t: &'a TurnCtx<'a>,
-    pub(super) ticket: &'a TurnTicket,
-    pub(super) text: &'a str,
-    pub(super) turn: &'a Turn,
     pub(super) eff: Effective,
     /// The standing strategy's `[策略]` block: the end of every request's system message
     /// (the same bytes turn after turn, a cached prefix).
@@ -79,10 +75,10 @@ pub(super) struct Ctx<'a> {
 
 impl Ctx<'_> {
     pub(super) fn session(&self) -> Option<&str> {
-        self.ticket.mode.as_ref().map(|m| m.session_id.as_str())
+        self.t.ticket.mode.as_ref().map(|m| m.session_id.as_str())
     }
     pub(super) fn now(&self) -> DateTime<FixedOffset> {
-        self.ticket.began_at
+        self.t.ticket.began_at
     }
     pub(super) fn stamp(&self) -> String {
         self.now()
@@ -99,9 +95,9 @@ impl Ctx<'_> {
             timestamp: self.stamp(),
             flow,
             stage,
-            channel: &self.turn.channel,
-            chat_id: &self.turn.chat_id,
-            speaker_id: &self.turn.speaker_id,
+            channel: &self.t.turn.channel,
+            chat_id: &self.t.turn.chat_id,
+            speaker_id: &self.t.turn.speaker_id,
             session_id: self.session(),
             text: clip(text),
             detail,
@@ -136,7 +132,7 @@ impl Ctx<'_> {
         o
     }
     pub(super) fn group_asker_only(&self, anyone: bool) -> bool {
-        self.turn.facts().audience == crate::turn::Audience::Group && !anyone
+        self.t.turn.facts().audience == crate::turn::Audience::Group && !anyone
     }
 }
 
@@ -194,15 +190,15 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> St
     };
     let reply = choice::render(
         &asked,
-        c.turn.facts().modality,
+        c.t.turn.facts().modality,
         c.group_asker_only(asked.anyone),
     );
     let pending = PendingChoice {
         asked: asked.clone(),
-        asker: c.turn.speaker_id.clone(),
+        asker: c.t.turn.speaker_id.clone(),
         asked_at: c.stamp(),
     };
-    let key = c.turn.chat_key();
+    let key = c.t.turn.chat_key();
     let saved =
         c.st.update(|st| {
             st.choices.insert(key, pending);

@@ -40,9 +40,6 @@ pub async fn run(agent: &Agent, strategies: &Strategies, t: &TurnCtx<'_>) -> Str
         agent,
         st: strategies,
         t,
-        ticket,
-        text: user_text,
-        turn,
         eff,
         standing,
         block,
@@ -81,12 +78,12 @@ enum Answer {
 }
 
 async fn check_answer(c: &Ctx<'_>) -> Answer {
-    let key = c.turn.chat_key();
+    let key = c.t.turn.chat_key();
     let ttl = chrono::Duration::minutes(c.st.config().choice_minutes as i64);
     let now = c.now();
-    let speaker = c.turn.speaker_id.clone();
-    let text = c.text.to_string();
-    let group = c.turn.facts().audience == crate::turn::Audience::Group;
+    let speaker = c.t.turn.speaker_id.clone();
+    let text = c.t.text.to_string();
+    let group = c.t.turn.facts().audience == crate::turn::Audience::Group;
     let r =
         c.st.update(|st| {
             let Some(p) = st.choices.get(&key).cloned() else {
@@ -140,14 +137,14 @@ async fn dispatch(c: &Ctx<'_>) -> StrategyOutcome {
         Answer::OfferAccepted(p) => return offer::accepted(c, p).await,
         Answer::OfferDropped(p) => {
             c.log("offer", "dropped", &p.asked.question, None).await;
-            extra.push(offer::dropped_section(&p, &c.turn.speaker_id));
+            extra.push(offer::dropped_section(&p, &c.t.turn.speaker_id));
         }
         Answer::Retry(msg) => return StrategyOutcome::say(msg, true),
         Answer::NotTheAsker(p) => extra.push(TailSection {
             label: "待回答的问题".into(),
             body: format!(
                 "你刚问过 {}：“{}”，在等 {} 本人回答；{} 的这条消息不算回答，照常回应即可。",
-                p.asker, p.asked.question, p.asker, c.turn.speaker_id
+                p.asker, p.asked.question, p.asker, c.t.turn.speaker_id
             ),
         }),
         Answer::Dropped(p) => {

@@ -66,7 +66,10 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> StrategyOutcome {
         .offer
         .clone()
         .expect("only an offer's question is accepted here");
-    let switched = c.t.modes.accept_offer(tag.mode_id, c.ticket.turn_id).await;
+    let switched =
+        c.t.modes
+            .accept_offer(tag.mode_id, c.t.ticket.turn_id)
+            .await;
     let (stage, result) = match &switched {
         Ok(s) => (
             "accepted",
@@ -98,7 +101,7 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> StrategyOutcome {
     let o = c.tool_loop(&mut prep).await;
     let mut out = finish(c, &mut prep, o).await;
     if matches!(switched, Ok(Switched::Entered { .. })) {
-        out.recorded_user = Some(format!("{}（回答“{}”）", c.text, p.asked.question));
+        out.recorded_user = Some(format!("{}（回答“{}”）", c.t.text, p.asked.question));
     }
     out
 }

@@ -23,8 +23,8 @@ fn kind_name(k: WorkKind) -> (&'static str, &'static str) {
 pub(super) async fn pending_work(c: &Ctx<'_>) -> Option<StrategyOutcome> {
     let ttl = chrono::Duration::hours(c.st.config().pending_hours as i64);
     let now = c.now();
-    let verdict = doc::verdict(c.text);
-    let (channel, chat) = (c.turn.channel.clone(), c.turn.chat_id.clone());
+    let verdict = doc::verdict(c.t.text);
+    let (channel, chat) = (c.t.turn.channel.clone(), c.t.turn.chat_id.clone());
     let taken =
         c.st.update(|st| {
             let w = st.pending_work.as_ref()?;
@@ -160,14 +160,14 @@ async fn keep_pending(c: &Ctx<'_>, kind: WorkKind, work: doc::Work) -> StrategyO
     let (flow, cn) = kind_name(kind);
     let pending = PendingWork {
         kind,
-        request: c.text.to_string(),
+        request: c.t.text.to_string(),
         goal: work.goal.clone(),
         steps: work.steps.clone(),
         doc: work.doc.clone(),
         made_at: c.stamp(),
-        channel: c.turn.channel.clone(),
-        chat_id: c.turn.chat_id.clone(),
-        speaker_id: c.turn.speaker_id.clone(),
+        channel: c.t.turn.channel.clone(),
+        chat_id: c.t.turn.chat_id.clone(),
+        speaker_id: c.t.turn.speaker_id.clone(),
         session_id: c.session().map(str::to_string),
     };
     if let Err(e) = c.st.update(|st| st.pending_work = Some(pending)).await {
