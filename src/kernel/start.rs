@@ -1,7 +1,26 @@
 //! Start-up: the workspace and its lock, the configuration, the registry, the provider,
 //! the mode state and the actors, the agent and its services, in that order.
 
+use super::actors::{start_actors, CronParts};
 use super::*;
+use crate::actor::Lifecycle;
+use crate::agent::Agent;
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::{Config, EnvOverrides};
+use crate::cron::CronHandle;
+use crate::lock::WorkspaceLock;
+use crate::modes::{ModeCore, ModeRegistry, ModesHandle};
+use crate::outbound::Doors;
+use crate::prompt;
+use crate::provider::Provider;
+use crate::scheduler::ChatQueues;
+use crate::workspace::Workspace;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{error, info};
 
 /// The workspace, its lock and what is read from it before anything starts.
 struct Opened {
