@@ -1,6 +1,7 @@
 //! The channel sections of the configuration: `[qq]` (OneBot v11) and `[voice]`.
 
 use super::*;
+use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The voice channel: a Wyoming handle service and a native satellite WebSocket.
@@ -184,6 +185,7 @@ impl QqConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn parse(s: &str) -> Result<Config, ConfigError> {
         Config::parse(s, Path::new("/ws/config.toml"))

@@ -3,8 +3,9 @@
 //! The long-lived access token is never in this file: only the name of the variable that
 //! holds it (`token_env`, default `HOMEBOT_HA_TOKEN`).
 
-use super::{ConfigError, Path, Secret};
+use super::{ConfigError, Secret};
 use serde::Deserialize;
+use std::path::Path;
 
 pub const DEFAULT_TOKEN_ENV: &str = "HOMEBOT_HA_TOKEN";
 

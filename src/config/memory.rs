@@ -3,7 +3,9 @@
 //! load time, so a value `config check` accepts cannot misbehave at run time.
 
 use super::*;
+use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Whether a turn takes part in scene memory (`auto` / `none`).
 #[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Default)]

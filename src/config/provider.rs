@@ -2,6 +2,9 @@
 //! a key goes only to the endpoint it was given for.
 
 use super::*;
+use serde::Deserialize;
+use std::fmt;
+use std::path::Path;
 
 pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
 pub const DEEPSEEK_MODEL: &str = "deepseek-chat";

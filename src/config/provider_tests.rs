@@ -1,6 +1,7 @@
 //! Tests of the provider resolution: order, keys per endpoint, defaults, bounds, kinds.
 
 use super::*;
+use std::path::PathBuf;
 
 fn p() -> PathBuf {
     PathBuf::from("/ws/config.toml")

@@ -2,6 +2,7 @@
 //! loopback, and the range of every number, each error naming the file and the key.
 
 use super::*;
+use std::path::Path;
 
 impl Config {
     pub(super) fn validate(&self, path: &Path) -> Result<(), ConfigError> {
