@@ -2,7 +2,9 @@
 //! serves.
 
 use super::registry::{Counter, Labeled};
+use super::series::m;
 use super::*;
+use std::time::SystemTime;
 
 /// The channel connection states for `homebot_channel_connected` (from the presence
 /// registry, which bounds the links and their ids): per channel link — a QQ account, a

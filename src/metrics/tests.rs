@@ -5,6 +5,7 @@
 use super::parse::{parse_strict, value};
 use super::registry::{Histogram, Labeled, OTHER};
 use super::*;
+use std::time::Duration;
 
 fn parsed() -> Vec<super::parse::Parsed> {
     let text = render_text();
