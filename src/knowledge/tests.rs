@@ -1,5 +1,11 @@
 //! Retrieval, its bounds and its terms.
+use super::files::split_chunks;
+use super::terms::{query_terms, terms_of, MAX_QUERY_TERMS};
 use super::*;
+use crate::prompt::{frozen_objective, SNIPPET_NOTE};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
 
 fn knowledge(dir: &Path) -> Knowledge {
     let mut folders = HashMap::new();
