@@ -13,7 +13,8 @@
 //! turn. Commits, maintenance and flushes publish before they answer, so a memory just
 //! kept is recalled by the very next turn.
 
-use super::{Cmd, Index, Maintained, MemoryError, Store};
+use super::messages::Cmd;
+use super::{Index, Maintained, MemoryError, Store};
 use crate::config::MemoryConfig;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
