@@ -1,5 +1,7 @@
 //! The prompt shape the audit trail records.
 use super::*;
+use crate::context::{Context, Plan};
+use crate::provider::Message;
 
 #[test]
 fn the_shape_names_blocks_in_order_and_hashes_only_the_stable_prefix() {
