@@ -6,6 +6,7 @@
 //! the sentences must switch and half must not; a false switch is the worse mistake.
 
 use super::*;
+use crate::modes::manifest::ModeManifest;
 use SwitchAction::{Enter, Exit};
 
 fn shipped() -> ModeManifest {

@@ -2,6 +2,7 @@
 //! directions, and whether they command the switch.
 
 use super::*;
+use crate::modes::manifest::ModeManifest;
 
 fn cooking() -> ModeManifest {
     ModeManifest::parse(
