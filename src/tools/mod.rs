@@ -21,11 +21,13 @@
 //! Imports run one way inside this folder: the rules and state of a tool (`*/rules`,
 //! `files/zones`, `files/guard`, `home/access`) ← `env` ← `permission` ← `result` ←
 //! `tool` (the trait) ← the tools (`*/tool`, `home/tools`, the single-file tools) ←
-//! `registry` ← this file, which only declares and re-exports (a test checks it). A
-//! folder's `mod.rs` only declares and re-exports too; files inside `src/tools` import
-//! the file that holds an item, never a folder's re-export.
+//! `registry` ← `definitions` (the tool list without a kernel) ← this file, which only
+//! declares and re-exports (a test checks it). A folder's `mod.rs` only declares and
+//! re-exports too; files inside `src/tools` import the file that holds an item, never a
+//! folder's re-export.
 
 pub mod choice;
+mod definitions;
 pub mod env;
 pub mod files;
 pub mod home;
@@ -40,6 +42,7 @@ pub mod set_strategy;
 pub mod switch_mode;
 pub mod tool;
 
+pub use definitions::definitions;
 pub use env::ToolEnv;
 pub use files::{resolve_in, FileAccess, ZoneLimits, READ_LIMIT, WRITE_LIMIT};
 pub use permission::Permission;
@@ -47,18 +50,3 @@ pub use registry::{ToolRegistry, ToolSetup};
 pub use result::{ToolError, ToolResult};
 pub use services::ToolServices;
 pub use tool::Tool;
-
-use crate::modes::ModeRegistry;
-use crate::provider::ToolDef;
-
-/// The definitions of the household's tools for these modes and writable folders (what
-/// [`ToolRegistry::new`] offers).
-pub fn definitions(modes: &ModeRegistry, writable: &[String]) -> Vec<ToolDef> {
-    ToolRegistry::new(ToolSetup {
-        modes,
-        services: ToolServices::describing(writable),
-        limits: crate::config::ToolsConfig::default(),
-    })
-    .definitions()
-    .to_vec()
-}
