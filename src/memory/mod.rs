@@ -46,7 +46,3 @@ mod handle;
 mod messages;
 
 pub use handle::Memory;
-
-/// For the tests' `use super::*`.
-#[cfg(test)]
-use crate::config::MemoryConfig;

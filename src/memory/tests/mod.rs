@@ -1,7 +1,7 @@
 //! Scene memory at the store level, on a real SQLite file, with times given explicitly.
 
 use super::*;
-use crate::config::ScenePolicy;
+use crate::config::{MemoryConfig, ScenePolicy};
 use crate::turn::Turn;
 use chrono::{DateTime, FixedOffset};
 
