@@ -1,0 +1,45 @@
+//! The dashboard's routes, and the access rules around them.
+
+use super::{actions, api, auth, ha_agent, live_events, metrics, pages, Dash};
+use axum::routing::{get, post};
+use axum::Router;
+
+/// The dashboard's routes, its state applied. Composable: merge more routes into it
+/// (the `/metrics` slot, see [`app`]); [`app`] then puts the access rules around all.
+pub fn router(dash: Dash) -> Router {
+    Router::new()
+        .route("/", get(pages::index))
+        .route("/sessions/:id", get(pages::session))
+        .route("/login", get(pages::login_form).post(auth::login))
+        .route("/logout", post(auth::logout))
+        .route("/action/mode/exit", post(actions::exit_mode))
+        .route(
+            "/action/reminders/:id/cancel",
+            post(actions::cancel_reminder),
+        )
+        .route("/api/status", get(api::status))
+        .route("/api/sessions", get(api::sessions))
+        .route("/api/sessions/:id", get(api::session))
+        .route("/api/live", get(api::live))
+        .route("/api/live/events", get(live_events::events))
+        .route("/api/mode/exit", post(actions::exit_mode))
+        .route("/api/reminders/:id/cancel", post(actions::cancel_reminder))
+        .route(
+            ha_agent::PATH,
+            // its own body cap (the layer nearest the handler wins over the dashboard's)
+            post(ha_agent::conversation)
+                .layer(axum::extract::DefaultBodyLimit::max(ha_agent::MAX_BODY)),
+        )
+        .with_state(dash)
+}
+
+/// Everything served, under the access rules ([`auth::guard`]): the dashboard's routes
+/// and the `/metrics` slot (merged here, so it gets the same token rules).
+pub fn app(dash: Dash) -> Router {
+    let routes = router(dash.clone()).merge(
+        Router::new()
+            .route("/metrics", get(metrics::metrics))
+            .with_state(dash.clone()),
+    );
+    auth::wrap(routes, dash)
+}

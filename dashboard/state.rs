@@ -1,0 +1,76 @@
+//! [`Dash`]: what every handler of the dashboard shares — the kernel (weakly), the
+//! tokens, the login limits and logins, the live streams.
+
+use super::{live_events, login_limit, logins};
+use crate::config::{Language, Secret};
+use crate::kernel::{Kernel, KernelInner};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+/// The label of its listener (logs, the connection cap).
+pub const LABEL: &str = "dashboard";
+
+/// What every handler shares. Holds the kernel weakly: a request that arrives while the
+/// gateway is going away is answered 503, and the dashboard never keeps it alive.
+#[derive(Clone)]
+pub struct Dash {
+    kernel: Weak<KernelInner>,
+    pub(super) inner: Arc<DashInner>,
+}
+
+pub(super) struct DashInner {
+    pub(super) token: Option<Secret>,
+    /// Home Assistant's agent token: opens [`ha_agent::PATH`] only.
+    pub(super) ha_agent_token: Option<Secret>,
+    /// Bound beyond loopback: every request needs the token.
+    pub(super) exposed: bool,
+    pub(super) started: Instant,
+    pub(super) lang: Language,
+    /// Wrong tokens at `/login` per address (a few a minute).
+    pub(super) login_limit: Mutex<login_limit::LoginLimit>,
+    /// The logins' ids (the cookie) → their expiry; in memory, so a restart ends them.
+    pub(super) logins: Mutex<logins::Logins>,
+    /// The live streams open, per address.
+    pub(super) streams: Arc<live_events::Streams>,
+}
+
+impl Dash {
+    pub fn new(kernel: &Kernel) -> Self {
+        let http = &kernel.config().http;
+        Self {
+            kernel: kernel.downgrade(),
+            inner: Arc::new(DashInner {
+                token: http.token.clone(),
+                ha_agent_token: http.ha_agent_token.clone(),
+                exposed: http.exposed(),
+                started: Instant::now(),
+                lang: kernel.config().household.language,
+                login_limit: Mutex::default(),
+                logins: Mutex::default(),
+                streams: Arc::default(),
+            }),
+        }
+    }
+
+    /// The kernel, while the gateway runs.
+    pub fn kernel(&self) -> Option<Kernel> {
+        Kernel::upgrade(&self.kernel)
+    }
+
+    pub fn lang(&self) -> Language {
+        self.inner.lang
+    }
+
+    pub fn uptime_secs(&self) -> u64 {
+        self.inner.started.elapsed().as_secs()
+    }
+
+    /// The wrong-token table (logins and the agent's endpoint).
+    pub(super) fn login_limit(&self) -> std::sync::MutexGuard<'_, login_limit::LoginLimit> {
+        // the table is consistent after every call: a panic elsewhere leaves it usable
+        self.inner
+            .login_limit
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
