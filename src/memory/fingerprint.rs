@@ -206,7 +206,7 @@ pub fn tool_features(names: &[String], max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::tests::turn_in;
+    use crate::memory::tests::kit::turn_in;
 
     fn at(h: u32) -> DateTime<FixedOffset> {
         chrono::DateTime::parse_from_rfc3339(&format!("2026-03-02T{h:02}:00:00+08:00")).unwrap()

@@ -39,6 +39,28 @@ pub fn turn_of(
     }
 }
 
+/// The content of a request's last user message (empty when it has none).
+pub fn last_user(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every user message of a request, joined (the words, the turn's tail and its aside).
+pub fn user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The user's own words in a user message: after the speaker tag ("妈妈：") and before
 /// the dynamic tail that the current message carries after them ("\n\n[上下文]\n…").
 pub fn user_words(msg: &Value) -> String {

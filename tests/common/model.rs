@@ -126,6 +126,16 @@ impl FakeLlm {
         Self::start(|body, _| super::scripted(body)).await
     }
 
+    /// The last user message the model saw (its dynamic tail says the room, the speaker).
+    pub fn last_user(&self) -> String {
+        self.requests()
+            .iter()
+            .rev()
+            .map(super::last_user)
+            .find(|u| !u.is_empty())
+            .unwrap_or_default()
+    }
+
     pub fn requests(&self) -> Vec<Value> {
         self.state.requests.lock().unwrap().clone()
     }

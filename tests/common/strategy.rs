@@ -1,6 +1,7 @@
 //! Helpers for the strategy tests: a scripted planner model and readers for the
 //! strategy state and journal.
 
+pub use super::last_user;
 use super::{text, FakeReply};
 use serde_json::Value;
 use std::path::Path;
@@ -9,19 +10,6 @@ use std::path::Path;
 pub fn system_text(body: &Value) -> String {
     body["messages"][0]["content"]
         .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// The content of the last user message of a request.
-pub fn last_user(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_string()
 }

@@ -13,6 +13,7 @@ use crate::common;
 use crate::ha_fake;
 
 use common::sse::*;
+use common::user_text;
 use homebot::config::{EnvOverrides, Secret};
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
@@ -23,18 +24,6 @@ const AGENT: &str = "agent-token-0123456789";
 const OWNER: &str = "owner-token-9876543210";
 const HA_TOKEN: &str = "sim-ha-token";
 const PATH: &str = "/api/ha/conversation";
-
-/// The user content of a model request (its message and aside), joined.
-pub(crate) fn user_text(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 fn system_text(body: &Value) -> String {
     body["messages"][0]["content"].to_string()

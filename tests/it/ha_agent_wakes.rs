@@ -3,8 +3,9 @@
 //! reaches the next wake (a new HA conversation) at the same satellite.
 
 use crate::common;
-use crate::ha_agent::{frames, house, user_text};
+use crate::ha_agent::{frames, house};
 use common::sse::*;
+use common::user_text;
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -124,13 +124,13 @@ async fn a_voice_reminder_rings_on_the_satellite_that_asked_in_its_room() {
         let v = say(&gw, "一秒后提醒我关火").await;
         assert_eq!(v["type"], "handled", "{v}");
         asked += 1;
-        if last_user(&fake).contains("房间 厨房") {
+        if fake.last_user().contains("房间 厨房") {
             break;
         }
         assert!(
             asked < 20,
             "the room never reached the tail: {}",
-            last_user(&fake)
+            fake.last_user()
         );
     }
     // it rings on the kitchen satellite, through assist_satellite.announce
@@ -301,28 +301,11 @@ async fn until_in_room(gw: &Gateway, fake: &FakeLlm, room: &str) {
     for _ in 0..50 {
         let v = say(gw, "你好").await;
         assert_eq!(v["type"], "handled", "{v}");
-        if last_user(fake).contains(room) {
+        if fake.last_user().contains(room) {
             return;
         }
     }
-    panic!("the tail never said {room:?}: {}", last_user(fake));
-}
-
-/// The last user message the model saw.
-fn last_user(fake: &FakeLlm) -> String {
-    fake.requests()
-        .iter()
-        .rev()
-        .find_map(|r| {
-            r["messages"]
-                .as_array()?
-                .iter()
-                .rev()
-                .find(|m| m["role"] == "user")?["content"]
-                .as_str()
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
+    panic!("the tail never said {room:?}: {}", fake.last_user());
 }
 
 #[tokio::test]

@@ -40,23 +40,6 @@ async fn model() -> FakeLlm {
     .await
 }
 
-/// The last user message the model saw (its dynamic tail says the room).
-fn last_user(fake: &FakeLlm) -> String {
-    fake.requests()
-        .iter()
-        .rev()
-        .find_map(|r| {
-            r["messages"]
-                .as_array()?
-                .iter()
-                .rev()
-                .find(|m| m["role"] == "user")?["content"]
-                .as_str()
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
-}
-
 async fn process(ha: &RealHa, agent: &str, text: &str) -> Value {
     ha.post(
         "/api/conversation/process",
@@ -152,9 +135,9 @@ async fn homebot_with_a_real_home_assistant() {
     let r = process(&ha, &agent, "你好").await;
     assert_eq!(speech(&r), "好的：你好", "{r}");
     assert!(
-        last_user(&fake).contains("房间 厨房"),
+        fake.last_user().contains("房间 厨房"),
         "{}",
-        last_user(&fake)
+        fake.last_user()
     );
 
     // 2. a reminder set through HA rings on the satellite: HA says success only after it
@@ -349,7 +332,7 @@ async fn homebot_with_a_real_home_assistant() {
         },
     )
     .await;
-    let said = last_user(&fake);
+    let said = fake.last_user();
     assert!(
         said.contains("打好了") && said.contains("房间 餐厅"),
         "{said}"

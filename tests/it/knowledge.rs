@@ -29,15 +29,6 @@ fn system_of(req: &Value) -> String {
         .to_string()
 }
 
-fn last_user(req: &Value) -> String {
-    req["messages"]
-        .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
 fn is_summary_call(req: &Value) -> bool {
     system_of(req).contains("会话总结员")
 }

@@ -13,18 +13,6 @@ use futures_util::SinkExt;
 use serde_json::{json, Value};
 use std::path::Path;
 
-fn last_user(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
 const DISHES: [&str; 3] = ["番茄炒蛋", "青椒肉丝", "红烧肉"];
 
 /// A model that asks which dish when asked what to cook, and says what it was told.

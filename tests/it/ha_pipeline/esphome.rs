@@ -192,10 +192,10 @@ pub async fn listens_again(
     );
     assert!(!gw.log().contains("listens again"), "homebot asked nothing");
     let answer = super::request_for(fake, "切好了");
-    let heard = super::user_text(&answer);
+    let heard = crate::common::user_text(&answer);
     assert!(heard.contains("房间 餐厅"), "{heard}");
     // a satellite's pipeline carries no HA user (and no speaker is mapped to this one)
-    let woke = super::user_text(&super::request_for(fake, "我要做番茄炒鸡蛋"));
+    let woke = crate::common::user_text(&super::request_for(fake, "我要做番茄炒鸡蛋"));
     assert!(woke.contains("说话人 guest"), "{woke}");
     assert!(
         heard.contains("我要做番茄炒鸡蛋") && !heard.contains("三个人要几个鸡蛋"),

@@ -160,18 +160,6 @@ fn request_for(fake: &FakeLlm, words: &str) -> Value {
         .unwrap_or_else(|| panic!("homebot never asked the model about {words:?}"))
 }
 
-/// The user messages of a request, joined (the words and the turn's tail).
-fn user_text(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: kill(2) on a child this test started.
     assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);

@@ -331,29 +331,20 @@ impl RealHa {
     /// Add a Wyoming service (a satellite, or homebot's handle service) through the real
     /// config flow; the config entry id.
     pub async fn add_wyoming(&self, port: u16) -> String {
-        let flow = self
-            .post(
-                "/api/config/config_entries/flow",
-                json!({"handler": "wyoming"}),
-            )
-            .await;
-        let id = flow["flow_id"].as_str().unwrap().to_string();
-        let done = self
-            .post(
-                &format!("/api/config/config_entries/flow/{id}"),
-                json!({"host": "127.0.0.1", "port": port}),
-            )
-            .await;
-        assert_eq!(done["type"], "create_entry", "{done}");
-        done["result"]["entry_id"].as_str().unwrap().to_string()
+        self.add_local("wyoming", port).await
     }
 
     /// Add an ESPHome device through the real `esphome` config flow; the entry id.
     pub async fn add_esphome(&self, port: u16) -> String {
+        self.add_local("esphome", port).await
+    }
+
+    /// The config flow of `handler` for a device on 127.0.0.1:`port`, to its entry id.
+    async fn add_local(&self, handler: &str, port: u16) -> String {
         let flow = self
             .post(
                 "/api/config/config_entries/flow",
-                json!({"handler": "esphome"}),
+                json!({"handler": handler}),
             )
             .await;
         let id = flow["flow_id"].as_str().unwrap().to_string();
