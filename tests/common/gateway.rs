@@ -18,6 +18,19 @@ pub struct Gateway {
     pub log: Arc<Mutex<String>>,
 }
 
+/// A test that fails with a gateway running shows the gateway's last log lines beside
+/// its own message (a flaky failure on CI is then readable from CI's output alone).
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(40)..];
+            eprintln!("--- the gateway's last log lines ---\n{}", tail.join("\n"));
+        }
+    }
+}
+
 impl Gateway {
     /// Start with these extra environment variables; waits until `channels` are listening
     /// and the control socket is up.
