@@ -4,7 +4,9 @@
 //! its actors and handing back their addresses; `lifecycle` — [`Lifecycle`], the kernel's
 //! record of those threads (its shutdown stops and joins them) and of the background
 //! [`Tasks`] (cancelled and waited for); `cell` — [`Supervised`], the state cell whose only
-//! door is the supervised run; `supervisor` — the restart record behind it (a panic fails
+//! door is the supervised run; `gather` — the batch a blocking owner (the memory
+//! thread, the log writer) takes after a wake, cut short by whatever a caller waits for;
+//! `supervisor` — the restart record behind it (a panic fails
 //! one request, the state is reopened, repeated panics wait a capped backoff).
 //!
 //! Who uses it: the kernel (the ModeManager and Cron threads), the provider (its own
@@ -12,11 +14,13 @@
 //! kernel's [`Lifecycle`]), and every actor with state (its [`Supervised`] cell).
 
 mod cell;
+mod gather;
 mod lifecycle;
 mod supervisor;
 mod thread;
 
 pub use cell::Supervised;
+pub use gather::gather;
 pub use lifecycle::{Lifecycle, Tasks};
 pub use supervisor::{pause_after, InMemoryOnly, Unavailable, CALM, MAX_PAUSE};
 pub use thread::ActorThread;

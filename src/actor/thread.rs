@@ -6,7 +6,8 @@
 //! and waits for the thread.
 
 use actix::prelude::*;
-use std::time::{Duration, Instant};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// A running actix system on its own named thread.
@@ -14,6 +15,9 @@ pub struct ActorThread {
     name: String,
     system: actix::System,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Closed when the thread's work is done (its sender drops), so a bounded join waits
+    /// on it instead of polling.
+    done: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
 }
 
 impl ActorThread {
@@ -24,10 +28,12 @@ impl ActorThread {
         init: impl FnOnce() -> R + Send + 'static,
     ) -> std::io::Result<(R, ActorThread)> {
         let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done) = std::sync::mpsc::channel::<()>();
         let thread_name = name.to_string();
         let thread = std::thread::Builder::new()
             .name(thread_name.clone())
             .spawn(move || {
+                let _done = done_tx;
                 let sys = actix::System::new();
                 sys.block_on(async move {
                     let _ = tx.send((init(), actix::System::current()));
@@ -45,6 +51,7 @@ impl ActorThread {
                 name: name.to_string(),
                 system,
                 thread: Some(thread),
+                done: std::sync::Mutex::new(done),
             },
         ))
     }
@@ -93,13 +100,10 @@ impl ActorThread {
         if is_current(&t) {
             return false;
         }
-        let deadline = Instant::now() + within;
-        while !t.is_finished() {
-            if Instant::now() >= deadline {
-                tracing::warn!(thread = %self.name, "actor thread did not stop in time");
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(2));
+        let done = self.done.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Err(RecvTimeoutError::Timeout) = done.recv_timeout(within) {
+            tracing::warn!(thread = %self.name, "actor thread did not stop in time");
+            return false;
         }
         let _ = t.join();
         true
@@ -125,6 +129,7 @@ impl Drop for ActorThread {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     struct Echo;
     impl Actor for Echo {

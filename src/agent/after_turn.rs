@@ -12,14 +12,9 @@ impl Agent {
     /// Tell scene memory that this turn's situation occurred, with the tools it called
     /// (once per turn, whatever the strategy). Handed to the memory thread: the reply
     /// never waits for it, nor fails with it.
-    pub fn observe_turn(
-        &self,
-        turn: &crate::turn::Turn,
-        now: chrono::DateTime<chrono::FixedOffset>,
-        tools: Vec<String>,
-    ) {
-        self.memory
-            .observe(self.memory.scene_of(turn, now), tools, now.timestamp());
+    pub fn observe_turn(&self, t: &super::TurnCtx<'_>, tools: Vec<String>) {
+        let scene = t.scene_in(&self.memory).clone();
+        self.memory.observe(scene, tools, t.tail.now.timestamp());
     }
 
     /// A normal chat's carried block (the ended session's id and the block), if any.

@@ -105,7 +105,8 @@ impl Agent {
         // what holds for this turn only: recalled memories (they may be private to the
         // chat they were recalled for, and a mode session is shared), a strategy's blocks
         let mut aside: Vec<TailSection> = Vec::new();
-        aside.extend(self.memory.recall_section(t.turn, t.tail.now));
+        let scene = t.scene_in(&self.memory);
+        aside.extend(self.memory.recall_block(scene, t.tail.now.timestamp()));
         aside.extend(prompt::peer_note_section(t.turn.peer_note.as_deref()));
         aside.extend(extra.iter().cloned());
         let mut from = match replay {
@@ -222,7 +223,12 @@ impl Agent {
             },
             mode: std::sync::Mutex::new(t.ticket.mode.as_ref().map(|m| m.mode_id.clone())),
             written: Default::default(),
-            memory: tools::memory::MemoryEnv::new(&self.memory, turn, t.tail.now),
+            memory: tools::memory::MemoryEnv::new(
+                &self.memory,
+                t.scene_in(&self.memory).clone(),
+                turn,
+                t.tail.now,
+            ),
             choice: Default::default(),
             strategy: None,
             home: self.home.turn_view(turn),

@@ -215,6 +215,7 @@ impl Kernel {
             tail,
             profile,
             modes: &inner.modes,
+            scene: Default::default(),
         }
     }
 

@@ -66,8 +66,9 @@ impl Kernel {
                 warn!(tasks = inner.turns.len(), "turns did not stop in time");
             }
         }
-        // the last turns' observations reach the database before the process ends
-        let _ = tokio::time::timeout(SERVICE_STOP, inner.agent.memory.flush()).await;
+        // the last turns' observations reach the database before the process ends, and
+        // it is closed (its write-ahead log folded in, not replayed by the next process)
+        let _ = tokio::time::timeout(SERVICE_STOP, inner.agent.memory.close()).await;
         inner.cancel.cancel();
         inner.services.close();
         if tokio::time::timeout(SERVICE_STOP, inner.services.wait())

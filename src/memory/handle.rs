@@ -175,8 +175,12 @@ impl Memory {
         turn: &crate::turn::Turn,
         now: chrono::DateTime<chrono::FixedOffset>,
     ) -> Option<crate::prompt::TailSection> {
-        let scene = self.scene_of(turn, now);
-        let found = self.recall(&scene, now.timestamp());
+        self.recall_block(&self.scene_of(turn, now), now.timestamp())
+    }
+
+    /// The recall block for a scene already worked out (a turn segments its words once).
+    pub fn recall_block(&self, scene: &TurnScene, now: i64) -> Option<crate::prompt::TailSection> {
+        let found = self.recall(scene, now);
         if found.is_empty() {
             return None;
         }
@@ -240,6 +244,15 @@ impl Memory {
     pub async fn flush(&self) {
         let (reply, rx) = oneshot::channel();
         if self.send(Cmd::Flush { reply }) {
+            let _ = rx.await;
+        }
+    }
+
+    /// Write everything sent before, then close the database (the shutdown's last use
+    /// of scene memory: later commands are refused).
+    pub async fn close(&self) {
+        let (reply, rx) = oneshot::channel();
+        if self.send(Cmd::Close { reply }) {
             let _ = rx.await;
         }
     }

@@ -15,6 +15,7 @@
 
 use super::messages::Cmd;
 use super::{Index, Maintained, MemoryError, Store};
+use crate::actor::gather;
 use crate::config::MemoryConfig;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,6 +118,15 @@ impl Worker {
                 let _ = reply.send(());
                 return false;
             }
+            Cmd::Close { reply } => {
+                if let Slot::Open(store) = &self.slot {
+                    publish(store, &self.index);
+                }
+                // dropping the store closes its connection
+                self.slot = Slot::Failed("it was closed for the shutdown".into());
+                let _ = reply.send(());
+                return false;
+            }
             _ => {}
         }
         if self.store().is_none() {
@@ -186,6 +196,10 @@ impl Worker {
                 let _ = reply.send(true);
                 false
             }
+            Cmd::Close { reply } => {
+                let _ = reply.send(());
+                false
+            }
         }
     }
 }
@@ -200,7 +214,7 @@ fn refuse(cmd: Cmd, why: &str) {
         Cmd::Maintain { reply, .. } => {
             let _ = reply.send(Err(unavailable()));
         }
-        Cmd::Flush { reply } => {
+        Cmd::Flush { reply } | Cmd::Close { reply } => {
             let _ = reply.send(());
         }
         Cmd::Open { reply } => {
@@ -238,11 +252,10 @@ pub(super) fn run(mut w: Worker, rx: mpsc::Receiver<Cmd>) {
         };
         match rx.recv_timeout(wait) {
             Ok(cmd) => {
-                if cmd.is_background() {
-                    // let the turns finishing together queue up: one wake, one commit
-                    std::thread::sleep(GATHER);
-                }
-                if apply_queued(&mut w, cmd, &rx) {
+                // the turns finishing together share one wake and one commit; a command
+                // someone waits for ends the gathering
+                let batch = gather(&rx, cmd, GATHER, MAX_BATCH, |c| !c.is_background());
+                if apply_queued(&mut w, batch, &rx) {
                     stale = true;
                 } else {
                     // something published: everything applied so far is out
@@ -277,13 +290,14 @@ pub(super) fn run(mut w: Worker, rx: mpsc::Receiver<Cmd>) {
     }
 }
 
-/// Apply `first` and whatever queued behind it (at most [`MAX_BATCH`]): consecutive
+/// Apply `batch` and whatever queued behind it (at most [`MAX_BATCH`]): consecutive
 /// observations and touches share one transaction; anything that answers a caller
 /// commits it first and runs on its own. Whether the last command left the index stale
 /// (one that answers publishes everything applied before it).
-fn apply_queued(w: &mut Worker, first: Cmd, rx: &mpsc::Receiver<Cmd>) -> bool {
+fn apply_queued(w: &mut Worker, batch: Vec<Cmd>, rx: &mpsc::Receiver<Cmd>) -> bool {
     let mut stale = false;
-    let mut next = Some(first);
+    let mut batch = batch.into_iter();
+    let mut next = batch.next();
     let mut applied = 0;
     let (mut in_batch, mut unbatched) = (false, false);
     while let Some(cmd) = next.take() {
@@ -305,7 +319,7 @@ fn apply_queued(w: &mut Worker, first: Cmd, rx: &mpsc::Receiver<Cmd>) -> bool {
         stale = w.apply(cmd);
         applied += 1;
         if applied < MAX_BATCH {
-            next = rx.try_recv().ok();
+            next = batch.next().or_else(|| rx.try_recv().ok());
         }
     }
     if in_batch {

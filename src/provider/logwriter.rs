@@ -21,6 +21,7 @@
 //! includes that turn's calls, and still no call waits for the disk (queuing takes a
 //! short lock the thread holds only to drop the lines it appended).
 
+use crate::actor::gather;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
 use std::io::Write;
@@ -256,17 +257,11 @@ fn run(rx: Receiver<Job>, s: &Shared) {
         };
         let mut acks = Vec::new();
         if let Some(first) = first {
-            if matches!(first, Job::Line(..)) {
-                // let the calls finishing together queue up: one wake, one write each
-                std::thread::sleep(GATHER);
-            }
-            let mut jobs = vec![first];
-            while jobs.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(j) => jobs.push(j),
-                    Err(_) => break,
-                }
-            }
+            // the calls finishing together share one wake and one write; a flush is
+            // waited for, so it ends the gathering
+            let jobs = gather(&rx, first, GATHER, MAX_BATCH, |j| {
+                matches!(j, Job::Flush(_))
+            });
             write_batch(jobs, &mut dirty, &mut acks, s);
         }
         let now = Instant::now();

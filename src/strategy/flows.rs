@@ -23,7 +23,7 @@ use tracing::warn;
 
 /// One turn, to its reply (at most `agent.max_reply_chars` characters).
 pub async fn run(agent: &Agent, strategies: &Strategies, t: &TurnCtx<'_>) -> StrategyOutcome {
-    let (ticket, tail, turn, user_text) = (t.ticket, &t.tail, t.turn, t.text);
+    let (ticket, turn, user_text) = (t.ticket, t.turn, t.text);
     let mode = ticket
         .mode
         .as_ref()
@@ -52,7 +52,7 @@ pub async fn run(agent: &Agent, strategies: &Strategies, t: &TurnCtx<'_>) -> Str
     out.sent = c.sent.lock().expect("never poisoned").take();
     if out.outcome.error.is_none() {
         let called = std::mem::take(&mut *c.called.lock().expect("never poisoned"));
-        agent.observe_turn(turn, tail.now, called);
+        agent.observe_turn(t, called);
     }
     if out.outcome.reply.chars().count() > agent.max_reply_chars {
         warn!(

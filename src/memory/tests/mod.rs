@@ -409,6 +409,51 @@ async fn the_database_is_opened_by_the_first_turn_and_what_it_kept_is_recalled_a
     m.flush().await;
 }
 
+#[tokio::test]
+async fn a_close_at_shutdown_writes_what_was_sent_and_folds_the_log_into_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("memory/memory.db");
+    let wal = d.path().join("memory/memory.db-wal");
+    let t = turn_in("qq", "group:1027", "group_1027", "晚饭吃什么");
+    let now = at(3, 19);
+    let clock = std::sync::Arc::new(crate::clock::ManualClock::new(now.to_utc()));
+    let m = Memory::open(&path, MemoryConfig::default(), clock).unwrap();
+    assert!(m.ready().await);
+    let keys = m.scene_of(&t, now).keys;
+    m.commit(
+        "家里三个人吃饭".into(),
+        keys.clone(),
+        "qq:group:1027".into(),
+        now.timestamp(),
+    )
+    .await
+    .unwrap();
+    // an observation nobody waits for, sent just before the close
+    m.observe(m.scene_of(&t, now), vec![], now.timestamp());
+    assert!(
+        std::fs::metadata(&wal).unwrap().len() > 0,
+        "written to the log first"
+    );
+    m.close().await;
+    // the last connection closed: SQLite folded the log in and removed it, so the next
+    // process opens the file without replaying a log
+    assert!(!wal.exists(), "the write-ahead log outlived the close");
+    let s = Store::open(&path, MemoryConfig::default()).unwrap();
+    let index = s.snapshot().unwrap();
+    assert_eq!(index.memories.len(), 1);
+    let seen = |e: &SceneEntry| e.features.iter().any(|(f, _)| f == "topic:晚饭");
+    assert!(
+        index.scenes.iter().any(seen),
+        "the observation was not written"
+    );
+    // nothing after the close reaches the database
+    let e = m
+        .commit("x".into(), keys, "qq:group:1027".into(), now.timestamp())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("closed for the shutdown"), "{e}");
+}
+
 #[test]
 fn with_the_default_bounds_a_turns_own_scene_always_reaches_the_recall_threshold() {
     // the worst case: a scene whose every occurrence had other words and all the tools,

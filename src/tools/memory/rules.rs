@@ -28,11 +28,12 @@ pub struct MemoryEnv {
 impl MemoryEnv {
     pub fn new(
         memory: &Memory,
+        scene: TurnScene,
         turn: &crate::turn::Turn,
         now: chrono::DateTime<chrono::FixedOffset>,
     ) -> Self {
         Self {
-            scene: memory.scene_of(turn, now),
+            scene,
             memory: memory.clone(),
             now: now.timestamp(),
             commits: AtomicUsize::new(0),
