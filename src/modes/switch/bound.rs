@@ -13,7 +13,7 @@
 
 use super::words::{
     BOUND_BETWEEN, BOUND_COMPLEMENTS, BOUND_TAILS, LATER_ZH, NEGATIONS_ZH, NEW_CLAUSE_EN,
-    NEW_CLAUSE_ZH, NOT_YET_ZH, PARTICLES, RETRACTIONS, UNTIL_ZH,
+    NEW_CLAUSE_ZH, NOT_YET_ZH, PARTICLES, RETRACTIONS, TIME_OF_DAY_ZH, UNTIL_ZH,
 };
 
 /// Does the verb at byte `at..at + len` of `t` stand right next to one of `names`?
@@ -32,9 +32,9 @@ fn before_name(rest: &str, names: &[String]) -> bool {
             .any(starts_named)
 }
 
-/// `before` ends with a name (at most [`MAX_BETWEEN`] adverbs, requests, negations or
-/// deferrals between: 做饭模式给我关了, 做饭模式先不关, 做饭模式晚点再关 — the judge
-/// then weighs them), and `rest` ends the verb.
+/// `before` ends with a name (at most [`MAX_BETWEEN`] adverbs, requests, negations,
+/// deferrals or times of day between: 做饭模式给我关了, 做饭模式先不关, 做饭模式晚点再关,
+/// 做饭模式晚上再开 — the judge then weighs them), and `rest` ends the verb.
 fn after_name(before: &str, rest: &str, names: &[String]) -> bool {
     let ends_named = |s: &str| names.iter().any(|n| s.ends_with(n.as_str()));
     let mut b = before.trim_end();
@@ -47,6 +47,7 @@ fn after_name(before: &str, rest: &str, names: &[String]) -> bool {
             .chain(NOT_YET_ZH)
             .chain(LATER_ZH)
             .chain(UNTIL_ZH)
+            .chain(TIME_OF_DAY_ZH)
             .chain(NEGATIONS_ZH)
             .filter_map(|w| b.strip_suffix(w))
             .min_by_key(|s| s.len())
@@ -74,7 +75,8 @@ fn ends_verb(rest: &str) -> bool {
             .any(done)
 }
 
-/// Does `rest` open a new clause ([`NEW_CLAUSE_ZH`], [`NEW_CLAUSE_EN`], a retraction)?
+/// Does `rest` open a new clause ([`NEW_CLAUSE_ZH`], [`NEW_CLAUSE_EN`], a retraction, a
+/// deferral, a time of day or a time from now: 打开做饭模式｜十分钟后提醒我翻面)?
 pub fn starts_clause(rest: &str) -> bool {
     let r = rest.trim_start();
     if NEW_CLAUSE_ZH
@@ -83,7 +85,9 @@ pub fn starts_clause(rest: &str) -> bool {
         .chain(LATER_ZH)
         .chain(NOT_YET_ZH)
         .chain(UNTIL_ZH)
+        .chain(TIME_OF_DAY_ZH)
         .any(|w| !w.is_ascii() && r.starts_with(w))
+        || super::judge::from_now_at(r).is_some()
     {
         return true;
     }

@@ -12,7 +12,8 @@
 //!      follow — "我已经洗好菜了｜打开做饭模式", "退出做饭模式吧｜我吃完了" — unless the
 //!      particle belongs to a word or to a reporting verb (了解, 为了, 说了, 忘了 …);
 //!    - once both the name and the verb of the command have been said (or a phrase that
-//!      is a whole command), where a new clause starts: a time (今晚, 现在, 晚点, 明天), a
+//!      is a whole command), where a new clause starts: a time (今晚, 现在, 晚点, 明天,
+//!      十分钟后), a
 //!      person (我, 你), a request of its own (教我, 帮我), a sequence word (然后, 再),
 //!      thanks (谢谢), a not-yet word (先不) or a retraction (算了) — "打开做饭模式｜今晚
 //!      吃什么", "先给我个计划｜再做", "关闭做饭模式｜等会儿";

@@ -8,8 +8,9 @@
 //! …) only right next to the name (see [`super::bound`]):
 //!
 //! 1. **Deferral.** A time later than now (晚点, 回头, 过会儿, 待会, 下次, 明天 …; later,
-//!    tomorrow), a not-yet word (先不, 还不, 暂时不, 不急 …) or an until-word (等我…, 等吃完…)
-//!    before or after the verb, or as the whole of the segment right after the command
+//!    tomorrow) or from now (十分钟后, 半小时以后, 过五分钟; in ten minutes), a not-yet
+//!    word (先不, 还不, 暂时不, 不急 …) or an until-word (等我…, 等吃完…) before or after
+//!    the verb, or as the whole of the segment right after the command
 //!    ("关闭做饭模式｜等会儿再说"): it is for later, and nothing switches later by itself.
 //!    Checked before negations, whose 不 / 别 the not-yet words contain.
 //! 2. **Negation scope.** A negation anywhere before the verb in its segment negates it:
@@ -35,7 +36,23 @@
 //!    可以关了") or when it ends a disposal said to homebot — 把 + the name + the verb, with
 //!    nothing before 把 but adverbs or requests ("把做饭模式关了", "赶紧把做饭模式关了").
 //!    With 吗 / 没有 it asks ("做饭模式关了吗").
-//! 6. **Retraction.** A later segment that takes it back (算了, 不用了, 不对, 取消, "never
+//! 6. **Not now, by its time.** Once the rules above find nothing, three more deferrals:
+//!    - a time of day (今晚, 晚上, 下午, 中午, 早上 …; tonight, this evening) before or
+//!      after the verb, or as the segment right after the command: "今晚打开做饭模式" is a
+//!      plan for tonight ("晚上好" is a greeting, taken out with the wake words; 今天 is
+//!      not a time of day here, it includes now);
+//!    - 再 before the verb with something before it in the text — a precondition or a
+//!      time: "吃完饭再关闭做饭模式", "等等再关…", "晚上再开…", "吃完了｜再关…" ("X 再 V"
+//!      is "V after X"). Alone, or after nothing but now-words, requests, 把 or the name,
+//!      再 is "again": "再打开做饭模式", "现在再打开做饭模式", "做饭模式再关一下";
+//!    - the switch as the time of something else: the verb (and the name after it)
+//!      followed by 前, 后, 之前, 之后, 以后, 时 … — "退出做饭模式前记得保存", "关闭做饭
+//!      模式之后提醒我关火" — a subordinate clause, not a command (with a question word it
+//!      is the question rule's: "打开做饭模式以后要干嘛").
+//!
+//!    A finished precondition with 了 and no 再 commands: "吃完了，关闭做饭模式"; a time
+//!    in a clause of its own after the command does too: "打开做饭模式｜十分钟后提醒我翻面".
+//! 7. **Retraction.** A later segment that takes it back (算了, 不用了, 不对, 取消, "never
 //!    mind", "forget it", or a negated verb of the same command) cancels it.
 //!
 //! When in doubt it refuses; the caller's refusal says how to ask.
@@ -51,7 +68,8 @@ pub enum Verdict {
     Command,
     /// Taken back by a later segment.
     Retracted,
-    /// For later, or not yet ("晚点再关…", "先不关…", "关闭…｜等会儿").
+    /// For later, or not yet ("晚点再关…", "先不关…", "关闭…｜等会儿", "今晚打开…",
+    /// "吃完饭再关…", "退出…前记得保存").
     Deferred,
     Negated,
     /// A how-to question ("怎么打开…").
@@ -73,7 +91,7 @@ pub fn judge(text: &str, lex: &Lexicon) -> Verdict {
         if !lex.named_in(&s.text) {
             continue;
         }
-        let mut v = judge_segment(s, lex);
+        let mut v = judge_segment(s, i > 0, lex);
         if v == Verdict::Command && segs.get(i + 1).is_some_and(|next| defers(next, lex)) {
             v = Verdict::Deferred;
         }
@@ -150,7 +168,9 @@ fn retracts(c: &Clause, lex: &Lexicon) -> bool {
         .any(|(pos, _, _)| negated_before(&blank(&c.text[..pos], &lex.phrases)))
 }
 
-fn judge_segment(c: &Clause, lex: &Lexicon) -> Verdict {
+/// Judge one segment; `earlier` says whether other segments come before it in the text
+/// (a precondition for 再: "吃完了｜再关闭做饭模式").
+fn judge_segment(c: &Clause, earlier: bool, lex: &Lexicon) -> Verdict {
     let t = &c.text;
     let verbs = verb_spans(t, lex);
     if verbs.is_empty() {
@@ -176,7 +196,8 @@ fn judge_segment(c: &Clause, lex: &Lexicon) -> Verdict {
     for &(pos, len, role) in &verbs {
         // a phrase of the lexicon before the verb is a command of its own, not a negation
         let before = blank(&t[..pos], &lex.phrases);
-        let v = if deferred(&before) || deferred(&t[pos + len..]) {
+        let after = &t[pos + len..];
+        let v = if deferred(&before) || deferred(after) {
             Verdict::Deferred
         } else if negated_before(&before) {
             Verdict::Negated
@@ -186,6 +207,12 @@ fn judge_segment(c: &Clause, lex: &Lexicon) -> Verdict {
             || (role == Role::Verb && reports_state(t, pos, len, &names))
         {
             Verdict::Question
+        } else if at_a_time_of_day(&before)
+            || at_a_time_of_day(after)
+            || after_something(&before, earlier, lex)
+            || times_something_else(after, &lex.names)
+        {
+            Verdict::Deferred
         } else {
             Verdict::Command
         };
@@ -329,16 +356,96 @@ fn disposal(t: &str, pos: usize, names: &[(usize, usize)]) -> bool {
     })
 }
 
-/// A deferral word: for later, or not yet.
+/// A deferral word: for later, or not yet, or a time from now.
 fn deferred(part: &str) -> bool {
     [LATER_ZH, NOT_YET_ZH, UNTIL_ZH, LATER_EN]
         .iter()
         .any(|words| contains_any(part, words))
+        || from_now(part)
+}
+
+/// A time of day (今晚, 晚上, 下午 …; tonight): a plan for then, not a command for now.
+fn at_a_time_of_day(part: &str) -> bool {
+    contains_any(part, TIME_OF_DAY_ZH) || contains_any(part, TIME_OF_DAY_EN)
+}
+
+/// 再 in `before` (the verb's segment up to the verb), with a precondition or a time
+/// before it: in an `earlier` segment, or before 再 in this one once now-words, requests,
+/// 把 and the names are taken out ("吃完饭再关…" defers; "再打开…", "现在再打开…",
+/// "做饭模式再关一下" are "again").
+fn after_something(before: &str, earlier: bool, lex: &Lexicon) -> bool {
+    let Some(at) = before.rfind(AGAIN) else {
+        return false;
+    };
+    let prior = blank(&blank(&before[..at], &lex.names), NOW_BEFORE_AGAIN);
+    earlier || prior.chars().any(|c| !(c == '_' || c.is_whitespace()))
+}
+
+/// Is the verb, with `after` following it, the time of something else — its tail and
+/// the name after it, then 前 / 后 / 之后 / 以后 / 时 … ("退出做饭模式前记得保存", "做饭
+/// 模式关掉之后提醒我")?
+fn times_something_else(after: &str, names: &[String]) -> bool {
+    let mut r = after.trim_start();
+    if let Some(rest) = VERB_TAILS.iter().find_map(|w| r.strip_prefix(w)) {
+        r = rest.trim_start();
+    }
+    if let Some(rest) = names.iter().find_map(|n| r.strip_prefix(n.as_str())) {
+        r = rest.trim_start();
+    }
+    TEMPORAL_CLAUSE_ZH.iter().any(|w| r.starts_with(w))
+}
+
+/// Does `part` hold a time from now anywhere (十分钟后, 过五分钟; in ten minutes)?
+fn from_now(part: &str) -> bool {
+    part.char_indices()
+        .any(|(i, _)| from_now_at(&part[i..]).is_some())
+        || from_now_en(part)
+}
+
+/// The byte length of a Chinese time from now at the start of `s`: a number, a unit and
+/// 后 / 以后 / 之后 after it or 过 before it (十分钟后, 半小时以后, 一个半小时后, 过五分钟).
+pub(super) fn from_now_at(s: &str) -> Option<usize> {
+    let (r, passed) = match ["再过", "过"].iter().find_map(|p| s.strip_prefix(p)) {
+        Some(r) => (r, true),
+        None => (s, false),
+    };
+    let number: usize = r
+        .chars()
+        .take_while(|c| DURATION_DIGITS_ZH.contains(*c))
+        .map(char::len_utf8)
+        .sum();
+    if number == 0 {
+        return None;
+    }
+    let unit = DURATION_UNITS_ZH
+        .iter()
+        .find(|u| r[number..].starts_with(*u))?;
+    let end = s.len() - r.len() + number + unit.len();
+    match FROM_NOW_ZH.iter().find(|w| s[end..].starts_with(*w)) {
+        Some(w) => Some(end + w.len()),
+        None => passed.then_some(end),
+    }
+}
+
+/// "in" / "after" / "within" and a unit of time at most three words on ("in ten
+/// minutes", "in half an hour", "after 10 mins").
+fn from_now_en(part: &str) -> bool {
+    let words: Vec<&str> = part
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        FROM_NOW_EN.contains(w)
+            && words[i + 1..]
+                .iter()
+                .take(3)
+                .any(|u| DURATION_UNITS_EN.contains(u))
+    })
 }
 
 /// Is `next`, the segment right after a command, only a deferral of it ("等会儿",
-/// "晚点再说", "先不要", "later")? A not-yet word counts whatever follows it; a time
-/// counts only with nothing after it but [`DEFERRAL_TAILS`] and the command's own
+/// "晚点再说", "晚上再说", "十分钟后", "先不要", "later", "tonight")? A not-yet word
+/// counts whatever follows it; a time counts only with nothing after it but [`DEFERRAL_TAILS`] and the command's own
 /// words ("明天再做" is a plan of its own, not a deferral).
 fn defers(next: &Clause, lex: &Lexicon) -> bool {
     let t = next.text.as_str();
@@ -348,7 +455,10 @@ fn defers(next: &Clause, lex: &Lexicon) -> bool {
     let Some(rest) = LATER_ZH
         .iter()
         .chain(LATER_EN)
+        .chain(TIME_OF_DAY_ZH)
+        .chain(TIME_OF_DAY_EN)
         .find_map(|w| t.strip_prefix(w))
+        .or_else(|| from_now_at(t).map(|n| &t[n..]))
     else {
         return false;
     };

@@ -103,6 +103,23 @@ const SPOKEN: &[(SwitchAction, &str, bool)] = &[
     (Enter, "打开做饭模式一会儿要做鱼", true),
     (Exit, "关闭做饭模式下次再做鱼", true),
     (Exit, "先关做饭模式", true),
+    // now, beside the deferral rules below: a finished precondition with 了 and no 再,
+    // 再 with nothing before it (again), a time or a reminder in a clause of its own
+    (Exit, "好了，关闭做饭模式吧", true),
+    (Exit, "吃完了，关闭做饭模式", true),
+    (Exit, "吃完了关闭做饭模式", true),
+    (Enter, "再打开做饭模式", true),
+    (Enter, "现在再打开做饭模式", true),
+    (Exit, "做饭模式再关一下", true),
+    (Enter, "晚上好打开做饭模式", true),
+    (Enter, "打开做饭模式今晚做红烧肉", true),
+    (Enter, "打开做饭模式十分钟后提醒我翻面", true),
+    (Exit, "关闭做饭模式然后提醒我关火", true),
+    (Exit, "立刻关闭做饭模式", true),
+    (Exit, "立即退出做饭模式", true),
+    (Enter, "再次打开做饭模式", true),
+    (Enter, "小助手晚上好，开个做饭模式", true),
+    (Enter, "open cooking mode, dinner in ten minutes", true),
     // ---- English --------------------------------------------------------------------
     (Enter, "homebot open cooking mode", true),
     (Enter, "hey homebot, start cooking mode", true),
@@ -181,12 +198,47 @@ const SPOKEN: &[(SwitchAction, &str, bool)] = &[
     (Exit, "还早呢先不退出做饭模式", false),
     (Enter, "打开做饭模式等我洗完菜", false),
     (Exit, "做饭模式别关", false),
+    // a precondition or a time before 再 + the verb: after that, not now
+    (Exit, "吃完饭再关闭做饭模式", false),
+    (Exit, "做完这道菜再退出做饭模式", false),
+    (Exit, "等等再关闭做饭模式", false),
+    (Exit, "等一下再关做饭模式", false),
+    (Enter, "晚上再开做饭模式", false),
+    (Enter, "今晚再打开做饭模式", false),
+    (Exit, "吃完了再关闭做饭模式", false),
+    (Exit, "吃完了，再关闭做饭模式", false),
+    (Exit, "洗完碗再把做饭模式关了", false),
+    // a time of day, or a time from now, before the verb
+    (Enter, "晚上打开做饭模式", false),
+    (Enter, "今晚打开做饭模式", false),
+    (Enter, "下午开做饭模式", false),
+    (Exit, "十分钟后关闭做饭模式", false),
+    (Exit, "半小时以后关闭做饭模式", false),
+    (Exit, "过五分钟关闭做饭模式", false),
+    (Exit, "一会儿关闭做饭模式", false),
+    (Exit, "等会关闭做饭模式", false),
+    (Exit, "等等关闭做饭模式", false),
+    (Enter, "一个半小时后打开做饭模式", false),
+    (Exit, "关闭做饭模式十分钟后", false),
+    (Exit, "关闭做饭模式晚上再说", false),
+    // the switch as the time of a reminder: before / after switching, do something
+    (Exit, "退出做饭模式前记得保存", false),
+    (Enter, "打开做饭模式前先洗手", false),
+    (Exit, "关闭做饭模式之后提醒我关火", false),
+    (Enter, "打开做饭模式以后要干嘛", false),
+    (Exit, "做饭模式关掉之后提醒我", false),
+    (Enter, "打开做饭模式时提醒我洗手", false),
     (Enter, "我刚开做饭模式", false),
     (Exit, "close cooking mode later", false),
     (Exit, "i'll exit cooking mode later", false),
     (Enter, "let's open cooking mode tomorrow", false),
     (Exit, "don't exit cooking mode yet", false),
     (Enter, "not now, open cooking mode in a bit", false),
+    (Exit, "close cooking mode in ten minutes", false),
+    (Exit, "turn off cooking mode in 10 minutes", false),
+    (Enter, "turn on cooking mode tonight", false),
+    (Exit, "after dinner close cooking mode", false),
+    (Enter, "open cooking mode in half an hour", false),
     // ---- the name, a wake word or a filler around a question or a report --------------
     (Enter, "homebot 做饭模式是什么", false),
     (Enter, "小助手，怎么打开做饭模式", false),
@@ -256,6 +308,27 @@ fn a_deferral_says_the_words_that_switch_now() {
         let e = validate(&m, action, said).unwrap_err();
         assert_eq!(e.kind, WordsRefusalKind::Deferred, "{said}");
     }
+    // a precondition before 再, a time of day or from now, the switch as the time of a
+    // reminder: deferrals too, with the same words that switch now
+    for (action, said) in [
+        (Exit, "吃完饭再关闭做饭模式"),
+        (Exit, "吃完了再关闭做饭模式"),
+        (Enter, "今晚打开做饭模式"),
+        (Exit, "十分钟后关闭做饭模式"),
+        (Exit, "关闭做饭模式十分钟后"),
+        (Exit, "close cooking mode in ten minutes"),
+        (Enter, "turn on cooking mode tonight"),
+        (Exit, "退出做饭模式前记得保存"),
+        (Exit, "关闭做饭模式之后提醒我关火"),
+    ] {
+        let e = validate(&m, action, said).unwrap_err();
+        assert_eq!(e.kind, WordsRefusalKind::Deferred, "{said}");
+        assert!(e.to_string().contains("现在要"), "{said}: {e}");
+    }
+    // …unless it asks: then the question rule answers it
+    let e = validate(&m, Enter, "打开做饭模式以后要干嘛").unwrap_err();
+    assert_eq!(e.kind, WordsRefusalKind::Question);
     // a plan of its own after the command is not a deferral of it
     assert!(validate(&m, Exit, "退出做饭模式明天再做").is_ok());
+    assert!(validate(&m, Enter, "打开做饭模式十分钟后提醒我翻面").is_ok());
 }

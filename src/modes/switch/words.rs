@@ -287,6 +287,7 @@ pub const LATER_ZH: &[&str] = &[
     "一会",
     "等下",
     "等一下",
+    "等等",
     "稍后",
     "稍等",
     "下次",
@@ -330,6 +331,43 @@ pub const LATER_EN: &[&str] = &[
     "not yet",
     "not now",
 ];
+/// Deferrals by a time of day: 今晚打开做饭模式 is a plan for tonight, not a command for
+/// now. Before or after the verb, or as the clause after it (关闭做饭模式｜晚上再说); not
+/// in `said_now`, where "今晚我来做饭" says the cooking starts. (今天 is not here: it
+/// includes now.)
+pub const TIME_OF_DAY_ZH: &[&str] = &[
+    "今晚", "今夜", "晚上", "傍晚", "夜里", "半夜", "凌晨", "下午", "中午", "上午", "早上", "今早",
+];
+pub const TIME_OF_DAY_EN: &[&str] = &["tonight", "this evening", "this afternoon"];
+/// A time from now in Chinese: a number (digits, 一 … 十, 两, 几, 半, 个), one of these
+/// units and [`FROM_NOW_ZH`] after it or 过 before it — 十分钟后, 半小时以后, 过五分钟.
+/// (分 alone is not a unit: 十分好用 is "very handy".)
+pub const DURATION_UNITS_ZH: &[&str] = &["分钟", "小时", "钟头", "刻钟", "秒钟", "秒", "天"];
+pub const DURATION_DIGITS_ZH: &str = "0123456789一二两三四五六七八九十百千几半个";
+pub const FROM_NOW_ZH: &[&str] = &["以后", "之后", "过后", "后"];
+/// A time from now in English: "in" / "after" / "within" with one of these units at most
+/// three words on ("in ten minutes", "in half an hour", "after 10 mins").
+pub const FROM_NOW_EN: &[&str] = &["in", "after", "within"];
+pub const DURATION_UNITS_EN: &[&str] = &[
+    "second", "seconds", "sec", "secs", "minute", "minutes", "min", "mins", "hour", "hours", "hr",
+    "hrs",
+];
+/// 再 before the verb defers it when something comes before 再 in the text — a
+/// precondition or a time ("吃完饭再关…", "等等再关…", "吃完了｜再关…"): "X 再 V" is "V
+/// after X". Alone, or after nothing but these, the name or 把, 再 is "again": "再打开做饭
+/// 模式", "现在再打开做饭模式".
+pub const AGAIN: &str = "再";
+pub const NOW_BEFORE_AGAIN: &[&str] = &[
+    "现在", "马上", "立刻", "立即", "赶紧", "赶快", "快点", "快", "那就", "那", "就", "请", "帮我",
+    "给我", "替我", "麻烦", "你", "可以", "能", "把",
+];
+/// The switch as the time of something else: the verb (and the name after it) followed by
+/// one of these is a subordinate clause — "退出做饭模式前记得保存", "关闭做饭模式之后提醒我
+/// 关火", "打开做饭模式时提醒我洗手" — not a command.
+pub const TEMPORAL_CLAUSE_ZH: &[&str] = &[
+    "之前", "以前", "之后", "以后", "过后", "时候", "前", "后", "时",
+];
+
 /// Deferrals: not yet (先不关, 暂时不用开, 还不要退出). Checked before negations, whose
 /// 不 / 别 they contain.
 pub const NOT_YET_ZH: &[&str] = &[
@@ -375,8 +413,9 @@ pub const DEFERRAL_TAILS: &[&str] = &[
     "please",
 ];
 
-/// The household's ways of addressing homebot, and spoken fillers: taken out before the
-/// words are judged ("homebot 打开做饭模式", "嗯那个打开做饭模式").
+/// The household's ways of addressing homebot (a greeting included: 晚上好 is not a time
+/// of the command), and spoken fillers: taken out before the words are judged ("homebot
+/// 打开做饭模式", "晚上好打开做饭模式", "嗯那个打开做饭模式").
 pub const ADDRESS: &[&str] = &[
     "homebot",
     "home bot",
@@ -393,6 +432,12 @@ pub const ADDRESS: &[&str] = &[
     "喂",
     "哈喽",
     "你好",
+    "早上好",
+    "中午好",
+    "下午好",
+    "晚上好",
+    "早安",
+    "晚安",
 ];
 pub const FILLERS: &[&str] = &[
     "就是说",
