@@ -215,6 +215,7 @@ impl Agent {
             user_text: t.text.to_string(),
             may_switch_modes: turn.may_switch_modes,
             trust: turn.facts().trust,
+            place: turn.facts().place.clone(),
             origin: crate::reminders::Origin {
                 channel: turn.channel.clone(),
                 chat_id: turn.chat_id.clone(),

@@ -23,6 +23,8 @@ pub struct ToolEnv {
     pub may_switch_modes: bool,
     /// How far the channel trusts this sender (a guest is never offered a mode).
     pub trust: crate::turn::Trust,
+    /// Where the turn was said (a voice satellite's entity), when its channel knows.
+    pub place: Option<String>,
     /// The mode the turn runs in (its knowledge is readable; other modes' is not); set
     /// when the turn itself enters one.
     pub mode: Mutex<Option<String>>,

@@ -28,7 +28,12 @@ pub async fn offer(
     if env.mode().is_some() {
         return ToolResult::err("not offered: a mode is active already; answer as usual");
     }
-    let chat_key = format!("{}:{}", env.origin.channel, env.origin.chat_id);
+    // once a day per chat, and per satellite where one is known: a voice chat is one
+    // wake or one conversation, so the kitchen speaker would be offered it at every wake
+    let chat_key = match &env.place {
+        Some(place) => format!("place:{place}"),
+        None => format!("{}:{}", env.origin.channel, env.origin.chat_id),
+    };
     let offered = match manager
         .offer(mode_id, chat_key, env.user_text.clone())
         .await

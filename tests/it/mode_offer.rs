@@ -4,12 +4,12 @@
 //! clear yes in that chat enters (the answering turn is the session's first record); "不用"
 //! or anyone else's "好" drops it; no offer without the mode's words, to a guest, to a
 //! sender who may not switch modes, inside a mode, or twice in a chat on one day (across a
-//! restart).
+//! restart) — nor twice at one satellite, whatever HA's conversations.
 
 use crate::common;
 
 use common::*;
-use homebot::channels::{cli, qq, voice};
+use homebot::channels::{cli, home_assistant, qq, voice};
 use homebot::turn::Reply;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -193,4 +193,35 @@ async fn once_per_chat_per_day_even_across_a_restart() {
             .handle_turn(qq::turn("private:10002", "dad", "我要开始做红烧肉了"))
             .await,
     );
+}
+
+#[tokio::test]
+async fn a_satellite_is_offered_once_a_day_whatever_its_conversations() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(offerer).await;
+    let kernel = start_kernel(ws, &fake);
+    // mom, opted in at the kitchen satellite; HA opens a new conversation after 5 quiet
+    // minutes, so each of these is a chat of its own
+    let kitchen = |conversation: &str, t: &str| {
+        home_assistant::turn(conversation, "mom", t, Some("assist_satellite.kitchen"))
+    };
+    let r = kernel
+        .handle_turn(kitchen("01jqa", "我要开始做红烧肉了"))
+        .await;
+    assert!(
+        r.text.contains("要打开做饭模式吗") && r.awaits_answer,
+        "{r:?}"
+    );
+    kernel.handle_turn(kitchen("01jqa", "不用")).await;
+    let r = kernel.handle_turn(kitchen("01jqb", "那我来做饭吧")).await;
+    assert!(
+        r.text
+            .starts_with("（结果）not offered: this chat was offered a mode today already"),
+        "a new conversation at the same satellite was offered again: {}",
+        r.text
+    );
+    // typed in the HA app (no satellite) is a chat of its own
+    let typed = home_assistant::turn("01jqc", "mom", "我要开始做红烧肉了", None);
+    offered(&kernel.handle_turn(typed).await);
 }
