@@ -3,14 +3,16 @@
 //! tool environment and who the calls are for.
 //!
 //! Under exact replay, a kept block (knowledge snippets, the speaker's profile, a
-//! switched strategy) is sent once and replayed after that: it is left out while the
-//! replayed window already holds it. What holds for this turn only (recalled memories, a
-//! strategy's per-turn sections, a channel's hint) is the aside, never replayed.
+//! switched strategy, and in a normal chat the memories recalled for it) is sent once and
+//! replayed after that: it is left out while the replayed window already holds it. What
+//! holds for this turn only (memories recalled in a mode session, which several chats
+//! share; a strategy's per-turn sections; a channel's hint) is the aside, never replayed.
 
 use super::{prompt_shape, Agent, AgentOutcome, Prepared, TurnCtx};
 use crate::config::Replay;
 use crate::context::budget::Source;
 use crate::context::{Plan, PlanError};
+use crate::memory::{recall_line, recall_section_of, Recalled};
 use crate::prompt::{self, TailInfo, TailSection};
 use crate::provider::{CallMeta, Message, PromptShape};
 use crate::tools::{self, ToolEnv};
@@ -102,11 +104,21 @@ impl Agent {
         extra: &[TailSection],
     ) -> First {
         let (ticket, replay) = (t.ticket, self.context.replay);
-        // what holds for this turn only: recalled memories (they may be private to the
-        // chat they were recalled for, and a mode session is shared), a strategy's blocks
+        // recalled memories: in a normal chat (whose own scene they were recalled for)
+        // kept like snippets, sent once while the replayed window holds them, so turns
+        // that recall one after the other still hold each other whole; in a mode session
+        // (shared by several chats: a memory may be private to the one it was recalled
+        // for) and under lean replay, they hold for this turn only
+        let recalled = self
+            .memory
+            .recall(t.scene_in(&self.memory), t.tail.now.timestamp());
+        let keep_recalled = replay == Replay::Exact && ticket.mode.is_none();
+        // what holds for this turn only: those memories, a strategy's blocks
         let mut aside: Vec<TailSection> = Vec::new();
-        let scene = t.scene_in(&self.memory);
-        aside.extend(self.memory.recall_block(scene, t.tail.now.timestamp()));
+        if !keep_recalled {
+            aside.extend(recall_section_of(&recalled));
+        }
+        let recalled: &[Recalled] = if keep_recalled { &recalled } else { &[] };
         aside.extend(prompt::peer_note_section(t.turn.peer_note.as_deref()));
         aside.extend(extra.iter().cloned());
         let mut from = match replay {
@@ -114,7 +126,7 @@ impl Agent {
             Replay::Lean => usize::MAX,
         };
         loop {
-            let (kept, mut turn_aside) = self.kept_blocks(t, from, strategy);
+            let (kept, mut turn_aside) = self.kept_blocks(t, from, strategy, recalled);
             turn_aside.extend(aside.iter().cloned());
             let snippets: Vec<String> = kept
                 .iter()
@@ -140,12 +152,14 @@ impl Agent {
     }
 
     /// The blocks the current message keeps (sent with the words, replayed after) and
-    /// those of the turn's aside, for a replayed window that starts at record `from`.
+    /// those of the turn's aside, for a replayed window that starts at record `from`;
+    /// `recalled`: the memories to keep (those the window does not hold yet are sent).
     fn kept_blocks(
         &self,
         t: &TurnCtx<'_>,
         from: usize,
         strategy: prompt::StrategyBlocks<'_>,
+        recalled: &[Recalled],
     ) -> (Vec<TailSection>, Vec<TailSection>) {
         let history = &t.ticket.history;
         let seen = |text: &str| window_holds(history, from, text);
@@ -166,6 +180,12 @@ impl Agent {
             }
         }
         kept.extend(profile_section(&t.tail, t.profile.as_deref()).filter(|s| !seen(&s.body)));
+        let fresh: Vec<Recalled> = recalled
+            .iter()
+            .filter(|r| !seen(&recall_line(r)))
+            .cloned()
+            .collect();
+        kept.extend(recall_section_of(&fresh));
         match self.context.replay {
             // the window says which strategy it last heard of; a message says so only
             // when that is not the one in force

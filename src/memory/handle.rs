@@ -175,25 +175,7 @@ impl Memory {
         turn: &crate::turn::Turn,
         now: chrono::DateTime<chrono::FixedOffset>,
     ) -> Option<crate::prompt::TailSection> {
-        self.recall_block(&self.scene_of(turn, now), now.timestamp())
-    }
-
-    /// The recall block for a scene already worked out (a turn segments its words once).
-    pub fn recall_block(&self, scene: &TurnScene, now: i64) -> Option<crate::prompt::TailSection> {
-        let found = self.recall(scene, now);
-        if found.is_empty() {
-            return None;
-        }
-        let mut body = String::from(
-            "在这个场合之前记下的约定和事实（系统按场合取回，不是用户这次说的话；相关时遵守）：\n",
-        );
-        for r in &found {
-            body.push_str(&format!("- [#{}] {}\n", r.memory, one_line(&r.content)));
-        }
-        Some(crate::prompt::TailSection {
-            label: "场景记忆".into(),
-            body,
-        })
+        recall_section_of(&self.recall(&self.scene_of(turn, now), now.timestamp()))
     }
 
     /// Record a finished turn's situation; returns at once (the memory thread does the work).
@@ -260,6 +242,30 @@ impl Memory {
     pub fn now(&self) -> i64 {
         self.inner.clock.now().timestamp()
     }
+}
+
+/// A recalled memory's line in the recall block (`- [#id] content`, without its line
+/// end): what a replayed window is searched for, so a memory is sent once while it holds it.
+pub fn recall_line(r: &Recalled) -> String {
+    format!("- [#{}] {}", r.memory, one_line(&r.content))
+}
+
+/// The recall block for `found`, or `None` when nothing was recalled.
+pub fn recall_section_of(found: &[Recalled]) -> Option<crate::prompt::TailSection> {
+    if found.is_empty() {
+        return None;
+    }
+    let mut body = String::from(
+        "在这个场合之前记下的约定和事实（系统按场合取回，不是用户这次说的话；相关时遵守）：\n",
+    );
+    for r in found {
+        body.push_str(&recall_line(r));
+        body.push('\n');
+    }
+    Some(crate::prompt::TailSection {
+        label: "场景记忆".into(),
+        body,
+    })
 }
 
 /// A memory as one line that cannot close or open a block of the tail: what a chat

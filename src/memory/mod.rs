@@ -45,4 +45,4 @@ mod tests;
 mod handle;
 mod messages;
 
-pub use handle::Memory;
+pub use handle::{recall_line, recall_section_of, Memory};

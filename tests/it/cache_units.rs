@@ -261,6 +261,70 @@ async fn a_group_where_two_people_alternate_keeps_one_prefix_and_sends_each_prof
     );
 }
 
+/// Memories recalled turn after turn: in a normal chat they are kept (sent once while the
+/// window holds them), so every request still holds the one before it whole; in a mode
+/// session, which several chats share, they hold for their turn only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memories_recalled_turn_after_turn_keep_the_prefix_in_a_chat() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = model().await;
+    let clock = ManualClock::new(at(18, 0));
+    let k = start(ws, &fake, &clock, "");
+    let mom = |words: &str| qq::turn("private:10001", "mom", words);
+    let now = at(18, 0).fixed_offset();
+    let keys = k.memory().scene_of(&mom("晚饭"), now).keys;
+    assert!(k.memory().ready().await);
+    for fact in ["家里三个人吃饭", "周三晚上不吃辣"] {
+        k.memory()
+            .commit(
+                fact.into(),
+                keys.clone(),
+                "qq:private:10001".into(),
+                now.timestamp(),
+            )
+            .await
+            .unwrap();
+    }
+    k.memory().flush().await;
+    for (i, words) in ["晚饭吃什么", "晚饭做个汤吧", "晚饭几点开饭"]
+        .iter()
+        .enumerate()
+    {
+        say(&k, &clock, (18, 1 + i as u32), mom(words)).await;
+    }
+    let reqs = turns(&fake);
+    assert_eq!(reqs.len(), 3);
+    for pair in reqs.windows(2) {
+        assert!(holds_whole(&pair[0], &pair[1]), "{:#}", pair[1]);
+    }
+    let last = serde_json::to_string(reqs.last().unwrap()).unwrap();
+    assert_eq!(last.matches("家里三个人吃饭").count(), 1, "{last}");
+    assert_eq!(last.matches("周三晚上不吃辣").count(), 1, "{last}");
+    // kept in the first message that recalled them
+    let first = msgs(&reqs[0]).last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        first.contains("[场景记忆]") && first.contains("家里三个人吃饭"),
+        "{first}"
+    );
+
+    // in a mode session: an aside, sent again each turn it is recalled, never replayed
+    say(&k, &clock, (18, 10), mom("/mode enter cooking")).await;
+    say(&k, &clock, (18, 11), mom("晚饭吃什么")).await;
+    say(&k, &clock, (18, 12), mom("晚饭做个汤吧")).await;
+    let reqs = turns(&fake);
+    let (a, b) = (&reqs[reqs.len() - 2], &reqs[reqs.len() - 1]);
+    for r in [a, b] {
+        let tail = msgs(r).last().unwrap()["content"].as_str().unwrap();
+        assert!(tail.contains("家里三个人吃饭"), "{tail}");
+    }
+    let b_all = serde_json::to_string(b).unwrap();
+    assert_eq!(b_all.matches("家里三个人吃饭").count(), 1, "{b_all}");
+    assert!(!holds_whole(a, b), "an aside is not replayed");
+    k.shutdown_gracefully(std::time::Duration::from_secs(10))
+        .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_time_is_in_the_history_after_a_compaction_and_under_lean_replay() {
     for replay in ["exact", "lean"] {
