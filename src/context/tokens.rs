@@ -68,6 +68,7 @@ fn run_weight(run: Run, len: u64) -> u64 {
 }
 
 /// Whether `c` is a Han ideograph (the CJK unified blocks and their extensions).
+#[inline]
 fn is_han(c: char) -> bool {
     matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
 }
@@ -76,18 +77,19 @@ fn is_han(c: char) -> bool {
 pub fn estimate(text: &str) -> u32 {
     let (mut milli, mut run, mut len) = (0u64, Run::None, 0u64);
     for c in text.chars() {
-        let next = if is_han(c) || is_cjk(c) {
+        // ASCII first: most of what is counted (tool schemas, JSON, English) is
+        let next = if c.is_ascii() {
+            match c {
+                'a'..='z' | 'A'..='Z' => Run::Word,
+                '0'..='9' => Run::Digits,
+                '\n' | '\r' => Run::Breaks,
+                ' ' | '\t' => Run::Spaces,
+                _ => Run::Symbols,
+            }
+        } else if is_han(c) || is_cjk(c) {
             Run::None
         } else if c.is_alphabetic() {
             Run::Word
-        } else if c.is_ascii_digit() {
-            Run::Digits
-        } else if c == '\n' || c == '\r' {
-            Run::Breaks
-        } else if c == ' ' || c == '\t' {
-            Run::Spaces
-        } else if c.is_ascii() {
-            Run::Symbols
         } else {
             Run::None
         };
@@ -114,6 +116,7 @@ pub fn estimate(text: &str) -> u32 {
 
 /// Whether `c` counts as one token on its own in the conservative count: CJK
 /// ideographs, kana, hangul and the full-width punctuation between them.
+#[inline]
 fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x2E80..=0x9FFF      // radicals, CJK symbols & punctuation, kana, CJK unified
@@ -130,7 +133,7 @@ fn is_cjk(c: char) -> bool {
 pub fn conservative_count(text: &str) -> u32 {
     let (mut cjk, mut other) = (0u64, 0u64);
     for c in text.chars() {
-        if is_cjk(c) {
+        if !c.is_ascii() && is_cjk(c) {
             cjk += 1;
         } else {
             other += 1;
