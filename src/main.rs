@@ -200,20 +200,20 @@ async fn chat(root: &Path, args: ChatArgs) -> anyhow::Result<()> {
             cli::interactive(&door, history, &opts).await?
         }
     };
+    // the reply is out before the shutdown's housekeeping (its record is on the disk
+    // already: a reply is only given once it is)
+    if let cli::Typed::Replied(reply) = &ended {
+        if !reply.text.is_empty() {
+            println!("{}", reply.text);
+        }
+        if let Some(e) = reply.problem() {
+            eprintln!("homebot: turn not answered: {e}");
+        }
+    }
     door.close().await; // admitted turns record; the control socket is removed
-    match ended {
-        cli::Typed::Replied(reply) => {
-            if !reply.text.is_empty() {
-                println!("{}", reply.text);
-            }
-            if let Some(e) = reply.problem() {
-                eprintln!("homebot: turn not answered: {e}");
-            }
-        }
-        cli::Typed::Quit => {
-            eprintln!("homebot: interrupted");
-            std::process::exit(130);
-        }
+    if let cli::Typed::Quit = ended {
+        eprintln!("homebot: interrupted");
+        std::process::exit(130);
     }
     Ok(())
 }

@@ -67,7 +67,7 @@ impl Kernel {
             }
         }
         // the last turns' observations reach the database before the process ends, and
-        // it is closed (its write-ahead log folded in, not replayed by the next process)
+        // it is closed
         let _ = tokio::time::timeout(SERVICE_STOP, inner.agent.memory.close()).await;
         inner.cancel.cancel();
         inner.services.close();

@@ -35,9 +35,8 @@ pub(super) enum Cmd {
     Flush {
         reply: oneshot::Sender<()>,
     },
-    /// Close the database (at shutdown, after everything before it): SQLite folds its
-    /// write-ahead log into the file when its last connection closes, so the next
-    /// process does not replay the log at its opening. Later commands are refused.
+    /// Close the database (at shutdown, after everything before it is written); later
+    /// commands are refused.
     Close {
         reply: oneshot::Sender<()>,
     },

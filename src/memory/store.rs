@@ -17,6 +17,10 @@ use rusqlite::{params, Connection, OptionalExtension, Params, Row};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Pages (4 KiB) the write-ahead log may hold before it is folded into the file: what a
+/// process opening the database replays at most.
+pub const WAL_PAGES: u32 = 256;
+
 /// Each entry moves the schema one version up.
 const MIGRATIONS: &[&str] = &[r#"
 CREATE TABLE memories (
@@ -187,8 +191,15 @@ impl Store {
             .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         self.conn
             .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        // the write-ahead log is folded into the file once it holds WAL_PAGES pages (on
+        // the memory thread, after a commit), not at close: a process that opens the
+        // database replays at most that much, and a one-shot `homebot chat` does not pay
+        // a checkpoint's fsyncs at its exit
         self.conn
-            .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        self.conn.execute_batch(&format!(
+            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = {WAL_PAGES};"
+        ))
     }
 
     fn migrate(&mut self) -> Result<(), MemoryError> {

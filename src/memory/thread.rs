@@ -122,7 +122,8 @@ impl Worker {
                 if let Slot::Open(store) = &self.slot {
                     publish(store, &self.index);
                 }
-                // dropping the store closes its connection
+                // dropping the store closes its connection (without a checkpoint: the log
+                // stays bounded by `WAL_PAGES`)
                 self.slot = Slot::Failed("it was closed for the shutdown".into());
                 let _ = reply.send(());
                 return false;
