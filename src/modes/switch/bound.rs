@@ -12,8 +12,9 @@
 //! Whether the command is then negated, asked, reported or deferred is the judge's.
 
 use super::words::{
-    BOUND_BETWEEN, BOUND_COMPLEMENTS, BOUND_TAILS, LATER_ZH, NEGATIONS_ZH, NEW_CLAUSE_EN,
-    NEW_CLAUSE_ZH, NOT_YET_ZH, PARTICLES, RETRACTIONS, TIME_OF_DAY_ZH, UNTIL_ZH,
+    BOUND_BETWEEN, BOUND_COMPLEMENTS, BOUND_TAILS, DURATION_DIGITS_ZH, DURATION_UNITS_ZH,
+    FROM_NOW_ZH, LATER_ZH, NEGATIONS_ZH, NEW_CLAUSE_EN, NEW_CLAUSE_ZH, NOT_YET_ZH, PARTICLES,
+    RETRACTIONS, TIME_OF_DAY_ZH, UNTIL_ZH,
 };
 
 /// Does the verb at byte `at..at + len` of `t` stand right next to one of `names`?
@@ -87,7 +88,7 @@ pub fn starts_clause(rest: &str) -> bool {
         .chain(UNTIL_ZH)
         .chain(TIME_OF_DAY_ZH)
         .any(|w| !w.is_ascii() && r.starts_with(w))
-        || super::judge::from_now_at(r).is_some()
+        || from_now_at(r).is_some()
     {
         return true;
     }
@@ -121,6 +122,31 @@ pub fn find_all(hay: &str, needle: &str) -> Vec<usize> {
             boundary(before) && boundary(after)
         })
         .collect()
+}
+
+/// The byte length of a Chinese time from now at the start of `s`: a number, a unit and
+/// 后 / 以后 / 之后 after it or 过 before it (十分钟后, 半小时以后, 一个半小时后, 过五分钟).
+pub(super) fn from_now_at(s: &str) -> Option<usize> {
+    let (r, passed) = match ["再过", "过"].iter().find_map(|p| s.strip_prefix(p)) {
+        Some(r) => (r, true),
+        None => (s, false),
+    };
+    let number: usize = r
+        .chars()
+        .take_while(|c| DURATION_DIGITS_ZH.contains(*c))
+        .map(char::len_utf8)
+        .sum();
+    if number == 0 {
+        return None;
+    }
+    let unit = DURATION_UNITS_ZH
+        .iter()
+        .find(|u| r[number..].starts_with(*u))?;
+    let end = s.len() - r.len() + number + unit.len();
+    match FROM_NOW_ZH.iter().find(|w| s[end..].starts_with(*w)) {
+        Some(w) => Some(end + w.len()),
+        None => passed.then_some(end),
+    }
 }
 
 #[cfg(test)]

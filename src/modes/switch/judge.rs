@@ -57,6 +57,7 @@
 //!
 //! When in doubt it refuses; the caller's refusal says how to ask.
 
+use super::bound::from_now_at;
 use super::clause::{
     blank, clean, contains_any, find_all, normalize, segments, Clause, Lexicon, Role,
 };
@@ -400,31 +401,6 @@ fn from_now(part: &str) -> bool {
     part.char_indices()
         .any(|(i, _)| from_now_at(&part[i..]).is_some())
         || from_now_en(part)
-}
-
-/// The byte length of a Chinese time from now at the start of `s`: a number, a unit and
-/// 后 / 以后 / 之后 after it or 过 before it (十分钟后, 半小时以后, 一个半小时后, 过五分钟).
-pub(super) fn from_now_at(s: &str) -> Option<usize> {
-    let (r, passed) = match ["再过", "过"].iter().find_map(|p| s.strip_prefix(p)) {
-        Some(r) => (r, true),
-        None => (s, false),
-    };
-    let number: usize = r
-        .chars()
-        .take_while(|c| DURATION_DIGITS_ZH.contains(*c))
-        .map(char::len_utf8)
-        .sum();
-    if number == 0 {
-        return None;
-    }
-    let unit = DURATION_UNITS_ZH
-        .iter()
-        .find(|u| r[number..].starts_with(*u))?;
-    let end = s.len() - r.len() + number + unit.len();
-    match FROM_NOW_ZH.iter().find(|w| s[end..].starts_with(*w)) {
-        Some(w) => Some(end + w.len()),
-        None => passed.then_some(end),
-    }
 }
 
 /// "in" / "after" / "within" and a unit of time at most three words on ("in ten
