@@ -486,6 +486,8 @@ struct Script {
     turns: usize,
     window: u32,
     ask: fn(usize) -> String,
+    /// Household memories kept beforehand for each speaker's chat, recalled every turn.
+    memories: bool,
 }
 
 const MEMBERS: &str = "[[members]]\nid = \"mom\"\nname = \"妈妈\"\n[[members]]\nid = \"kid\"\nname = \"小明\"\n[[members]]\nid = \"dad\"\nname = \"爸爸\"\n";
@@ -508,25 +510,15 @@ async fn session_bill(sc: &Script, replay: &str) -> Bill {
     )
     .unwrap();
     let k = http_kernel_with(dir.path(), &url, sc.window, &extra, MEMBERS);
+    if sc.memories {
+        keep_memories(&k, sc).await;
+    }
     if sc.mode {
         k.command("/mode enter cooking").await;
     }
     for i in 0..sc.turns {
-        let wake = format!("kitchen-wake-{}", i / 3);
-        let (ch, chat, who) = match sc.cast {
-            Cast::Mixed => [
-                ("qq", "group:5550001", "mom"),
-                ("voice", "kitchen", "dad"),
-                ("qq", "group:5550001", "kid"),
-            ][i % 3],
-            Cast::Private => ("qq", "private:10001", "mom"),
-            Cast::Group => [
-                ("qq", "group:5550001", "mom"),
-                ("qq", "group:5550001", "kid"),
-            ][i % 2],
-            Cast::Voice => ("voice", wake.as_str(), "dad"),
-        };
-        let r = k.handle_turn(cast_turn(ch, chat, who, (sc.ask)(i))).await;
+        let (ch, chat, who) = speaker_of(sc.cast, i);
+        let r = k.handle_turn(cast_turn(&ch, &chat, who, (sc.ask)(i))).await;
         assert!(r.is_answered(), "{r:?}");
     }
     k.shutdown_gracefully(Duration::from_secs(10)).await;
@@ -547,6 +539,48 @@ async fn session_bill(sc: &Script, replay: &str) -> Bill {
         compactions: s.compactions,
         stats,
     }
+}
+
+/// Three memories for the scene of each chat the first turns of `sc` speak in.
+async fn keep_memories(k: &homebot::kernel::Kernel, sc: &Script) {
+    assert!(k.memory().ready().await);
+    let now = chrono::Utc::now().fixed_offset();
+    for i in 0..6 {
+        let (ch, chat, who) = speaker_of(sc.cast, i);
+        let turn = cast_turn(&ch, &chat, who, (sc.ask)(i));
+        let keys = k.memory().scene_of(&turn, now).keys;
+        for fact in [
+            "家里三个人吃饭",
+            "小明对花生过敏，菜里不放花生",
+            "周三晚上不吃辣",
+        ] {
+            let origin = format!("{ch}:{chat}");
+            k.memory()
+                .commit(fact.into(), keys.clone(), origin, now.timestamp())
+                .await
+                .unwrap();
+        }
+    }
+    k.memory().flush().await;
+}
+
+/// Who speaks turn `i` of a session with this cast: channel, chat, speaker.
+fn speaker_of(cast: Cast, i: usize) -> (String, String, &'static str) {
+    let wake = format!("kitchen-wake-{}", i / 3);
+    let (ch, chat, who) = match cast {
+        Cast::Mixed => [
+            ("qq", "group:5550001", "mom"),
+            ("voice", "kitchen", "dad"),
+            ("qq", "group:5550001", "kid"),
+        ][i % 3],
+        Cast::Private => ("qq", "private:10001", "mom"),
+        Cast::Group => [
+            ("qq", "group:5550001", "mom"),
+            ("qq", "group:5550001", "kid"),
+        ][i % 2],
+        Cast::Voice => ("voice", wake.as_str(), "dad"),
+    };
+    (ch.to_string(), chat.to_string(), who)
 }
 
 /// Questions of a cooking evening, several of which the cooking skill's knowledge
@@ -609,6 +643,7 @@ async fn bill_tables(full: bool) {
             turns: 30,
             window: 65_536,
             ask: one_question,
+            memories: false,
         },
         Script {
             name: "mode session, 3 speakers, an evening",
@@ -617,6 +652,7 @@ async fn bill_tables(full: bool) {
             turns: 30,
             window: 65_536,
             ask: cooking_question,
+            memories: false,
         },
         Script {
             name: "mode session at the kitchen speaker, a wake/3",
@@ -625,6 +661,7 @@ async fn bill_tables(full: bool) {
             turns: 30,
             window: 65_536,
             ask: one_question,
+            memories: false,
         },
         Script {
             name: "normal chat (trim at 20 turns)",
@@ -633,6 +670,7 @@ async fn bill_tables(full: bool) {
             turns: normal_turns,
             window: 65_536,
             ask: one_question,
+            memories: false,
         },
         Script {
             name: "group chat, mom and the kid in turn",
@@ -641,6 +679,25 @@ async fn bill_tables(full: bool) {
             turns: normal_turns,
             window: 65_536,
             ask: one_question,
+            memories: false,
+        },
+        Script {
+            name: "normal chat, memories recalled every turn",
+            cast: Cast::Private,
+            mode: false,
+            turns: 30,
+            window: 65_536,
+            ask: one_question,
+            memories: true,
+        },
+        Script {
+            name: "mode session, 3 speakers, memories every turn",
+            cast: Cast::Mixed,
+            mode: true,
+            turns: 30,
+            window: 65_536,
+            ask: one_question,
+            memories: true,
         },
         Script {
             name: "cooking, knowledge questions, window 9400",
@@ -649,6 +706,7 @@ async fn bill_tables(full: bool) {
             turns: cooking_turns,
             window: 9_400,
             ask: cooking_question,
+            memories: false,
         },
     ];
     let mut first_stats = None;

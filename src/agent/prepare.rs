@@ -3,10 +3,11 @@
 //! tool environment and who the calls are for.
 //!
 //! Under exact replay, a kept block (knowledge snippets, the speaker's profile, a
-//! switched strategy, and in a normal chat the memories recalled for it) is sent once and
-//! replayed after that: it is left out while the replayed window already holds it. What
-//! holds for this turn only (memories recalled in a mode session, which several chats
-//! share; a strategy's per-turn sections; a channel's hint) is the aside, never replayed.
+//! switched strategy, the memories recalled for a normal chat or for a group or room in a
+//! mode session) is sent once and replayed after that: it is left out while the replayed
+//! window already holds it. What holds for this turn only (memories recalled for a
+//! private chat in a mode session, which several chats share; a strategy's per-turn
+//! sections; a channel's hint) is the aside, never replayed.
 
 use super::{prompt_shape, Agent, AgentOutcome, Prepared, TurnCtx};
 use crate::config::Replay;
@@ -16,7 +17,7 @@ use crate::memory::{recall_line, recall_section_of, Recalled};
 use crate::prompt::{self, TailInfo, TailSection};
 use crate::provider::{CallMeta, Message, PromptShape};
 use crate::tools::{self, ToolEnv};
-use crate::turn::{Failure, TurnError};
+use crate::turn::{Audience, Failure, TurnError};
 use std::sync::Arc;
 use tracing::warn;
 
@@ -104,15 +105,17 @@ impl Agent {
         extra: &[TailSection],
     ) -> First {
         let (ticket, replay) = (t.ticket, self.context.replay);
-        // recalled memories: in a normal chat (whose own scene they were recalled for)
-        // kept like snippets, sent once while the replayed window holds them, so turns
-        // that recall one after the other still hold each other whole; in a mode session
-        // (shared by several chats: a memory may be private to the one it was recalled
-        // for) and under lean replay, they hold for this turn only
+        // recalled memories: kept like snippets, sent once while the replayed window holds
+        // them, so turns that recall one after the other still hold each other whole — in
+        // a normal chat (whose own scene they were recalled for), and in a mode session
+        // when several people hear the turn anyway (a group, a room); a private chat's or
+        // the terminal's memories in a mode session (shared by several chats) and every
+        // memory under lean replay hold for this turn only
         let recalled = self
             .memory
             .recall(t.scene_in(&self.memory), t.tail.now.timestamp());
-        let keep_recalled = replay == Replay::Exact && ticket.mode.is_none();
+        let shared = matches!(t.turn.facts().audience, Audience::Group | Audience::Room);
+        let keep_recalled = replay == Replay::Exact && (ticket.mode.is_none() || shared);
         // what holds for this turn only: those memories, a strategy's blocks
         let mut aside: Vec<TailSection> = Vec::new();
         if !keep_recalled {

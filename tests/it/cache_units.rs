@@ -275,7 +275,8 @@ async fn a_group_where_two_people_alternate_keeps_one_prefix_and_sends_each_prof
 
 /// Memories recalled turn after turn: in a normal chat they are kept (sent once while the
 /// window holds them), so every request still holds the one before it whole; in a mode
-/// session, which several chats share, they hold for their turn only.
+/// session, which several chats share, a private chat's hold for their turn only, and a
+/// group's are kept (the group hears the turn anyway).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memories_recalled_turn_after_turn_keep_the_prefix_in_a_chat() {
     let dir = workspace();
@@ -333,6 +334,27 @@ async fn memories_recalled_turn_after_turn_keep_the_prefix_in_a_chat() {
     let b_all = serde_json::to_string(b).unwrap();
     assert_eq!(b_all.matches("家里三个人吃饭").count(), 1, "{b_all}");
     assert!(!holds_whole(a, b), "an aside is not replayed");
+
+    // …but a group's memories in the session are heard by the group anyway: kept
+    let group = |who: &str, words: &str| qq::turn("group:5550001", who, words);
+    let keys = k.memory().scene_of(&group("mom", "晚饭"), now).keys;
+    k.memory()
+        .commit(
+            "群里约好周五吃火锅".into(),
+            keys,
+            "qq:group:5550001".into(),
+            now.timestamp(),
+        )
+        .await
+        .unwrap();
+    k.memory().flush().await;
+    say(&k, &clock, (18, 13), group("mom", "晚饭吃什么")).await;
+    say(&k, &clock, (18, 14), group("kid", "晚饭做个汤吧")).await;
+    let reqs = turns(&fake);
+    let (a, b) = (&reqs[reqs.len() - 2], &reqs[reqs.len() - 1]);
+    assert!(holds_whole(a, b), "{b:#}");
+    let b_all = serde_json::to_string(b).unwrap();
+    assert_eq!(b_all.matches("群里约好周五吃火锅").count(), 1, "{b_all}");
     k.shutdown_gracefully(std::time::Duration::from_secs(10))
         .await;
 }
