@@ -157,7 +157,13 @@ async fn the_integration_in_a_real_home_assistant() {
         "the entity answers with the new token",
         Duration::from_secs(30),
         || async {
-            let r = ask("又好了").await;
+            // HA reloads the entry after the reauth: its entity is briefly unknown (400)
+            let r = ha
+                .try_post(
+                    "/api/conversation/process",
+                    json!({"text": "又好了", "language": "zh-cn", "agent_id": agent}),
+                )
+                .await?;
             let speech = r["response"]["speech"]["plain"]["speech"].to_string();
             if speech.contains("好的：又好了") {
                 Ok(())

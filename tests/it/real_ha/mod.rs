@@ -313,6 +313,14 @@ impl RealHa {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Value {
+        self.try_post(path, body)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`RealHa::post`] that says what went wrong instead of failing the test (for a
+    /// wait: while HA reloads an entry, its entities are briefly unknown to it).
+    pub async fn try_post(&self, path: &str, body: Value) -> Result<Value, String> {
         let r = self
             .http
             .post(format!("{}{path}", self.url()))
@@ -321,11 +329,13 @@ impl RealHa {
             .timeout(Duration::from_secs(60))
             .send()
             .await
-            .unwrap();
+            .map_err(|e| format!("POST {path} {body}: {e}"))?;
         let status = r.status();
         let v: Value = r.json().await.unwrap_or(Value::Null);
-        assert!(status.is_success(), "POST {path} {body}: {status} {v}");
-        v
+        match status.is_success() {
+            true => Ok(v),
+            false => Err(format!("POST {path} {body}: {status} {v}")),
+        }
     }
 
     /// Add a Wyoming service (a satellite, or homebot's handle service) through the real
