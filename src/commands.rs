@@ -21,7 +21,7 @@ pub struct Context<'a> {
     pub scope: crate::cron::Scope,
     pub registry: &'a ModeRegistry,
     pub household: &'a str,
-    pub tz: chrono_tz::Tz,
+    pub tz: crate::zone::Zone,
     /// The provider's one-line summary (endpoint and model).
     pub provider: String,
     /// The provider's circuits, while one is not closed.

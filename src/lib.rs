@@ -89,6 +89,7 @@ pub mod summarizer;
 pub mod tools;
 pub mod turn;
 pub mod workspace;
+pub mod zone;
 
 #[path = "../channels/mod.rs"]
 pub mod channels;

@@ -78,7 +78,7 @@ struct Entry {
 pub struct Presence {
     inner: Arc<Mutex<BTreeMap<Link, Entry>>>,
     clock: SharedClock,
-    tz: chrono_tz::Tz,
+    tz: crate::zone::Zone,
 }
 
 impl std::fmt::Debug for Presence {
@@ -88,7 +88,7 @@ impl std::fmt::Debug for Presence {
 }
 
 impl Presence {
-    pub fn new(clock: SharedClock, tz: chrono_tz::Tz) -> Self {
+    pub fn new(clock: SharedClock, tz: crate::zone::Zone) -> Self {
         Self {
             inner: Arc::default(),
             clock,

@@ -126,7 +126,7 @@ impl Config {
         self.validate(Path::new("environment (HOMEBOT_*)"))
     }
 
-    pub fn timezone(&self) -> chrono_tz::Tz {
+    pub fn timezone(&self) -> crate::zone::Zone {
         self.household
             .timezone
             .parse()

@@ -55,7 +55,7 @@ pub struct Price {
     pub output: u64,
     pub currency: String,
     /// The clock the tiers are read on.
-    pub zone: chrono_tz::Tz,
+    pub zone: crate::zone::Zone,
     pub tiers: Vec<Tier>,
 }
 
@@ -97,7 +97,7 @@ impl PriceConfig {
                 .time_zone
                 .as_deref()
                 .and_then(|z| z.parse().ok())
-                .unwrap_or(chrono_tz::UTC),
+                .unwrap_or(crate::zone::Zone::utc()),
             tiers: self
                 .tiers
                 .iter()
@@ -199,7 +199,7 @@ pub(crate) fn validate(
             }
         }
         if let Some(z) = p.time_zone.as_deref() {
-            if z.parse::<chrono_tz::Tz>().is_err() {
+            if z.parse::<crate::zone::Zone>().is_err() {
                 let z: String = z.chars().take(40).collect();
                 return Err(invalid(
                     key("time_zone"),

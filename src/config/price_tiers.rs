@@ -49,7 +49,7 @@ impl Tier {
 }
 
 /// The rates of the first tier holding `sent` on the clock of `zone`; `None`: the base.
-pub fn tier_at(tiers: &[Tier], zone: chrono_tz::Tz, sent: DateTime<Utc>) -> Option<&Rates> {
+pub fn tier_at(tiers: &[Tier], zone: crate::zone::Zone, sent: DateTime<Utc>) -> Option<&Rates> {
     let local = sent.with_timezone(&zone);
     tiers.iter().find(|t| t.holds(&local)).map(|t| &t.rates)
 }
@@ -175,7 +175,7 @@ output = 4.0
         )
         .unwrap();
         let p = &c.prices()["m"];
-        assert_eq!(p.zone, chrono_tz::UTC);
+        assert_eq!(p.zone, crate::zone::Zone::utc());
         for t in ["2026-12-02T01:30:00Z", "2026-12-05T13:00:00Z"] {
             assert_eq!(p.cost_at(utc(t), 10, 0, 10), p.cost(10, 0, 10));
         }

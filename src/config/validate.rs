@@ -11,7 +11,12 @@ impl Config {
             key: key.to_string(),
             message,
         };
-        if self.household.timezone.parse::<chrono_tz::Tz>().is_err() {
+        if self
+            .household
+            .timezone
+            .parse::<crate::zone::Zone>()
+            .is_err()
+        {
             return Err(invalid(
                 "household.timezone",
                 format!("unknown IANA time zone {:?}", self.household.timezone),

@@ -10,9 +10,9 @@ use crate::clock::SharedClock;
 use crate::modes::ModesHandle;
 use crate::outbound::Doors;
 use crate::reminders::{store, BookError, ReminderBook};
+use crate::zone::Zone;
 use actix::prelude::*;
 use chrono::{DateTime, FixedOffset};
-use chrono_tz::Tz;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,7 +36,7 @@ pub(super) struct Schedule {
     pub(super) modes: ModesHandle,
     period: Duration,
     pub(super) clock: SharedClock,
-    pub(super) tz: Tz,
+    pub(super) tz: Zone,
     path: PathBuf,
     pub(super) book: ReminderBook,
     doors: Arc<Doors>,
@@ -55,7 +55,7 @@ pub struct CronSetup {
     pub modes: ModesHandle,
     pub period: Duration,
     pub clock: SharedClock,
-    pub tz: Tz,
+    pub tz: Zone,
     /// `reminders.json`.
     pub path: PathBuf,
     pub doors: Arc<Doors>,

@@ -17,7 +17,7 @@ use tracing::warn;
 /// What the Cron actor needs besides the ModeManager.
 pub(super) struct CronParts {
     pub(super) period: Duration,
-    pub(super) tz: chrono_tz::Tz,
+    pub(super) tz: crate::zone::Zone,
     pub(super) path: PathBuf,
     pub(super) doors: Arc<Doors>,
     pub(super) retry: crate::cron::RetryPolicy,

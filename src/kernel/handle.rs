@@ -29,7 +29,7 @@ pub struct KernelInner {
     /// The household's agent strategy, pending plans and questions.
     pub(super) strategies: crate::strategy::Strategies,
     pub(super) clock: SharedClock,
-    pub(super) tz: chrono_tz::Tz,
+    pub(super) tz: crate::zone::Zone,
     /// The actor threads and the background tasks the shutdown stops.
     pub(super) lifecycle: Lifecycle,
     pub(super) queues: Mutex<ChatQueues<Job>>,
@@ -111,7 +111,7 @@ impl Kernel {
     pub fn memory(&self) -> &crate::memory::Memory {
         &self.inner.agent.memory
     }
-    pub fn timezone(&self) -> chrono_tz::Tz {
+    pub fn timezone(&self) -> crate::zone::Zone {
         self.inner.tz
     }
 

@@ -28,7 +28,7 @@ struct Opened {
     lock: WorkspaceLock,
     cfg: Config,
     env: EnvOverrides,
-    tz: chrono_tz::Tz,
+    tz: crate::zone::Zone,
     clock: SharedClock,
     registry: Arc<ModeRegistry>,
 }

@@ -9,7 +9,7 @@ use chrono::TimeZone;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-fn when(t: i64, tz: chrono_tz::Tz) -> String {
+fn when(t: i64, tz: crate::zone::Zone) -> String {
     tz.timestamp_opt(t, 0)
         .single()
         .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
@@ -21,7 +21,7 @@ fn when(t: i64, tz: chrono_tz::Tz) -> String {
 pub fn render(
     store: &Store,
     filter: Option<&SceneKey>,
-    tz: chrono_tz::Tz,
+    tz: crate::zone::Zone,
     now: i64,
 ) -> Result<String, MemoryError> {
     let idx = store.snapshot()?;

@@ -25,8 +25,8 @@ use super::warnings::Warnings;
 use crate::chats::ChatHistories;
 use crate::fsutil;
 use crate::workspace::Workspace;
+use crate::zone::Zone;
 use chrono::{DateTime, FixedOffset, Utc};
-use chrono_tz::Tz;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
@@ -35,7 +35,7 @@ use tokio::sync::mpsc::UnboundedSender;
 pub struct Archivist {
     pub(super) ws: Workspace,
     pub(super) registry: Arc<ModeRegistry>,
-    pub(super) tz: Tz,
+    pub(super) tz: Zone,
     /// Told the folder of each session archived without a model summary (the kernel's
     /// summarizer writes one); `None` until [`Archivist::notify`].
     notifier: Option<UnboundedSender<PathBuf>>,
@@ -74,7 +74,7 @@ pub(super) fn plugin_ctx<'a>(ws: &'a Workspace, mode: &'a RegisteredMode) -> Plu
 }
 
 impl Archivist {
-    pub fn new(ws: Workspace, registry: Arc<ModeRegistry>, tz: Tz) -> Self {
+    pub fn new(ws: Workspace, registry: Arc<ModeRegistry>, tz: Zone) -> Self {
         Self {
             ws,
             registry,

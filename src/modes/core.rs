@@ -38,8 +38,8 @@ use super::session::{self, ExitMarker, HistoryLog, Record};
 use super::warnings::Warnings;
 use crate::chats::ChatHistories;
 use crate::workspace::Workspace;
+use crate::zone::Zone;
 use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
-use chrono_tz::Tz;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -91,7 +91,7 @@ pub struct ModeCore {
     /// Archiving and start-up repair of the sessions on disk.
     pub(super) archivist: Archivist,
     pub(super) registry: Arc<ModeRegistry>,
-    pub(super) tz: Tz,
+    pub(super) tz: Zone,
     pub(super) action: ActionDoc,
     pub(super) active: Option<ActiveSession>,
     pub(super) turns: HashMap<TurnId, TurnEntry>,
@@ -123,7 +123,7 @@ impl ModeCore {
     pub fn open(
         ws: Workspace,
         registry: Arc<ModeRegistry>,
-        tz: Tz,
+        tz: Zone,
         now: DateTime<Utc>,
         frozen_prompt: FrozenPromptFn,
     ) -> Result<Self, ModeError> {
@@ -155,7 +155,7 @@ impl ModeCore {
     pub(super) fn empty(
         ws: Workspace,
         registry: Arc<ModeRegistry>,
-        tz: Tz,
+        tz: Zone,
         frozen_prompt: FrozenPromptFn,
     ) -> Self {
         let chats = ChatHistories::new(&ws.chats_dir());
@@ -400,7 +400,7 @@ impl ModeCore {
         &self.ws
     }
 
-    pub fn timezone(&self) -> Tz {
+    pub fn timezone(&self) -> Zone {
         self.tz
     }
 

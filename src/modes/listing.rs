@@ -11,8 +11,8 @@ use super::dirs::{file_name, read_dirs};
 use super::session::{CONVERSATION_FILE, EXIT_MARKER_FILE, SUMMARY_FILE};
 use super::session_id::SessionId;
 use crate::workspace::Workspace;
+use crate::zone::Zone;
 use chrono::{DateTime, FixedOffset};
-use chrono_tz::Tz;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionState {
@@ -47,7 +47,7 @@ pub struct SessionRow {
 }
 
 /// All session folders homebot made, newest start first (unknown starts last).
-pub fn list_sessions(ws: &Workspace, tz: Tz, now: DateTime<chrono::Utc>) -> Vec<SessionRow> {
+pub fn list_sessions(ws: &Workspace, tz: Zone, now: DateTime<chrono::Utc>) -> Vec<SessionRow> {
     let action = ActionDoc::read(&ws.action_file()).ok().flatten();
     let active = action.as_ref().filter(|a| a.active);
     let active_id = active.and_then(|a| a.session_id.clone());
@@ -128,7 +128,7 @@ mod tests {
     fn newest_first_across_modes_with_true_states() {
         let d = tempfile::tempdir().unwrap();
         let ws = Workspace::open(d.path()).unwrap();
-        let tz: Tz = "Asia/Shanghai".parse().unwrap();
+        let tz: Zone = "Asia/Shanghai".parse().unwrap();
         let mk = |mode: &str, sid: &str, files: &[&str]| {
             let dir = ws.sessions_dir(mode).join(sid);
             std::fs::create_dir_all(&dir).unwrap();

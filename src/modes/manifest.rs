@@ -73,7 +73,7 @@ impl ExpiryPolicy {
     pub fn after(
         &self,
         started: chrono::DateTime<chrono::FixedOffset>,
-        tz: chrono_tz::Tz,
+        tz: crate::zone::Zone,
     ) -> chrono::DateTime<chrono::FixedOffset> {
         use chrono::TimeZone;
         let day = started.with_timezone(&tz).date_naive()

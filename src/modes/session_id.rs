@@ -3,8 +3,8 @@
 //! One type makes, parses and prints it, so the start time read back from a folder name
 //! is the one that was written.
 
+use crate::zone::Zone;
 use chrono::{DateTime, FixedOffset, NaiveDateTime, TimeZone};
-use chrono_tz::Tz;
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -55,7 +55,7 @@ impl SessionId {
     }
 
     /// The start time in the household's zone (the earliest reading of an ambiguous one).
-    pub fn started_in(&self, tz: Tz) -> Option<DateTime<FixedOffset>> {
+    pub fn started_in(&self, tz: Zone) -> Option<DateTime<FixedOffset>> {
         tz.from_local_datetime(&self.started)
             .earliest()
             .map(|t| t.fixed_offset())
@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn made_parsed_and_printed_alike() {
-        let tz: Tz = "Asia/Shanghai".parse().unwrap();
+        let tz: Zone = "Asia/Shanghai".parse().unwrap();
         let t = DateTime::parse_from_rfc3339("2026-10-22T19:55:00+08:00").unwrap();
         let id = SessionId::new("cook", t);
         let s = id.to_string();

@@ -364,7 +364,7 @@ pub(super) fn active_doc(
     session_id: &str,
     dir: &Path,
     started: DateTime<FixedOffset>,
-    tz: chrono_tz::Tz,
+    tz: crate::zone::Zone,
 ) -> ActionDoc {
     ActionDoc {
         schema_version: super::action::SCHEMA_VERSION,

@@ -10,22 +10,22 @@ use super::session::{
 use super::switch::SwitchAction;
 use crate::fsutil;
 use crate::workspace::Workspace;
+use crate::zone::Zone;
 use chrono::{DateTime, SecondsFormat, Utc};
-use chrono_tz::Tz;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn expiry_time(
     started: DateTime<chrono::FixedOffset>,
     policy: &ExpiryPolicy,
-    tz: Tz,
+    tz: Zone,
 ) -> DateTime<chrono::FixedOffset> {
     policy.after(started, tz)
 }
 
 #[test]
 fn expiry_is_ten_past_midnight_after_the_start_day() {
-    let tz: Tz = "Asia/Shanghai".parse().unwrap();
+    let tz: Zone = "Asia/Shanghai".parse().unwrap();
     let started = DateTime::parse_from_rfc3339("2026-10-22T19:55:00+08:00").unwrap();
     let e = expiry_time(started, &ExpiryPolicy::default(), tz);
     assert_eq!(
@@ -217,7 +217,7 @@ fn an_interrupted_archive_resumes_once() {
 #[test]
 fn expiry_in_a_dst_gap_moves_forward() {
     // America/Santiago skips 00:00-01:00 on 2024-09-08
-    let tz: Tz = "America/Santiago".parse().unwrap();
+    let tz: Zone = "America/Santiago".parse().unwrap();
     let started = DateTime::parse_from_rfc3339("2024-09-07T21:00:00-04:00").unwrap();
     let policy = ExpiryPolicy {
         at: "00:10".into(),

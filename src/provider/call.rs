@@ -43,7 +43,7 @@ pub struct Call<'a> {
     pub addr: &'a Addr<ProviderActor>,
     pub shared: &'a Shared,
     pub circuits: &'a Circuits,
-    pub tz: chrono_tz::Tz,
+    pub tz: crate::zone::Zone,
     pub meta: &'a CallMeta,
     pub deltas: Option<&'a dyn DeltaSink>,
     pub calibrate: Option<Calibrate<'a>>,

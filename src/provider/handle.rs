@@ -22,7 +22,7 @@ use std::time::Instant;
 pub struct Provider {
     inner: Option<Arc<Handle>>,
     /// The household's zone, for usage-log timestamps.
-    tz: chrono_tz::Tz,
+    tz: crate::zone::Zone,
 }
 
 struct Handle {
@@ -57,7 +57,7 @@ impl Provider {
     pub fn unconfigured() -> Self {
         Self {
             inner: None,
-            tz: chrono_tz::UTC,
+            tz: crate::zone::Zone::utc(),
         }
     }
 
@@ -112,7 +112,7 @@ impl Provider {
     fn start(shared: Shared) -> Self {
         Self {
             inner: Some(Arc::new(Handle::start(shared))),
-            tz: chrono_tz::UTC,
+            tz: crate::zone::Zone::utc(),
         }
     }
 
@@ -133,7 +133,7 @@ impl Provider {
     }
 
     /// Usage-log timestamps in this zone (the household's) instead of UTC.
-    pub fn with_timezone(mut self, tz: chrono_tz::Tz) -> Self {
+    pub fn with_timezone(mut self, tz: crate::zone::Zone) -> Self {
         self.tz = tz;
         self
     }

@@ -32,7 +32,7 @@ pub struct Ledger {
 /// the endpoint it went to (`None`: refused before any endpoint took it).
 #[derive(Clone, Copy)]
 pub struct Entry<'a> {
-    pub tz: chrono_tz::Tz,
+    pub tz: crate::zone::Zone,
     pub meta: &'a CallMeta,
     pub backend: Option<&'a Backend>,
 }

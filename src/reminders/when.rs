@@ -2,8 +2,8 @@
 //! in the household's zone (today if that is still ahead, else tomorrow). Bounded: not in
 //! the past, at most [`MAX_AHEAD`] ahead.
 
+use crate::zone::Zone;
 use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
-use chrono_tz::Tz;
 
 /// The furthest ahead a reminder may be set.
 pub const MAX_AHEAD: Duration = Duration::days(7);
@@ -29,7 +29,7 @@ pub enum WhenError {
 /// Resolve the request into a local due time.
 pub fn resolve(
     now: DateTime<Utc>,
-    tz: Tz,
+    tz: Zone,
     in_seconds: Option<i64>,
     at: Option<&str>,
 ) -> Result<DateTime<FixedOffset>, WhenError> {
@@ -58,7 +58,7 @@ pub fn resolve(
 
 fn parse_at(
     now: DateTime<FixedOffset>,
-    tz: Tz,
+    tz: Zone,
     at: &str,
 ) -> Result<DateTime<FixedOffset>, WhenError> {
     if let Ok(t) = DateTime::parse_from_rfc3339(at) {
@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn seconds_clock_times_and_limits() {
-        let tz: Tz = "Asia/Shanghai".parse().unwrap();
+        let tz: Zone = "Asia/Shanghai".parse().unwrap();
         let now = t("2026-10-22T19:50:00+08:00");
         let show = |r: Result<DateTime<FixedOffset>, WhenError>| {
             r.map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, false))

@@ -237,7 +237,7 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
         .unwrap();
     let p = Provider::from_config(&cfg, dir.path().join("logs/usage.jsonl"))
         .unwrap()
-        .with_timezone(chrono_tz::Asia::Shanghai);
+        .with_timezone("Asia/Shanghai".parse::<homebot::zone::Zone>().unwrap());
     let shape = PromptShape {
         blocks: vec![
             BlockTokens {

@@ -48,7 +48,7 @@ async fn figures(addr: &str) -> (String, String) {
 
 fn today() -> String {
     chrono::Utc::now()
-        .with_timezone(&chrono_tz::Asia::Shanghai)
+        .with_timezone(&"Asia/Shanghai".parse::<homebot::zone::Zone>().unwrap())
         .format("%Y-%m-%d")
         .to_string()
 }

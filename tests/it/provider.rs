@@ -416,7 +416,7 @@ async fn usage_lines_carry_the_households_offset() {
     let log = dir.path().join("usage.jsonl");
     let p = homebot::provider::Provider::from_config(&cfg, log.clone())
         .unwrap()
-        .with_timezone(chrono_tz::Asia::Shanghai);
+        .with_timezone("Asia/Shanghai".parse::<homebot::zone::Zone>().unwrap());
     let msgs = [homebot::provider::Message::User {
         content: "你好".into(),
     }];

@@ -49,7 +49,7 @@ pub struct HomeAccess {
     pub(crate) pending: Mutex<HashMap<String, Pending>>,
     /// `logs/audit` of the workspace (fast-path turns are recorded there).
     pub(crate) audit_dir: std::path::PathBuf,
-    pub(crate) tz: chrono_tz::Tz,
+    pub(crate) tz: crate::zone::Zone,
 }
 
 impl HomeAccess {
