@@ -10,10 +10,12 @@
 //! says how to switch.
 //!
 //! Layout: `guard` — [`validate`]; `action` — enter or exit and their verbs; `refusal` —
-//! why the words did not switch; `words` — the spoken and single-character verbs.
+//! why the words did not switch; `words` — the spoken and single-character verbs; `deferrals` — the words that put
+//! a switch off.
 
 mod bound;
 pub mod clause;
+mod deferrals;
 pub mod judge;
 #[cfg(test)]
 mod spoken_table;
