@@ -2,13 +2,15 @@
 //! to — the fake model ([`model`], with its streamed answers in [`sse`]), the OneBot
 //! simulator ([`onebot`], [`qq`]), the Wyoming client ([`wyoming`]), a native voice
 //! satellite ([`satellite`]), the `homebot gateway`
-//! child ([`gateway`]) — the one way to wait ([`wait`]), and kernel / workspace set-up.
+//! child ([`gateway`]) — the one way to wait ([`wait`]), ports for peers that bind later
+//! ([`ports`]), and kernel / workspace set-up.
 // Each includer (the `it` binary, the soak, the benches) uses part of the kit.
 #![allow(dead_code, unused_imports)]
 
 pub mod gateway;
 pub mod model;
 pub mod onebot;
+pub mod ports;
 pub mod qq;
 pub mod satellite;
 pub mod sse;
@@ -17,6 +19,7 @@ pub mod wait;
 pub mod wyoming;
 
 pub use model::{text, tool_call, tool_call_raw, tool_calls, FakeLlm, FakeReply};
+pub use ports::Refusing;
 pub use wait::{eventually, eventually_async, eventually_some, until};
 
 use homebot::kernel::{Kernel, KernelOptions};

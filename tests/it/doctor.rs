@@ -194,10 +194,8 @@ async fn doctor_bounds_what_it_reads() {
 
 #[tokio::test]
 async fn doctor_exits_1_when_nothing_listens() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    }; // closed again: nothing listens there
+    let closed = Refusing::new(); // bound, never listening: connections are refused
+    let port = closed.port();
     let base = format!("http://127.0.0.1:{port}/v1");
     let (out, stdout) = doctor(&[("HOMEBOT_BASE_URL", &base)]).await;
     assert_eq!(out.status.code(), Some(1), "{stdout}");
@@ -229,10 +227,8 @@ async fn doctor_exits_1_when_nothing_listens() {
 async fn doctor_probes_each_fallback_on_its_own_line() {
     let primary = llama_like().await;
     let second = llama_like().await;
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://127.0.0.1:{}/v1", l.local_addr().unwrap().port())
-    }; // closed again: nothing listens there
+    let refusing = Refusing::new(); // bound, never listening: connections are refused
+    let closed = format!("http://127.0.0.1:{}/v1", refusing.port());
     let dir = workspace();
     std::fs::write(
         dir.path().join("config.toml"),

@@ -341,10 +341,8 @@ async fn a_wrong_token_is_reported_once_and_not_retried_in_a_storm() {
 #[tokio::test]
 async fn home_assistant_down_at_start_is_connected_when_it_comes_up() {
     // a free port where HA will be
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let held = Refusing::new(); // HA's port, refusing until it comes up
+    let addr = held.addr;
     let fake = model().await;
     let dir = workspace();
     let ws = dir.path().join("ws");
@@ -356,7 +354,7 @@ async fn home_assistant_down_at_start_is_connected_when_it_comes_up() {
     assert!(st.contains("Home Assistant: not connected"), "{st}");
     let (ok, out) = announce(&ws, "厨房", "x").await;
     assert!(!ok && out.contains("not connected"), "{out}");
-    let ha = SimHa::start_on(addr, TOKEN).await;
+    let ha = SimHa::start_on(held, TOKEN).await;
     wait_status(&ws, "Home Assistant: connected").await;
     gw.wait_log("Home Assistant registries read", 70).await;
     let (ok, out) = announce(&ws, "厨房", "水开了").await;

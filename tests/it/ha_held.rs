@@ -19,10 +19,8 @@ const TOKEN: &str = "sim-token-for-held";
 #[tokio::test]
 async fn a_reminder_held_while_home_assistant_was_down_is_announced_when_it_comes_back() {
     // a free port where Home Assistant will be
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let held = Refusing::new(); // HA's port, refusing until it comes up
+    let addr = held.addr;
     let fake = FakeLlm::start(|_, _| text("好的")).await;
     let dir = workspace();
     let ws = dir.path().join("ws");
@@ -77,7 +75,7 @@ async fn a_reminder_held_while_home_assistant_was_down_is_announced_when_it_come
     .await;
 
     // Home Assistant comes back; no turn is said meanwhile
-    let ha = SimHa::start_on(addr, TOKEN).await;
+    let ha = SimHa::start_on(held, TOKEN).await;
     let announced_of = |ha: &SimHa, words: &str| {
         ha.service_calls("assist_satellite", "announce")
             .into_iter()

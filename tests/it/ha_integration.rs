@@ -66,7 +66,8 @@ async fn the_integration_in_a_real_home_assistant() {
     let id = flow["flow_id"].as_str().unwrap().to_string();
     let wrong = step(&ha, &id, json!({"url": base, "token": "not-the-token"})).await;
     assert_eq!(wrong["errors"]["base"], "invalid_auth", "{wrong}");
-    let closed = format!("http://127.0.0.1:{}", real_ha::free_port());
+    let refusing = Refusing::new(); // bound, never listening: connections are refused
+    let closed = format!("http://127.0.0.1:{}", refusing.port());
     let away = step(&ha, &id, json!({"url": closed, "token": AGENT})).await;
     assert_eq!(away["errors"]["base"], "cannot_connect", "{away}");
     let done = step(&ha, &id, json!({"url": base, "token": AGENT})).await;

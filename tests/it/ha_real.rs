@@ -231,32 +231,15 @@ async fn homebot_with_a_real_home_assistant() {
 
     // 4. an ESPHome satellite (a Voice PE stand-in) in the dining room, whose pipeline's
     // agent is homebot and whose speech-to-text hears "我要做番茄炒鸡蛋", then "打好了"
-    let (pe_port, asr_port) = (real_ha::free_port(), real_ha::free_port());
     let out = ha.dir.path().join("voice_pe");
-    let mut pe = ha.peer(
-        &python,
-        "fake_voice_pe.py",
-        &[
-            "--port",
-            &pe_port.to_string(),
-            "--outdir",
-            out.to_str().unwrap(),
-        ],
-    );
-    let mut asr = ha.peer(
+    let pe_args = ["--outdir", out.to_str().unwrap()];
+    let pe = ha.peer(&python, "fake_voice_pe.py", &pe_args);
+    let asr = ha.peer(
         &python,
         "fake_asr.py",
-        &[
-            "--uri",
-            &format!("tcp://127.0.0.1:{asr_port}"),
-            "--text",
-            "我要做番茄炒鸡蛋",
-            "--text",
-            "打好了",
-        ],
+        &["--text", "我要做番茄炒鸡蛋", "--text", "打好了"],
     );
-    ha.wait_peer(pe_port, "fake_voice_pe.py", &mut pe).await;
-    ha.wait_peer(asr_port, "fake_asr.py", &mut asr).await;
+    let ((_pe, pe_port), (_asr, asr_port)) = tokio::join!(pe, asr);
     let stt_entry = ha.add_wyoming(asr_port).await;
     let stt = hws.entity_of(&stt_entry, "stt.").await["entity_id"]
         .as_str()

@@ -52,6 +52,7 @@ mod ha_held;
 mod ha_home;
 mod ha_integration;
 mod ha_pipeline;
+mod ha_ports;
 mod ha_real;
 mod ha_real_home;
 mod ha_tls;

@@ -110,10 +110,8 @@ async fn a_timeout_is_reported_and_the_turn_recorded_in_the_mode() {
 
 #[tokio::test]
 async fn connection_refused_and_malformed_json() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    }; // closed again: nothing listens there
+    let closed = Refusing::new(); // bound, never listening: connections are refused
+    let port = closed.port();
     let dir = workspace();
     with_config(dir.path(), "[provider]\nmax_retries = 1\n");
     let k = Kernel::start(

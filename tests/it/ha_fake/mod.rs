@@ -96,10 +96,9 @@ impl SimHa {
         Self::serve(listener, token, extra_entities)
     }
 
-    /// Start on a given address (a port reserved earlier: "HA comes up later").
-    pub async fn start_on(addr: SocketAddr, token: &str) -> Self {
-        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
-        Self::serve(listener, token, 0)
+    /// Start on a port held (refusing) since earlier: "HA comes up later".
+    pub async fn start_on(held: crate::common::Refusing, token: &str) -> Self {
+        Self::serve(held.listen(), token, 0)
     }
 
     fn serve(listener: tokio::net::TcpListener, token: &str, extra: usize) -> Self {

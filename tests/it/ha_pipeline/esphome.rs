@@ -28,24 +28,12 @@ pub struct Pipeline {
 /// Start the stand-ins, add them through HA's config flows, put the Voice PE in 餐厅 and
 /// make a pipeline with homebot's entity as its agent HA's preferred one.
 pub async fn homebot_pipeline(ha: &RealHa, python: &Path, hws: &mut HaWs, agent: &str) -> Pipeline {
-    let (pe_port, asr_port) = (real_ha::free_port(), real_ha::free_port());
     let out = ha.dir.path().join("voice_pe");
-    let port = pe_port.to_string();
-    let args = ["--port", &port, "--outdir", out.to_str().unwrap()];
-    let mut voice_pe = ha.peer(python, "fake_voice_pe.py", &args);
-    let uri = format!("tcp://127.0.0.1:{asr_port}");
-    let args = [
-        "--uri",
-        &uri,
-        "--text",
-        "我要做番茄炒鸡蛋",
-        "--text",
-        "切好了",
-    ];
-    let mut asr = ha.peer(python, "fake_asr.py", &args);
-    ha.wait_peer(pe_port, "fake_voice_pe.py", &mut voice_pe)
-        .await;
-    ha.wait_peer(asr_port, "fake_asr.py", &mut asr).await;
+    let args = ["--outdir", out.to_str().unwrap()];
+    let voice_pe = ha.peer(python, "fake_voice_pe.py", &args);
+    let args = ["--text", "我要做番茄炒鸡蛋", "--text", "切好了"];
+    let asr = ha.peer(python, "fake_asr.py", &args);
+    let ((voice_pe, pe_port), (asr, asr_port)) = tokio::join!(voice_pe, asr);
     let stt_entry = ha.add_wyoming(asr_port).await;
     let stt = hws.entity_of(&stt_entry, "stt.").await["entity_id"].clone();
     let pe_entry = ha.add_esphome(pe_port).await;

@@ -15,6 +15,8 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::{Child, Command};
 
+use crate::common::ports;
+
 mod events;
 mod ws;
 pub use events::HaEvents;
@@ -40,6 +42,17 @@ pub struct RealHa {
     http: reqwest::Client,
 }
 
+/// `GET url` with the test token, as JSON.
+async fn get_json(http: &reqwest::Client, url: &str) -> Result<Value, String> {
+    let r = http
+        .get(url)
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    r.json().await.map_err(|e| e.to_string())
+}
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
@@ -56,14 +69,6 @@ pub fn ha_python() -> PathBuf {
         p.display()
     );
     p
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn seed_storage(config: &Path) {
@@ -152,75 +157,167 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-async fn wait_port(port: u16, what: &str, child: &mut Child, log: &Path) {
-    for _ in 0..1200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        if let Ok(Some(st)) = child.try_wait() {
-            panic!(
-                "{what} exited ({st}) before listening:\n{}",
-                std::fs::read_to_string(log).unwrap_or_default()
+/// HA's log line when its HTTP server cannot bind its port: HA runs on without one.
+const PORT_TAKEN: &str = "Failed to create HTTP server at port";
+
+/// The end of HA's log (its own words, for a failure message).
+fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(80)..].join("\n")
+}
+
+/// How a start of `hass` ended.
+enum Started {
+    Running,
+    /// Something bound its port between our choosing it and HA binding it.
+    PortTaken,
+}
+
+/// A test that fails with HA running shows what HA said (as a gateway shows its log).
+impl Drop for RealHa {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "--- Home Assistant's last log lines ---\n{}",
+                log_tail(&self.dir.path().join("hass.log"))
             );
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("{what} never listened on {port}");
 }
 
 impl RealHa {
+    /// Start hass on a port below the ephemeral range ([`ports::for_a_child`]); when its
+    /// HTTP server could not bind it after all, start it again on another.
+    /// `first`, when given, is the port of the first attempt.
+    async fn start_hass(
+        python: &Path,
+        dir: &Path,
+        tls: Option<&TlsFiles>,
+        http: &reqwest::Client,
+        mut first: Option<u16>,
+    ) -> (Child, u16) {
+        let config = dir.join("config");
+        let log = dir.join("hass.log");
+        for attempt in 1..=5 {
+            let port = first.take().unwrap_or_else(ports::for_a_child);
+            std::fs::write(
+                config.join("configuration.yaml"),
+                configuration_with(port, tls),
+            )
+            .unwrap();
+            let mut hass = Command::new(python.with_file_name("hass"))
+                .arg("-c")
+                .arg(&config)
+                .args(["--skip-pip", "--log-no-color"])
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("hass starts");
+            let url = format!("{}://127.0.0.1:{port}", tls::http_lines(tls).0);
+            match Self::wait_running(&mut hass, &url, &log, http).await {
+                Started::Running => return (hass, port),
+                Started::PortTaken => {
+                    println!("attempt {attempt}: port {port} was taken before HA bound it; again on another");
+                    let _ = hass.kill().await;
+                    let _ = std::fs::rename(&log, dir.join(format!("hass.{attempt}.log")));
+                }
+            }
+        }
+        panic!(
+            "HA could not bind a port in 5 attempts:\n{}",
+            log_tail(&log)
+        );
+    }
+
+    /// Wait for `GET /api/config` to say RUNNING, for a failed bind in HA's log, or fail
+    /// with HA's own log after 180 s or when it exits.
+    async fn wait_running(
+        hass: &mut Child,
+        url: &str,
+        log: &Path,
+        http: &reqwest::Client,
+    ) -> Started {
+        let started = std::time::Instant::now();
+        loop {
+            // bounded: whatever took the port may accept and never answer
+            let up = tokio::time::timeout(
+                Duration::from_secs(5),
+                get_json(http, &format!("{url}/api/config")),
+            )
+            .await
+            .unwrap_or_else(|_| Err("no answer within 5 s".into()));
+            if up.as_ref().is_ok_and(|v| v["state"] == "RUNNING") {
+                println!(
+                    "real Home Assistant 2025.4.4 RUNNING after {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+                return Started::Running;
+            }
+            if std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .contains(PORT_TAKEN)
+            {
+                return Started::PortTaken;
+            }
+            if let Ok(Some(st)) = hass.try_wait() {
+                panic!("hass exited ({st}):\n{}", log_tail(log));
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(180),
+                "HA not RUNNING after 180 s: {up:?}\nHA's log:\n{}",
+                log_tail(log)
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Start HA and the satellite stand-in; put the satellite in the area 厨房.
     pub async fn start(python: &Path) -> Self {
-        Self::start_with(python, None).await
+        Self::start_with(python, None, None).await
+    }
+
+    /// [`RealHa::start`], trying `taken` first: the test of a port taken before HA binds it.
+    pub async fn start_trying_first(python: &Path, taken: u16) -> Self {
+        Self::start_with(python, None, Some(taken)).await
     }
 
     /// [`RealHa::start`] with HA serving https with this certificate (only https).
     pub async fn start_tls(python: &Path, tls: TlsFiles) -> Self {
-        Self::start_with(python, Some(tls)).await
+        Self::start_with(python, Some(tls), None).await
     }
 
-    async fn start_with(python: &Path, tls: Option<TlsFiles>) -> Self {
+    async fn start_with(python: &Path, tls: Option<TlsFiles>, first: Option<u16>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config");
         std::fs::create_dir_all(&config).unwrap();
-        let port = free_port();
-        std::fs::write(
-            config.join("configuration.yaml"),
-            configuration_with(port, tls.as_ref()),
-        )
-        .unwrap();
         // homebot's own integration, as HACS installs it
         copy_tree(
             &repo().join("custom_components"),
             &config.join("custom_components"),
         );
         seed_storage(&config);
-        let hass_log = dir.path().join("hass.log");
-        let hass = Command::new(python.with_file_name("hass"))
-            .arg("-c")
-            .arg(&config)
-            .args(["--skip-pip", "--log-no-color"])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&hass_log).unwrap())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("hass starts");
-        let sat_port = free_port();
+        // the satellite stand-in starts while HA does
         let satellite_out = dir.path().join("satellite");
         let sat_log = dir.path().join("satellite.log");
         let mut satellite = Command::new(python)
             .arg(repo().join("tests/peers/ha/fake_satellite.py"))
-            .args(["--uri", &format!("tcp://127.0.0.1:{sat_port}")])
             .arg("--outdir")
             .arg(&satellite_out)
+            .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&sat_log).unwrap())
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        wait_port(sat_port, "the satellite stand-in", &mut satellite, &sat_log).await;
+        // the kit's set-up requests trust the HA it started (homebot never uses this)
+        let http = reqwest::Client::builder()
+            .danger_accept_invalid_certs(tls.is_some())
+            .build()
+            .unwrap();
+        let (hass, port) = Self::start_hass(python, dir.path(), tls.as_ref(), &http, first).await;
+        let sat_port =
+            ports::reported_port("the satellite stand-in", &mut satellite, &sat_log).await;
         let mut ha = RealHa {
             dir,
             port,
@@ -228,35 +325,9 @@ impl RealHa {
             satellite,
             satellite_entity: String::new(),
             satellite_out,
-            // the kit's set-up requests trust the HA it started (homebot never uses this)
-            http: reqwest::Client::builder()
-                .danger_accept_invalid_certs(tls.is_some())
-                .build()
-                .unwrap(),
+            http,
             tls,
         };
-        let started = std::time::Instant::now();
-        loop {
-            let up = ha.get("/api/config").await;
-            if up.as_ref().is_ok_and(|v| v["state"] == "RUNNING") {
-                break;
-            }
-            if let Ok(Some(st)) = ha.hass.try_wait() {
-                panic!(
-                    "hass exited ({st}):\n{}",
-                    std::fs::read_to_string(&hass_log).unwrap_or_default()
-                );
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(180),
-                "HA not RUNNING: {up:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        println!(
-            "real Home Assistant 2025.4.4 RUNNING after {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
         let entry = ha.add_wyoming(sat_port).await;
         // its assist_satellite entity, in a new area 厨房
         let mut ws = match ha.tls {
@@ -302,14 +373,7 @@ impl RealHa {
     }
 
     pub async fn get(&self, path: &str) -> Result<Value, String> {
-        let r = self
-            .http
-            .get(format!("{}{path}", self.url()))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        r.json().await.map_err(|e| e.to_string())
+        get_json(&self.http, &format!("{}{path}", self.url())).await
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Value {
@@ -368,22 +432,20 @@ impl RealHa {
         done["result"]["entry_id"].as_str().unwrap().to_string()
     }
 
-    /// Run a stand-in from tests/peers/ha with the HA venv's python (killed with the test).
-    pub fn peer(&self, python: &Path, script: &str, args: &[&str]) -> Child {
-        let log = std::fs::File::create(self.dir.path().join(format!("{script}.log"))).unwrap();
-        Command::new(python)
+    /// Run a stand-in from tests/peers/ha with the HA venv's python (killed with the test)
+    /// and wait for the port it reports once it listens.
+    pub async fn peer(&self, python: &Path, script: &str, args: &[&str]) -> (Child, u16) {
+        let log = self.dir.path().join(format!("{script}.log"));
+        let mut child = Command::new(python)
             .arg(repo().join("tests/peers/ha").join(script))
             .args(args)
-            .stderr(log)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
             .kill_on_drop(true)
             .spawn()
-            .unwrap()
-    }
-
-    /// Wait until a stand-in listens on `port`.
-    pub async fn wait_peer(&self, port: u16, script: &str, child: &mut Child) {
-        let log = self.dir.path().join(format!("{script}.log"));
-        wait_port(port, script, child, &log).await;
+            .unwrap();
+        let port = ports::reported_port(script, &mut child, &log).await;
+        (child, port)
     }
 
     /// The stand-in's logged events (`announcement-recorded`, `audio-start`, …).

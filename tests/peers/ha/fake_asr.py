@@ -1,9 +1,9 @@
 """A Wyoming speech-to-text stand-in for tests/it/ha_real.rs: whatever audio it gets, the
 transcripts are the --text arguments, one per utterance in order (the last one repeats):
 what the user says. Home Assistant's `wyoming` integration adds it as an `stt.*` entity
-for the voice pipeline.
+for the voice pipeline. It listens on a port the kernel picks and reports it (listen.py).
 
-    python fake_asr.py --uri tcp://127.0.0.1:PORT --text 我要做番茄炒鸡蛋 --text 打好了
+    python fake_asr.py --text 我要做番茄炒鸡蛋 --text 打好了
 """
 
 import argparse
@@ -13,7 +13,9 @@ from functools import partial
 from wyoming.asr import Transcript
 from wyoming.audio import AudioStop
 from wyoming.info import AsrModel, AsrProgram, Attribution, Describe, Info
-from wyoming.server import AsyncEventHandler, AsyncServer
+from wyoming.server import AsyncEventHandler
+
+from listen import serve_wyoming
 
 
 class Handler(AsyncEventHandler):
@@ -38,10 +40,10 @@ class Handler(AsyncEventHandler):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--uri", required=True)
+    p.add_argument("--port", type=int, default=0)
     p.add_argument("--text", action="append", required=True)
     a = p.parse_args()
-    asyncio.run(AsyncServer.from_uri(a.uri).run(partial(Handler, a.text)))
+    asyncio.run(serve_wyoming(partial(Handler, a.text), a.port))
 
 
 if __name__ == "__main__":

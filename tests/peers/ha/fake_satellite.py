@@ -5,7 +5,8 @@ records every announcement HA streams to it as announce-N.wav, answers `played`,
 each event but audio chunks and pings to events.jsonl in --outdir.
 
 Run with the Home Assistant venv's python (it has `wyoming`):
-    python fake_satellite.py --uri tcp://127.0.0.1:PORT --outdir DIR
+    python fake_satellite.py --outdir DIR
+(it listens on a port the kernel picks and reports it: listen.py).
 """
 
 import argparse
@@ -19,8 +20,10 @@ from pathlib import Path
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.info import Attribution, Describe, Info, Satellite
 from wyoming.ping import Ping, Pong
-from wyoming.server import AsyncEventHandler, AsyncServer
+from wyoming.server import AsyncEventHandler
 from wyoming.snd import Played
+
+from listen import serve_wyoming
 
 
 class Handler(AsyncEventHandler):
@@ -72,12 +75,12 @@ class Handler(AsyncEventHandler):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--uri", default="tcp://127.0.0.1:10700")
+    p.add_argument("--port", type=int, default=0)
     p.add_argument("--outdir", default=".")
     p.add_argument("--name", default="Test Satellite")
     a = p.parse_args()
     Path(a.outdir).mkdir(parents=True, exist_ok=True)
-    asyncio.run(AsyncServer.from_uri(a.uri).run(partial(Handler, a, {"n": 0})))
+    asyncio.run(serve_wyoming(partial(Handler, a, {"n": 0}), a.port))
 
 
 if __name__ == "__main__":

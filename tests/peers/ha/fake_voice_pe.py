@@ -16,7 +16,9 @@ add it as a real `assist_satellite` that supports announce and start_conversatio
 - Every announcement and pipeline event HA sends is logged to events.jsonl in --outdir.
 
 Run with the Home Assistant venv's python (it has aioesphomeapi):
-    python fake_voice_pe.py --port PORT --outdir DIR
+    python fake_voice_pe.py --outdir DIR
+
+(it listens on a port the kernel picks and reports it: listen.py)
 """
 
 import argparse
@@ -28,6 +30,8 @@ from pathlib import Path
 
 from aioesphomeapi import api_pb2 as pb
 from aioesphomeapi.core import MESSAGE_TYPE_TO_PROTO
+
+from listen import serve
 
 TYPE_OF = {cls: num for num, cls in MESSAGE_TYPE_TO_PROTO.items()}
 # VOICE_ASSISTANT | SPEAKER | API_AUDIO | ANNOUNCE | START_CONVERSATION
@@ -166,7 +170,7 @@ class Device:
 
 async def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--port", type=int, default=0)
     p.add_argument("--outdir", required=True)
     p.add_argument("--name", default="kitchen-voice-pe")
     a = p.parse_args()
@@ -192,9 +196,7 @@ async def main():
         finally:
             devices.remove(device)
 
-    server = await asyncio.start_server(conn, "127.0.0.1", a.port)
-    async with server:
-        await server.serve_forever()
+    await serve(conn, a.port)
 
 
 if __name__ == "__main__":
