@@ -179,24 +179,25 @@ impl HaState {
                 areas,
                 devices,
                 entities,
+                exposed,
             } => {
                 self.rooms = Rooms::from_registries(&areas, &devices, &entities, &self.cfg);
+                if let Some(ids) = exposed {
+                    self.exposed = Some(ids.len());
+                    self.exposed_ids = ids.into_iter().collect();
+                }
                 self.rebuild_view();
                 tracing::info!(
                     areas = self.rooms.areas.len(),
                     satellites = self.rooms.satellites.len(),
                     entities = self.rooms.entities,
+                    exposed = self.exposed_ids.len(),
                     "Home Assistant registries read"
                 );
                 // back, and its rooms known: what waited for it can be said now
                 if std::mem::take(&mut self.fresh) {
                     self.back.send_modify(|n| *n += 1);
                 }
-            }
-            Report::Exposed(ids) => {
-                self.exposed = Some(ids.len());
-                self.exposed_ids = ids.into_iter().collect();
-                self.rebuild_view();
             }
             Report::Watch(i) => {
                 let (Some(w), Some(tx)) = (self.cfg.watch.get(i), &self.watch_tx) else {

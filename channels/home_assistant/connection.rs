@@ -52,13 +52,15 @@ pub enum Report {
     AuthFailed {
         why: String,
     },
+    /// The three registry lists and the entities exposed to Assist (`conversation:
+    /// true`, bounded; `None` when HA refused the list), read together: a house is never
+    /// known without what Assist may touch in it (a command would be refused meanwhile).
     Registries {
         areas: Value,
         devices: Value,
         entities: Value,
+        exposed: Option<Vec<String>>,
     },
-    /// The entities exposed to Assist (`conversation: true`), bounded.
-    Exposed(Vec<String>),
     /// Watch number `i` of `home_assistant.watch` fired.
     Watch(usize),
     State {

@@ -1,5 +1,6 @@
 //! One authenticated session with Home Assistant: subscriptions to state and registry
-//! changes, the three registry lists and the list of entities exposed to Assist; then
+//! changes, the three registry lists and the list of entities exposed to Assist (reported
+//! together, once all four are in); then
 //! commands from the actor, each numbered and answered by its `result`, and a `ping`
 //! every [`PING_EVERY`] that must be answered within the timeout. A registry change
 //! refetches the lists (once per second at most). It ends when the connection is lost
@@ -27,7 +28,7 @@ enum Waiting {
     Areas(u64),
     Devices(u64),
     Entities(u64),
-    Exposed,
+    Exposed(u64),
 }
 
 #[derive(Default)]
@@ -36,6 +37,8 @@ struct Fetch {
     areas: Option<Value>,
     devices: Option<Value>,
     entities: Option<Value>,
+    /// `Some(None)`: HA refused the list.
+    exposed: Option<Option<Vec<String>>>,
 }
 
 struct Live {
@@ -81,7 +84,7 @@ impl Live {
         self.command(
             ws,
             json!({"type": "homeassistant/expose_entity/list"}),
-            Waiting::Exposed,
+            Waiting::Exposed(g),
             t,
         )
         .await?;
@@ -186,6 +189,19 @@ pub(super) async fn session(
 }
 
 impl Live {
+    /// Once all four lists of this fetch are in, report them together.
+    fn fetched(&mut self, report: &impl Fn(Report)) {
+        let f = &mut self.fetch;
+        if f.areas.is_some() && f.devices.is_some() && f.entities.is_some() && f.exposed.is_some() {
+            report(Report::Registries {
+                areas: f.areas.take().unwrap_or_default(),
+                devices: f.devices.take().unwrap_or_default(),
+                entities: f.entities.take().unwrap_or_default(),
+                exposed: f.exposed.take().flatten(),
+            });
+        }
+    }
+
     /// Handle one message; `Some(delay)` asks for the registries to be fetched again.
     fn on_message(&mut self, inc: Incoming, report: &impl Fn(Report)) -> Option<Duration> {
         match inc {
@@ -201,13 +217,15 @@ impl Live {
                         warn!(error = %e, "Home Assistant refused a subscription");
                     }
                 }
-                Waiting::Exposed => {
-                    if let Ok(v) = outcome {
-                        report(Report::Exposed(protocol::exposed(&v)));
-                    }
-                }
-                Waiting::Areas(g) | Waiting::Devices(g) | Waiting::Entities(g)
+                Waiting::Areas(g)
+                | Waiting::Devices(g)
+                | Waiting::Entities(g)
+                | Waiting::Exposed(g)
                     if g != self.fetch.generation => {}
+                Waiting::Exposed(_) => {
+                    self.fetch.exposed = Some(outcome.ok().map(|v| protocol::exposed(&v)));
+                    self.fetched(report);
+                }
                 w => {
                     let v = outcome.unwrap_or_else(|e| {
                         warn!(error = %e, "Home Assistant refused a registry list");
@@ -218,14 +236,7 @@ impl Live {
                         Waiting::Devices(_) => self.fetch.devices = Some(v),
                         _ => self.fetch.entities = Some(v),
                     }
-                    let f = &mut self.fetch;
-                    if f.areas.is_some() && f.devices.is_some() && f.entities.is_some() {
-                        report(Report::Registries {
-                            areas: f.areas.take().unwrap_or_default(),
-                            devices: f.devices.take().unwrap_or_default(),
-                            entities: f.entities.take().unwrap_or_default(),
-                        });
-                    }
+                    self.fetched(report);
                 }
             },
             Incoming::Event { id, .. } if self.watches.contains_key(&id) => {
