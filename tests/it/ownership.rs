@@ -2,8 +2,11 @@
 //! `config.toml`, owned by another user (who could replace the configuration), naming
 //! the path and both uids, and changes nothing in it. The lock file is the owner's only.
 //!
-//! Giving a file away needs root: the refusal tests run as root and otherwise skip with a
-//! printed reason.
+//! Giving a file away needs root. Run as root, the refusal tests give a workspace or its
+//! `config.toml` to another uid; run as anyone else, they use what another user already
+//! owns — the root directory as a workspace, `/etc/passwd` behind a `config.toml`
+//! symlink (homebot follows the link, so the file it would read is root's) — so both
+//! ways the refusal is checked.
 
 use crate::common;
 
@@ -14,13 +17,30 @@ use std::path::Path;
 
 const OTHER_UID: u32 = 65534;
 
-/// Whether this process may give files away (runs as root): the uid of a file it made.
-fn running_as_root(probe: &Path) -> bool {
-    let root = std::fs::metadata(probe).unwrap().uid() == 0;
-    if !root {
-        eprintln!("skipped: not running as root, so no file can be given to another uid");
+/// The uid this process runs as: the owner of a file it made.
+fn running_uid(probe: &Path) -> u32 {
+    let f = probe.join(".uid-probe");
+    std::fs::write(&f, "").unwrap();
+    let uid = std::fs::metadata(&f).unwrap().uid();
+    std::fs::remove_file(f).unwrap();
+    uid
+}
+
+/// A file or directory someone else owns: `ours`, given to [`OTHER_UID`] when this
+/// process may give files away (root), else `theirs`, which must already be another's.
+fn foreign(ours: &Path, theirs: &Path, running: u32) -> (std::path::PathBuf, u32) {
+    if running == 0 {
+        std::os::unix::fs::chown(ours, Some(OTHER_UID), Some(OTHER_UID)).unwrap();
+        return (ours.to_path_buf(), OTHER_UID);
     }
-    root
+    let owner = std::fs::metadata(theirs).unwrap().uid();
+    assert_ne!(
+        owner,
+        running,
+        "{} is ours: no foreign file to test with",
+        theirs.display()
+    );
+    (theirs.to_path_buf(), owner)
 }
 
 fn start_error(ws: &Path, fake: &FakeLlm) -> String {
@@ -39,42 +59,47 @@ fn start_error(ws: &Path, fake: &FakeLlm) -> String {
 #[tokio::test]
 async fn a_workspace_owned_by_another_user_is_refused() {
     let dir = workspace();
-    if !running_as_root(dir.path()) {
-        return;
-    }
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    std::fs::set_permissions(&ws, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::os::unix::fs::chown(&ws, Some(OTHER_UID), Some(OTHER_UID)).unwrap();
+    let running = running_uid(dir.path());
+    let mine = dir.path().join("ws");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (ws, owner) = foreign(&mine, Path::new("/"), running);
+    let before = std::fs::read_dir(&ws).unwrap().count();
+    let mode = std::fs::metadata(&ws).unwrap().permissions().mode() & 0o777;
     let fake = FakeLlm::scripted().await;
     let e = start_error(&ws, &fake);
     assert!(e.contains(&ws.display().to_string()), "{e}");
     assert!(
-        e.contains(&format!("owned by uid {OTHER_UID}")) && e.contains("runs as uid 0"),
+        e.contains(&format!("owned by uid {owner}"))
+            && e.contains(&format!("runs as uid {running}")),
         "{e}"
     );
     // nothing was changed: not tightened, nothing created
     let meta = std::fs::metadata(&ws).unwrap();
-    assert_eq!(meta.permissions().mode() & 0o777, 0o755);
-    assert_eq!(meta.uid(), OTHER_UID);
-    assert_eq!(std::fs::read_dir(&ws).unwrap().count(), 0);
+    assert_eq!(meta.permissions().mode() & 0o777, mode);
+    assert_eq!(meta.uid(), owner);
+    assert_eq!(std::fs::read_dir(&ws).unwrap().count(), before);
 }
 
 #[tokio::test]
 async fn a_config_owned_by_another_user_is_refused() {
     let dir = workspace();
-    if !running_as_root(dir.path()) {
-        return;
-    }
     let ws = dir.path();
+    let running = running_uid(ws);
     let fake = FakeLlm::scripted().await;
     drop(start_kernel(ws, &fake)); // a normal workspace with its config.toml
     let config = ws.canonicalize().unwrap().join("config.toml");
-    std::os::unix::fs::chown(&config, Some(OTHER_UID), None).unwrap();
+    if running != 0 {
+        // the config.toml homebot would read is someone else's file
+        std::fs::remove_file(&config).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &config).unwrap();
+    }
+    let (_, owner) = foreign(&config, &config, running);
     let e = start_error(ws, &fake);
     assert!(e.contains(&config.display().to_string()), "{e}");
     assert!(
-        e.contains(&format!("owned by uid {OTHER_UID}")) && e.contains("runs as uid 0"),
+        e.contains(&format!("owned by uid {owner}"))
+            && e.contains(&format!("runs as uid {running}")),
         "{e}"
     );
     // the binary says the same and exits non-zero
@@ -86,7 +111,7 @@ async fn a_config_owned_by_another_user_is_refused() {
     assert!(!o.status.success(), "{o:?}");
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
-        stderr.contains(&format!("owned by uid {OTHER_UID}")),
+        stderr.contains(&format!("owned by uid {owner}")),
         "{stderr}"
     );
 }
