@@ -10,11 +10,12 @@
 use crate::common;
 
 use common::gateway::Gateway;
+use common::watch::{watch, Fate};
 use common::wyoming::{Got, WyPeer};
 use common::*;
 use serde_json::json;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
 const TOKEN: &str = "flood-token-123";
@@ -73,40 +74,6 @@ async fn fds_back_to(gw: &Gateway, baseline: usize, within: Duration) {
             "the gateway still holds {now} descriptors, {baseline} before the flood"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// How one flooding socket ended.
-#[derive(Debug)]
-struct Fate {
-    /// From the connect to the end of the stream; `None`: still open at the deadline.
-    closed_after: Option<Duration>,
-    /// What the server sent before closing (a 503, a busy event, or nothing).
-    said: Vec<u8>,
-}
-
-/// Read `s` until the server closes it or `deadline` passes.
-async fn watch(mut s: TcpStream, opened: Instant, deadline: Instant) -> Fate {
-    let mut said = Vec::new();
-    let mut buf = [0u8; 512];
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, s.read(&mut buf)).await {
-            Err(_) => {
-                return Fate {
-                    closed_after: None,
-                    said,
-                }
-            }
-            Ok(Ok(0)) | Ok(Err(_)) => {
-                return Fate {
-                    closed_after: Some(opened.elapsed()),
-                    said,
-                }
-            }
-            Ok(Ok(n)) if said.len() < 4096 => said.extend_from_slice(&buf[..n]),
-            Ok(Ok(_)) => {}
-        }
     }
 }
 
