@@ -3,10 +3,12 @@
 //! simulator ([`onebot`], [`qq`]), the Wyoming client ([`wyoming`]), a native voice
 //! satellite ([`satellite`]), the `homebot gateway`
 //! child ([`gateway`]) — the one way to wait ([`wait`]), ports for peers that bind later
-//! ([`ports`]), and kernel / workspace set-up.
+//! ([`ports`]), a socket watched to its end ([`watch`]), a slow client's transport
+//! ([`dribble`]), and kernel / workspace set-up.
 // Each includer (the `it` binary, the soak, the benches) uses part of the kit.
 #![allow(dead_code, unused_imports)]
 
+pub mod dribble;
 pub mod gateway;
 pub mod model;
 pub mod onebot;
@@ -16,6 +18,7 @@ pub mod satellite;
 pub mod sse;
 pub mod strategy;
 pub mod wait;
+pub mod watch;
 pub mod wyoming;
 
 pub use model::{text, tool_call, tool_call_raw, tool_calls, FakeLlm, FakeReply};

@@ -60,6 +60,7 @@ mod imports;
 mod interrupt;
 mod knowledge;
 mod limits_flood;
+mod limits_idle;
 mod limits_net;
 mod memory;
 mod mode_offer;
