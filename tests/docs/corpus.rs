@@ -74,8 +74,11 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
 pub struct Doc {
     /// Relative to the repository's root.
     pub path: PathBuf,
+    pub text: String,
     pub headings: Vec<Heading>,
     pub links: Vec<Link>,
+    /// The text of each bold span (`**…**`), with its line.
+    pub bold: Vec<(String, usize)>,
     /// The inline content of each paragraph, heading, list item and table cell.
     pub blocks: Vec<Vec<Inline>>,
 }
@@ -116,6 +119,8 @@ impl Doc {
         // (text so far, line) of the heading and of the links being read
         let mut heading: Option<(String, usize)> = None;
         let mut open: Vec<(String, String, usize)> = Vec::new();
+        let mut bold = Vec::new();
+        let mut open_bold: Vec<(String, usize)> = Vec::new();
         let mut in_code_block = false;
         for (event, range) in Parser::new_ext(&text, Options::ENABLE_TABLES).into_offset_iter() {
             let line = line_of(range.start);
@@ -130,6 +135,9 @@ impl Doc {
                     h.push_str(w);
                 }
                 for (_, t, _) in open.iter_mut() {
+                    t.push_str(w);
+                }
+                for (t, _) in open_bold.iter_mut() {
                     t.push_str(w);
                 }
             }
@@ -152,6 +160,8 @@ impl Doc {
                 Event::Start(Tag::Link { dest_url, .. }) => {
                     open.push((dest_url.to_string(), String::new(), line))
                 }
+                Event::Start(Tag::Strong) => open_bold.push((String::new(), line)),
+                Event::End(TagEnd::Strong) => bold.extend(open_bold.pop()),
                 Event::End(TagEnd::Link) => {
                     if let Some((dest, text, line)) = open.pop() {
                         links.push(Link { dest, text, line });
@@ -175,8 +185,10 @@ impl Doc {
         flush(&mut block, &mut blocks);
         Doc {
             path,
+            text,
             headings,
             links,
+            bold,
             blocks,
         }
     }
@@ -185,12 +197,50 @@ impl Doc {
     pub fn has_anchor(&self, anchor: &str) -> bool {
         self.headings.iter().any(|h| h.anchor == anchor)
     }
+
+    /// The lines of the section `anchor` heads: from its heading to the next heading of
+    /// any level (exclusive); `None` if no heading has that anchor.
+    pub fn section_lines(&self, anchor: &str) -> Option<std::ops::Range<usize>> {
+        let i = self.headings.iter().position(|h| h.anchor == anchor)?;
+        let from = self.headings[i].line;
+        Some(from..self.headings.get(i + 1).map_or(usize::MAX, |h| h.line))
+    }
+
+    /// The source of the section `anchor` heads (see [`Doc::section_lines`]).
+    pub fn section(&self, anchor: &str) -> Option<String> {
+        let range = self.section_lines(anchor)?;
+        let lines: Vec<&str> = self
+            .text
+            .lines()
+            .enumerate()
+            .filter(|(n, _)| range.contains(&(n + 1)))
+            .map(|(_, l)| l)
+            .collect();
+        Some(lines.join("\n"))
+    }
+
+    /// The bold texts of the section `anchor` heads.
+    pub fn section_bold(&self, anchor: &str) -> Vec<&str> {
+        let Some(range) = self.section_lines(anchor) else {
+            return Vec::new();
+        };
+        self.bold
+            .iter()
+            .filter(|(_, line)| range.contains(line))
+            .map(|(t, _)| t.as_str())
+            .collect()
+    }
 }
 
 fn flush(block: &mut Vec<Inline>, blocks: &mut Vec<Vec<Inline>>) {
     if !block.is_empty() {
         blocks.push(std::mem::take(block));
     }
+}
+
+/// Runs of whitespace as one space, the ends trimmed: a figure may wrap at any space.
+pub fn squeeze(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -230,5 +280,13 @@ mod tests {
                 ("one_two", 12)
             ]
         );
+        assert_eq!(
+            d.section("a-b").as_deref(),
+            Some("## A, b!\n\n- `tests/t.rs` (`one_two`)")
+        );
+        assert_eq!(d.section("nope"), None);
+        assert_eq!(d.bold, [("1.5 MiB".to_string(), 3)]);
+        assert_eq!(d.section_bold("top"), ["1.5 MiB"]);
+        assert!(d.section_bold("a-b").is_empty());
     }
 }

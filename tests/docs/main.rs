@@ -11,11 +11,15 @@
 //! - [`names`]: a code span that names a repository path (`src/…`, `tests/…`, …) names
 //!   one that exists, and a test named beside its file, as a test binary's module path
 //!   or after the word "test" names a `fn` that is there.
+//! - [`figures`]: every figure in the README is a link to its one source, an entry of
+//!   `docs/operations.md` with the commit and command that measured it, and says there
+//!   what the README says.
 //!
 //! Each failure names the file, the line and what is wrong; each check's own tests run
 //! it on a small repository written for the purpose, to show what it finds.
 
 mod corpus;
+mod figures;
 #[cfg(test)]
 mod fixture;
 mod links;
@@ -74,4 +78,9 @@ fn every_link_and_anchor_in_the_docs_resolves() {
 #[test]
 fn every_file_and_test_the_docs_name_exists() {
     assert_none("names", names::check(&corpus::Repo::here()));
+}
+
+#[test]
+fn every_readme_figure_is_its_source_in_operations_md() {
+    assert_none("figures", figures::check(&corpus::Repo::here()));
 }
