@@ -137,13 +137,17 @@ fn names_after(block: &[Inline], i: usize, seps: &[&str]) -> Vec<(String, usize)
     out
 }
 
+/// Whether `before` ends with the word "test" or "tests" ("the test ", "(test ", "tests: ").
 fn after_the_word_test(before: &Inline) -> bool {
     let Inline::Text(t) = before else {
         return false;
     };
-    let t = t.to_lowercase();
-    let t = t.trim_end().trim_end_matches('(').trim_end();
-    t.ends_with(" test") || t.ends_with(" tests") || t == "test" || t == "tests"
+    let t = t.trim_end().trim_end_matches(['(', ':']).trim_end();
+    let last = t
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or("");
+    matches!(last.to_lowercase().as_str(), "test" | "tests")
 }
 
 fn is_ident(s: &str) -> bool {
@@ -255,7 +259,8 @@ mod tests {
     fn a_missing_file_module_test_or_named_test_is_found() {
         let doc = "See `src/gone.rs:12` and `tests/it/ha_agent.rs::helper_here`.\n\n\
                    Message by message: `cache_units::kept_blocks_lose_the_prefix`.\n\n\
-                   Checked by the test `no_such_test_here`, and tests `helper_here`, `nor_this_one`.\n";
+                   Checked by the test `no_such_test_here`, and tests `helper_here`, `nor_this_one`.\n\n\
+                   Names no channel (test `not_here_either`); the latest `helper_function` is no claim.\n";
         assert_eq!(
             problems(doc),
             [
@@ -263,6 +268,7 @@ mod tests {
                 "docs/x.md:3: `cache_units::kept_blocks_lose_the_prefix`: no fn kept_blocks_lose_the_prefix in tests/it/cache_units.rs (no fn of that name anywhere)",
                 "docs/x.md:5: test `no_such_test_here`: no fn no_such_test_here in src/, tests/, channels/, dashboard/, demo/, benches/, skills/",
                 "docs/x.md:5: test `nor_this_one`: no fn nor_this_one in src/, tests/, channels/, dashboard/, demo/, benches/, skills/",
+                "docs/x.md:7: test `not_here_either`: no fn not_here_either in src/, tests/, channels/, dashboard/, demo/, benches/, skills/",
             ]
         );
     }
