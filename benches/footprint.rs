@@ -7,16 +7,18 @@
 //! - `homebot gateway` with every channel on loopback (QQ reverse WebSocket, Wyoming,
 //!   voice WebSocket) and the control socket: VmRSS once it listens and is idle, then
 //!   after one real QQ group turn answered by a fake OpenAI-compatible server on
-//!   `127.0.0.1:0` (which builds what the first turn needs: scene memory's database and
-//!   segmentation dictionary, the HTTP client), after a turn that commits a memory, and after
-//!   ten more turns;
+//!   `127.0.0.1:0` (the first turn opens scene memory's database and makes the first call
+//!   to the model; its words are segmented with only their own dictionary entries, no
+//!   whole dictionary is built), after a turn that commits a memory, and after ten more
+//!   turns;
 //! - `homebot chat -m /status` as a process of its own on that workspace (history, scene
 //!   memory with a memory, no gateway running): median and p90 wall time, and peak RSS
 //!   from `wait4`'s `ru_maxrss`.
 //!
 //! `HOMEBOT_FOOTPRINT_BIN=/path/to/homebot` measures another build (an older one, to
 //! compare) with the same steps. Under `cargo test` (no `--bench` argument) it runs a
-//! small smoke version on the debug binary.
+//! small smoke version on the debug binary. The figures the README cites from it are in
+//! docs/operations.md#figures, with the commit they were measured at.
 
 #[path = "../tests/common/mod.rs"]
 mod common;

@@ -1,8 +1,12 @@
 //! Slash commands and the status text: what a user can do without the LLM.
 //!
-//! `/mode enter <id>`, `/mode exit [id]`, `/mode status`, `/status`, `/help` (and `/quit`
-//! in the interactive CLI, handled there). They change or show state directly, are not
-//! recorded, and never wait for the provider. Entering or leaving a mode is subject to
+//! `/mode enter <id>`, `/mode exit [id]`, `/mode status`, `/status`, `/reminders [all]`,
+//! `/reminders cancel <id>`, `/strategy [...]`, `/help` (and `/quit` in the interactive
+//! CLI, handled there). They change or show state directly, are not recorded, and never
+//! call the provider nor take a provider slot (a mode's summary is written later, by the
+//! summarizer). But a chat's command runs in that chat's queue (`kernel::run_turn`), so it
+//! waits behind the chat's running turn, which may be waiting for the provider; the
+//! kernel's own `command` (no chat) does not. Entering or leaving a mode is subject to
 //! the channel's permission rule for the sender (`Turn::may_switch_modes`).
 
 use crate::cron::ReminderError;

@@ -15,6 +15,9 @@
 //! - `tests/metrics.rs` compares the process's Prometheus registry before and after its
 //!   turns: the turns of any other test in the same process would move the counters.
 //!
+//! `tests/docs` is a binary of its own for another reason: it checks the Markdown against
+//! the repository's files and uses nothing of the crate, so it needs none of this kit.
+//!
 //! Tests that kill processes (`crash`, the SIGKILLed gateway of `reminders_channels`)
 //! kill `homebot` children, never this process, and are at home here.
 
