@@ -15,6 +15,7 @@ for i in $(seq 1 "$n"); do
   clone="$out/clone-$i"
   rm -rf "$clone"
   git clone --quiet "$repo" "$clone"
+  git -C "$clone" checkout --quiet "$commit" # the same commit every run, whatever HEAD does meanwhile
   start=$(date +%s)
   if (cd "$clone" && .ci/run) >"$out/run-$i.log" 2>&1; then
     t=$(( $(date +%s) - start ))
