@@ -2,13 +2,16 @@
 //! build under `cargo bench`), a fake OpenAI-compatible model on `127.0.0.1:0`, and
 //! turns over QQ (OneBot v11 reverse WebSocket), voice (Wyoming and the satellite
 //! WebSocket) and the control socket, all at once — cooking mode entered and left,
-//! reminders set and rung, memories committed. Every `--every` turns it prints the
-//! gateway's resident memory (VmRSS), its open descriptors, and the per-turn overhead
-//! (median / p99 of each turn's latency minus the time the fake model spent on it).
+//! reminders set and rung, memories committed. Every `--every` turns (and at 10,000 and
+//! 100,000) it prints the gateway's resident memory (VmRSS), its open descriptors, and the
+//! per-turn overhead (median / p99 of each turn's latency minus the time the fake model
+//! spent on it); at the end, how much RSS grew after the first 10,000 turns and after the
+//! first 100,000.
 //!
 //! ```sh
 //! cargo bench --bench soak -- --turns 100000          # the full soak (~5 min on 2 cores, build included)
 //! cargo bench --bench soak -- --turns 30000 --every 5000
+//! cargo bench --bench soak -- --turns 1000000 --every 100000   # the long run
 //! ```
 //!
 //! Options: `--turns N` (100000), `--every N` (10000, or a third of the turns when
@@ -104,6 +107,25 @@ qq_ids = ["{KID}"]
         ),
     )
     .unwrap();
+}
+
+/// Rows are printed at these turns too, whatever `--every` is: the first growth figure is
+/// taken from 10,000 turns, the long-run one from 100,000.
+const FIRST: u64 = 10_000;
+const SETTLED: u64 = 100_000;
+
+/// The turns a row is printed at: every `every`, and [`FIRST`] and [`SETTLED`] when the
+/// run gets there.
+fn marks(turns: u64, every: u64) -> Vec<u64> {
+    let mut m: Vec<u64> = (1..=turns / every).map(|i| i * every).collect();
+    m.extend(
+        [FIRST, SETTLED]
+            .into_iter()
+            .filter(|&t| t <= turns && turns > 3 * FIRST),
+    );
+    m.sort_unstable();
+    m.dedup();
+    m
 }
 
 struct Row {
@@ -214,14 +236,13 @@ async fn main() {
     );
     let started = Instant::now();
     let mut rows: Vec<Row> = Vec::new();
-    let mut mark = a.every;
     let mut last = (Instant::now(), 0u64, cpu(pid).unwrap_or_default());
     let mut examples = Vec::new();
-    while mark <= a.turns {
-        let done = ctx.done.load(Ordering::SeqCst);
-        if done < mark {
+    for mark in marks(a.turns, a.every) {
+        let mut done = ctx.done.load(Ordering::SeqCst);
+        while done < mark {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            continue;
+            done = ctx.done.load(Ordering::SeqCst);
         }
         let mut w = ctx.stats.take();
         let rss = rss_kib(pid).unwrap_or(0);
@@ -253,7 +274,6 @@ async fn main() {
             rss_kib: rss,
             fds: fd,
         });
-        mark += a.every;
     }
     for p in peers {
         p.await.unwrap();
@@ -318,6 +338,19 @@ async fn main() {
             end.fds,
             mib(peak_kib(pid).unwrap_or(0))
         );
+        // the long-run figure: caches have filled by then, what grows after is growth
+        let settled = rows.iter().find(|r| r.turns == SETTLED);
+        if let Some(s) = settled.filter(|s| s.turns > first.turns && s.turns < end.turns) {
+            println!(
+                "after the first {} turns: RSS {:+.1} % ({:.1} → {:.1} MiB), descriptors {} → {}",
+                s.turns,
+                (end.rss_kib as f64 / s.rss_kib as f64 - 1.0) * 100.0,
+                mib(s.rss_kib),
+                mib(end.rss_kib),
+                s.fds,
+                end.fds
+            );
+        }
     }
     let log = gw.log();
     let warnings = log.lines().filter(|l| l.contains(" WARN ")).count();
