@@ -55,7 +55,12 @@ impl MemoryEntry {
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     pub scenes: Vec<SceneEntry>,
-    pub memories: BTreeMap<i64, MemoryEntry>,
+    /// Shared with the snapshot before while no memory was kept, forgotten or changed:
+    /// snapshots follow the observations (up to five a second) and the memories rarely
+    /// change, so most snapshots allocate nothing for them (rebuilding the ~2,000 of a
+    /// full store every time scattered their copies over the memory thread's heap,
+    /// which grew with the turns; see docs/operations.md#soak).
+    pub memories: Arc<BTreeMap<i64, MemoryEntry>>,
     /// Scenes whose key could not be read (left for `dedupe` to report).
     pub unreadable: usize,
 }
@@ -93,33 +98,13 @@ impl Store {
     /// [`Store::snapshot`], reusing the segmentation of memories `prev` already holds.
     pub fn snapshot_after(&self, prev: Option<&Index>) -> Result<Index, MemoryError> {
         let read = || -> rusqlite::Result<Index> {
-            let mut idx = Index::default();
-            let mut st = self
-                .conn
-                .prepare_cached("SELECT id, content, created_at, origin FROM memories")?;
-            for row in st.query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                ))
-            })? {
-                let (id, content, created_at, origin) = row?;
-                let words = match prev.and_then(|p| p.memories.get(&id)) {
-                    Some(m) if m.content == content => m.words.clone(),
-                    _ => Arc::default(),
-                };
-                idx.memories.insert(
-                    id,
-                    MemoryEntry {
-                        content,
-                        created_at,
-                        origin,
-                        words,
-                    },
-                );
-            }
+            let mut idx = Index {
+                memories: match prev {
+                    Some(p) if self.same_memories(&p.memories)? => p.memories.clone(),
+                    _ => Arc::new(self.read_memories(prev)?),
+                },
+                ..Index::default()
+            };
             let mut features: BTreeMap<i64, Vec<(String, i64)>> = BTreeMap::new();
             let mut st = self.conn.prepare_cached(
                 "SELECT scene_id, feature, count FROM scene_features ORDER BY count DESC, feature",
@@ -179,7 +164,61 @@ impl Store {
         };
         read().map_err(|e| self.err(e))
     }
+
+    /// Whether the database holds exactly the memories of `known` (read without copying
+    /// a row).
+    fn same_memories(&self, known: &BTreeMap<i64, MemoryEntry>) -> rusqlite::Result<bool> {
+        let mut st = self.conn.prepare_cached(MEMORIES_BY_ID)?;
+        let mut rows = st.query([])?;
+        let mut known = known.iter();
+        while let Some(r) = rows.next()? {
+            let Some((id, m)) = known.next() else {
+                return Ok(false);
+            };
+            if r.get::<_, i64>(0)? != *id
+                || r.get_ref(1)?.as_str()? != m.content
+                || r.get::<_, i64>(2)? != m.created_at
+                || r.get_ref(3)?.as_str()? != m.origin
+            {
+                return Ok(false);
+            }
+        }
+        Ok(known.next().is_none())
+    }
+
+    /// Every memory, each keeping the segmentation `prev` holds for the same content.
+    fn read_memories(&self, prev: Option<&Index>) -> rusqlite::Result<BTreeMap<i64, MemoryEntry>> {
+        let mut out = BTreeMap::new();
+        let mut st = self.conn.prepare_cached(MEMORIES_BY_ID)?;
+        for row in st.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get(2)?,
+                r.get(3)?,
+            ))
+        })? {
+            let (id, content, created_at, origin) = row?;
+            let words = match prev.and_then(|p| p.memories.get(&id)) {
+                Some(m) if m.content == content => m.words.clone(),
+                _ => Arc::default(),
+            };
+            out.insert(
+                id,
+                MemoryEntry {
+                    content,
+                    created_at,
+                    origin,
+                    words,
+                },
+            );
+        }
+        Ok(out)
+    }
 }
+
+/// The memories as a snapshot reads them (by id: the order of [`Index::memories`]).
+const MEMORIES_BY_ID: &str = "SELECT id, content, created_at, origin FROM memories ORDER BY id";
 
 impl Index {
     /// The memories of the scenes that cover the turn's keys and are like the turn,

@@ -29,11 +29,11 @@
 //! dictionary keeps (生日蛋糕 → 生日 蛋糕). The household table in the tests below passes
 //! with both.
 //!
-//! The segmenter is built per text from the dictionary's entries that text contains
+//! The segmenter holds only the dictionary's entries that the texts it has cut contain
 //! ([`super::topic_dict`]): the same words as the whole dictionary, without building its
 //! trie (which cost a one-shot `homebot chat -m TEXT` most of its own time).
 
-use super::topic_dict::segmenter_for;
+use super::topic_dict::cut;
 use std::collections::BTreeSet;
 
 /// Only the start of a message is segmented: its topic is there, and the cost stays bounded.
@@ -176,7 +176,7 @@ pub fn topic_words(text: &str, max: usize) -> Vec<String> {
     let head: String = text.chars().take(MAX_SEGMENTED_CHARS).collect();
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    for tok in segmenter_for(&head).cut(&head, true) {
+    for tok in cut(&head) {
         let w = tok.word.trim().to_lowercase();
         let cjk = w.chars().filter(|c| is_cjk(*c)).count();
         let latin = w.chars().all(|c| c.is_ascii_alphabetic() || c == '\'');

@@ -1,5 +1,5 @@
 //! The topic dictionary (`assets/topic_dict.txt`, see [`super::topic`]) read where it lies in the
-//! binary, and a segmenter built per text from only the words that text contains.
+//! binary, and segmenters that hold only the words of the texts they cut.
 //!
 //! Building jieba's trie from all 87,023 entries cost a one-shot `homebot chat -m TEXT`
 //! most of its own time (the first turn of every process pays it). jieba's choice of
@@ -8,9 +8,20 @@
 //! entries found in the text, plus one entry that cannot occur in it carrying the rest of
 //! the total, segments that text exactly as the whole dictionary does (a test below
 //! compares the two). The file is sorted by bytes, so an entry is found by binary search.
+//!
+//! Turns do not build a segmenter each, though: jieba's trie starts with a table of
+//! 65,536 root entries (512 KiB, written whole), and one per turn, freed again, kept half
+//! a megabyte of a runtime worker's heap busy and made the heap grow with the turns (a
+//! block that large needs a free stretch that large, which long-lived small allocations
+//! keep breaking up; see docs/operations.md#soak). [`cut`] uses one segmenter the
+//! process shares ([`Shared`]): it learns the dictionary words of each text it cuts,
+//! keeps the total on a word no text contains, and starts over at [`MAX_SHARED_WORDS`].
+//! The words it holds that occur in a text are exactly the ones a segmenter built for
+//! that text alone would hold, so the cut is the same.
 
-use jieba_rs::Jieba;
+use jieba_rs::{Jieba, Token};
 use std::collections::HashSet;
+use std::sync::Mutex;
 
 /// `word frequency` per line, sorted by the word's bytes, no word twice, words of one to
 /// [`MAX_WORD_CHARS`] characters (tested below).
@@ -45,23 +56,108 @@ fn frequency(word: &str) -> Option<usize> {
     None
 }
 
-/// A segmenter that cuts `text` (and any text inside it) as the whole dictionary would.
-pub fn segmenter_for(text: &str) -> Jieba {
-    let mut bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-    bounds.push(text.len());
-    let mut jieba = Jieba::empty();
-    let mut seen = HashSet::new();
-    let mut found = 0;
-    for i in 0..bounds.len() - 1 {
-        for j in i + 1..=(i + MAX_WORD_CHARS).min(bounds.len() - 1) {
-            let w = &text[bounds[i]..bounds[j]];
-            if !seen.insert(w) {
+/// Most dictionary words the shared segmenter holds (a household's everyday vocabulary
+/// with room to spare; with jieba's tables ~0.75 MiB at most); past it, it starts over.
+pub const MAX_SHARED_WORDS: usize = 4096;
+/// The word that carries the rest of the dictionary's total in the shared segmenter: a
+/// private-use character (a text that contains it is cut by a segmenter of its own).
+const FILLER: char = '\u{F8FF}';
+
+static SHARED: Mutex<Option<Shared>> = Mutex::new(None);
+
+/// `text` cut into words as the whole dictionary would cut it (jieba, with its HMM), by
+/// the segmenter the process shares (built on the first call).
+pub fn cut(text: &str) -> Vec<Token<'_>> {
+    // every change to it is complete under the lock: a panic elsewhere leaves it whole
+    let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    shared
+        .get_or_insert_with(|| Shared::new(MAX_SHARED_WORDS))
+        .cut(text)
+}
+
+/// A segmenter that learns the dictionary words of the texts it cuts, up to a bound.
+pub struct Shared {
+    jieba: Jieba,
+    /// Dictionary words held, and the sum of their frequencies.
+    words: usize,
+    found: usize,
+    max_words: usize,
+}
+
+impl Shared {
+    pub fn new(max_words: usize) -> Self {
+        Self {
+            jieba: Jieba::empty(),
+            words: 0,
+            found: 0,
+            max_words,
+        }
+    }
+
+    /// Dictionary words held.
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
+    /// `text` cut as the whole dictionary would cut it.
+    pub fn cut<'a>(&mut self, text: &'a str) -> Vec<Token<'a>> {
+        let pieces = pieces(text);
+        // a text that could bring more than half the bound, or holds the filler, is cut
+        // by a segmenter of its own (a long message, rarely)
+        if text.contains(FILLER) || pieces.len() > self.max_words / 2 {
+            return segmenter_for(text).cut(text, true);
+        }
+        if self.words + pieces.len() > self.max_words {
+            *self = Self::new(self.max_words);
+        }
+        let mut added = false;
+        for w in pieces {
+            if self.jieba.has_word(w) {
                 continue;
             }
             if let Some(f) = frequency(w) {
-                jieba.add_word(w, Some(f), None);
-                found += f;
+                self.jieba.add_word(w, Some(f), None);
+                self.words += 1;
+                self.found += f;
+                added = true;
             }
+        }
+        if added {
+            // the total stays the whole dictionary's (adding a word that is there
+            // replaces its frequency, and the total with it)
+            self.jieba
+                .add_word(&FILLER.to_string(), Some(TOTAL - self.found), None);
+        }
+        self.jieba.cut(text, true)
+    }
+}
+
+/// Every distinct piece of `text` of one to [`MAX_WORD_CHARS`] characters (the ones the
+/// dictionary may hold), in order of first appearance.
+fn pieces(text: &str) -> Vec<&str> {
+    let mut bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    bounds.push(text.len());
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for i in 0..bounds.len() - 1 {
+        for j in i + 1..=(i + MAX_WORD_CHARS).min(bounds.len() - 1) {
+            let w = &text[bounds[i]..bounds[j]];
+            if seen.insert(w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// A segmenter that cuts `text` (and any text inside it) as the whole dictionary would.
+pub fn segmenter_for(text: &str) -> Jieba {
+    let mut jieba = Jieba::empty();
+    let mut found = 0;
+    for w in pieces(text) {
+        if let Some(f) = frequency(w) {
+            jieba.add_word(w, Some(f), None);
+            found += f;
         }
     }
     // the rest of the total, on a word the text does not contain (so it is never cut)
@@ -113,7 +209,8 @@ mod tests {
             "\u{E000}番茄\u{E001}炒蛋 123 abc",
             "",
         ];
-        for t in texts {
+        let mut shared = Shared::new(MAX_SHARED_WORDS);
+        for t in texts.iter().chain(texts.iter().rev()).chain(&[FILLER_TEXT]) {
             let a: Vec<&str> = whole.cut(t, true).into_iter().map(|x| x.word).collect();
             let b: Vec<String> = segmenter_for(t)
                 .cut(t, true)
@@ -121,6 +218,8 @@ mod tests {
                 .map(|x| x.word.to_string())
                 .collect();
             assert_eq!(a, b, "{t}");
+            let c: Vec<&str> = shared.cut(t).into_iter().map(|x| x.word).collect();
+            assert_eq!(a, c, "shared: {t}");
         }
         // every dictionary line in sequence, as one text
         let long: String = DICTIONARY
@@ -136,5 +235,37 @@ mod tests {
             .map(|x| x.word.to_string())
             .collect();
         assert_eq!(a, b);
+        let c: Vec<&str> = shared.cut(&long).into_iter().map(|x| x.word).collect();
+        assert_eq!(a, c, "shared");
+    }
+
+    /// A text with the shared segmenter's filler word in it.
+    const FILLER_TEXT: &str = "番茄\u{F8FF}炒蛋";
+
+    /// However many texts it cuts, the shared segmenter holds at most its bound, and
+    /// after starting over it still cuts as the whole dictionary does.
+    #[test]
+    fn the_shared_segmenter_is_bounded() {
+        let whole = Jieba::with_dict(&mut DICTIONARY.as_bytes()).unwrap();
+        let mut shared = Shared::new(256);
+        // texts of eight dictionary words each: thousands of words in all
+        let words: Vec<&str> = DICTIONARY
+            .lines()
+            .step_by(29)
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        let mut most = 0;
+        for chunk in words.chunks(8).take(400) {
+            let t = chunk.concat();
+            let a: Vec<&str> = whole.cut(&t, true).into_iter().map(|x| x.word).collect();
+            let b: Vec<&str> = shared.cut(&t).into_iter().map(|x| x.word).collect();
+            assert_eq!(a, b, "{t}");
+            most = most.max(shared.words());
+        }
+        assert!(most <= 256, "it held {most} words");
+        assert!(
+            most > 128,
+            "the texts brought too few words to test the bound"
+        );
     }
 }

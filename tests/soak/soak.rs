@@ -2,13 +2,17 @@
 //! build under `cargo bench`), a fake OpenAI-compatible model on `127.0.0.1:0`, and
 //! turns over QQ (OneBot v11 reverse WebSocket), voice (Wyoming and the satellite
 //! WebSocket) and the control socket, all at once — cooking mode entered and left,
-//! reminders set and rung, memories committed. Every `--every` turns it prints the
-//! gateway's resident memory (VmRSS), its open descriptors, and the per-turn overhead
-//! (median / p99 of each turn's latency minus the time the fake model spent on it).
+//! reminders set and rung, memories committed. Every `--every` turns (and at 10,000 and
+//! 100,000) it prints the gateway's resident memory (VmRSS at the row, and the median of
+//! the ten seconds before it: one period of the gateway's heap release, over which RSS
+//! swings by a few hundred KiB), its open descriptors, and the per-turn overhead (median
+//! / p99 of each turn's latency minus the time the fake model spent on it); at the end,
+//! how much RSS grew after the first 10,000 turns and after the first 100,000.
 //!
 //! ```sh
 //! cargo bench --bench soak -- --turns 100000          # the full soak (~5 min on 2 cores, build included)
 //! cargo bench --bench soak -- --turns 30000 --every 5000
+//! cargo bench --bench soak -- --turns 1000000 --every 100000   # the long run
 //! ```
 //!
 //! Options: `--turns N` (100000), `--every N` (10000, or a third of the turns when
@@ -24,7 +28,7 @@ mod fake;
 mod stats;
 
 use drivers::{Ctx, Plan, QqTarget};
-use stats::{cpu, fds, load, mib, ms, peak_kib, quantile, rss_kib, threads};
+use stats::{cpu, fds, load, mib, ms, peak_kib, quantile, rss_kib, threads, RssTrail};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -106,10 +110,47 @@ qq_ids = ["{KID}"]
     .unwrap();
 }
 
+/// Rows are printed at these turns too, whatever `--every` is: the first growth figure is
+/// taken from 10,000 turns, the long-run one from 100,000.
+const FIRST: u64 = 10_000;
+const SETTLED: u64 = 100_000;
+
+/// The turns a row is printed at: every `every`, and [`FIRST`] and [`SETTLED`] when the
+/// run gets there.
+fn marks(turns: u64, every: u64) -> Vec<u64> {
+    let mut m: Vec<u64> = (1..=turns / every).map(|i| i * every).collect();
+    m.extend(
+        [FIRST, SETTLED]
+            .into_iter()
+            .filter(|&t| t <= turns && turns > 3 * FIRST),
+    );
+    m.sort_unstable();
+    m.dedup();
+    m
+}
+
 struct Row {
     turns: u64,
     rss_kib: u64,
+    /// The median of the last ten seconds' samples.
+    med_kib: u64,
     fds: usize,
+}
+
+/// How much RSS grew from `from` to `to`: as sampled at the rows, and as the medians.
+fn growth(from: &Row, to: &Row) -> String {
+    let pct = |a: u64, b: u64| (b as f64 / a as f64 - 1.0) * 100.0;
+    format!(
+        "RSS {:+.1} % ({:.1} → {:.1} MiB; medians of the 10 s before {:+.1} %, {:.1} → {:.1} MiB), descriptors {} → {}",
+        pct(from.rss_kib, to.rss_kib),
+        mib(from.rss_kib),
+        mib(to.rss_kib),
+        pct(from.med_kib, to.med_kib),
+        mib(from.med_kib),
+        mib(to.med_kib),
+        from.fds,
+        to.fds
+    )
 }
 
 #[tokio::main]
@@ -134,6 +175,7 @@ async fn main() {
     )
     .await;
     let pid = gw.pid();
+    let (trail, trail_task) = RssTrail::start(pid);
     println!(
         "\nsoak: {} turns, a row every {}; fake model latency {} ms; cooking mode every {} turns, \
          a reminder every {} and a memory every {} turns (where the peer can take them)",
@@ -197,12 +239,13 @@ async fn main() {
     )));
 
     println!(
-        "\n{:>8} {:>9} {:>8} {:>9} {:>8} {:>5} {:>8} {:>12} {:>12} {:>10} {:>11} {:>7} {:>5}",
+        "\n{:>8} {:>9} {:>8} {:>9} {:>8} {:>8} {:>5} {:>8} {:>12} {:>12} {:>10} {:>11} {:>7} {:>5}",
         "turns",
         "elapsed s",
         "turns/s",
         "RSS MiB",
         "vs first",
+        "RSS med",
         "fds",
         "threads",
         "overhead p50",
@@ -214,17 +257,17 @@ async fn main() {
     );
     let started = Instant::now();
     let mut rows: Vec<Row> = Vec::new();
-    let mut mark = a.every;
     let mut last = (Instant::now(), 0u64, cpu(pid).unwrap_or_default());
     let mut examples = Vec::new();
-    while mark <= a.turns {
-        let done = ctx.done.load(Ordering::SeqCst);
-        if done < mark {
+    for mark in marks(a.turns, a.every) {
+        let mut done = ctx.done.load(Ordering::SeqCst);
+        while done < mark {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            continue;
+            done = ctx.done.load(Ordering::SeqCst);
         }
         let mut w = ctx.stats.take();
         let rss = rss_kib(pid).unwrap_or(0);
+        let med = trail.median().unwrap_or(rss);
         let fd = fds(pid).unwrap_or(0);
         let base = rows.first().map_or(rss, |r| r.rss_kib);
         let rate = (done - last.1) as f64 / last.0.elapsed().as_secs_f64();
@@ -232,12 +275,13 @@ async fn main() {
         let per_turn = used.saturating_sub(last.2) / (done - last.1).max(1) as u32;
         last = (Instant::now(), done, used);
         println!(
-            "{:>8} {:>9.0} {:>8.0} {:>9.1} {:>7.1}% {:>5} {:>8} {:>12.3} {:>12.3} {:>10.3} {:>11.3} {:>7} {:>5.1}",
+            "{:>8} {:>9.0} {:>8.0} {:>9.1} {:>7.1}% {:>8.1} {:>5} {:>8} {:>12.3} {:>12.3} {:>10.3} {:>11.3} {:>7} {:>5.1}",
             mark,
             started.elapsed().as_secs_f64(),
             rate,
             mib(rss),
             (rss as f64 / base as f64 - 1.0) * 100.0,
+            mib(med),
             fd,
             threads(pid).unwrap_or(0),
             ms(quantile(&mut w.overhead, 0.5)),
@@ -251,9 +295,9 @@ async fn main() {
         rows.push(Row {
             turns: mark,
             rss_kib: rss,
+            med_kib: med,
             fds: fd,
         });
-        mark += a.every;
     }
     for p in peers {
         p.await.unwrap();
@@ -307,17 +351,19 @@ async fn main() {
     for e in examples.iter().take(5) {
         println!("error: {e}");
     }
+    trail_task.abort();
     if let (Some(first), Some(end)) = (rows.first(), rows.last()) {
         println!(
-            "after the first {} turns: RSS {:+.1} % ({:.1} → {:.1} MiB), descriptors {} → {}; peak RSS {:.1} MiB",
+            "after the first {} turns: {}; peak RSS {:.1} MiB",
             first.turns,
-            (end.rss_kib as f64 / first.rss_kib as f64 - 1.0) * 100.0,
-            mib(first.rss_kib),
-            mib(end.rss_kib),
-            first.fds,
-            end.fds,
+            growth(first, end),
             mib(peak_kib(pid).unwrap_or(0))
         );
+        // the long-run figure: caches have filled by then, what grows after is growth
+        let settled = rows.iter().find(|r| r.turns == SETTLED);
+        if let Some(s) = settled.filter(|s| s.turns > first.turns && s.turns < end.turns) {
+            println!("after the first {} turns: {}", s.turns, growth(s, end));
+        }
     }
     let log = gw.log();
     let warnings = log.lines().filter(|l| l.contains(" WARN ")).count();

@@ -1,13 +1,52 @@
-//! What the soak measures: the gateway's resident memory and open descriptors (from
-//! `/proc/<pid>`), and per window of turns the latency each turn took minus the time the
+//! What the soak measures: the gateway's resident memory (as it is at a row, and the
+//! median of the last ten seconds) and open descriptors (from `/proc/<pid>`), and per
+//! window of turns the latency each turn took minus the time the
 //! fake model spent on it (the gateway's own overhead), with the errors seen.
 
-use std::sync::Mutex;
-use std::time::Duration;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// `VmRSS` of a process, in KiB.
 pub fn rss_kib(pid: u32) -> Option<u64> {
     status_field(pid, "VmRSS:")
+}
+
+/// How far back a row's median resident memory looks: one period of the gateway's heap
+/// release (`heap::PERIOD`), over which its RSS swings with the free pages the allocator
+/// has not handed back yet.
+pub const TRAIL: Duration = Duration::from_secs(10);
+
+/// `VmRSS` of a process sampled once a second, the last [`TRAIL`] of it kept.
+pub struct RssTrail(Mutex<VecDeque<(Instant, u64)>>);
+
+impl RssTrail {
+    /// Sample `pid` from now on, on a task of the current runtime.
+    pub fn start(pid: u32) -> (Arc<Self>, tokio::task::JoinHandle<()>) {
+        let trail = Arc::new(Self(Mutex::new(VecDeque::new())));
+        let t = trail.clone();
+        let task = tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                if let Some(kib) = rss_kib(pid) {
+                    let mut q = t.0.lock().unwrap();
+                    q.push_back((Instant::now(), kib));
+                    while q.front().is_some_and(|(at, _)| at.elapsed() > TRAIL) {
+                        q.pop_front();
+                    }
+                }
+            }
+        });
+        (trail, task)
+    }
+
+    /// The median of the samples of the last [`TRAIL`] (`None` before the first).
+    pub fn median(&self) -> Option<u64> {
+        let mut v: Vec<u64> = self.0.lock().unwrap().iter().map(|(_, k)| *k).collect();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied()
+    }
 }
 
 /// `VmHWM` (peak resident memory) of a process, in KiB.

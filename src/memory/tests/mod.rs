@@ -5,6 +5,7 @@ use crate::config::{MemoryConfig, ScenePolicy};
 
 pub(crate) mod kit;
 mod maintenance;
+mod snapshot;
 
 use kit::*;
 
