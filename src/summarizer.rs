@@ -18,7 +18,7 @@ use crate::modes::session::{
     self, load_records, SummaryJob, CONVERSATION_FILE, SUMMARY_FILE, SUMMARY_PENDING_FILE,
 };
 use crate::modes::ModeRegistry;
-use crate::provider::{CallMeta, ChatRequest, Message, Provider};
+use crate::provider::{purpose, CallMeta, ChatRequest, Message, Provider};
 use crate::workspace::Workspace;
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -122,7 +122,7 @@ impl Summarizer {
             chat_id: job.session_id.clone(),
             session_id: Some(job.session_id.clone()),
             session_dir: Some(dir.to_path_buf()),
-            purpose: "summary",
+            purpose: purpose::SUMMARY,
             shape: None,
         };
         let req = ChatRequest {

@@ -20,7 +20,9 @@ use super::checkpoint::{self, Checkpoint};
 use super::tokens::Counts;
 use super::{Context, ModePolicy};
 use crate::history::HistoryView;
-use crate::provider::{BlockTokens, CallMeta, ChatRequest, Message, PromptShape, Provider};
+use crate::provider::{
+    purpose, BlockTokens, CallMeta, ChatRequest, Message, PromptShape, Provider,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tracing::{info, warn};
@@ -297,7 +299,7 @@ impl Context {
             chat_id: job.chat_id.clone(),
             session_id: job.session_id.clone(),
             session_dir: job.session_dir.clone(),
-            purpose: "compaction",
+            purpose: purpose::COMPACTION,
             shape: Some(Arc::new(shape)),
         };
         (messages, meta)

@@ -60,8 +60,18 @@ pub struct CallMeta {
     pub session_id: Option<String>,
     /// The mode session's folder (its `audit.jsonl` lives there); `None` outside a mode.
     pub session_dir: Option<PathBuf>,
-    /// Why the call is made: `turn` (empty means the same), `compaction`, `summary`, …
+    /// Why the call is made: `turn` (empty means the same), a strategy's step (`plan`,
+    /// `reflect-review`, …), or one of the background [`purpose`]s.
     pub purpose: &'static str,
     /// The request's blocks, history range and prefix hash, when the builder knows them.
     pub shape: Option<Arc<PromptShape>>,
+}
+
+/// The purposes of the calls nobody waits on: they yield their concurrency slot to turns
+/// (`slots::Priority::of`). Every other purpose is a turn's.
+pub mod purpose {
+    /// A chat's history folded into a summary while the chat is quiet.
+    pub const COMPACTION: &str = "compaction";
+    /// A mode session's summary, written after it ended.
+    pub const SUMMARY: &str = "summary";
 }

@@ -14,6 +14,7 @@
 //! compactions held (docs/operations.md). Under a sustained queue of turns background
 //! calls wait for it to clear; meanwhile the planner trims the history to the window.
 
+use super::model::purpose;
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 
 /// Who asks for a slot.
@@ -26,11 +27,14 @@ pub enum Priority {
 }
 
 impl Priority {
-    /// The priority of a call made for `purpose` (see `CallMeta::purpose`).
+    /// The priority of a call made for `purpose` (see `CallMeta::purpose`): background
+    /// only for the calls nobody waits on, named in [`purpose`]; every call a turn makes —
+    /// a plan, a spec, a reflection's review, a step, a retry, and any purpose added later
+    /// — is someone's turn.
     pub fn of(purpose: &str) -> Self {
         match purpose {
-            "" | "turn" => Self::Turn,
-            _ => Self::Background,
+            purpose::COMPACTION | purpose::SUMMARY => Self::Background,
+            _ => Self::Turn,
         }
     }
 }
@@ -185,11 +189,31 @@ mod tests {
         seventh.await.unwrap();
     }
 
+    /// Every purpose a turn's calls carry (the strategies' steps and retries among them)
+    /// waits as a turn; only compaction and summaries yield.
     #[test]
-    fn purposes() {
-        assert_eq!(Priority::of("turn"), Priority::Turn);
-        assert_eq!(Priority::of(""), Priority::Turn);
-        assert_eq!(Priority::of("compaction"), Priority::Background);
-        assert_eq!(Priority::of("summary"), Priority::Background);
+    fn only_compaction_and_summaries_are_background() {
+        let of_a_turn = [
+            "",
+            "turn",
+            "plan",
+            "plan-retry",
+            "spec",
+            "spec-retry",
+            "plan-step",
+            "plan-summary",
+            "reflect-draft",
+            "reflect-review",
+            "reflect-revision",
+            "fast_path",
+            "a purpose added later",
+        ];
+        for p in of_a_turn {
+            assert_eq!(Priority::of(p), Priority::Turn, "{p:?}");
+        }
+        assert_eq!(Priority::of(purpose::COMPACTION), Priority::Background);
+        assert_eq!(Priority::of(purpose::SUMMARY), Priority::Background);
+        assert_eq!(purpose::COMPACTION, "compaction");
+        assert_eq!(purpose::SUMMARY, "summary");
     }
 }
