@@ -288,6 +288,9 @@ pub struct OpenAction {
     pub echo: String,
     /// A message send: its id is remembered as the bot's.
     pub sends_message: bool,
+    /// The delivery queue (by target) whose worker took its last waiting delivery, and
+    /// sends it now: a burst of refusals there is over (see [`Drained`]).
+    pub drained: Option<String>,
 }
 
 pub struct Route {
@@ -299,6 +302,9 @@ impl Handler<OpenAction> for QqActor {
     type Result = Result<Found<Route>, Unavailable>;
     fn handle(&mut self, msg: OpenAction, _: &mut Context<Self>) -> Self::Result {
         self.state.run("action", |s| {
+            if let Some(key) = &msg.drained {
+                s.deliveries.drained(key);
+            }
             let route = s.conns.sender_for(&msg.self_id).map(|tx| {
                 let response = s.actions.open(&msg.echo, &msg.self_id, msg.sends_message);
                 Route { tx, response }

@@ -65,8 +65,11 @@ async fn start(
     };
     let start_worker: StartWorker = {
         let (handle, runtime) = (handle.clone(), runtime.clone());
+        let tasks = kernel.lifecycle().tasks().clone();
+        // (tracked: the shutdown cancels an idle worker; a delivery in progress holds
+        // its own guard, which the shutdown waits for first)
         Box::new(move |addr, queue| {
-            runtime.spawn(outbox::run_queue(handle(addr), queue));
+            tasks.spawn_on(&runtime, outbox::run_queue(handle(addr), queue));
         })
     };
     let actor = {

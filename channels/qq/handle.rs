@@ -43,16 +43,18 @@ enum NoConnection {
     Unavailable(Option<Unavailable>),
 }
 
-/// Tells the actor when a caller stops waiting for an action's response.
+/// Tells the actor when a caller stops waiting for an action's response before it came
+/// (a response that came took the waiter off the actor's list already: nothing to say).
 struct Waiter<'a> {
     addr: &'a Addr<QqActor>,
-    echo: String,
+    echo: Option<String>,
 }
 
 impl Drop for Waiter<'_> {
     fn drop(&mut self) {
-        self.addr
-            .do_send(ForgetAction(std::mem::take(&mut self.echo)));
+        if let Some(echo) = self.echo.take() {
+            self.addr.do_send(ForgetAction(echo));
+        }
     }
 }
 
@@ -88,18 +90,30 @@ impl Qq {
     /// Call an action and wait for its response (matched by `echo`); returns its `data`.
     /// Waits up to `reconnect_wait_secs` for a connection if there is none.
     pub async fn call(&self, self_id: &str, action: Action) -> Result<Value, ActionError> {
+        self.call_draining(self_id, action, None).await
+    }
+
+    /// [`Qq::call`], telling the actor on the way that the delivery queue of `drained`
+    /// has no delivery left waiting (the same trip that opens the action).
+    pub(super) async fn call_draining(
+        &self,
+        self_id: &str,
+        action: Action,
+        drained: Option<&str>,
+    ) -> Result<Value, ActionError> {
         let name = action.name();
         let sends_message = action.sends_message();
         let echo = rpc::echo();
         // before asking: dropped at any await below, it takes the waiter back
-        let _waiter = Waiter {
+        let mut waiter = Waiter {
             addr: &self.addr,
-            echo: echo.clone(),
+            echo: Some(echo.clone()),
         };
         let ask = || OpenAction {
             self_id: self_id.to_string(),
             echo: echo.clone(),
             sends_message,
+            drained: drained.map(str::to_string),
         };
         let Route { tx, response } = match self.when_connected(name, ask).await {
             Ok(route) => route,
@@ -111,7 +125,10 @@ impl Qq {
         }
         let secs = self.cfg.action_timeout_secs;
         match tokio::time::timeout(Duration::from_secs(secs), response).await {
-            Ok(Ok(resp)) => rpc::outcome(name, resp),
+            Ok(Ok(resp)) => {
+                waiter.echo = None;
+                rpc::outcome(name, resp)
+            }
             _ => Err(ActionError::Timeout {
                 action: name.into(),
                 secs,

@@ -26,14 +26,19 @@ pub(super) async fn run_queue(qq: Qq, queue: NewQueue) {
         match tokio::time::timeout(DELIVERY_IDLE, rx.recv()).await {
             Ok(Some(d)) => {
                 let reply = d.reply.reply().await;
-                if rx.is_empty() {
-                    // the last accepted message is answered: a burst of refusals is
-                    // over, and the next refusal starts a new one (marked before the
-                    // send, so a peer that sees this reply can rely on it)
-                    let _ = qq.addr.send(Drained(key.clone())).await;
-                }
-                let result =
-                    send_text(&qq, &mut throttle, &d.self_id, &d.target, &reply.text).await;
+                // the last accepted message is answered: a burst of refusals is over, and
+                // the next refusal starts a new one (marked by the trip that opens the
+                // first part's send, before it goes out, so a peer that sees this reply
+                // can rely on it)
+                let drained = rx.is_empty().then_some(key.as_str());
+                let result = send_text(
+                    &qq,
+                    &mut throttle,
+                    (&d.self_id, &d.target),
+                    &reply.text,
+                    drained,
+                )
+                .await;
                 if let Err(e) = &result {
                     warn!(self_id = %d.self_id, target = %key, error = %e, "qq: reply undeliverable");
                 }
@@ -87,12 +92,14 @@ impl Throttle {
 }
 
 /// Send text: flattened, split, throttled; in groups quoting and @-ing (first part).
+/// `drained` (the queue has nothing more waiting) goes with the first part's trip to the
+/// actor, or on its own when there is no part to send.
 async fn send_text(
     qq: &Qq,
     throttle: &mut Throttle,
-    self_id: &str,
-    target: &Target,
+    (self_id, target): (&str, &Target),
     text: &str,
+    mut drained: Option<&str>,
 ) -> Result<(), ActionError> {
     let flat = crate::channels::text::flatten_markdown(text);
     let parts = crate::channels::text::split_reply(&flat, qq.cfg.max_reply_chars);
@@ -127,7 +134,10 @@ async fn send_text(
         };
         throttle.wait().await;
         // the message id of what was sent is remembered by the actor, with the response
-        qq.call(self_id, action).await?;
+        qq.call_draining(self_id, action, drained.take()).await?;
+    }
+    if let Some(key) = drained {
+        let _ = qq.addr.send(Drained(key.to_string())).await;
     }
     Ok(())
 }

@@ -14,6 +14,7 @@
 //! logged and the state in memory goes on serving.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::error;
 
@@ -40,6 +41,9 @@ pub enum Unavailable {
 /// The restart record of one actor.
 pub struct Supervisor {
     actor: &'static str,
+    /// Runs on the state (`homebot_actor_state_runs_total`: every handler reaches its
+    /// state through here, once or a few times).
+    runs: Arc<crate::metrics::registry::Counter>,
     /// Panics in the current streak.
     streak: u32,
     last_panic: Option<Instant>,
@@ -69,6 +73,7 @@ impl Supervisor {
     pub fn new(actor: &'static str) -> Self {
         Self {
             actor,
+            runs: crate::metrics::actor_state_runs(actor),
             streak: 0,
             last_panic: None,
             reopen_at: None,
@@ -91,6 +96,7 @@ impl Supervisor {
         f: impl FnOnce(&mut S) -> R,
         reopen: impl FnOnce(&mut S, &str) -> Result<S, E>,
     ) -> Result<R, Unavailable> {
+        self.runs.inc();
         if let Some(at) = self.reopen_at {
             let now = Instant::now();
             if now < at {

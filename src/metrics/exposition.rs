@@ -203,5 +203,10 @@ fn families() -> Vec<Family> {
         "Mode sessions archived, by mode and reason (user, expired, recovered).",
         &m.mode_exits,
     ));
+    out.push(counters(
+        "homebot_actor_state_runs_total",
+        "Runs of each actor's handlers on its supervised state (a message handled makes one or a few), by actor.",
+        &m.actor_state_runs,
+    ));
     out
 }

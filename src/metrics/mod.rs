@@ -32,7 +32,7 @@ mod provider;
 mod series;
 mod turns;
 
-pub use modes::{mode_entered, mode_exited};
+pub use modes::{actor_state_runs, mode_entered, mode_exited};
 pub use provider::{provider_refused, CallEnd, CostCounters, ProviderMeter};
 pub use series::{mark_start, CALL_BUCKETS, MAX_TOKENS_PER_CALL, TURN_BUCKETS};
 pub use turns::{turn_refused, turns_of, Queued, Running, TurnCounters, TurnOutcome};

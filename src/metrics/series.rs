@@ -33,6 +33,7 @@ pub(super) struct Metrics {
     pub(super) cost: Labeled<CostCounters, 1>,
     pub(super) mode_entries: Labeled<Counter, 1>,
     pub(super) mode_exits: Labeled<Counter, 2>,
+    pub(super) actor_state_runs: Labeled<Counter, 1>,
     pub(super) started: OnceLock<(Instant, SystemTime)>,
 }
 
@@ -49,6 +50,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
     cost: Labeled::new(["currency"], 8, CostCounters::default),
     mode_entries: Labeled::new(["mode"], 32, Counter::default),
     mode_exits: Labeled::new(["mode", "reason"], 64, Counter::default),
+    actor_state_runs: Labeled::new(["actor"], 16, Counter::default),
     started: OnceLock::new(),
 });
 

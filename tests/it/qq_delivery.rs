@@ -4,6 +4,7 @@
 
 use crate::common;
 
+use common::gateway::Gateway;
 use common::onebot::text_of;
 use common::qq::{
     at_bot, config, gateway, gateway_with, sim, start_gateway, text, DAD, GROUP, MOM,
@@ -355,5 +356,114 @@ async fn a_target_queue_is_bounded() {
         (10..=11).contains(&dropped),
         "{dropped} dropped:\n{}",
         gw.log()
+    );
+}
+
+/// The QQ actor's runs on its state so far (`homebot_actor_state_runs_total`), read from
+/// `/metrics`.
+async fn qq_actor_runs(dashboard: &str) -> f64 {
+    use homebot::metrics::parse::{parse_strict, value};
+    let page = reqwest::get(format!("http://{dashboard}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let parsed = parse_strict(&page).unwrap();
+    value(
+        &parsed,
+        "homebot_actor_state_runs_total",
+        &[("actor", "QQ channel")],
+    )
+    .unwrap_or(0.0)
+}
+
+/// Each part of a reply costs the QQ actor two messages, each handled in one run on its
+/// state — opening the send (which also says the queue is drained) and its response —
+/// and the message that brought the turn two runs (read it, queue its reply): no trip to
+/// forget an answered send, none of its own to mark the queue drained.
+#[tokio::test]
+async fn a_reply_part_costs_two_trips_to_the_qq_actor() {
+    let dir = workspace();
+    let long = "鸡蛋先打散，加一点盐。".repeat(30);
+    let reply = long.clone();
+    let fake =
+        FakeLlm::start(move |_, n| common::text(if n == 0 { reply.as_str() } else { "好的" }))
+            .await;
+    config(dir.path(), "max_reply_chars = 100");
+    let gw = Gateway::start(
+        dir.path(),
+        &fake,
+        &[
+            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_QQ_ACCESS_TOKEN", common::qq::TOKEN),
+            ("HOMEBOT_QQ_ALLOW_GROUPS", &GROUP.to_string()),
+            ("HOMEBOT_HTTP_LISTEN", "127.0.0.1:0"),
+        ],
+        &["qq"],
+    )
+    .await;
+    let dashboard = gw.dashboard_addr().await;
+    let mut s = sim(&gw).await;
+    // the connection's own messages (reserve, activate) are handled once it shows as
+    // connected
+    let bot = common::onebot::BOT.to_string();
+    eventually_async(
+        "the QQ link shows as up",
+        Duration::from_secs(10),
+        || async {
+            let page = reqwest::get(format!("http://{dashboard}/metrics"))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let parsed = homebot::metrics::parse::parse_strict(&page).unwrap();
+            let up = homebot::metrics::parse::value(
+                &parsed,
+                "homebot_channel_connected",
+                &[("channel", "qq"), ("link", &bot)],
+            );
+            if up == Some(1.0) {
+                Ok(())
+            } else {
+                Err(format!("{up:?}"))
+            }
+        },
+    )
+    .await;
+    let before = qq_actor_runs(&dashboard).await;
+
+    s.group_msg(GROUP, DAD, 801, json!([at_bot(), text("怎么炒蛋")]))
+        .await;
+    let mut said = String::new();
+    let mut parts = 0;
+    while said.chars().filter(|c| !c.is_whitespace()).count() < long.chars().count() {
+        said.push_str(text_of(&s.expect_send().await).trim());
+        parts += 1;
+    }
+    assert!(parts >= 3, "{parts} parts");
+    // a second turn: whatever the first one still sent the actor has arrived by its end
+    s.group_msg(GROUP, DAD, 802, json!([at_bot(), text("好了吗")]))
+        .await;
+    assert_eq!(text_of(&s.expect_send().await).trim(), "好的");
+    let expected = (2 + 2 * parts) + (2 + 2);
+    eventually_async(
+        "the QQ actor handled both turns' messages",
+        Duration::from_secs(10),
+        || async {
+            let n = qq_actor_runs(&dashboard).await - before;
+            if n >= expected as f64 {
+                Ok(n)
+            } else {
+                Err(n)
+            }
+        },
+    )
+    .await;
+    let n = qq_actor_runs(&dashboard).await - before;
+    assert_eq!(
+        n, expected as f64,
+        "{parts} + 1 parts in two turns: two runs a part and two a turn"
     );
 }
