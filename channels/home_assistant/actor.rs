@@ -133,9 +133,13 @@ impl Actor for HaActor {
             return;
         };
         let me = ctx.address();
-        actix::spawn(super::session::run(s, rx, move |r| {
-            me.do_send(FromConnection(r))
-        }));
+        // the actor's own future: it stops with the actor (and its thread, which the
+        // kernel's shutdown joins)
+        ctx.spawn(actix::fut::wrap_future(super::session::run(
+            s,
+            rx,
+            move |r| me.do_send(FromConnection(r)),
+        )));
     }
 }
 

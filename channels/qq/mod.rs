@@ -24,7 +24,8 @@
 //! private senders are denied by default and never reach the LLM.
 //!
 //! Layout, one job per file; each imports only the files above it, never the other way
-//! (the test in `layout` checks it):
+//! (the shared layering test, `tests/it/imports/layering.rs`, checks it, and that no file
+//! imports from this façade):
 //! - `id`: string-or-number OneBot ids; `message`: message segments and CQ codes (in,
 //!   and out as typed segments); `action`: the actions homebot sends, typed, and what a
 //!   send answers;
@@ -41,7 +42,7 @@
 //!   `server`: the reverse WebSocket server (handshake, auth, reservation); `forward`:
 //!   the forward WebSocket client (reconnect, backoff);
 //! - `channel`: [`QqChannel`] (the config, implementing the channel contract) and the
-//!   start; `layout`: the test that the files import one way.
+//!   start.
 
 mod action;
 mod actor;
@@ -54,8 +55,6 @@ mod forward;
 mod handle;
 pub mod id;
 mod inbound;
-#[cfg(test)]
-mod layout;
 pub mod message;
 mod outbox;
 mod rpc;
