@@ -74,7 +74,7 @@ pub async fn gather(dash: &Dash) -> Option<Status> {
     let (mode, mode_error, session) = tokio::task::spawn_blocking(move || {
         let (mode, error) = match data::action(&ws) {
             Ok(m) => (m, None),
-            Err(e) => (None, Some(e)),
+            Err(e) => (None, Some(e.to_string())),
         };
         let session = mode.as_ref().filter(|a| a.active).and_then(|a| {
             let sid = a.session_id.clone()?;

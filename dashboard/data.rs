@@ -6,7 +6,7 @@
 
 use crate::config::Config;
 use crate::history::Record;
-use crate::modes::action::ActionDoc;
+use crate::modes::action::{ActionDoc, ActionError};
 use crate::modes::listing::{list_sessions, SessionRow};
 use crate::modes::session::{CONVERSATION_FILE, SUMMARY_FILE};
 use crate::provider::audit::{AuditRecord, SESSION_AUDIT_FILE};
@@ -361,8 +361,8 @@ fn file_tail(path: &Path) -> Vec<AuditRecord> {
 
 /// The mode state as in `action.json` (`None` before the first start), or why it could
 /// not be read.
-pub fn action(ws: &Workspace) -> Result<Option<ActionDoc>, String> {
-    ActionDoc::read(&ws.action_file()).map_err(|e| e.to_string())
+pub fn action(ws: &Workspace) -> Result<Option<ActionDoc>, ActionError> {
+    ActionDoc::read(&ws.action_file())
 }
 
 #[cfg(test)]

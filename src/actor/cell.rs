@@ -7,7 +7,7 @@ use super::supervisor::{Supervisor, Unavailable};
 
 /// How a state is read afresh after a panic: from disk (given the old state, to carry
 /// over what is not on disk, and what the panic hit), or not at all.
-type Reopen<S> = Box<dyn FnMut(&mut S, &str) -> Result<S, String>>;
+type Reopen<S> = Box<dyn FnMut(&mut S, &str) -> Result<S, Box<dyn std::error::Error>>>;
 
 /// A state and its restart record; the one door to the state is [`Supervised::run`].
 pub struct Supervised<S> {
@@ -29,7 +29,7 @@ impl<S> Supervised<S> {
     }
 
     /// A state that `reopen` reads afresh (from disk, as at start-up) after a panic.
-    pub fn reopened_by<E: std::fmt::Display>(
+    pub fn reopened_by<E: std::error::Error + 'static>(
         actor: &'static str,
         state: S,
         mut reopen: impl FnMut(&mut S, &str) -> Result<S, E> + 'static,
@@ -37,9 +37,7 @@ impl<S> Supervised<S> {
         Self {
             state,
             supervisor: Supervisor::new(actor),
-            reopen: Some(Box::new(move |s, hit| {
-                reopen(s, hit).map_err(|e| e.to_string())
-            })),
+            reopen: Some(Box::new(move |s, hit| Ok(reopen(s, hit)?))),
         }
     }
 

@@ -7,7 +7,7 @@
 use super::{ConfigError, HomeAssistantConfig};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A SHA-256 certificate fingerprint: 32 bytes.
 pub type Fingerprint = [u8; 32];
@@ -15,7 +15,7 @@ pub type Fingerprint = [u8; 32];
 /// `sha256:AB:CD:…` (the documented form), or the same hex with or without colons, in
 /// either case, with or without the `sha256:` prefix (so the value `openssl x509
 /// -noout -fingerprint -sha256` prints after `=` can be pasted as it is).
-pub fn parse_fingerprint(s: &str) -> Result<Fingerprint, String> {
+pub fn parse_fingerprint(s: &str) -> Result<Fingerprint, TrustError> {
     let t = s.trim();
     let hex = match t.get(..7) {
         Some(p) if p.eq_ignore_ascii_case("sha256:") => &t[7..],
@@ -26,10 +26,7 @@ pub fn parse_fingerprint(s: &str) -> Result<Fingerprint, String> {
         && digits.chars().all(|c| c.is_ascii_hexdigit())
         && (!hex.contains(':') || hex.split(':').all(|pair| pair.len() == 2));
     if !well_formed {
-        return Err(format!(
-            "must be the SHA-256 fingerprint of Home Assistant's certificate, 32 bytes in hex like \"sha256:AB:CD:…\" (what `openssl x509 -noout -fingerprint -sha256 -in CERT` prints), got {:?}",
-            s.chars().take(120).collect::<String>()
-        ));
+        return Err(TrustError::Fingerprint(s.chars().take(120).collect()));
     }
     let mut out = [0u8; 32];
     for (i, b) in out.iter_mut().enumerate() {
@@ -46,27 +43,54 @@ pub fn format_fingerprint(f: &Fingerprint) -> String {
 
 /// The certificates of a PEM bundle (a private CA, maybe with intermediates), each checked
 /// to be usable as a trust anchor.
-pub fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, TrustError> {
+    let path_buf = || path.to_path_buf();
+    let bytes = std::fs::read(path).map_err(|source| TrustError::Unreadable {
+        path: path_buf(),
+        source,
+    })?;
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("{} is not a readable PEM file: {e}", path.display()))?;
+        .map_err(|source| TrustError::NotPem {
+            path: path_buf(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(format!(
-            "{} holds no certificate (a PEM file with -----BEGIN CERTIFICATE----- blocks, the CA that signed Home Assistant's certificate)",
-            path.display()
-        ));
+        return Err(TrustError::NoCertificate(path_buf()));
     }
     for (i, c) in certs.iter().enumerate() {
-        webpki::anchor_from_trusted_cert(c).map_err(|e| {
-            format!(
-                "certificate {} of {} is not a valid X.509 certificate: {e}",
-                i + 1,
-                path.display()
-            )
+        webpki::anchor_from_trusted_cert(c).map_err(|source| TrustError::NotX509 {
+            index: i + 1,
+            path: path_buf(),
+            source,
         })?;
     }
     Ok(certs)
+}
+
+/// Why `fingerprint` or `ca_file` cannot be trusted as they are.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("must be the SHA-256 fingerprint of Home Assistant's certificate, 32 bytes in hex like \"sha256:AB:CD:…\" (what `openssl x509 -noout -fingerprint -sha256 -in CERT` prints), got {0:?}")]
+    Fingerprint(String),
+    #[error("cannot read {}: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not a readable PEM file: {source}", path.display())]
+    NotPem {
+        path: PathBuf,
+        source: rustls_pki_types::pem::Error,
+    },
+    #[error("{} holds no certificate (a PEM file with -----BEGIN CERTIFICATE----- blocks, the CA that signed Home Assistant's certificate)", .0.display())]
+    NoCertificate(PathBuf),
+    #[error("certificate {index} of {} is not a valid X.509 certificate: {source}", path.display())]
+    NotX509 {
+        index: usize,
+        path: PathBuf,
+        source: webpki::Error,
+    },
 }
 
 impl HomeAssistantConfig {
@@ -87,10 +111,10 @@ impl HomeAssistantConfig {
             message,
         };
         if let Some(f) = &self.fingerprint {
-            parse_fingerprint(f).map_err(|m| invalid("fingerprint", m))?;
+            parse_fingerprint(f).map_err(|e| invalid("fingerprint", e.to_string()))?;
         }
         if let Some(ca) = &self.ca_file {
-            read_ca_file(ca).map_err(|m| invalid("ca_file", m))?;
+            read_ca_file(ca).map_err(|e| invalid("ca_file", e.to_string()))?;
         }
         if self.ca_file.is_some() && self.fingerprint.is_some() {
             return Err(invalid(
@@ -140,7 +164,7 @@ mod tests {
             format!("SHA256:{}", &FP[7..]),
             format!("  {FP} "),
         ] {
-            assert_eq!(parse_fingerprint(&same), Ok(want), "{same}");
+            assert_eq!(parse_fingerprint(&same).unwrap(), want, "{same}");
         }
         for bad in [
             "",
@@ -152,7 +176,7 @@ mod tests {
             &FP.replacen("00:11", "0:011", 1),
         ] {
             let e = parse_fingerprint(bad).unwrap_err();
-            assert!(e.contains("sha256:AB:CD"), "{bad}: {e}");
+            assert!(e.to_string().contains("sha256:AB:CD"), "{bad}: {e}");
         }
     }
 
@@ -177,8 +201,8 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(
-            parse_fingerprint(c.home_assistant.fingerprint.as_deref().unwrap()),
-            parse_fingerprint(FP)
+            parse_fingerprint(c.home_assistant.fingerprint.as_deref().unwrap()).unwrap(),
+            parse_fingerprint(FP).unwrap()
         );
         // relative to the workspace
         let ws = dir.path().join("config.toml");

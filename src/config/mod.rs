@@ -26,7 +26,7 @@ pub use crate::workspace::CONFIG_FILE;
 pub use channels::*;
 pub use context::*;
 pub use env::EnvOverrides;
-pub use ha_tls::{format_fingerprint, parse_fingerprint, read_ca_file, Fingerprint};
+pub use ha_tls::{format_fingerprint, parse_fingerprint, read_ca_file, Fingerprint, TrustError};
 pub use home_assistant::{
     is_entity_id, HaMediaPlayer, HaSatellite, HaWatch, HomeAssistantConfig, MAX_WATCHES,
 };

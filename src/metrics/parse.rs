@@ -16,8 +16,23 @@ pub struct Parsed {
     pub value: f64,
 }
 
+/// Where the text breaks the format, and which rule.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExpositionError {
+    #[error("the text does not end with a newline")]
+    NoFinalNewline,
+    #[error("line {line}: {why}: {text:?}")]
+    Line {
+        line: usize,
+        why: &'static str,
+        text: String,
+    },
+    #[error("{series}: {why}")]
+    Series { series: String, why: &'static str },
+}
+
 /// The samples of `text`, or the first line that breaks a rule and why.
-pub fn parse_strict(text: &str) -> Result<Vec<Parsed>, String> {
+pub fn parse_strict(text: &str) -> Result<Vec<Parsed>, ExpositionError> {
     let mut types: HashMap<String, String> = HashMap::new();
     let mut helps: HashSet<String> = HashSet::new();
     let mut done: HashSet<String> = HashSet::new();
@@ -25,10 +40,16 @@ pub fn parse_strict(text: &str) -> Result<Vec<Parsed>, String> {
     let mut seen: HashSet<(String, Vec<(String, String)>)> = HashSet::new();
     let mut out = Vec::new();
     if !text.is_empty() && !text.ends_with('\n') {
-        return Err("the text does not end with a newline".into());
+        return Err(ExpositionError::NoFinalNewline);
     }
     for (n, line) in text.lines().enumerate() {
-        let bad = |why: &str| Err(format!("line {}: {why}: {line:?}", n + 1));
+        let bad = |why: &'static str| {
+            Err(ExpositionError::Line {
+                line: n + 1,
+                why,
+                text: line.to_string(),
+            })
+        };
         if let Some(rest) = line.strip_prefix("# HELP ") {
             let name = rest.split(' ').next().unwrap_or_default();
             if !valid_name(name, false) || !helps.insert(name.to_string()) {
@@ -62,7 +83,7 @@ pub fn parse_strict(text: &str) -> Result<Vec<Parsed>, String> {
         }
         let sample = match sample(line) {
             Ok(s) => s,
-            Err(why) => return bad(&why),
+            Err(why) => return bad(why),
         };
         let family = family_of(&sample.name, &types);
         if current.as_deref() != Some(family.as_str()) || done.contains(&family) {
@@ -94,11 +115,11 @@ fn family_of(name: &str, types: &HashMap<String, String>) -> String {
     name.to_string()
 }
 
-fn sample(line: &str) -> Result<Parsed, String> {
+fn sample(line: &str) -> Result<Parsed, &'static str> {
     let name_end = line.find(['{', ' ']).ok_or("no value after the name")?;
     let name = &line[..name_end];
     if !valid_name(name, false) {
-        return Err("an invalid metric name".into());
+        return Err("an invalid metric name");
     }
     let mut labels = BTreeMap::new();
     let mut rest = &line[name_end..];
@@ -109,7 +130,7 @@ fn sample(line: &str) -> Result<Parsed, String> {
             let start = chars.peek().map(|(i, _)| *i).ok_or("unclosed labels")?;
             if body[start..].starts_with('}') {
                 if !labels.is_empty() {
-                    return Err("a comma before `}`".into());
+                    return Err("a comma before `}`");
                 }
                 rest = &body[start + 1..];
                 break;
@@ -117,13 +138,13 @@ fn sample(line: &str) -> Result<Parsed, String> {
             let eq = body[start..].find('=').ok_or("a label without `=`")? + start;
             let key = &body[start..eq];
             if !valid_name(key, true) {
-                return Err(format!("an invalid label name {key:?}"));
+                return Err("an invalid label name");
             }
             while chars.peek().is_some_and(|(i, _)| *i <= eq) {
                 chars.next();
             }
             if chars.next().map(|(_, c)| c) != Some('"') {
-                return Err("a label value must be quoted".into());
+                return Err("a label value must be quoted");
             }
             let mut value = String::new();
             loop {
@@ -133,14 +154,14 @@ fn sample(line: &str) -> Result<Parsed, String> {
                         '\\' => value.push('\\'),
                         '"' => value.push('"'),
                         'n' => value.push('\n'),
-                        c => return Err(format!("an unknown escape \\{c}")),
+                        _ => return Err("an unknown escape (only \\\\, \\\" and \\n are)"),
                     },
-                    '\n' => return Err("a raw newline in a label value".into()),
+                    '\n' => return Err("a raw newline in a label value"),
                     c => value.push(c),
                 }
             }
             if labels.insert(key.to_string(), value).is_some() {
-                return Err(format!("label {key} twice"));
+                return Err("a label twice");
             }
             match chars.next().ok_or("unclosed labels")? {
                 (_, ',') => {}
@@ -148,22 +169,20 @@ fn sample(line: &str) -> Result<Parsed, String> {
                     rest = &body[i + 1..];
                     break;
                 }
-                (_, c) => return Err(format!("{c:?} after a label value")),
+                _ => return Err("something other than `,` or `}` after a label value"),
             }
         }
     }
     let value = rest.strip_prefix(' ').ok_or("no space before the value")?;
     // no timestamp is written: exactly one value
     if value.contains(' ') || value.is_empty() {
-        return Err("not exactly one value".into());
+        return Err("not exactly one value");
     }
     let value = match value {
         "+Inf" => f64::INFINITY,
         "-Inf" => f64::NEG_INFINITY,
         "NaN" => f64::NAN,
-        v => v
-            .parse::<f64>()
-            .map_err(|_| format!("{v:?} is not a number"))?,
+        v => v.parse::<f64>().map_err(|_| "the value is not a number")?,
     };
     Ok(Parsed {
         name: name.to_string(),
@@ -172,7 +191,11 @@ fn sample(line: &str) -> Result<Parsed, String> {
     })
 }
 
-fn check_histograms(samples: &[Parsed], types: &HashMap<String, String>) -> Result<(), String> {
+fn check_histograms(
+    samples: &[Parsed],
+    types: &HashMap<String, String>,
+) -> Result<(), ExpositionError> {
+    let bad = |series: String, why: &'static str| Err(ExpositionError::Series { series, why });
     type Key = (String, Vec<(String, String)>);
     let mut buckets: BTreeMap<Key, Vec<(f64, f64)>> = BTreeMap::new();
     let mut counts: HashMap<Key, f64> = HashMap::new();
@@ -183,7 +206,7 @@ fn check_histograms(samples: &[Parsed], types: &HashMap<String, String>) -> Resu
             if types.get(&family).is_some_and(|k| k == "counter")
                 && (s.value.is_nan() || s.value < 0.0)
             {
-                return Err(format!("counter {} is negative or NaN", s.name));
+                return bad(s.name.clone(), "a counter is negative or NaN");
             }
             continue;
         }
@@ -192,10 +215,15 @@ fn check_histograms(samples: &[Parsed], types: &HashMap<String, String>) -> Resu
         let key = (family.clone(), labels.into_iter().collect::<Vec<_>>());
         match &s.name[family.len()..] {
             "_bucket" => {
-                let le = le.ok_or(format!("{} without le", s.name))?;
+                let Some(le) = le else {
+                    return bad(s.name.clone(), "a bucket without le");
+                };
                 let le = match le.as_str() {
                     "+Inf" => f64::INFINITY,
-                    v => v.parse().map_err(|_| format!("le {v:?} is not a number"))?,
+                    v => match v.parse() {
+                        Ok(le) => le,
+                        Err(_) => return bad(s.name.clone(), "le is not a number"),
+                    },
                 };
                 buckets.entry(key).or_default().push((le, s.value));
             }
@@ -205,28 +233,29 @@ fn check_histograms(samples: &[Parsed], types: &HashMap<String, String>) -> Resu
             "_sum" => {
                 sums.insert(key);
             }
-            other => return Err(format!("{family}{other} is not a histogram series")),
+            _ => return bad(s.name.clone(), "not a histogram series"),
         }
     }
     for (key, b) in &buckets {
         if !b.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1) {
-            return Err(format!(
-                "{key:?}: buckets not rising with le, or counts falling"
-            ));
+            return bad(
+                format!("{key:?}"),
+                "buckets not rising with le, or counts falling",
+            );
         }
         let last = b.last().expect("an entry has a bucket");
         if last.0 != f64::INFINITY {
-            return Err(format!("{key:?}: no +Inf bucket"));
+            return bad(format!("{key:?}"), "no +Inf bucket");
         }
         if counts.get(key) != Some(&last.1) {
-            return Err(format!("{key:?}: _count is not the +Inf bucket"));
+            return bad(format!("{key:?}"), "_count is not the +Inf bucket");
         }
         if !sums.contains(key) {
-            return Err(format!("{key:?}: no _sum"));
+            return bad(format!("{key:?}"), "no _sum");
         }
     }
     if counts.len() != buckets.len() {
-        return Err("a histogram _count without buckets".into());
+        return bad(String::new(), "a histogram _count without buckets");
     }
     Ok(())
 }
