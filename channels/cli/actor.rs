@@ -6,8 +6,11 @@
 //! outbound door reach it through the [`Terminals`] handle. Handlers never wait: a message
 //! for a listener is a `try_send` to its connection's bounded queue.
 //!
-//! Supervised ([`crate::actor::Supervised`]): a panic in a handler fails that request only; the
-//! state is in memory (a listener that is forgotten listens again when it reconnects).
+//! Supervised ([`crate::actor::Supervised`]): a panic in a handler fails that request, and the
+//! state — in memory only — is rebuilt: the control connections and listeners are
+//! forgotten (a listener's stream ends with its queue; it listens again when it
+//! reconnects); the local terminal, the connection numbering (no id is given twice) and
+//! the delivery count carry over.
 
 use crate::actor::{Lifecycle, Supervised, Unavailable};
 use crate::outbound::{DeliveryError, Outbound};
@@ -244,7 +247,23 @@ impl Terminals {
     /// stops and joins it); it also stops when `cancel` fires.
     pub fn start(life: &Lifecycle, cancel: CancellationToken) -> std::io::Result<Self> {
         let addr = life.start_actor_until("homebot-cli", cancel, || TerminalActor {
-            state: Supervised::in_memory("the terminal channel", State::default()),
+            state: Supervised::rebuilt_by(
+                "the terminal channel",
+                State::default(),
+                |old: &mut State, hit: &str| {
+                    tracing::warn!(
+                        hit,
+                        connections = old.connections.len(),
+                        "cli: the channel's state is rebuilt after a panic; its control connections are forgotten"
+                    );
+                    State {
+                        local: old.local.take(),
+                        connections: BTreeMap::new(),
+                        next_id: old.next_id,
+                        delivered: old.delivered,
+                    }
+                },
+            ),
         })?;
         Ok(Self { addr })
     }

@@ -11,8 +11,11 @@
 //! the turn runs there, not on this thread).
 //!
 //! Supervised ([`crate::actor::Supervised`]): a panic in a handler is caught, the request gets an
-//! error, and the actor goes on with the state in memory — it is not on disk: who is
-//! connected is known only from the live connections.
+//! error, and the state is rebuilt from its defaults (it is not on disk: who is connected
+//! is known only from the live connections) — every connection closed, so the
+//! implementations reconnect into the fresh state, the actions waiting failed, the
+//! queued replies dropped, the links reported down. Nothing the panic left half-changed
+//! survives.
 
 use super::conns::{AlreadyConnected, Connections, Role};
 use super::delivery::{Deliveries, Delivery, NewQueue, QueueFull};
@@ -41,6 +44,24 @@ struct State {
     deliveries: Deliveries,
 }
 
+impl State {
+    /// The state after a panic: the defaults. Dropping the old one closes its connections
+    /// (their writers end with the senders it held), fails the actions waiting and drops
+    /// the queued replies (their workers end); the links it had up are reported down.
+    fn rebuilt(&mut self, presence: &crate::presence::Presence, hit: &str) -> State {
+        let up = self.conns.accounts_up();
+        warn!(
+            hit,
+            connections = up.len(),
+            "qq: the channel's state is rebuilt after a panic; its connections are closed and reconnect"
+        );
+        for self_id in up {
+            presence.report(Link::new(inbound::CHANNEL, Some(self_id)), false);
+        }
+        State::default()
+    }
+}
+
 pub struct QqActor {
     state: Supervised<State>,
     cfg: Arc<QqConfig>,
@@ -57,8 +78,10 @@ impl QqActor {
         runtime: tokio::runtime::Handle,
         start_worker: StartWorker,
     ) -> Self {
+        let presence = kernel.presence().clone();
+        let rebuild = move |old: &mut State, hit: &str| old.rebuilt(&presence, hit);
         Self {
-            state: Supervised::in_memory("the QQ channel", State::default()),
+            state: Supervised::rebuilt_by("the QQ channel", State::default(), rebuild),
             cfg,
             kernel,
             runtime,
@@ -159,7 +182,10 @@ impl Handler<Activate> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: Activate, _: &mut Context<Self>) {
         let up = self.state.run("activate", |s| {
-            s.conns.activate(&msg.self_id, msg.conn, msg.tx)
+            let up = s.conns.activate(&msg.self_id, msg.conn, msg.tx);
+            // (the supervision test: the connection is up here, its link not yet reported)
+            crate::failpoint::panic_once("qq.activate");
+            up
         });
         if up == Ok(true) {
             self.kernel

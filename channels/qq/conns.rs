@@ -123,6 +123,15 @@ impl Connections {
     }
 
     /// Whether account `self_id` has a connection that is up.
+    /// The accounts with a connection up.
+    pub fn accounts_up(&self) -> Vec<String> {
+        self.accounts
+            .keys()
+            .filter(|id| self.is_up(id))
+            .cloned()
+            .collect()
+    }
+
     pub fn is_up(&self, self_id: &str) -> bool {
         self.accounts
             .get(self_id)

@@ -6,9 +6,11 @@
 //! satellite is a `try_send` to its writer; waiting until a held message is said is the
 //! handle's.
 //!
-//! Supervised ([`crate::actor::Supervised`]): a panic in a handler fails that request only; the
-//! state is in memory (held messages are forgotten by a restart by design), so the actor
-//! goes on with it.
+//! Supervised ([`crate::actor::Supervised`]): a panic in a handler fails that request, and the
+//! state — in memory only — is rebuilt from its defaults: every satellite connection is
+//! closed (the satellites reconnect into the fresh registry) and reported offline, and the
+//! held messages are forgotten (as by a restart, by design). Nothing the panic left
+//! half-changed survives.
 
 use super::held::{Held, NotHeld, Taken};
 use super::satellites::{ClaimError, Credential, Registry};
@@ -36,8 +38,21 @@ pub struct VoiceActor {
 
 impl VoiceActor {
     pub fn new(cfg: Arc<VoiceConfig>, presence: Presence) -> Self {
+        let offline = presence.clone();
+        let rebuild = move |old: &mut State, hit: &str| {
+            let up = old.satellites.close_all();
+            tracing::warn!(
+                hit,
+                satellites = up.len(),
+                "voice: the channel's state is rebuilt after a panic; its connections are closed and reconnect"
+            );
+            for id in up {
+                offline.report(Link::new(CHANNEL, Some(id)), false);
+            }
+            State::default()
+        };
         Self {
-            state: Supervised::in_memory("the voice channel", State::default()),
+            state: Supervised::rebuilt_by("the voice channel", State::default(), rebuild),
             cfg,
             presence,
         }

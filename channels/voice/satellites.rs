@@ -118,6 +118,18 @@ impl Registry {
         }
     }
 
+    /// Close every connection that holds an id (their satellites reconnect) and forget
+    /// them: the ids that were up (attached).
+    pub fn close_all(&mut self) -> Vec<String> {
+        self.held
+            .drain()
+            .filter_map(|(id, h)| {
+                h.close.cancel();
+                h.tx.is_some().then_some(id)
+            })
+            .collect()
+    }
+
     /// Free `id` if `conn` still holds it; true when that took a satellite that was up
     /// (attached) offline.
     pub fn release(&mut self, id: &str, conn: u64) -> bool {
@@ -156,5 +168,23 @@ mod tests {
         assert!(!r.release("kitchen", 3));
         assert!(r.release("kitchen", 2));
         assert!(!r.release("kitchen", 2));
+    }
+
+    /// After a panic the registry is rebuilt: every holder's connection is closed, the
+    /// ones that were up are named (to be reported offline), nothing is held after.
+    #[test]
+    fn close_all_closes_every_holder_and_names_the_ones_up() {
+        let cfg = VoiceConfig::default();
+        let (up, reserved) = (CancellationToken::new(), CancellationToken::new());
+        let mut r = Registry::default();
+        let (tx, _rx) = mpsc::channel(1);
+        r.claim(&cfg, &Credential::Open, "kitchen", 1, Some(tx), &up)
+            .unwrap();
+        r.claim(&cfg, &Credential::Open, "hall", 2, None, &reserved)
+            .unwrap();
+        assert_eq!(r.close_all(), ["kitchen"]);
+        assert!(up.is_cancelled() && reserved.is_cancelled());
+        assert!(r.sender("kitchen").is_none());
+        assert!(!r.release("hall", 2), "nothing is held any more");
     }
 }

@@ -28,6 +28,19 @@ impl<S> Supervised<S> {
         }
     }
 
+    /// A state that lives in memory only (a channel's connections, its queues), which
+    /// `rebuild` makes afresh after a panic — from its defaults, closing what the old one
+    /// held open so its peers reconnect — so nothing a panic left half-changed survives.
+    pub fn rebuilt_by(
+        actor: &'static str,
+        state: S,
+        mut rebuild: impl FnMut(&mut S, &str) -> S + 'static,
+    ) -> Self {
+        Self::reopened_by(actor, state, move |old: &mut S, hit: &str| {
+            Ok::<_, std::convert::Infallible>(rebuild(old, hit))
+        })
+    }
+
     /// A state that `reopen` reads afresh (from disk, as at start-up) after a panic.
     pub fn reopened_by<E: std::error::Error + 'static>(
         actor: &'static str,
@@ -83,6 +96,27 @@ mod tests {
         );
         assert_eq!(cell.run("read", |s| *s), Ok(10), "reopened from its source");
         assert_eq!(cell.streak(), 1);
+    }
+
+    #[test]
+    fn a_rebuilt_state_keeps_nothing_a_panic_half_changed() {
+        let mut cell = Supervised::rebuilt_by("test actor", vec![1, 2], |old, hit| {
+            assert!(hit.contains("boom (x)"), "{hit}");
+            assert_eq!(
+                *old,
+                [1, 2, 3],
+                "the rebuild sees the old state, half-changed"
+            );
+            Vec::new()
+        });
+        let e = cell
+            .run("boom", |v| -> () {
+                v.push(3);
+                panic!("x")
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("test actor"), "{e}");
+        assert_eq!(cell.run("read", |v| v.clone()), Ok(vec![]));
     }
 
     #[test]

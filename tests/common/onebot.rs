@@ -130,6 +130,20 @@ impl OneBotSim {
     pub async fn close(mut self) {
         let _ = self.ws.close(None).await;
     }
+
+    /// Whether homebot closes this connection within `wait` (whatever it sends before
+    /// is read and dropped).
+    pub async fn closed_within(&mut self, wait: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match tokio::time::timeout(left, self.ws.next()).await {
+                Err(_) => return false,
+                Ok(None | Some(Ok(Message::Close(_))) | Some(Err(_))) => return true,
+                Ok(Some(Ok(_))) => {}
+            }
+        }
+    }
 }
 
 /// The text of an outgoing message (segments' text joined).

@@ -111,6 +111,14 @@ impl Browser {
     /// Send one command (to the page once attached) and wait for its answer; events in
     /// between are skipped.
     async fn call(&mut self, method: &str, params: Value) -> Value {
+        match self.try_call(method, params).await {
+            Ok(v) => v,
+            Err(e) => panic!("{method}: {e}"),
+        }
+    }
+
+    /// [`Browser::call`], with the browser's error as it came.
+    async fn try_call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next_id += 1;
         let id = self.next_id;
         let mut msg = json!({"id": id, "method": method, "params": params});
@@ -123,8 +131,10 @@ impl Browser {
             let Message::Text(t) = frame else { continue };
             let v: Value = serde_json::from_str(&t).unwrap();
             if v["id"] == id {
-                assert!(v["error"].is_null(), "{method}: {v}");
-                return v["result"].clone();
+                return match v["error"].is_null() {
+                    true => Ok(v["result"].clone()),
+                    false => Err(v),
+                };
             }
         }
     }
@@ -135,14 +145,20 @@ impl Browser {
             .await;
     }
 
+    /// The value of `expr` in the page. An evaluation the page's navigation overtook (the
+    /// document it ran in went away: after `Page.navigate`, or the page reloading itself)
+    /// is asked again in the new document.
     async fn eval(&mut self, expr: &str) -> Value {
-        let r = self
-            .call(
-                "Runtime.evaluate",
-                json!({"expression": expr, "returnByValue": true}),
-            )
-            .await;
-        r["result"]["value"].clone()
+        let params = json!({"expression": expr, "returnByValue": true});
+        loop {
+            match self.try_call("Runtime.evaluate", params.clone()).await {
+                Ok(r) => return r["result"]["value"].clone(),
+                Err(e) if navigated(&e) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("Runtime.evaluate: {e}"),
+            }
+        }
     }
 
     /// Poll `expr` until it is true (the test's timeout bounds the wait).
@@ -186,6 +202,14 @@ impl Browser {
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::write(to, png).unwrap();
     }
+}
+
+/// Whether a DevTools error says the evaluation's document went away under it.
+fn navigated(error: &Value) -> bool {
+    let m = error["error"]["message"].as_str().unwrap_or_default();
+    m.contains("Inspected target navigated or closed")
+        || m.contains("Cannot find context with specified id")
+        || m.contains("Execution context was destroyed")
 }
 
 async fn chat(ws: &Path, fake: &FakeLlm, words: &str) {

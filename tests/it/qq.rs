@@ -473,3 +473,56 @@ async fn a_handshake_that_dies_halfway_does_not_hold_the_account() {
         .await;
     assert_eq!(text_of(&s.expect_send().await).trim(), "好的：还在吗");
 }
+
+/// A panic in the QQ actor while a connection is half registered (up in its state, its
+/// link not yet reported): the state is rebuilt, not kept half-changed — homebot closes
+/// that connection, the implementation reconnects into the fresh state, shows as
+/// connected, and its messages are answered.
+#[tokio::test]
+async fn after_a_panic_the_qq_state_is_rebuilt_and_the_implementation_reconnects() {
+    let dir = workspace();
+    let fake = FakeLlm::scripted().await;
+    common::qq::config(dir.path(), "");
+    let gw = common::gateway::Gateway::start(
+        dir.path(),
+        &fake,
+        &[
+            ("HOMEBOT_QQ_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_QQ_ACCESS_TOKEN", common::qq::TOKEN),
+            ("HOMEBOT_QQ_ALLOW_GROUPS", &GROUP.to_string()),
+            ("HOMEBOT_HTTP_LISTEN", "127.0.0.1:0"),
+            ("HOMEBOT_FAILPOINT", "qq.activate.panic"),
+        ],
+        &["qq"],
+    )
+    .await;
+    let status = format!("http://{}/api/status", gw.dashboard_addr().await);
+    let mut first = sim(&gw).await;
+    assert!(
+        first.closed_within(Duration::from_secs(10)).await,
+        "the half-registered connection is closed"
+    );
+    let mut s = sim(&gw).await;
+    eventually_async(
+        "the reconnected account shows as connected",
+        Duration::from_secs(10),
+        || async {
+            let st: serde_json::Value = reqwest::get(&status).await.unwrap().json().await.unwrap();
+            let up = st["channels"].as_array().into_iter().flatten().any(|c| {
+                c["channel"] == "qq"
+                    && c["id"] == common::onebot::BOT.to_string()
+                    && c["connected"] == true
+            });
+            if up {
+                Ok(())
+            } else {
+                Err(st)
+            }
+        },
+    )
+    .await;
+    s.group_msg(GROUP, DAD, 901, json!([at_bot(), text("还在吗")]))
+        .await;
+    let a = s.expect_send().await;
+    assert_eq!(text_of(&a).trim(), "好的：还在吗");
+}
