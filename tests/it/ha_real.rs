@@ -164,18 +164,24 @@ async fn homebot_with_a_real_home_assistant() {
     assert!(recorded["bytes"].as_u64().unwrap() > 1000, "{recorded}");
     gw.wait_log("announced on a Home Assistant satellite", 30)
         .await;
-    for _ in 0..200 {
-        let all = homebot(&ws, None)
-            .args(["reminders", "--all"])
-            .output()
-            .await
-            .unwrap();
-        let all = String::from_utf8_lossy(&all.stdout).to_string();
-        if !all.contains("待") && all.contains("关火") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::eventually_async(
+        "the reminder marked delivered",
+        Duration::from_secs(20),
+        || async {
+            let all = homebot(&ws, None)
+                .args(["reminders", "--all"])
+                .output()
+                .await
+                .unwrap();
+            let all = String::from_utf8_lossy(&all.stdout).to_string();
+            if !all.contains("待") && all.contains("关火") {
+                Ok(())
+            } else {
+                Err(all)
+            }
+        },
+    )
+    .await;
     // `homebot announce` by area name
     let o = homebot(&ws, None)
         .args(["announce", "--channel", "voice", "--to", "厨房", "晚饭好了"])

@@ -509,9 +509,7 @@ async fn after_a_panic_the_qq_state_is_rebuilt_and_the_implementation_reconnects
         || async {
             let st: serde_json::Value = reqwest::get(&status).await.unwrap().json().await.unwrap();
             let up = st["channels"].as_array().into_iter().flatten().any(|c| {
-                c["channel"] == "qq"
-                    && c["id"] == common::onebot::BOT.to_string()
-                    && c["connected"] == true
+                c["channel"] == "qq" && c["id"] == common::onebot::BOT && c["connected"] == true
             });
             if up {
                 Ok(())
