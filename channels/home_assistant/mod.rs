@@ -11,7 +11,9 @@
 //! — fired watches delivered through the channels' doors; `connection` — connecting, auth and reconnects;
 //! `tls` — https: the certificates trusted, and a refused one in words;
 //! `session` — one session's subscriptions, commands and keep-alive; `doctor` — the
-//! one-shot probe of `homebot doctor`; `protocol` — the message shapes; `rooms` — areas,
+//! one-shot probe of `homebot doctor`; `protocol` — the frames HA sends; `frames` — the
+//! commands homebot sends, typed, in their id envelope; `answers` — each command's
+//! `result`, typed, and decoded where its call resolves; `rooms` — areas,
 //! satellites and media players from HA's registries; `announce` — the voice channel's
 //! door to HA speakers (`assist_satellite.announce`, then `tts.speak`); `listen` —
 //! listening again after a question (`assist_satellite.start_conversation`).
@@ -24,10 +26,12 @@
 
 mod actor;
 mod announce;
+mod answers;
 mod channel;
 mod connection;
 mod doctor;
 mod error;
+mod frames;
 mod handle;
 mod home;
 mod listen;
