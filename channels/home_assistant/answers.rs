@@ -1,5 +1,5 @@
 //! What Home Assistant answers, typed: each command's `result` decoded once, where its
-//! call is resolved ([`decode`]), and the body of an `event`.
+//! call is resolved ([`decode`]).
 //!
 //! Everything here is a peer's JSON, and Home Assistant adds fields between versions:
 //! unknown fields are ignored, a field of another shape is read as absent ([`Lenient`]),
@@ -7,10 +7,11 @@
 //! answer that is not what its command returns at all (a list that is no list) is a
 //! [`HaError::Malformed`], never a panic.
 
+use super::lenient::{Items, Lenient};
 use super::protocol::short;
 use super::HaError;
 use serde::de::{DeserializeOwned, IgnoredAny};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -20,71 +21,6 @@ pub fn decode<A: DeserializeOwned>(command: &'static str, result: Value) -> Resu
         command,
         why: short(&e.to_string(), 200),
     })
-}
-
-/// A value read leniently: missing, `null` or of another shape is `None`, never an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lenient<T>(pub Option<T>);
-
-impl<T> Default for Lenient<T> {
-    fn default() -> Self {
-        Self(None)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Either<T> {
-            Read(T),
-            Not(IgnoredAny),
-        }
-        Ok(Self(match Either::deserialize(d)? {
-            Either::Read(t) => Some(t),
-            Either::Not(_) => None,
-        }))
-    }
-}
-
-impl<T> Lenient<T> {
-    pub fn as_ref(&self) -> Option<&T> {
-        self.0.as_ref()
-    }
-}
-
-impl Lenient<String> {
-    pub fn as_str(&self) -> Option<&str> {
-        self.0.as_deref()
-    }
-}
-
-/// A list whose malformed items are kept as `None` (counted, and left out when read); an
-/// answer that is no list is an error.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct Items<T>(pub Vec<Lenient<T>>);
-
-impl<T> Default for Items<T> {
-    fn default() -> Self {
-        Self(Vec::new())
-    }
-}
-
-impl<T> Items<T> {
-    /// The items, malformed ones included.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The well-formed items.
-    pub fn iter(&self) -> impl Iterator<Item = &T> {
-        self.0.iter().filter_map(Lenient::as_ref)
-    }
 }
 
 /// One entity of `get_states`.
@@ -219,46 +155,6 @@ impl Response {
 
     pub fn code(&self) -> Option<&str> {
         self.data.as_ref()?.code.as_str()
-    }
-}
-
-/// The body of an `event` frame of a subscription (a trigger's is not read).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct Event {
-    #[serde(default)]
-    pub event_type: Lenient<String>,
-    /// A `state_changed` event's data (another event's reads as mostly absent).
-    #[serde(default)]
-    pub data: Lenient<StateChange>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct StateChange {
-    #[serde(default)]
-    pub entity_id: Lenient<String>,
-    /// `null` when the entity was removed.
-    #[serde(default)]
-    pub new_state: Lenient<NewState>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct NewState {
-    #[serde(default)]
-    pub state: Lenient<String>,
-}
-
-impl Event {
-    pub fn event_type(&self) -> &str {
-        self.event_type.as_str().unwrap_or_default()
-    }
-
-    /// A state change's entity id and new state (`None`: no new state).
-    pub fn state_change(&self) -> (&str, Option<&str>) {
-        let Some(d) = self.data.as_ref() else {
-            return ("", None);
-        };
-        let state = d.new_state.as_ref().and_then(|s| s.state.as_str());
-        (d.entity_id.as_str().unwrap_or_default(), state)
     }
 }
 

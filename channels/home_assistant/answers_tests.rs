@@ -1,6 +1,7 @@
 //! Answers as Home Assistant gives them (its documentation and 2025.4's `websocket_api`
 //! and `config/*_registry.py`), with the fields it adds, and malformed ones.
 
+use super::super::protocol::Event;
 use super::*;
 use serde_json::json;
 

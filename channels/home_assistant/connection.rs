@@ -13,8 +13,9 @@
 //! step has the timeout; a message larger than `max_message_bytes` ends the session.
 //! The token is sent only in the `auth` message and never logged.
 
-use super::answers::{AreaEntry, DeviceEntry, EntityEntry, Items};
+use super::answers::{AreaEntry, DeviceEntry, EntityEntry};
 use super::frames::{self, Command};
+use super::lenient::Items;
 use super::protocol::{self, Incoming};
 use super::{tls, HaError};
 use crate::config::Secret;

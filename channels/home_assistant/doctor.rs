@@ -2,9 +2,10 @@
 //! environment — authenticate, read the version, the registries and the exposed entities,
 //! then close — and the lines it prints.
 
-use super::answers::{self, AreaEntry, DeviceEntry, EntityEntry, Exposed, Items};
+use super::answers::{self, AreaEntry, DeviceEntry, EntityEntry, Exposed};
 use super::connection::{open, send, Ended, Settings};
 use super::frames::{self, Command};
+use super::lenient::Items;
 use super::protocol::{self, Incoming};
 use super::rooms::Rooms;
 use super::Status;

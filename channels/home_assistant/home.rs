@@ -8,8 +8,9 @@
 //! Everything read here is a peer's text: ids are checked, names and states cleaned
 //! (one line, no brackets) and bounded, lists capped.
 
-use super::answers::{self, Conversation, Lenient, State, States};
+use super::answers::{self, Conversation, State, States};
 use super::frames::{self, Command};
+use super::lenient::Lenient;
 use super::protocol::short;
 use super::rooms::{clean_name, Rooms};
 use super::{HaError, HomeAssistant};

@@ -13,7 +13,8 @@
 //! `session` — one session's subscriptions, commands and keep-alive; `doctor` — the
 //! one-shot probe of `homebot doctor`; `protocol` — the frames HA sends; `frames` — the
 //! commands homebot sends, typed, in their id envelope; `answers` — each command's
-//! `result`, typed, and decoded where its call resolves; `rooms` — areas,
+//! `result`, typed, and decoded where its call resolves; `lenient` — a peer's JSON read
+//! leniently (HA adds fields); `rooms` — areas,
 //! satellites and media players from HA's registries; `announce` — the voice channel's
 //! door to HA speakers (`assist_satellite.announce`, then `tts.speak`); `listen` —
 //! listening again after a question (`assist_satellite.start_conversation`).
@@ -34,6 +35,7 @@ mod error;
 mod frames;
 mod handle;
 mod home;
+mod lenient;
 mod listen;
 pub mod protocol;
 pub mod rooms;

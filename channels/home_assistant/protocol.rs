@@ -7,11 +7,11 @@
 //! into one JSON array.
 //!
 //! Everything here is read from a peer: sizes are bounded where a message enters (the
-//! WebSocket's message cap), and fields are read leniently (`answers::Lenient`): a frame
+//! WebSocket's message cap), and fields are read leniently (`lenient`): a frame
 //! HA might send in another version is `Other`, never an error. What homebot sends is in
 //! `frames`; what a command's `result` holds is decoded in `answers`.
 
-use super::answers::{Event, Lenient};
+use super::lenient::Lenient;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -63,6 +63,46 @@ pub fn short(s: &str, max: usize) -> String {
         .take(max)
         .collect();
     s.trim().to_string()
+}
+
+/// The body of an `event` frame of a subscription (a trigger's is not read).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Event {
+    #[serde(default)]
+    pub event_type: Lenient<String>,
+    /// A `state_changed` event's data (another event's reads as mostly absent).
+    #[serde(default)]
+    pub data: Lenient<StateChange>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct StateChange {
+    #[serde(default)]
+    pub entity_id: Lenient<String>,
+    /// `null` when the entity was removed.
+    #[serde(default)]
+    pub new_state: Lenient<NewState>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct NewState {
+    #[serde(default)]
+    pub state: Lenient<String>,
+}
+
+impl Event {
+    pub fn event_type(&self) -> &str {
+        self.event_type.as_str().unwrap_or_default()
+    }
+
+    /// A state change's entity id and new state (`None`: no new state).
+    pub fn state_change(&self) -> (&str, Option<&str>) {
+        let Some(d) = self.data.as_ref() else {
+            return ("", None);
+        };
+        let state = d.new_state.as_ref().and_then(|s| s.state.as_str());
+        (d.entity_id.as_str().unwrap_or_default(), state)
+    }
 }
 
 /// A frame as it arrives, tagged by `type`; unknown types are `Other`.

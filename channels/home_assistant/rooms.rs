@@ -7,7 +7,8 @@
 //! never instructions — one line, no brackets (the dynamic tail's block markers), at most
 //! [`MAX_NAME`] characters — and the lists are bounded.
 
-use super::answers::{AreaEntry, DeviceEntry, EntityEntry, Items, Lenient};
+use super::answers::{AreaEntry, DeviceEntry, EntityEntry};
+use super::lenient::{Items, Lenient};
 use crate::config::HomeAssistantConfig;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

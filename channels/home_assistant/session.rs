@@ -6,12 +6,13 @@
 //! refetches the lists (once per second at most). It ends when the connection is lost
 //! (every waiting caller then hears so) or the actor stops.
 
-use super::answers::{self, AreaEntry, DeviceEntry, EntityEntry, Exposed, Items};
+use super::answers::{self, AreaEntry, DeviceEntry, EntityEntry, Exposed};
 use super::connection::{
     lost, open, send, Call, Ended, Report, Settings, Socket, AUTH_RETRY, FIRST_BACKOFF,
     MAX_BACKOFF, MAX_IN_FLIGHT, PING_EVERY,
 };
 use super::frames::{self, Command};
+use super::lenient::Items;
 use super::protocol::{self, HaFailure, Incoming};
 use super::HaError;
 use futures_util::StreamExt;
