@@ -217,11 +217,12 @@ impl HaState {
     }
 }
 
-/// A command for Home Assistant; answered with its `result` or why not.
+/// A command for Home Assistant; answered with its `result` (decoded by the caller,
+/// which knows its type) or why not.
 #[derive(Message)]
 #[rtype(result = "Result<Value, HaError>")]
 pub struct Command {
-    pub body: Value,
+    pub body: super::frames::Command,
     /// How long its answer may take (an announcement's answer comes once it was played).
     pub within: Duration,
 }

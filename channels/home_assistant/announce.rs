@@ -3,8 +3,8 @@
 //! player of its room through `tts.speak` (with `home_assistant.tts_entity`). A message
 //! counts as said only when Home Assistant's `result` is a success.
 
-use super::{actor, protocol, HaError, HomeAssistant};
-use serde_json::json;
+use super::{actor, frames, protocol, HaError, HomeAssistant};
+use serde::de::IgnoredAny;
 use std::time::Duration;
 use tracing::{info, warn};
 
@@ -27,13 +27,8 @@ impl HomeAssistant {
         let mut last = None;
         for (satellite, players) in places {
             if !satellite.is_empty() {
-                let body = protocol::call_service(
-                    "assist_satellite",
-                    "announce",
-                    &satellite,
-                    json!({"message": text, "preannounce": false}),
-                );
-                match self.command_within(within, body).await {
+                let body = frames::announce(&satellite, text);
+                match self.command_within::<IgnoredAny>(within, body).await {
                     Ok(_) => {
                         info!(satellite = %satellite, "announced on a Home Assistant satellite");
                         said.push(satellite);
@@ -71,13 +66,8 @@ impl HomeAssistant {
     ) -> Option<String> {
         let tts = self.tts_entity.as_deref()?;
         for p in players {
-            let body = protocol::call_service(
-                "tts",
-                "speak",
-                tts,
-                json!({"media_player_entity_id": p, "message": text}),
-            );
-            match self.command_within(within, body).await {
+            let body = frames::tts_speak(tts, p, text);
+            match self.command_within::<IgnoredAny>(within, body).await {
                 Ok(_) => {
                     info!(media_player = %p, "said through a Home Assistant media player");
                     return Some(p.clone());

@@ -13,6 +13,9 @@
 //! step has the timeout; a message larger than `max_message_bytes` ends the session.
 //! The token is sent only in the `auth` message and never logged.
 
+use super::answers::{AreaEntry, DeviceEntry, EntityEntry};
+use super::frames::{self, Command};
+use super::lenient::Items;
 use super::protocol::{self, Incoming};
 use super::{tls, HaError};
 use crate::config::Secret;
@@ -36,7 +39,7 @@ pub(super) type Socket =
 
 /// A command from the actor and where its result goes.
 pub struct Call {
-    pub body: Value,
+    pub body: Command,
     pub reply: oneshot::Sender<Result<Value, HaError>>,
 }
 
@@ -56,9 +59,9 @@ pub enum Report {
     /// true`, bounded; `None` when HA refused the list), read together: a house is never
     /// known without what Assist may touch in it (a command would be refused meanwhile).
     Registries {
-        areas: Value,
-        devices: Value,
-        entities: Value,
+        areas: Items<AreaEntry>,
+        devices: Items<DeviceEntry>,
+        entities: Items<EntityEntry>,
         exposed: Option<Vec<String>>,
     },
     /// Watch number `i` of `home_assistant.watch` fired.
@@ -133,7 +136,7 @@ pub(super) async fn open(s: &Settings) -> Result<(Socket, Option<String>), Ended
             ))
         }
     }
-    send(&mut ws, protocol::auth(s.token.expose()), s.timeout).await?;
+    send(&mut ws, frames::auth(s.token.expose()), s.timeout).await?;
     match next(&mut ws, s.timeout).await? {
         Incoming::AuthOk { version } => Ok((ws, version)),
         Incoming::AuthInvalid { message } => Err(Ended::AuthInvalid(message)),

@@ -2,13 +2,17 @@
 //! environment — authenticate, read the version, the registries and the exposed entities,
 //! then close — and the lines it prints.
 
+use super::answers::{self, AreaEntry, DeviceEntry, EntityEntry, Exposed};
 use super::connection::{open, send, Ended, Settings};
+use super::frames::{self, Command};
+use super::lenient::Items;
 use super::protocol::{self, Incoming};
 use super::rooms::Rooms;
 use super::Status;
 use crate::config::HomeAssistantConfig;
 use futures_util::StreamExt;
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 
 /// Why the doctor's connection learned nothing.
@@ -44,26 +48,22 @@ async fn probe(s: &Settings) -> Result<Probe, ProbeError> {
         version,
         ..Default::default()
     };
-    let kinds = [
-        "config/area_registry/list",
-        "config/device_registry/list",
-        "config/entity_registry/list",
-        "homeassistant/expose_entity/list",
+    let lists = [
+        Command::AreaRegistry,
+        Command::DeviceRegistry,
+        Command::EntityRegistry,
+        Command::ExposedEntities,
     ];
-    for (i, kind) in kinds.iter().enumerate() {
+    for (i, list) in lists.iter().enumerate() {
         let id = i as u64 + 1;
-        if let Err(Ended::Lost { why, .. }) = send(
-            &mut ws,
-            protocol::command(id, json!({ "type": kind })),
-            s.timeout,
-        )
-        .await
+        if let Err(Ended::Lost { why, .. }) =
+            send(&mut ws, frames::command(id, list.clone()), s.timeout).await
         {
             return Err(ProbeError::Lost(why));
         }
     }
     let mut got = 0;
-    while got < kinds.len() {
+    while got < lists.len() {
         let text = match tokio::time::timeout(s.timeout, ws.next()).await {
             Ok(Some(Ok(Message::Text(t)))) => t,
             Ok(Some(Ok(_))) => continue,
@@ -74,24 +74,12 @@ async fn probe(s: &Settings) -> Result<Probe, ProbeError> {
         for inc in protocol::parse(&text) {
             if let Incoming::Result { id, outcome } = inc {
                 got += 1;
-                let v = outcome.unwrap_or(Value::Null);
+                let v = outcome.ok();
                 match id {
-                    1 => out.areas = v,
-                    2 => out.devices = v,
-                    3 => out.entities = v,
-                    4 => {
-                        out.exposed =
-                            v.get("exposed_entities")
-                                .and_then(Value::as_object)
-                                .map(|m| {
-                                    m.values()
-                                        .filter(|e| {
-                                            e.get("conversation").and_then(Value::as_bool)
-                                                == Some(true)
-                                        })
-                                        .count()
-                                })
-                    }
+                    1 => out.areas = read(&lists[0], v).unwrap_or_default(),
+                    2 => out.devices = read(&lists[1], v).unwrap_or_default(),
+                    3 => out.entities = read(&lists[2], v).unwrap_or_default(),
+                    4 => out.exposed = read::<Exposed>(&lists[3], v).map(|e| e.to_assist().count()),
                     _ => got -= 1,
                 }
             }
@@ -101,13 +89,18 @@ async fn probe(s: &Settings) -> Result<Probe, ProbeError> {
     Ok(out)
 }
 
+/// A list's answer, if HA gave it and it reads as one (the doctor reports what it can).
+fn read<A: DeserializeOwned>(list: &Command, result: Option<Value>) -> Option<A> {
+    answers::decode(list.kind(), result?).ok()
+}
+
 /// What `homebot doctor` learned in one connection.
 #[derive(Debug, Default)]
 struct Probe {
     pub version: Option<String>,
-    pub areas: Value,
-    pub devices: Value,
-    pub entities: Value,
+    pub areas: Items<AreaEntry>,
+    pub devices: Items<DeviceEntry>,
+    pub entities: Items<EntityEntry>,
     pub exposed: Option<usize>,
 }
 

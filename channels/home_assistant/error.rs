@@ -12,6 +12,9 @@ pub enum HaError {
     Timeout(Duration),
     #[error("Home Assistant refused: {0}")]
     Refused(protocol::HaFailure),
+    /// The answer is not what the command returns (see `answers`).
+    #[error("Home Assistant's answer to {command} was malformed: {why}")]
+    Malformed { command: &'static str, why: String },
     #[error("the connection to Home Assistant was lost during the call")]
     Disconnected,
     #[error("too many Home Assistant calls are waiting")]

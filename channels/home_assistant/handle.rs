@@ -3,11 +3,13 @@
 //! bounded by `home_assistant.timeout_secs`.
 
 use super::error::{HaError, NotConfigured};
+use super::frames::Command;
 use super::status::{Located, Status};
-use super::{actor, connection, home, tls, watch};
+use super::{actor, answers, connection, home, tls, watch};
 use crate::actor::{Lifecycle, Tasks};
 use crate::config::{HomeAssistantConfig, Secret};
 use actix::prelude::*;
+use serde::de::DeserializeOwned;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -137,19 +139,23 @@ impl HomeAssistant {
         }
     }
 
-    /// Run one command (`call_service`, …) and get its `result`.
-    pub async fn command(&self, body: serde_json::Value) -> Result<serde_json::Value, HaError> {
+    /// Run one command (`call_service`, …) and get its `result`, decoded into the
+    /// command's answer `A` (see `answers`).
+    pub(super) async fn command<A: DeserializeOwned>(&self, body: Command) -> Result<A, HaError> {
         self.command_within(self.timeout, body).await
     }
 
     /// [`HomeAssistant::command`] with its own bound on the answer.
-    pub async fn command_within(
+    pub(super) async fn command_within<A: DeserializeOwned>(
         &self,
         within: Duration,
-        body: serde_json::Value,
-    ) -> Result<serde_json::Value, HaError> {
-        self.ask_within(within, actor::Command { body, within })
-            .await?
+        body: Command,
+    ) -> Result<A, HaError> {
+        let kind = body.kind();
+        let result = self
+            .ask_within(within, actor::Command { body, within })
+            .await??;
+        answers::decode(kind, result)
     }
 
     pub async fn status(&self) -> Status {

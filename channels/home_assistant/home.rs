@@ -8,12 +8,17 @@
 //! Everything read here is a peer's text: ids are checked, names and states cleaned
 //! (one line, no brackets) and bounded, lists capped.
 
-use super::protocol::{self, short};
+use super::answers::{self, Conversation, State, States};
+use super::frames::{self, Command};
+use super::lenient::Lenient;
+use super::protocol::short;
 use super::rooms::{clean_name, Rooms};
 use super::{HaError, HomeAssistant};
 use crate::config::HomeAssistantConfig;
 use crate::home::{Converse, Home, HomeEntity, HomeError};
-use serde_json::{json, Value};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -92,51 +97,54 @@ impl HomeView {
 }
 
 /// One entity of `get_states`, if it is exposed and well formed.
-fn entity(s: &Value, view: &HomeView) -> Option<HomeEntity> {
-    let id = s.get("entity_id")?.as_str()?;
+fn entity(s: &State, view: &HomeView) -> Option<HomeEntity> {
+    let id = s.entity_id.as_str();
     if !view.exposed.contains(id) || !crate::config::is_entity_id(id) {
         return None;
     }
-    let attr = s.get("attributes").unwrap_or(&Value::Null);
-    let text = |v: Option<&Value>, max: usize| {
-        v.and_then(Value::as_str)
+    let attr = s.attributes.as_ref();
+    let text = |v: Option<&Lenient<String>>, max: usize| {
+        v.and_then(Lenient::as_str)
             .map(|x| clean_name(&short(x, max)))
             .filter(|x| !x.is_empty())
     };
     Some(HomeEntity {
         entity_id: id.to_string(),
-        name: text(attr.get("friendly_name"), 40).unwrap_or_else(|| id.to_string()),
+        name: text(attr.map(|a| &a.friendly_name), 40).unwrap_or_else(|| id.to_string()),
         area: view.room_of.get(id).cloned(),
-        state: text(s.get("state"), 40).unwrap_or_else(|| "unknown".into()),
-        unit: text(attr.get("unit_of_measurement"), 10),
-        device_class: text(attr.get("device_class"), 32),
+        state: text(Some(&s.state), 40).unwrap_or_else(|| "unknown".into()),
+        unit: text(attr.map(|a| &a.unit_of_measurement), 10),
+        device_class: text(attr.map(|a| &a.device_class), 32),
     })
 }
 
-/// What Home Assistant's agent answered (`conversation/process`'s result).
+/// What Home Assistant's agent answered: `conversation/process`'s result, decoded here
+/// (into [`Conversation`]); a malformed one is not handled, and says why.
 pub fn conversed(result: &Value) -> Converse {
-    let r = result.get("response").unwrap_or(&Value::Null);
+    let c = match Conversation::deserialize(result) {
+        Ok(c) => c,
+        Err(e) => {
+            let why = HaError::Malformed {
+                command: "conversation/process",
+                why: short(&e.to_string(), 200),
+            };
+            return Converse::NotHandled(why.to_string());
+        }
+    };
+    let r = c.response.0.unwrap_or_default();
     let kind = r
-        .get("response_type")
-        .and_then(Value::as_str)
+        .response_type
+        .as_str()
         .map(|k| short(k, 40))
         .unwrap_or_default();
-    let speech = r
-        .pointer("/speech/plain/speech")
-        .and_then(Value::as_str)
-        .map(|s| short(s, MAX_SPEECH))
-        .unwrap_or_default();
+    let speech = r.speech().map(|s| short(s, MAX_SPEECH)).unwrap_or_default();
     match kind.as_str() {
         "action_done" | "query_answer" if !speech.is_empty() => Converse::Handled {
             speech,
             response_type: kind,
         },
         _ => {
-            let code = r
-                .pointer("/data/code")
-                .and_then(Value::as_str)
-                .map(|c| short(c, 40))
-                .unwrap_or_default();
+            let code = r.code().map(|c| short(c, 40)).unwrap_or_default();
             Converse::NotHandled(format!("{kind} {code}").trim().to_string())
         }
     }
@@ -162,7 +170,10 @@ impl HomeAssistant {
 impl From<&HaError> for HomeError {
     fn from(e: &HaError) -> Self {
         match e {
-            HaError::Refused(_) | HaError::UnknownTarget(_) => HomeError::Refused(e.to_string()),
+            // Home Assistant answered, with a failure or with what cannot be read
+            HaError::Refused(_) | HaError::Malformed { .. } | HaError::UnknownTarget(_) => {
+                HomeError::Refused(e.to_string())
+            }
             _ => HomeError::Unreachable(e.to_string()),
         }
     }
@@ -172,14 +183,12 @@ impl From<&HaError> for HomeError {
 impl Home for HomeAssistant {
     async fn exposed(&self) -> Result<Vec<HomeEntity>, HomeError> {
         let view = self.view().await?;
-        let states = self
-            .command(json!({"type": "get_states"}))
+        let states: States = self
+            .command(Command::GetStates)
             .await
             .map_err(|e| HomeError::from(&e))?;
         Ok(states
-            .as_array()
-            .into_iter()
-            .flatten()
+            .iter()
             .filter_map(|s| entity(s, &view))
             .take(MAX_ENTITIES)
             .collect())
@@ -194,25 +203,22 @@ impl Home for HomeAssistant {
         if let Some(hit) = fresh(&self.services.lock().expect("services lock")) {
             return Ok(hit);
         }
-        let all = self
-            .command(json!({"type": "get_services"}))
+        let all: answers::Services = self
+            .command(Command::GetServices)
             .await
             .map_err(|e| HomeError::from(&e))?;
         let map: HashMap<String, Vec<String>> = all
-            .as_object()
             .into_iter()
-            .flatten()
             .take(1000)
             .map(|(d, svcs)| {
                 let names = svcs
-                    .as_object()
+                    .0
                     .into_iter()
-                    .flatten()
-                    .map(|(s, _)| s.clone())
+                    .flat_map(|m| m.into_keys())
                     .filter(|s| s.len() <= 64)
                     .take(MAX_SERVICES)
                     .collect();
-                (d.clone(), names)
+                (d, names)
             })
             .collect();
         let hit = map.get(domain).cloned();
@@ -227,8 +233,8 @@ impl Home for HomeAssistant {
         entity_id: &str,
         data: Value,
     ) -> Result<(), HomeError> {
-        let body = protocol::call_service(domain, service, entity_id, data);
-        self.command(body)
+        let body = frames::call_service(domain, service, entity_id, data);
+        self.command::<IgnoredAny>(body)
             .await
             .map(|_| ())
             .map_err(|e| HomeError::from(&e))
@@ -254,13 +260,12 @@ impl Home for HomeAssistant {
             );
         }
         let _out = InFlight(&self.in_flight, key);
-        let body = json!({
-            "type": "conversation/process",
-            "text": text,
-            "language": self.language,
-            "agent_id": crate::home::BUILTIN_AGENT,
-        });
-        match self.command_within(within, body).await {
+        let body = Command::ConversationProcess {
+            text: text.to_string(),
+            language: self.language.clone(),
+            agent_id: crate::home::BUILTIN_AGENT.to_string(),
+        };
+        match self.command_within::<Value>(within, body).await {
             Ok(v) => conversed(&v),
             Err(e) => Converse::NotHandled(e.to_string()),
         }
@@ -270,6 +275,7 @@ impl Home for HomeAssistant {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn handled_only_when_ha_acted_or_answered() {
@@ -306,7 +312,8 @@ mod tests {
             {"entity_id": "light.k", "area_id": "chu_fang"}
         ]);
         let cfg = HomeAssistantConfig::default();
-        let rooms = Rooms::from_registries(&areas, &json!([]), &entities, &cfg);
+        let (areas, entities) = (answers::list(areas), answers::list(entities));
+        let rooms = Rooms::from_registries(&areas, &answers::list(json!([])), &entities, &cfg);
         let exposed: HashSet<String> = ["light.k".to_string()].into();
         let v = HomeView::new(&rooms, &exposed, &cfg);
         assert_eq!(v.room_of.get("light.k").map(String::as_str), Some("厨房"));

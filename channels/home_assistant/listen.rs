@@ -6,8 +6,8 @@
 //! 2025.4 only ESPHome and VoIP satellites support it, Wyoming satellites do not) are
 //! remembered and not asked again; the refusal is logged once.
 
-use super::{actor, protocol, HaError, HomeAssistant};
-use serde_json::json;
+use super::{actor, frames, HaError, HomeAssistant};
+use serde::de::IgnoredAny;
 use std::time::Duration;
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -52,13 +52,8 @@ impl HomeAssistant {
             }
             tokio::time::sleep(POLL).await;
         }
-        let body = protocol::call_service(
-            "assist_satellite",
-            "start_conversation",
-            entity_id,
-            json!({"start_message": "", "preannounce": false}),
-        );
-        match self.command(body).await {
+        let body = frames::start_conversation(entity_id);
+        match self.command::<IgnoredAny>(body).await {
             Ok(_) => {
                 info!(satellite = %entity_id, "satellite listens again for the answer");
                 Ok(())

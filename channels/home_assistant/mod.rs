@@ -11,7 +11,10 @@
 //! — fired watches delivered through the channels' doors; `connection` — connecting, auth and reconnects;
 //! `tls` — https: the certificates trusted, and a refused one in words;
 //! `session` — one session's subscriptions, commands and keep-alive; `doctor` — the
-//! one-shot probe of `homebot doctor`; `protocol` — the message shapes; `rooms` — areas,
+//! one-shot probe of `homebot doctor`; `protocol` — the frames HA sends; `frames` — the
+//! commands homebot sends, typed, in their id envelope; `answers` — each command's
+//! `result`, typed, and decoded where its call resolves; `lenient` — a peer's JSON read
+//! leniently (HA adds fields); `rooms` — areas,
 //! satellites and media players from HA's registries; `announce` — the voice channel's
 //! door to HA speakers (`assist_satellite.announce`, then `tts.speak`); `listen` —
 //! listening again after a question (`assist_satellite.start_conversation`).
@@ -24,12 +27,15 @@
 
 mod actor;
 mod announce;
+mod answers;
 mod channel;
 mod connection;
 mod doctor;
 mod error;
+mod frames;
 mod handle;
 mod home;
+mod lenient;
 mod listen;
 pub mod protocol;
 pub mod rooms;

@@ -7,9 +7,13 @@
 //! into one JSON array.
 //!
 //! Everything here is read from a peer: sizes are bounded where a message enters (the
-//! WebSocket's message cap), and fields are read as optional.
+//! WebSocket's message cap), and fields are read leniently (`lenient`): a frame
+//! HA might send in another version is `Other`, never an error. What homebot sends is in
+//! `frames`; what a command's `result` holds is decoded in `answers`.
 
-use serde_json::{json, Value};
+use super::lenient::Lenient;
+use serde::Deserialize;
+use serde_json::Value;
 
 /// One message from Home Assistant.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,13 +25,15 @@ pub enum Incoming {
     AuthInvalid {
         message: String,
     },
+    /// The `result` stays JSON here: what it holds depends on the command, and is
+    /// decoded where its call is resolved (`answers::decode`).
     Result {
         id: u64,
         outcome: Result<Value, HaFailure>,
     },
     Event {
         id: u64,
-        event: Value,
+        event: Event,
     },
     Pong {
         id: u64,
@@ -59,6 +65,88 @@ pub fn short(s: &str, max: usize) -> String {
     s.trim().to_string()
 }
 
+/// The body of an `event` frame of a subscription (a trigger's is not read).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Event {
+    #[serde(default)]
+    pub event_type: Lenient<String>,
+    /// A `state_changed` event's data (another event's reads as mostly absent).
+    #[serde(default)]
+    pub data: Lenient<StateChange>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct StateChange {
+    #[serde(default)]
+    pub entity_id: Lenient<String>,
+    /// `null` when the entity was removed.
+    #[serde(default)]
+    pub new_state: Lenient<NewState>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct NewState {
+    #[serde(default)]
+    pub state: Lenient<String>,
+}
+
+impl Event {
+    pub fn event_type(&self) -> &str {
+        self.event_type.as_str().unwrap_or_default()
+    }
+
+    /// A state change's entity id and new state (`None`: no new state).
+    pub fn state_change(&self) -> (&str, Option<&str>) {
+        let Some(d) = self.data.as_ref() else {
+            return ("", None);
+        };
+        let state = d.new_state.as_ref().and_then(|s| s.state.as_str());
+        (d.entity_id.as_str().unwrap_or_default(), state)
+    }
+}
+
+/// A frame as it arrives, tagged by `type`; unknown types are `Other`.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Frame {
+    AuthRequired,
+    AuthOk {
+        #[serde(default)]
+        ha_version: Lenient<String>,
+    },
+    AuthInvalid {
+        #[serde(default)]
+        message: Lenient<String>,
+    },
+    Result {
+        id: u64,
+        #[serde(default)]
+        success: Lenient<bool>,
+        // `result` is taken out before (see `one`)
+        #[serde(default)]
+        error: Lenient<Failure>,
+    },
+    Event {
+        id: u64,
+        #[serde(default)]
+        event: Lenient<Event>,
+    },
+    Pong {
+        id: u64,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// The `error` of a refused command.
+#[derive(Deserialize)]
+struct Failure {
+    #[serde(default)]
+    code: Lenient<String>,
+    #[serde(default)]
+    message: Lenient<String>,
+}
+
 /// Parse one WebSocket text message: one message or a coalesced array of them.
 pub fn parse(text: &str) -> Vec<Incoming> {
     match serde_json::from_str::<Value>(text) {
@@ -68,37 +156,44 @@ pub fn parse(text: &str) -> Vec<Incoming> {
     }
 }
 
+/// One frame; one that is not what its `type` says (a `result` without an id) is `Other`.
 fn one(mut v: Value) -> Incoming {
-    let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
-    let id = v.get("id").and_then(Value::as_u64);
-    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(|s| short(s, 200));
-    match (kind, id) {
-        ("auth_required", _) => Incoming::AuthRequired,
-        ("auth_ok", _) => Incoming::AuthOk {
-            version: text(&v, "ha_version").map(|s| short(&s, 40)),
+    // a result can be a big house's registry: moved out whole, not copied through the
+    // buffer serde reads an internally tagged enum with
+    let result = match &mut v {
+        Value::Object(m) => m.remove("result"),
+        _ => None,
+    };
+    let text = |t: Lenient<String>| t.0.map(|s| short(&s, 200));
+    match Frame::deserialize(v) {
+        Ok(Frame::AuthRequired) => Incoming::AuthRequired,
+        Ok(Frame::AuthOk { ha_version }) => Incoming::AuthOk {
+            version: text(ha_version).map(|s| short(&s, 40)),
         },
-        ("auth_invalid", _) => Incoming::AuthInvalid {
-            message: text(&v, "message").unwrap_or_else(|| "invalid access token".into()),
+        Ok(Frame::AuthInvalid { message }) => Incoming::AuthInvalid {
+            message: text(message).unwrap_or_else(|| "invalid access token".into()),
         },
-        ("result", Some(id)) => {
-            let success = v.get("success").and_then(Value::as_bool) == Some(true);
-            let outcome = if success {
-                Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null))
+        Ok(Frame::Result { id, success, error }) => {
+            let outcome = if success.0 == Some(true) {
+                Ok(result.unwrap_or(Value::Null))
             } else {
-                let e = v.get("error").cloned().unwrap_or(Value::Null);
+                let e = error.0.unwrap_or(Failure {
+                    code: Lenient(None),
+                    message: Lenient(None),
+                });
                 Err(HaFailure {
-                    code: text(&e, "code").unwrap_or_else(|| "unknown_error".into()),
-                    message: text(&e, "message").unwrap_or_default(),
+                    code: text(e.code).unwrap_or_else(|| "unknown_error".into()),
+                    message: text(e.message).unwrap_or_default(),
                 })
             };
             Incoming::Result { id, outcome }
         }
-        ("event", Some(id)) => Incoming::Event {
+        Ok(Frame::Event { id, event }) => Incoming::Event {
             id,
-            event: v.get_mut("event").map(Value::take).unwrap_or(Value::Null),
+            event: event.0.unwrap_or_default(),
         },
-        ("pong", Some(id)) => Incoming::Pong { id },
-        _ => Incoming::Other,
+        Ok(Frame::Pong { id }) => Incoming::Pong { id },
+        Ok(Frame::Other) | Err(_) => Incoming::Other,
     }
 }
 
@@ -112,56 +207,6 @@ pub fn other_state_change(text: &str) -> bool {
         && !text.contains("assist_satellite.")
 }
 
-pub fn auth(token: &str) -> String {
-    json!({"type": "auth", "access_token": token}).to_string()
-}
-
-/// A command with its id.
-pub fn command(id: u64, mut body: Value) -> String {
-    if let Value::Object(m) = &mut body {
-        m.insert("id".into(), json!(id));
-    }
-    body.to_string()
-}
-
-/// `call_service` on one entity.
-pub fn call_service(domain: &str, service: &str, entity_id: &str, data: Value) -> Value {
-    json!({
-        "type": "call_service",
-        "domain": domain,
-        "service": service,
-        "target": {"entity_id": entity_id},
-        "service_data": data,
-    })
-}
-
-/// Entities kept from `homeassistant/expose_entity/list` (a house has hundreds).
-pub const MAX_EXPOSED: usize = 5000;
-
-/// The entity ids of `homeassistant/expose_entity/list` exposed to Assist
-/// (`conversation: true`), well formed, at most [`MAX_EXPOSED`].
-pub fn exposed(result: &Value) -> Vec<String> {
-    let Some(m) = result.get("exposed_entities").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    m.iter()
-        .filter(|(id, e)| {
-            e.get("conversation").and_then(Value::as_bool) == Some(true)
-                && crate::config::is_entity_id(id)
-        })
-        .map(|(id, _)| id.clone())
-        .take(MAX_EXPOSED)
-        .collect()
-}
-
-/// A watch: `subscribe_trigger` with a state trigger (`entity_id` turns `to`).
-pub fn watch_trigger(entity_id: &str, to: &str) -> Value {
-    json!({
-        "type": "subscribe_trigger",
-        "trigger": {"platform": "state", "entity_id": entity_id, "to": to},
-    })
-}
-
 /// The events this client subscribes to: state changes (which satellite listens) and
 /// registry changes (rooms and satellites added, renamed or moved).
 pub const SUBSCRIBED: [&str; 4] = [
@@ -173,7 +218,9 @@ pub const SUBSCRIBED: [&str; 4] = [
 
 #[cfg(test)]
 mod tests {
+    use super::super::frames::{call_service, command};
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn messages_are_read_as_the_documentation_gives_them() {
@@ -243,6 +290,75 @@ mod tests {
                 )
             ),
             r#"{"domain":"assist_satellite","id":7,"service":"announce","service_data":{"message":"hi"},"target":{"entity_id":"assist_satellite.k"},"type":"call_service"}"#
+        );
+    }
+
+    #[test]
+    fn frames_of_another_shape_are_read_leniently_or_are_other() {
+        // HA adds fields; a field of another shape reads as absent
+        assert_eq!(
+            parse(r#"{"type":"auth_ok","ha_version":5,"new":1}"#),
+            [Incoming::AuthOk { version: None }]
+        );
+        assert_eq!(
+            parse(r#"{"type":"auth_invalid"}"#),
+            [Incoming::AuthInvalid {
+                message: "invalid access token".into()
+            }]
+        );
+        assert_eq!(
+            parse(r#"{"id":6,"type":"result","success":"yes","error":"bad"}"#),
+            [Incoming::Result {
+                id: 6,
+                outcome: Err(HaFailure {
+                    code: "unknown_error".into(),
+                    message: String::new()
+                })
+            }]
+        );
+        assert_eq!(
+            parse(r#"{"id":7,"type":"result","success":true}"#),
+            [Incoming::Result {
+                id: 7,
+                outcome: Ok(Value::Null)
+            }]
+        );
+        // not what its type says: no id, an id that is no number, no type at all
+        for odd in [
+            r#"{"type":"pong"}"#,
+            r#"{"id":"8","type":"result","success":true}"#,
+            r#"{"id":-1,"type":"event","event":{}}"#,
+            r#"{"id":9}"#,
+            r#"{"id":9,"type":7}"#,
+            r#"{"id":9,"type":"zeroconf"}"#,
+            "[1,null]",
+            "3",
+        ] {
+            assert!(
+                parse(odd).iter().all(|i| *i == Incoming::Other),
+                "{odd}: {:?}",
+                parse(odd)
+            );
+        }
+        let ev = parse(
+            r#"{"id":2,"type":"event","event":{"event_type":"state_changed","data":{"entity_id":"assist_satellite.k","new_state":{"state":"listening"}}}}"#,
+        );
+        match &ev[..] {
+            [Incoming::Event { id: 2, event }] => {
+                assert_eq!(event.event_type(), "state_changed");
+                assert_eq!(
+                    event.state_change(),
+                    ("assist_satellite.k", Some("listening"))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parse(r#"{"id":3,"type":"event","event":"odd"}"#),
+            [Incoming::Event {
+                id: 3,
+                event: Default::default()
+            }]
         );
     }
 }

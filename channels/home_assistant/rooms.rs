@@ -7,8 +7,9 @@
 //! never instructions — one line, no brackets (the dynamic tail's block markers), at most
 //! [`MAX_NAME`] characters — and the lists are bounded.
 
+use super::answers::{AreaEntry, DeviceEntry, EntityEntry};
+use super::lenient::{Items, Lenient};
 use crate::config::HomeAssistantConfig;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -53,12 +54,11 @@ pub struct Rooms {
 pub const MAX_PLACED: usize = 100_000;
 
 /// Whether controlling an entity of this registry entry needs the asker's confirmation.
-fn sensitive(entity_id: &str, e: &Value) -> bool {
-    let class = |k: &str| e.get(k).and_then(Value::as_str);
+fn sensitive(entity_id: &str, e: &EntityEntry) -> bool {
     entity_id.starts_with("lock.")
         || entity_id.starts_with("alarm_control_panel.")
         || (entity_id.starts_with("cover.")
-            && [class("device_class"), class("original_device_class")]
+            && [e.device_class.as_str(), e.original_device_class.as_str()]
                 .iter()
                 .any(|c| matches!(c, Some("garage" | "gate"))))
 }
@@ -82,10 +82,9 @@ pub fn clean_name(s: &str) -> String {
         .collect()
 }
 
-fn ids(v: &Value, k: &str) -> Option<String> {
-    v.get(k)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty() && s.len() <= 255)
+/// An id from a registry, if it is one (not empty, not absurdly long).
+fn id(s: Option<&str>) -> Option<String> {
+    s.filter(|s| !s.is_empty() && s.len() <= 255)
         .map(str::to_string)
 }
 
@@ -93,36 +92,34 @@ impl Rooms {
     /// Build from the three registry lists (any of them may be missing or malformed: what
     /// cannot be read is left out) and the configured satellites and media players.
     pub fn from_registries(
-        areas: &Value,
-        devices: &Value,
-        entities: &Value,
+        areas: &Items<AreaEntry>,
+        devices: &Items<DeviceEntry>,
+        entities: &Items<EntityEntry>,
         cfg: &HomeAssistantConfig,
     ) -> Self {
-        let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
         let mut rooms = Rooms::default();
-        for a in list(areas).iter().take(MAX_ROOMS) {
-            if let Some(id) = ids(a, "area_id") {
+        for a in areas.0.iter().take(MAX_ROOMS).filter_map(Lenient::as_ref) {
+            if let Some(id) = id(Some(&a.area_id)) {
                 let name = a
-                    .get("name")
-                    .and_then(Value::as_str)
+                    .name
+                    .as_str()
                     .map(clean_name)
                     .filter(|n| !n.is_empty())
                     .unwrap_or_else(|| clean_name(&id));
                 rooms.areas.push(Area { id, name });
             }
         }
-        let device_area: HashMap<String, String> = list(devices)
+        let device_area: HashMap<String, String> = devices
             .iter()
-            .filter_map(|d| Some((ids(d, "id")?, ids(d, "area_id")?)))
+            .filter_map(|d| Some((id(Some(&d.id))?, id(d.area_id.as_str())?)))
             .collect();
-        let entities = entities.as_array().map(Vec::as_slice).unwrap_or_default();
         rooms.entities = entities.len();
-        for e in entities {
-            let Some(entity_id) = ids(e, "entity_id") else {
+        for e in entities.iter() {
+            let Some(entity_id) = id(Some(&e.entity_id)) else {
                 continue;
             };
-            let device_id = ids(e, "device_id");
-            let area_id = ids(e, "area_id")
+            let device_id = id(e.device_id.as_str());
+            let area_id = id(e.area_id.as_str())
                 .or_else(|| device_id.as_ref().and_then(|d| device_area.get(d).cloned()));
             if let Some(a) = &area_id {
                 if rooms.entity_areas.len() < MAX_PLACED {
@@ -131,14 +128,14 @@ impl Rooms {
             }
             if sensitive(&entity_id, e) && rooms.sensitive.len() < MAX_ROOMS {
                 rooms.sensitive.push(entity_id.to_lowercase());
-                for k in ["name", "original_name"] {
-                    if let Some(n) = e.get(k).and_then(Value::as_str).map(clean_name) {
+                for n in [&e.name, &e.original_name] {
+                    if let Some(n) = n.as_str().map(clean_name) {
                         if !n.is_empty() {
                             rooms.sensitive.push(n.to_lowercase());
                         }
                     }
                 }
-                let aliases = e.get("aliases").and_then(Value::as_array);
+                let aliases = e.aliases.as_ref();
                 for a in aliases.into_iter().flatten().take(10) {
                     if let Some(n) = a.as_str().map(clean_name).filter(|n| !n.is_empty()) {
                         rooms.sensitive.push(n.to_lowercase());
@@ -290,6 +287,7 @@ fn short_state(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::answers::list;
     use super::*;
     use serde_json::json;
 
@@ -310,6 +308,7 @@ mod tests {
             entity_id: "assist_satellite.garage".into(),
             area: "厨房".into(),
         });
+        let (areas, devices, entities) = (list(areas), list(devices), list(entities));
         let r = Rooms::from_registries(&areas, &devices, &entities, &cfg);
         assert_eq!(r.entities, 5);
         assert_eq!(r.room_name("chu_fang"), "厨房");

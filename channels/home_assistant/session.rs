@@ -6,14 +6,18 @@
 //! refetches the lists (once per second at most). It ends when the connection is lost
 //! (every waiting caller then hears so) or the actor stops.
 
+use super::answers::{self, AreaEntry, DeviceEntry, EntityEntry, Exposed};
 use super::connection::{
     lost, open, send, Call, Ended, Report, Settings, Socket, AUTH_RETRY, FIRST_BACKOFF,
     MAX_BACKOFF, MAX_IN_FLIGHT, PING_EVERY,
 };
-use super::protocol::{self, Incoming};
+use super::frames::{self, Command};
+use super::lenient::Items;
+use super::protocol::{self, HaFailure, Incoming};
 use super::HaError;
 use futures_util::StreamExt;
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -31,12 +35,15 @@ enum Waiting {
     Exposed(u64),
 }
 
+/// Entities kept from `homeassistant/expose_entity/list` (a house has hundreds).
+pub const MAX_EXPOSED: usize = 5000;
+
 #[derive(Default)]
 struct Fetch {
     generation: u64,
-    areas: Option<Value>,
-    devices: Option<Value>,
-    entities: Option<Value>,
+    areas: Option<Items<AreaEntry>>,
+    devices: Option<Items<DeviceEntry>>,
+    entities: Option<Items<EntityEntry>>,
     /// `Some(None)`: HA refused the list.
     exposed: Option<Option<Vec<String>>>,
 }
@@ -57,14 +64,14 @@ impl Live {
     async fn command(
         &mut self,
         ws: &mut Socket,
-        body: Value,
+        body: Command,
         what: Waiting,
         timeout: Duration,
     ) -> Result<u64, Ended> {
         self.next_id += 1;
         let id = self.next_id;
         self.waiting.insert(id, what);
-        send(ws, protocol::command(id, body), timeout).await?;
+        send(ws, frames::command(id, body), timeout).await?;
         Ok(id)
     }
 
@@ -74,20 +81,14 @@ impl Live {
             ..Default::default()
         };
         let g = self.fetch.generation;
-        for (kind, what) in [
-            ("config/area_registry/list", Waiting::Areas(g)),
-            ("config/device_registry/list", Waiting::Devices(g)),
-            ("config/entity_registry/list", Waiting::Entities(g)),
+        for (list, what) in [
+            (Command::AreaRegistry, Waiting::Areas(g)),
+            (Command::DeviceRegistry, Waiting::Devices(g)),
+            (Command::EntityRegistry, Waiting::Entities(g)),
+            (Command::ExposedEntities, Waiting::Exposed(g)),
         ] {
-            self.command(ws, json!({ "type": kind }), what, t).await?;
+            self.command(ws, list, what, t).await?;
         }
-        self.command(
-            ws,
-            json!({"type": "homeassistant/expose_entity/list"}),
-            Waiting::Exposed(g),
-            t,
-        )
-        .await?;
         Ok(())
     }
 }
@@ -113,14 +114,16 @@ pub(super) async fn session(
         watches: HashMap::new(),
     };
     for ev in protocol::SUBSCRIBED {
-        let body = json!({"type": "subscribe_events", "event_type": ev});
+        let body = Command::SubscribeEvents {
+            event_type: ev.to_string(),
+        };
         match live.command(&mut ws, body, Waiting::Subscribed, t).await {
             Ok(id) => live.subscriptions.push(id),
             Err(e) => return e,
         }
     }
     for (i, (entity_id, to)) in s.watches.iter().enumerate() {
-        let body = protocol::watch_trigger(entity_id, to);
+        let body = frames::watch_trigger(entity_id, to);
         match live.command(&mut ws, body, Waiting::Subscribed, t).await {
             Ok(id) => {
                 live.watches.insert(id, i);
@@ -171,7 +174,7 @@ pub(super) async fn session(
                     live.next_id += 1;
                     let id = live.next_id;
                     live.ping = Some((id, Instant::now()));
-                    if let Err(e) = send(&mut ws, json!({"id": id, "type": "ping"}).to_string(), t).await {
+                    if let Err(e) = send(&mut ws, frames::command(id, Command::Ping), t).await {
                         return e;
                     }
                 }
@@ -223,19 +226,19 @@ impl Live {
                 | Waiting::Exposed(g)
                     if g != self.fetch.generation => {}
                 Waiting::Exposed(_) => {
-                    self.fetch.exposed = Some(outcome.ok().map(|v| protocol::exposed(&v)));
+                    self.fetch.exposed = Some(outcome.ok().map(exposed));
                     self.fetched(report);
                 }
-                w => {
-                    let v = outcome.unwrap_or_else(|e| {
-                        warn!(error = %e, "Home Assistant refused a registry list");
-                        Value::Null
-                    });
-                    match w {
-                        Waiting::Areas(_) => self.fetch.areas = Some(v),
-                        Waiting::Devices(_) => self.fetch.devices = Some(v),
-                        _ => self.fetch.entities = Some(v),
-                    }
+                Waiting::Areas(_) => {
+                    self.fetch.areas = Some(registry(Command::AreaRegistry, outcome));
+                    self.fetched(report);
+                }
+                Waiting::Devices(_) => {
+                    self.fetch.devices = Some(registry(Command::DeviceRegistry, outcome));
+                    self.fetched(report);
+                }
+                Waiting::Entities(_) => {
+                    self.fetch.entities = Some(registry(Command::EntityRegistry, outcome));
                     self.fetched(report);
                 }
             },
@@ -243,21 +246,11 @@ impl Live {
                 report(Report::Watch(self.watches[&id]));
             }
             Incoming::Event { id, event } if self.subscriptions.contains(&id) => {
-                let kind = event
-                    .get("event_type")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let kind = event.event_type();
                 if kind == "state_changed" {
-                    let data = event.get("data").unwrap_or(&Value::Null);
-                    let entity = data
-                        .get("entity_id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
+                    let (entity, state) = event.state_change();
                     if entity.starts_with("assist_satellite.") && entity.len() <= 255 {
-                        let state = data
-                            .pointer("/new_state/state")
-                            .and_then(Value::as_str)
-                            .unwrap_or("unavailable");
+                        let state = state.unwrap_or("unavailable");
                         report(Report::State {
                             entity_id: entity.to_string(),
                             state: protocol::short(state, 32),
@@ -272,6 +265,34 @@ impl Live {
         None
     }
 }
+/// A registry list decoded (empty when HA refused it or sent something else: what cannot
+/// be read is left out).
+fn registry<T: DeserializeOwned>(list: Command, outcome: Result<Value, HaFailure>) -> Items<T> {
+    let read = outcome
+        .map_err(HaError::Refused)
+        .and_then(|v| answers::decode(list.kind(), v));
+    read.unwrap_or_else(|e| {
+        warn!(list = list.kind(), error = %e, "a Home Assistant registry list could not be read");
+        Items::default()
+    })
+}
+
+/// The entity ids of `homeassistant/expose_entity/list` exposed to Assist
+/// (`conversation: true`), well formed, at most [`MAX_EXPOSED`]; none from an answer
+/// that is no such list.
+fn exposed(result: Value) -> Vec<String> {
+    let list = answers::decode::<Exposed>(Command::ExposedEntities.kind(), result);
+    let list = list.unwrap_or_else(|e| {
+        warn!(error = %e, "the entities exposed to Assist could not be read");
+        Exposed::default()
+    });
+    list.to_assist()
+        .filter(|id| crate::config::is_entity_id(id))
+        .map(str::to_string)
+        .take(MAX_EXPOSED)
+        .collect()
+}
+
 /// Keep a session up until `calls` closes (the actor stopped).
 pub async fn run(s: Settings, mut calls: mpsc::Receiver<Call>, report: impl Fn(Report)) {
     let mut backoff = FIRST_BACKOFF;
