@@ -503,14 +503,16 @@ async fn after_a_panic_the_qq_state_is_rebuilt_and_the_implementation_reconnects
         "the half-registered connection is closed"
     );
     let mut s = sim(&gw).await;
+    let bot = common::onebot::BOT.to_string();
     eventually_async(
         "the reconnected account shows as connected",
         Duration::from_secs(10),
         || async {
             let st: serde_json::Value = reqwest::get(&status).await.unwrap().json().await.unwrap();
-            let up = st["channels"].as_array().into_iter().flatten().any(|c| {
-                c["channel"] == "qq" && c["id"] == common::onebot::BOT && c["connected"] == true
-            });
+            let up =
+                st["channels"].as_array().into_iter().flatten().any(|c| {
+                    c["channel"] == "qq" && c["id"] == bot.as_str() && c["connected"] == true
+                });
             if up {
                 Ok(())
             } else {
