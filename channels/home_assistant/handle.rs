@@ -62,7 +62,7 @@ pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings
             .iter()
             .map(|w| (w.entity_id.clone(), w.to.clone()))
             .collect(),
-        tls: tls::client_config(cfg).map_err(NotConfigured::Tls)?,
+        tls: tls::client_config(cfg)?,
     })
 }
 
