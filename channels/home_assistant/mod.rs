@@ -7,6 +7,7 @@
 //!
 //! Layout: `channel` — the channel and its door; `handle` — [`HomeAssistant`], the handle, which starts the actor; `actor` —
 //! the `HaActor` that owns what homebot knows of Home Assistant, on its own thread;
+//! `state` — what it knows (`HaState`) and its synchronous transitions;
 //! `error` — [`HaError`], [`NotConfigured`], [`TlsSetupError`]; `status` — [`Status`], [`Located`]; `watch`
 //! — fired watches delivered through the channels' doors; `connection` — connecting, auth and reconnects;
 //! `tls` — https: the certificates trusted, and a refused one in words;
@@ -40,6 +41,7 @@ mod listen;
 pub mod protocol;
 pub mod rooms;
 mod session;
+mod state;
 mod status;
 mod tls;
 mod turn;
