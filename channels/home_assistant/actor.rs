@@ -1,16 +1,18 @@
 //! The Home Assistant actor: the one owner of what homebot knows of Home Assistant — the
-//! connection's state, HA's version, the rooms and satellites, which satellite listens —
-//! and the only way to its connection. It runs on its own actix arbiter thread
+//! connection's state, HA's version, the rooms and satellites, which satellite listens,
+//! the services list, the sentences with HA's agent now, where fired watches go — and
+//! the only way to its connection. The handle ([`super::HomeAssistant`]) reaches all of
+//! it by messages; nothing of it is kept beside the actor. It runs on its own actix arbiter thread
 //! (`homebot-ha`) with its connection task, so parsing a big registry never delays a turn
 //! or the ModeManager. Handlers never wait: a command is handed to the connection and
 //! answered by a future ([`ResponseFuture`]) bounded by the timeout. Every handler reaches
 //! the state through its supervised cell ([`crate::actor::Supervised`]).
 
 use super::connection::{self, Call, Report};
-use super::home::GetView;
+use super::home::{Conversed, GetView, KnownServices, ServicesRead, StartConversing};
 use super::state::{link_text, HaState, Link};
 use super::{HaError, Located, Status};
-use crate::actor::Supervised;
+use crate::actor::{Supervised, Unavailable};
 use crate::config::HomeAssistantConfig;
 use actix::prelude::*;
 use serde_json::Value;
@@ -28,11 +30,10 @@ impl HaActor {
     pub fn new(
         cfg: HomeAssistantConfig,
         settings: Result<connection::Settings, super::NotConfigured>,
-        watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
         presence: crate::presence::Presence,
         back: tokio::sync::watch::Sender<u64>,
     ) -> Self {
-        let state = HaState::new(cfg, settings, watch_tx, presence, back);
+        let state = HaState::new(cfg, settings, presence, back);
         Self {
             state: Supervised::in_memory("the Home Assistant actor", state),
         }
@@ -205,5 +206,54 @@ impl Handler<GetView> for HaActor {
     fn handle(&mut self, _: GetView, _: &mut Context<Self>) -> Self::Result {
         let view = self.state.run("view", |st| st.view.clone());
         MessageResult(view.unwrap_or_default())
+    }
+}
+
+/// Fired watches go to this queue from now on (the channel's delivery task, once).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SendWatchesTo(pub mpsc::Sender<crate::config::HaWatch>);
+
+impl Handler<SendWatchesTo> for HaActor {
+    type Result = ();
+    fn handle(&mut self, msg: SendWatchesTo, _: &mut Context<Self>) {
+        let _ = self
+            .state
+            .run("route the watches", |st| st.send_watches_to(msg.0));
+    }
+}
+
+impl Handler<KnownServices> for HaActor {
+    type Result = Option<Option<Vec<String>>>;
+    fn handle(&mut self, msg: KnownServices, _: &mut Context<Self>) -> Self::Result {
+        let known = self.state.run("services", |st| st.known_services(&msg.0));
+        known.ok().flatten()
+    }
+}
+
+impl Handler<ServicesRead> for HaActor {
+    type Result = ();
+    fn handle(&mut self, msg: ServicesRead, _: &mut Context<Self>) {
+        let _ = self
+            .state
+            .run("services read", |st| st.services = Some(msg.0));
+    }
+}
+
+impl Handler<StartConversing> for HaActor {
+    type Result = Result<bool, Unavailable>;
+    fn handle(&mut self, msg: StartConversing, _: &mut Context<Self>) -> Self::Result {
+        self.state.run("start conversing", |st| {
+            st.start_conversing(msg.sentence, msg.call)
+        })
+    }
+}
+
+impl Handler<Conversed> for HaActor {
+    type Result = ();
+    fn handle(&mut self, msg: Conversed, _: &mut Context<Self>) {
+        let _ = self
+            .state
+            .run("conversed", |st| st.conversed(&msg.sentence, msg.call));
     }
 }

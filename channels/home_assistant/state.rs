@@ -1,15 +1,17 @@
 //! What the Home Assistant actor knows ([`HaState`]) and its synchronous transitions:
 //! a report from the connection applied, the status, a voice turn located, a target
-//! resolved. Only the actor (`actor`) holds it, in its supervised cell; nothing here
-//! waits or does I/O.
+//! resolved, the services list kept for a minute, the sentences with Home Assistant's
+//! agent now, where fired watches go. Only the actor (`actor`) holds it, in its
+//! supervised cell; nothing here waits or does I/O.
 
 use super::connection::{self, Call, Report};
-use super::home::HomeView;
+use super::home::{HomeView, Services, SERVICES_FOR};
 use super::rooms::{Listening, Rooms};
 use super::status::CHANNEL;
-use super::{Located, Status};
-use crate::config::HomeAssistantConfig;
-use std::collections::HashSet;
+use super::{watch, Located, Status};
+use crate::config::{HaWatch, HomeAssistantConfig};
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use tokio::sync::mpsc;
 
 pub struct HaState {
@@ -27,7 +29,12 @@ pub struct HaState {
     /// What the home tools see, rebuilt when the registries or the exposed list change.
     pub(super) view: std::sync::Arc<HomeView>,
     /// Where fired watches go (the delivery task of the channel holding Home Assistant).
-    pub(super) watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
+    pub(super) watches: Watches,
+    /// Home Assistant's services by domain, and when they were read (`get_services`).
+    pub(super) services: Option<Services>,
+    /// Sentences on their way to Home Assistant's agent now, each with the number of its
+    /// call (a sentence coming back while it is there is not sent again).
+    pub(super) in_flight: HashMap<String, u64>,
     /// Satellites Home Assistant said cannot start a conversation (logged once each).
     pub(super) no_listen_again: HashSet<String>,
     /// Where the link coming up and going down is reported.
@@ -37,6 +44,13 @@ pub struct HaState {
     pub(super) back: tokio::sync::watch::Sender<u64>,
     /// Connected, and the registries not read yet on this connection.
     pub(super) fresh: bool,
+}
+
+/// Where fired watches go: held here (at most [`watch::QUEUE`]) until the channel's
+/// delivery task asks for them, then sent to it.
+pub enum Watches {
+    Held(Vec<HaWatch>),
+    To(mpsc::Sender<HaWatch>),
 }
 
 #[derive(Debug, Clone)]
@@ -52,7 +66,6 @@ impl HaState {
     pub(super) fn new(
         cfg: HomeAssistantConfig,
         settings: Result<connection::Settings, super::NotConfigured>,
-        watch_tx: Option<mpsc::Sender<crate::config::HaWatch>>,
         presence: crate::presence::Presence,
         back: tokio::sync::watch::Sender<u64>,
     ) -> Self {
@@ -76,7 +89,9 @@ impl HaState {
             exposed: None,
             exposed_ids: HashSet::new(),
             view: Default::default(),
-            watch_tx,
+            watches: Watches::Held(Vec::new()),
+            services: None,
+            in_flight: HashMap::new(),
             no_listen_again: HashSet::new(),
             presence,
             back,
@@ -136,13 +151,11 @@ impl HaState {
                 }
             }
             Report::Watch(i) => {
-                let (Some(w), Some(tx)) = (self.cfg.watch.get(i), &self.watch_tx) else {
+                let Some(w) = self.cfg.watch.get(i).cloned() else {
                     return;
                 };
                 tracing::info!(entity = %w.entity_id, to = %w.to, channel = %w.channel, "a Home Assistant watch fired");
-                if tx.try_send(w.clone()).is_err() {
-                    tracing::warn!(entity = %w.entity_id, "too many watch messages waiting; this one is dropped");
-                }
+                self.fired(w);
             }
             Report::State { entity_id, state } => self.listening.update(&entity_id, &state),
         }
@@ -241,3 +254,64 @@ impl HaState {
         out
     }
 }
+
+impl HaState {
+    fn fired(&mut self, w: HaWatch) {
+        let full = match &mut self.watches {
+            Watches::To(tx) => tx.try_send(w).err().map(|e| e.into_inner()),
+            Watches::Held(held) if held.len() < watch::QUEUE => {
+                held.push(w);
+                None
+            }
+            Watches::Held(_) => Some(w),
+        };
+        if let Some(w) = full {
+            tracing::warn!(entity = %w.entity_id, "too many watch messages waiting; this one is dropped");
+        }
+    }
+
+    /// Fired watches go to `to` from now on, those held first; the first taker keeps
+    /// them (a later one's queue is closed at once).
+    pub(super) fn send_watches_to(&mut self, to: mpsc::Sender<HaWatch>) {
+        let Watches::Held(held) = &mut self.watches else {
+            return;
+        };
+        let held = std::mem::take(held);
+        self.watches = Watches::To(to);
+        for w in held {
+            self.fired(w);
+        }
+    }
+
+    /// The services of `domain` if the list was read less than [`SERVICES_FOR`] ago
+    /// (`Some(None)`: Home Assistant has no such domain); `None`: read the list again.
+    pub(super) fn known_services(&self, domain: &str) -> Option<Option<Vec<String>>> {
+        self.services
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < SERVICES_FOR)
+            .map(|(_, m)| m.get(domain).cloned())
+    }
+
+    /// `sentence` goes to Home Assistant's agent as call `call`; false when the same
+    /// sentence is there already.
+    pub(super) fn start_conversing(&mut self, sentence: String, call: u64) -> bool {
+        match self.in_flight.entry(sentence) {
+            Entry::Occupied(_) => false,
+            Entry::Vacant(v) => {
+                v.insert(call);
+                true
+            }
+        }
+    }
+
+    /// Call `call` of `sentence` ended (however it ended; another call's entry is kept).
+    pub(super) fn conversed(&mut self, sentence: &str, call: u64) {
+        if self.in_flight.get(sentence) == Some(&call) {
+            self.in_flight.remove(sentence);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;
