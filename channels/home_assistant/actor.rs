@@ -2,11 +2,17 @@
 //! connection's state, HA's version, the rooms and satellites, which satellite listens,
 //! the services list, the sentences with HA's agent now, where fired watches go — and
 //! the only way to its connection. The handle ([`super::HomeAssistant`]) reaches all of
-//! it by messages; nothing of it is kept beside the actor. It runs on its own actix arbiter thread
-//! (`homebot-ha`) with its connection task, so parsing a big registry never delays a turn
-//! or the ModeManager. Handlers never wait: a command is handed to the connection and
-//! answered by a future ([`ResponseFuture`]) bounded by the timeout. Every handler reaches
-//! the state through its supervised cell ([`crate::actor::Supervised`]).
+//! it by messages; nothing of it is kept beside the actor. It runs on its own actix
+//! arbiter thread (`homebot-ha`) with its connection task, so parsing a big registry
+//! never delays a turn or the ModeManager. Handlers never wait: a command is handed to
+//! the connection and answered by a future ([`ResponseFuture`]) bounded by the timeout.
+//!
+//! Supervised ([`crate::actor::Supervised`]): every handler reaches the state through
+//! its cell; a panic in one fails that request, and the state — in memory only — is
+//! rebuilt from its defaults (`HaState::rebuilt`): its connection closed (the calls
+//! waiting fail as on a lost connection) and a new one opened, which reads the
+//! registries again; the link reported down, and up again once connected. Nothing the
+//! panic left half-changed survives.
 
 use super::connection::{self, Call, Report};
 use super::home::{Conversed, GetView, KnownServices, ServicesRead, StartConversing};
@@ -17,11 +23,10 @@ use crate::config::HomeAssistantConfig;
 use actix::prelude::*;
 use serde_json::Value;
 use std::time::Duration;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
-/// The actor: what it knows, under the one supervision helper — a panic in a handler (a
-/// registry that breaks an assumption) fails that message and is logged, and the actor
-/// goes on with the state it has (it lives in memory; Home Assistant sends it again).
+/// The actor: what it knows, under the one supervision helper (see the module doc).
 pub struct HaActor {
     state: Supervised<HaState>,
 }
@@ -34,9 +39,35 @@ impl HaActor {
         back: tokio::sync::watch::Sender<u64>,
     ) -> Self {
         let state = HaState::new(cfg, settings, presence, back);
+        let rebuild = |old: &mut HaState, hit: &str| old.rebuilt(hit);
         Self {
-            state: Supervised::in_memory("the Home Assistant actor", state),
+            state: Supervised::rebuilt_by("the Home Assistant actor", state, rebuild),
         }
+    }
+
+    /// Open the state's connection, if it has settings and none yet: a future of the
+    /// actor's (it stops with the actor, and with its thread, which the kernel's shutdown
+    /// joins) that keeps a session up. The state holds its mailbox and its stop: when
+    /// the state is dropped — rebuilt after a panic — the session ends, closing its
+    /// socket, and asks the actor to open the new state's.
+    fn connect(&mut self, ctx: &mut Context<Self>) {
+        let Ok(Some(o)) = self.state.run("open the connection", HaState::open) else {
+            return;
+        };
+        let me = ctx.address();
+        let session = o.session;
+        let report = {
+            let me = me.clone();
+            move |report| me.do_send(FromConnection { session, report })
+        };
+        ctx.spawn(actix::fut::wrap_future(async move {
+            tokio::select! {
+                // the stop first: a dropped state's session does not take one more step
+                biased;
+                _ = o.stop.cancelled() => me.do_send(Reconnect),
+                _ = super::session::run(o.settings, o.calls, report) => {}
+            }
+        }));
     }
 }
 
@@ -44,38 +75,38 @@ impl Actor for HaActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        // a small mailbox: the callers' own timeouts bound the wait, a full one refuses
-        let settings = self.state.run("start the connection", |st| {
-            let s = st.settings.clone()?;
-            let (tx, rx) = mpsc::channel(connection::MAX_IN_FLIGHT);
-            st.calls = Some(tx);
-            Some((s, rx))
-        });
-        let Ok(Some((s, rx))) = settings else {
-            return;
-        };
-        let me = ctx.address();
-        // the actor's own future: it stops with the actor (and its thread, which the
-        // kernel's shutdown joins)
-        ctx.spawn(actix::fut::wrap_future(super::session::run(
-            s,
-            rx,
-            move |r| me.do_send(FromConnection(r)),
-        )));
+        self.connect(ctx);
+    }
+}
+
+/// The connection of a dropped state ended: open the current state's.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Reconnect;
+
+impl Handler<Reconnect> for HaActor {
+    type Result = ();
+    fn handle(&mut self, _: Reconnect, ctx: &mut Context<Self>) {
+        self.connect(ctx);
     }
 }
 
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct FromConnection(pub Report);
+pub struct FromConnection {
+    /// The number of the connection that reports (see `HaState::session`).
+    pub session: u64,
+    pub report: Report,
+}
 
 impl Handler<FromConnection> for HaActor {
     type Result = ();
     fn handle(&mut self, msg: FromConnection, _: &mut Context<Self>) {
-        let r = msg.0;
-        let _ = self
-            .state
-            .run("a report from the connection", |s| s.on_report(r));
+        let _ = self.state.run("a report from the connection", |s| {
+            if s.session == msg.session {
+                s.on_report(msg.report);
+            }
+        });
     }
 }
 
@@ -95,8 +126,8 @@ impl Handler<Command> for HaActor {
         let timeout = msg.within;
         let ready = self
             .state
-            .run("command", |st| match (&st.link, &st.calls) {
-                (Link::Up, Some(tx)) => Ok(tx.clone()),
+            .run("command", |st| match (&st.link, &st.connection) {
+                (Link::Up, Some(c)) => Ok(c.calls.clone()),
                 (link, _) => Err(HaError::NotConnected(link_text(link))),
             })
             .unwrap_or_else(|e| Err(HaError::NotConnected(e.to_string())));
@@ -107,7 +138,11 @@ impl Handler<Command> for HaActor {
                 body: msg.body,
                 reply,
             })
-            .map_err(|_| HaError::Busy)?;
+            .map_err(|e| match e {
+                TrySendError::Full(_) => HaError::Busy,
+                // its connection was closed meanwhile (the state rebuilt after a panic)
+                TrySendError::Closed(_) => HaError::Disconnected,
+            })?;
             match tokio::time::timeout(timeout, rx).await {
                 Err(_) => Err(HaError::Timeout(timeout)),
                 Ok(Err(_)) => Err(HaError::Disconnected),

@@ -1,24 +1,30 @@
 //! What the Home Assistant actor knows ([`HaState`]) and its synchronous transitions:
 //! a report from the connection applied, the status, a voice turn located, a target
 //! resolved, the services list kept for a minute, the sentences with Home Assistant's
-//! agent now, where fired watches go. Only the actor (`actor`) holds it, in its
-//! supervised cell; nothing here waits or does I/O.
+//! agent now, where fired watches go, and the state rebuilt after a panic. Only the
+//! actor (`actor`) holds it, in its supervised cell; nothing here waits or does I/O (the
+//! connection it holds is started by the actor, and closed when the state is dropped).
 
 use super::connection::{self, Call, Report};
 use super::home::{HomeView, Services, SERVICES_FOR};
 use super::rooms::{Listening, Rooms};
 use super::status::CHANNEL;
-use super::{watch, Located, Status};
+use super::{watch, Located, NotConfigured, Status};
 use crate::config::{HaWatch, HomeAssistantConfig};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub struct HaState {
     pub(super) cfg: HomeAssistantConfig,
-    /// The connection task's mailbox (`None`: no token, nothing to connect with).
-    pub(super) calls: Option<mpsc::Sender<Call>>,
-    pub(super) settings: Option<connection::Settings>,
+    /// This state's connection (`None`: not started, or no token, nothing to connect
+    /// with).
+    pub(super) connection: Option<Connection>,
+    /// The number of this state's connection: a report of an earlier one (still in the
+    /// mailbox when a panic rebuilt the state) is ignored.
+    pub(super) session: u64,
+    pub(super) settings: Result<connection::Settings, NotConfigured>,
     pub(super) link: Link,
     pub(super) version: Option<String>,
     pub(super) rooms: Rooms,
@@ -53,6 +59,24 @@ pub enum Watches {
     To(mpsc::Sender<HaWatch>),
 }
 
+/// A connection to Home Assistant: its task's mailbox, and its stop — dropping it (with
+/// the state that holds it) ends the task, closing the socket; the calls waiting hear
+/// the connection was lost.
+pub struct Connection {
+    pub(super) calls: mpsc::Sender<Call>,
+    pub(super) _stop: DropGuard,
+}
+
+/// A connection being opened: what its session needs, for the actor to run it.
+pub struct Opening {
+    pub(super) settings: connection::Settings,
+    pub(super) calls: mpsc::Receiver<Call>,
+    /// Fires when the state holding the connection is dropped.
+    pub(super) stop: CancellationToken,
+    /// The connection's number (see [`HaState::session`]).
+    pub(super) session: u64,
+}
+
 #[derive(Debug, Clone)]
 pub enum Link {
     Connecting,
@@ -65,7 +89,7 @@ pub enum Link {
 impl HaState {
     pub(super) fn new(
         cfg: HomeAssistantConfig,
-        settings: Result<connection::Settings, super::NotConfigured>,
+        settings: Result<connection::Settings, NotConfigured>,
         presence: crate::presence::Presence,
         back: tokio::sync::watch::Sender<u64>,
     ) -> Self {
@@ -74,13 +98,14 @@ impl HaState {
             r.apply_config(&cfg);
             r
         };
-        let (settings, link) = match settings {
-            Ok(s) => (Some(s), Link::Connecting),
-            Err(why) => (None, Link::NoToken(why.to_string())),
+        let link = match &settings {
+            Ok(_) => Link::Connecting,
+            Err(why) => Link::NoToken(why.to_string()),
         };
         Self {
             cfg,
-            calls: None,
+            connection: None,
+            session: 0,
             settings,
             link,
             version: None,
@@ -97,6 +122,54 @@ impl HaState {
             back,
             fresh: false,
         }
+    }
+
+    /// The state after a panic: the defaults, with what is not its own carried over —
+    /// the configuration and settings, where the link, the comebacks and the fired
+    /// watches go — and the next connection number. Dropping the old state closes its
+    /// connection (the actor starts the new one); its link, if it was up, is reported
+    /// down.
+    pub(super) fn rebuilt(&mut self, hit: &str) -> HaState {
+        tracing::warn!(
+            hit,
+            "Home Assistant: the actor's state is rebuilt after a panic; its connection is closed and reconnects"
+        );
+        if matches!(self.link, Link::Up) {
+            self.presence
+                .report(crate::presence::Link::new(CHANNEL, None), false);
+        }
+        let mut fresh = HaState::new(
+            self.cfg.clone(),
+            self.settings.clone(),
+            self.presence.clone(),
+            self.back.clone(),
+        );
+        fresh.session = self.session + 1;
+        if let Watches::To(tx) = &self.watches {
+            fresh.watches = Watches::To(tx.clone());
+        }
+        fresh
+    }
+
+    /// This state's connection, opened if it has settings and none yet.
+    pub(super) fn open(&mut self) -> Option<Opening> {
+        if self.connection.is_some() {
+            return None;
+        }
+        let settings = self.settings.clone().ok()?;
+        // a small mailbox: the callers' own timeouts bound the wait, a full one refuses
+        let (tx, calls) = mpsc::channel(connection::MAX_IN_FLIGHT);
+        let stop = CancellationToken::new();
+        self.connection = Some(Connection {
+            calls: tx,
+            _stop: stop.clone().drop_guard(),
+        });
+        Some(Opening {
+            settings,
+            calls,
+            stop,
+            session: self.session,
+        })
     }
 
     pub(super) fn rebuild_view(&mut self) {
@@ -133,6 +206,8 @@ impl HaState {
                 exposed,
             } => {
                 self.rooms = Rooms::from_registries(&areas, &devices, &entities, &self.cfg);
+                // (the supervision test: the rooms replaced, the exposed list and the view not)
+                crate::failpoint::panic_once("ha.registries");
                 if let Some(ids) = exposed {
                     self.exposed = Some(ids.len());
                     self.exposed_ids = ids.into_iter().collect();
