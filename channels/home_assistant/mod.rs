@@ -9,7 +9,8 @@
 //!
 //! Layout: `channel` — the channel and its door; `handle` — [`HomeAssistant`], the handle, which starts the actor; `actor` —
 //! the `HaActor` that owns what homebot knows of Home Assistant, on its own thread;
-//! `error` — [`HaError`], [`NotConfigured`]; `status` — [`Status`], [`Located`]; `watch`
+//! `state` — what it knows (`HaState`) and its synchronous transitions;
+//! `error` — [`HaError`], [`NotConfigured`], [`TlsSetupError`]; `status` — [`Status`], [`Located`]; `watch`
 //! — fired watches delivered through the channels' doors; `connection` — connecting, auth and reconnects;
 //! `tls` — https: the certificates trusted, and a refused one in words;
 //! `session` — one session's subscriptions, commands and keep-alive; `doctor` — the
@@ -45,6 +46,7 @@ pub mod protocol;
 pub mod rooms;
 mod satellites;
 mod session;
+mod state;
 mod status;
 mod tls;
 mod turn;
@@ -53,7 +55,7 @@ pub mod watch;
 pub use channel::{say, HomeAssistantChannel};
 pub use connection::AUTH_RETRY;
 pub use doctor::doctor;
-pub use error::{HaError, NotConfigured};
+pub use error::{HaError, NotConfigured, TlsSetupError};
 pub(crate) use handle::settings;
 pub use handle::HomeAssistant;
 pub use status::{Located, Status, CHANNEL};
