@@ -14,7 +14,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
-use homebot::channels::contract::Channel;
 use homebot::config::EnvOverrides;
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};

@@ -11,7 +11,6 @@ use common::satellite::{recv, send, transcript, Sock};
 use common::sse::*;
 use common::wyoming::{Got, WyPeer};
 use common::*;
-use homebot::channels::contract::Channel;
 use homebot::config::EnvOverrides;
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
