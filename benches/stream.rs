@@ -14,7 +14,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
-use homebot::channels::contract::Channel;
 use homebot::config::EnvOverrides;
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
@@ -169,12 +168,13 @@ async fn main() {
         },
     )
     .unwrap();
-    let voice = homebot::channels::voice::VoiceChannel::new(kernel.config().voice.clone());
-    let started = Box::new(voice)
-        .start(kernel.clone(), kernel.cancel_token().child_token())
-        .await
-        .unwrap();
-    let addr = started.bound[0].1;
+    let started = homebot::channels::start_enabled(&kernel).await.unwrap();
+    let addr = started
+        .bound
+        .iter()
+        .find(|(label, _)| *label == "voice-ws")
+        .unwrap()
+        .1;
     let mut req = format!("ws://{addr}/voice/ws?satellite_id=kitchen")
         .into_client_request()
         .unwrap();

@@ -4,9 +4,14 @@
 //! `channels::start_enabled`) with the kernel and a cancellation token; it turns its
 //! transport into [`crate::turn::Turn`]s for [`crate::kernel::Kernel::submit`] and
 //! delivers the replies itself. What it hands back ([`Started`]) is the addresses it bound
-//! and, when it can speak unasked, its outbound door ([`crate::outbound::Outbound`]),
-//! which the gateway registers with the kernel.
+//! and what it provides ([`Provides`]): its outbound door ([`crate::outbound::Outbound`])
+//! when it can speak unasked, the house ([`crate::home::Home`]) and its satellites
+//! ([`crate::channels::spoken::Satellites`]) when it holds Home Assistant, and HTTP routes
+//! for the one HTTP server. The gateway resolves them once every channel has started: no
+//! channel depends on another's start order.
 
+use crate::channels::spoken::Satellites;
+use crate::home::Home;
 use crate::kernel::Kernel;
 use crate::outbound::Outbound;
 use async_trait::async_trait;
@@ -20,8 +25,34 @@ pub struct Started {
     /// Each server it bound: a label (`qq`, `wyoming`, `voice-ws`) and the address, as
     /// logged by the gateway (`channel listening`), so ports chosen with `:0` can be found.
     pub bound: Vec<(&'static str, SocketAddr)>,
-    /// Its outbound door, if it can speak unasked.
-    pub outbound: Option<Arc<dyn Outbound>>,
+    pub provides: Provides,
+}
+
+impl Started {
+    /// A channel that provides its door only.
+    pub fn door(door: Arc<dyn Outbound>) -> Self {
+        Self {
+            bound: Vec::new(),
+            provides: Provides {
+                door: Some(door),
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// What a started channel provides to the rest of the process.
+#[derive(Default)]
+pub struct Provides {
+    /// Its outbound door, if it can speak unasked (registered under the channel's name).
+    pub door: Option<Arc<dyn Outbound>>,
+    /// The house, if it holds Home Assistant (the home tools and the fast path).
+    pub home: Option<Arc<dyn Home>>,
+    /// Home Assistant's satellites (the voice channel and the spoken kit).
+    pub satellites: Option<Arc<dyn Satellites>>,
+    /// Routes for the one HTTP server (`[http] listen`), each checking its own token: the
+    /// dashboard's owner token does not open them, nor do they open the dashboard.
+    pub routes: Option<axum::Router>,
 }
 
 /// Why a channel did not start: which one, where, and the cause.
@@ -51,6 +82,7 @@ pub trait Channel: Send {
     fn name(&self) -> &'static str;
 
     /// Bind and spawn the channel's tasks (with [`Kernel::spawn_service`]); return at once.
+    /// What it provides is resolved after every channel has started.
     /// Everything stops when `cancel` fires.
     async fn start(
         self: Box<Self>,

@@ -9,22 +9,22 @@
 //!   the server maps to the login ([`super::logins`]: it expires, and `POST /logout` or a
 //!   restart ends it), so a leaked cookie is not the token. Tokens are compared in
 //!   constant time. A `POST` whose `Origin` is another site is refused. The
-//!   login form takes a few wrong tokens a minute per address ([`super::login_limit`]).
+//!   login form takes a few wrong tokens a minute per address ([`crate::channels::login_limit`]).
 //!
 //! Every answer gets `no-store`, `nosniff`, no referrer to other sites, no framing and a content policy
 //! that allows nothing from elsewhere and no inline code but the pages' own blocks, by hash. Each request is handled within
 //! [`REQUEST_DEADLINE`] (a body that trickles in is cut off), but the live stream
-//! ([`LIVE_EVENTS`], bounded by `live_events`) and Home Assistant's agent
-//! ([`super::ha_agent::PATH`], bounded by its turn), and its body is bounded.
+//! ([`LIVE_EVENTS`], bounded by `live_events`), and its body is bounded.
 //!
-//! Home Assistant's agent endpoint has its own token and nothing else opens it
-//! ([`super::ha_agent::refusal`]); that token opens nothing else (it is not the owner's).
+//! The routes channels provide (Home Assistant's agent endpoint) are served beside these
+//! rules, not under them: each checks its own token (nothing else opens it, and it opens
+//! nothing else), with the same wrong-token table and the same headers.
 
 use super::html as pages;
-use super::login_limit::Verdict;
 use super::logins::{Logins, LOGIN_LIFETIME};
 use super::Dash;
 use crate::channels::auth::same_secret;
+use crate::channels::login_limit::Verdict;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -53,26 +53,35 @@ static CONTENT_POLICY: LazyLock<HeaderValue> = LazyLock::new(|| {
         .expect("the policy is ASCII: fixed words and base64")
 });
 
-/// Put the access rules, the deadline and the headers around `routes`.
-pub fn wrap(routes: Router, dash: Dash) -> Router {
-    routes
+/// Put the access rules and the deadline around the dashboard's `routes`; merge the
+/// routes channels provide beside them (their own token rules and bounds: Home
+/// Assistant's agent answer streams as long as its turn, bounded by the turn's limits);
+/// the body cap and the headers around all.
+pub fn wrap(routes: Router, provided: Option<Router>, dash: Dash) -> Router {
+    let dashboard = routes
         .layer(middleware::from_fn_with_state(dash, guard))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(middleware::from_fn(deadline_and_headers))
+        .layer(middleware::from_fn(deadline));
+    let all = match provided {
+        Some(p) => dashboard.merge(p),
+        None => dashboard,
+    };
+    all.layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn(headers))
 }
 
-async fn deadline_and_headers(req: Request, next: Next) -> Response {
-    // the live stream is meant to stay open; it has bounds of its own (`live_events`);
-    // the agent's answer streams for as long as its turn (bounded by the turn's limits)
-    let path = req.uri().path();
-    let mut resp = if path == LIVE_EVENTS || path == super::ha_agent::PATH {
-        next.run(req).await
-    } else {
-        match tokio::time::timeout(REQUEST_DEADLINE, next.run(req)).await {
-            Ok(r) => r,
-            Err(_) => (StatusCode::REQUEST_TIMEOUT, "request took too long\n").into_response(),
-        }
-    };
+async fn deadline(req: Request, next: Next) -> Response {
+    // the live stream is meant to stay open; it has bounds of its own (`live_events`)
+    if req.uri().path() == LIVE_EVENTS {
+        return next.run(req).await;
+    }
+    match tokio::time::timeout(REQUEST_DEADLINE, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => (StatusCode::REQUEST_TIMEOUT, "request took too long\n").into_response(),
+    }
+}
+
+async fn headers(req: Request, next: Next) -> Response {
+    let mut resp = next.run(req).await;
     let h = resp.headers_mut();
     for (k, v) in [
         (header::CACHE_CONTROL, "no-store"),
@@ -99,12 +108,6 @@ pub enum Access {
 /// The rules (see the module doc), in front of every route.
 async fn guard(State(dash): State<Dash>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
-    if path == super::ha_agent::PATH {
-        return match super::ha_agent::refusal(&dash, &req) {
-            None => next.run(req).await,
-            Some(refused) => refused,
-        };
-    }
     let token = dash.inner.token.as_ref().map(|t| t.expose());
     // `?token=…`: exchange it for the cookie, and drop it from the address
     if req.method() == Method::GET {
@@ -258,7 +261,7 @@ pub struct LoginForm {
 }
 
 /// `POST /login`: a right token sets the cookie and goes to the status page. An address
-/// that gave a few wrong ones gets `429` for a while ([`super::login_limit`]), its token
+/// that gave a few wrong ones gets `429` for a while ([`crate::channels::login_limit`]), its token
 /// not looked at.
 pub async fn login(
     State(dash): State<Dash>,

@@ -10,8 +10,8 @@
 //!   access rules around them; [`server`] — binding, the connection cap, graceful serving
 //!   ([`start`]);
 //! - [`auth`] — who may read and act: the token, its cookie, the security headers;
-//!   [`login_limit`] — how often an address may try a token; [`logins`] — the live logins
-//!   the cookie names;
+//!   [`logins`] — the live logins the cookie names (how often an address may try a token:
+//!   `channels::login_limit`, one table for every token the server checks);
 //! - [`api`] — `GET /api/status`, `/api/sessions`, `/api/sessions/{id}`, `/api/live`;
 //!   [`live_events`] — `/api/live/events`, the live conversation pushed (server-sent events);
 //! - [`data`] — reading sessions, conversations and audit records, bounded;
@@ -19,8 +19,9 @@
 //!   [`chart`] — the per-turn token chart (SVG); [`money`] — what the calls cost;
 //!   [`text`] — the pages' words in Chinese and English;
 //! - [`actions`] — exit the mode, cancel a reminder;
-//! - [`ha_agent`] — `POST /api/ha/conversation`, Home Assistant's conversation agent
-//!   (its own token; the turns are the Home Assistant channel's);
+//! - beside them, the routes channels provide (`channels::contract::Provides::routes`):
+//!   `POST /api/ha/conversation`, Home Assistant's conversation agent, is the Home
+//!   Assistant channel's (its own token, its own turns);
 //! - [`metrics`] — `GET /metrics` (Prometheus text: [`crate::metrics`] and the channels' links).
 //!
 //! Layering: the dashboard uses the kernel like a channel does; nothing in `src/` uses it.
@@ -30,10 +31,8 @@ pub mod api;
 pub mod auth;
 pub mod chart;
 pub mod data;
-pub mod ha_agent;
 pub mod html;
 pub mod live_events;
-pub mod login_limit;
 pub mod logins;
 pub mod metrics;
 pub mod money;

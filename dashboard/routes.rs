@@ -1,6 +1,6 @@
 //! The dashboard's routes, and the access rules around them.
 
-use super::{actions, api, auth, ha_agent, live_events, metrics, pages, Dash};
+use super::{actions, api, auth, live_events, metrics, pages, Dash};
 use axum::routing::{get, post};
 use axum::Router;
 
@@ -24,22 +24,19 @@ pub fn router(dash: Dash) -> Router {
         .route("/api/live/events", get(live_events::events))
         .route("/api/mode/exit", post(actions::exit_mode))
         .route("/api/reminders/:id/cancel", post(actions::cancel_reminder))
-        .route(
-            ha_agent::PATH,
-            // its own body cap (the layer nearest the handler wins over the dashboard's)
-            post(ha_agent::conversation)
-                .layer(axum::extract::DefaultBodyLimit::max(ha_agent::MAX_BODY)),
-        )
         .with_state(dash)
 }
 
-/// Everything served, under the access rules ([`auth::guard`]): the dashboard's routes
-/// and the `/metrics` slot (merged here, so it gets the same token rules).
-pub fn app(dash: Dash) -> Router {
+/// Everything served: the dashboard's routes and the `/metrics` slot under the access
+/// rules ([`auth::guard`]), and beside them the routes the channels provide
+/// (`provided`: Home Assistant's agent endpoint), which check their own tokens against
+/// the same wrong-token table.
+pub fn app(dash: Dash, provided: Option<Router>) -> Router {
     let routes = router(dash.clone()).merge(
         Router::new()
             .route("/metrics", get(metrics::metrics))
             .with_state(dash.clone()),
     );
-    auth::wrap(routes, dash)
+    let provided = provided.map(|r| r.layer(axum::Extension(dash.shared_limit())));
+    auth::wrap(routes, provided, dash)
 }

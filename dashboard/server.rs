@@ -24,8 +24,12 @@ use tracing::{debug, info};
 /// kept-alive connection waits for its next request).
 pub const HEADER_DEADLINE: Duration = Duration::from_secs(10);
 
-/// Start serving when `[http] listen` is set; `None` when the dashboard is off.
-pub async fn start(kernel: &Kernel) -> Result<Option<SocketAddr>, StartError> {
+/// Start serving when `[http] listen` is set, with the routes the channels provide
+/// (`channels::start_enabled`'s); `None` when the HTTP server is off.
+pub async fn start(
+    kernel: &Kernel,
+    provided: Option<axum::Router>,
+) -> Result<Option<SocketAddr>, StartError> {
     let http = &kernel.config().http;
     let Some(listen) = http.listen.as_deref() else {
         return Ok(None);
@@ -42,7 +46,7 @@ pub async fn start(kernel: &Kernel) -> Result<Option<SocketAddr>, StartError> {
     }
     let (listener, addr) = bind(LABEL, listen).await?;
     let limit = listener_limit(LABEL, http.max_connections);
-    let router = app(Dash::new(kernel));
+    let router = app(Dash::new(kernel), provided);
     let cancel = kernel.cancel_token().child_token();
     info!(addr = %addr, token = http.token.is_some(), ha_agent = http.ha_agent_token.is_some(), "dashboard listening");
     kernel.spawn_service(async move {

@@ -1,7 +1,8 @@
 //! [`Dash`]: what every handler of the dashboard shares — the kernel (weakly), the
 //! tokens, the login limits and logins, the live streams.
 
-use super::{live_events, login_limit, logins};
+use super::{live_events, logins};
+use crate::channels::login_limit::{LoginLimit, SharedLimit};
 use crate::config::{Language, Secret};
 use crate::kernel::{Kernel, KernelInner};
 use std::sync::{Arc, Mutex, Weak};
@@ -20,14 +21,13 @@ pub struct Dash {
 
 pub(super) struct DashInner {
     pub(super) token: Option<Secret>,
-    /// Home Assistant's agent token: opens [`ha_agent::PATH`] only.
-    pub(super) ha_agent_token: Option<Secret>,
     /// Bound beyond loopback: every request needs the token.
     pub(super) exposed: bool,
     pub(super) started: Instant,
     pub(super) lang: Language,
-    /// Wrong tokens at `/login` per address (a few a minute).
-    pub(super) login_limit: Mutex<login_limit::LoginLimit>,
+    /// Wrong tokens per address (a few a minute): at `/login`, and at the routes channels
+    /// provide (handed to them as an extension, see `server`).
+    pub(super) login_limit: SharedLimit,
     /// The logins' ids (the cookie) → their expiry; in memory, so a restart ends them.
     pub(super) logins: Mutex<logins::Logins>,
     /// The live streams open, per address.
@@ -41,11 +41,10 @@ impl Dash {
             kernel: kernel.downgrade(),
             inner: Arc::new(DashInner {
                 token: http.token.clone(),
-                ha_agent_token: http.ha_agent_token.clone(),
                 exposed: http.exposed(),
                 started: Instant::now(),
                 lang: kernel.config().household.language,
-                login_limit: Mutex::default(),
+                login_limit: SharedLimit::default(),
                 logins: Mutex::default(),
                 streams: Arc::default(),
             }),
@@ -65,12 +64,13 @@ impl Dash {
         self.inner.started.elapsed().as_secs()
     }
 
-    /// The wrong-token table (logins and the agent's endpoint).
-    pub(super) fn login_limit(&self) -> std::sync::MutexGuard<'_, login_limit::LoginLimit> {
-        // the table is consistent after every call: a panic elsewhere leaves it usable
-        self.inner
-            .login_limit
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// The wrong-token table (logins, and the routes channels provide).
+    pub(super) fn login_limit(&self) -> std::sync::MutexGuard<'_, LoginLimit> {
+        self.inner.login_limit.lock()
+    }
+
+    /// The same table, for the routes channels provide.
+    pub(super) fn shared_limit(&self) -> SharedLimit {
+        self.inner.login_limit.clone()
     }
 }

@@ -120,20 +120,12 @@ pub(super) async fn play(
 /// Start every channel the demo's configuration enables, as the gateway does, keeping
 /// the addresses they bound (label → address).
 async fn start_channels(kernel: &Kernel) -> Result<HashMap<String, String>, StartError> {
-    let mut bound = HashMap::new();
-    for ch in channels::enabled(kernel.config()) {
-        let name = ch.name();
-        let started = ch
-            .start(kernel.clone(), kernel.cancel_token().child_token())
-            .await?;
-        for (label, addr) in &started.bound {
-            bound.insert(label.to_string(), addr.to_string());
-        }
-        if let Some(door) = started.outbound {
-            kernel.doors().register(name, door);
-        }
-    }
-    Ok(bound)
+    let running = channels::start_enabled(kernel).await?;
+    Ok(running
+        .bound
+        .iter()
+        .map(|(label, addr)| (label.to_string(), addr.to_string()))
+        .collect())
 }
 
 /// Ctrl-C, or SIGTERM where there is one.

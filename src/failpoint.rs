@@ -15,7 +15,9 @@
 //! replace and every new private file).
 //!
 //! `modes.begin_turn.panic`: the ModeManager panics once while beginning a turn, for the
-//! supervision test.
+//! supervision test; `ha.registries.panic`: the Home Assistant actor panics once while
+//! applying the registries (the rooms replaced, the exposed list and the view not yet),
+//! for its supervision test.
 
 use std::io::Write;
 use std::path::Path;

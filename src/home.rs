@@ -1,6 +1,6 @@
 //! The door through which Home Assistant reaches the kernel (the kernel never imports
-//! `channels/`): a running channel that holds Home Assistant hands it over with its
-//! outbound door ([`crate::outbound::Outbound::home`]). The home tools and the fast path
+//! `channels/`): a running channel that holds Home Assistant provides it when it starts
+//! (`channels::contract::Provides::home`), registered in [`crate::outbound::Doors`]. The home tools and the fast path
 //! (`tools::home`) use it; `channels/home_assistant` implements it.
 
 use async_trait::async_trait;

@@ -233,11 +233,15 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
     }
     let kernel = Kernel::start(root, KernelOptions::default())
         .with_context(|| format!("cannot start homebot in {}", root.display()))?;
-    if let Err(e) = homebot::channels::start_enabled(&kernel).await {
-        kernel.shutdown_gracefully(Duration::ZERO).await;
-        anyhow::bail!("cannot start the channels: {e}");
-    }
-    if let Err(e) = homebot::dashboard::start(&kernel).await {
+    let running = match homebot::channels::start_enabled(&kernel).await {
+        Ok(r) => r,
+        Err(e) => {
+            kernel.shutdown_gracefully(Duration::ZERO).await;
+            anyhow::bail!("cannot start the channels: {e}");
+        }
+    };
+    // one HTTP server: the dashboard, and the routes the channels provide
+    if let Err(e) = homebot::dashboard::start(&kernel, running.routes).await {
         kernel.shutdown_gracefully(Duration::ZERO).await;
         anyhow::bail!("cannot start the dashboard: {e}");
     }

@@ -7,9 +7,10 @@
 //!
 //! The kernel knows channels only through this module; it never imports `channels/`.
 
+use crate::home::Home;
 use async_trait::async_trait;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Why a proactive message was not delivered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -48,22 +49,16 @@ pub trait Outbound: Send + Sync {
     async fn status(&self) -> Vec<String> {
         Vec::new()
     }
-
-    /// Home Assistant, when this channel holds it (the home tools and the fast path).
-    fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
-        None
-    }
-
-    /// The channel's own handle behind this door, for code above the channels that
-    /// serves one of them (the HTTP server's Home Assistant agent reaches voice this way).
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
-        None
-    }
 }
 
-/// The outbound doors of the running channels, by channel name.
+/// The outbound doors of the running channels, by channel name, and the house (Home
+/// Assistant, when a running channel provides it): the kernel's side of what channels
+/// provide (`channels::contract::Provides`).
 #[derive(Default)]
-pub struct Doors(Mutex<HashMap<String, Arc<dyn Outbound>>>);
+pub struct Doors(
+    Mutex<HashMap<String, Arc<dyn Outbound>>>,
+    RwLock<Option<Arc<dyn Home>>>,
+);
 
 impl Doors {
     pub fn register(&self, channel: &str, door: Arc<dyn Outbound>) {
@@ -71,6 +66,11 @@ impl Doors {
             .lock()
             .expect("doors lock is never poisoned")
             .insert(channel.to_string(), door);
+    }
+
+    /// The house a running channel provides (the home tools and the fast path use it).
+    pub fn provide_home(&self, home: Arc<dyn Home>) {
+        *self.1.write().unwrap_or_else(|p| p.into_inner()) = Some(home);
     }
 
     /// A stopped channel withdraws its door.
@@ -89,10 +89,9 @@ impl Doors {
             .cloned()
     }
 
-    /// The first running channel's Home Assistant door, if one holds it.
-    pub fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
-        let doors = self.0.lock().expect("doors lock is never poisoned");
-        doors.values().find_map(|d| d.home())
+    /// Home Assistant, when a running channel provides it.
+    pub fn home(&self) -> Option<Arc<dyn Home>> {
+        self.1.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn names(&self) -> Vec<String> {

@@ -40,9 +40,6 @@ impl Channel for CliChannel {
             let socket = kernel.workspace().root().join(control::SOCKET_FILE);
             StartError::new(CHANNEL, socket.display().to_string(), e)
         })?;
-        Ok(Started {
-            bound: Vec::new(),
-            outbound: Some(std::sync::Arc::new(terminals)),
-        })
+        Ok(Started::door(std::sync::Arc::new(terminals)))
     }
 }

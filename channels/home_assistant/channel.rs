@@ -1,65 +1,59 @@
-//! [`HomeAssistantChannel`]: Home Assistant as a channel of its own — it starts the client
-//! (the actor, which connects and reconnects by itself), delivers what its watches see,
-//! and registers its door: a proactive message to an area or a satellite of Home
-//! Assistant (`homebot announce --channel home_assistant --to 厨房`), its lines in
-//! `homebot status`, and the home tools' and the fast path's way into the house.
+//! [`HomeAssistantChannel`]: Home Assistant as a channel of its own. With `[home_assistant]`
+//! it starts the client (the actor, which connects and reconnects by itself), delivers what
+//! its watches see, and provides its door (a proactive message to an area or a satellite,
+//! `homebot announce --channel home_assistant --to 厨房`, and its lines in `homebot
+//! status`), the house (the home tools' and the fast path's way in) and its satellites
+//! (the port the voice channel and the spoken kit use). With the agent token (`[http]
+//! ha_agent_token_env`) it provides its conversation agent's endpoint to the HTTP server;
+//! with the token alone it serves that endpoint and provides no house and no satellites.
 //!
-//! The voice channel speaks through the same client (a Wyoming turn's satellite, listening
-//! again after a question): it reads the handle from the [`HaSlot`] this channel fills
-//! when it starts, which is before voice (see `channels::enabled`).
+//! What its satellites cannot hear now waits in the spoken kit for their next turn.
 
+use super::agent::Agent;
 use super::status::CHANNEL;
 use super::turn::HELD;
-use super::{watch, HaError, HomeAssistant};
-use crate::channels::contract::{Channel, StartError, Started};
-use crate::config::HomeAssistantConfig;
+use super::{agent_http, watch, HaError, HomeAssistant};
+use crate::channels::contract::{Channel, Provides, StartError, Started};
+use crate::channels::spoken::{self, SayNow, Spoken, HA_PREFIX, WYOMING_TARGET};
+use crate::config::{Config, HomeAssistantConfig, Secret};
 use crate::kernel::Kernel;
 use crate::outbound::{DeliveryError, Outbound};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Where a message for one of Home Assistant's satellites waits when Home Assistant
-/// cannot say it now: the voice channel, which says it before the reply of that
-/// satellite's next turn (or announces it once Home Assistant is back). It registers
-/// itself when it starts.
-#[async_trait::async_trait]
-pub trait Holder: Send + Sync {
-    /// Hold `text` for `satellite`'s next turn (`""`: the next turn that has none) until
-    /// it is said; delivered then.
-    async fn hold(&self, satellite: &str, text: &str) -> Result<(), DeliveryError>;
-}
-
-/// Home Assistant's handle once its channel has started (empty before, and when it is
-/// not configured), and the voice channel's [`Holder`] once voice has started. Cloning
-/// shares both.
-#[derive(Clone, Default)]
-pub struct HaSlot {
-    ha: Arc<OnceLock<HomeAssistant>>,
-    holder: Arc<OnceLock<Arc<dyn Holder>>>,
-}
-
-impl HaSlot {
-    /// The running client, if the channel started.
-    pub fn get(&self) -> Option<HomeAssistant> {
-        self.ha.get().cloned()
-    }
-
-    /// Where messages for a satellite wait (the voice channel, started once per process).
-    pub fn hold_with(&self, holder: Arc<dyn Holder>) {
-        let _ = self.holder.set(holder);
-    }
-}
-
-/// Home Assistant before it starts: its configuration and where its handle goes.
+/// Home Assistant before it starts: its client's configuration, the agent's token, and
+/// the spoken kit it shares with voice.
 pub struct HomeAssistantChannel {
-    cfg: HomeAssistantConfig,
-    slot: HaSlot,
+    cfg: Option<HomeAssistantConfig>,
+    /// The agent endpoint's token, when the HTTP server runs and one is set.
+    agent_token: Option<Secret>,
+    spoken: Spoken,
 }
 
 impl HomeAssistantChannel {
-    pub fn new(cfg: HomeAssistantConfig, slot: HaSlot) -> Self {
-        Self { cfg, slot }
+    /// Whether the configuration enables it: `[home_assistant]`, or the agent token with
+    /// the HTTP server on.
+    pub fn enabled(cfg: &Config) -> bool {
+        cfg.home_assistant.enabled() || agent_token(cfg).is_some()
     }
+
+    pub fn new(cfg: &Config, spoken: Spoken) -> Self {
+        Self {
+            cfg: cfg
+                .home_assistant
+                .enabled()
+                .then(|| cfg.home_assistant.clone()),
+            agent_token: agent_token(cfg),
+            spoken,
+        }
+    }
+}
+
+fn agent_token(cfg: &Config) -> Option<Secret> {
+    cfg.http
+        .listen
+        .as_ref()
+        .and(cfg.http.ha_agent_token.clone())
 }
 
 #[async_trait::async_trait]
@@ -73,50 +67,68 @@ impl Channel for HomeAssistantChannel {
         kernel: Kernel,
         cancel: CancellationToken,
     ) -> Result<Started, StartError> {
-        let ha = HomeAssistant::start(
-            self.cfg,
-            kernel.lifecycle(),
-            cancel.child_token(),
-            kernel.presence().clone(),
-        )
-        .map_err(|e| StartError::new(CHANNEL, "-", e))?;
-        if let Some(rx) = ha.take_watches() {
-            kernel.spawn_service(watch::deliver(rx, kernel.clone(), cancel));
-        }
-        // started once per process: a second start would find the slot full and keep the first
-        let _ = self.slot.ha.set(ha.clone());
+        let ha = match self.cfg {
+            Some(cfg) => {
+                let ha = HomeAssistant::start(
+                    cfg,
+                    kernel.lifecycle(),
+                    cancel.child_token(),
+                    kernel.presence().clone(),
+                )
+                .map_err(|e| StartError::new(CHANNEL, "-", e))?;
+                if let Some(rx) = ha.take_watches() {
+                    kernel.spawn_service(watch::deliver(rx, kernel.clone(), cancel));
+                }
+                Some(ha)
+            }
+            None => None,
+        };
+        let routes = self.agent_token.map(|token| {
+            agent_http::routes(Agent::new(&kernel, self.spoken.clone(), ha.clone(), token))
+        });
+        let door = HaDoor {
+            ha: ha.clone(),
+            spoken: self.spoken,
+        };
         Ok(Started {
             bound: Vec::new(),
-            outbound: Some(Arc::new(HaDoor {
-                ha,
-                slot: self.slot,
-            })),
+            provides: Provides {
+                door: Some(Arc::new(door)),
+                home: ha
+                    .clone()
+                    .map(|h| Arc::new(h) as Arc<dyn crate::home::Home>),
+                satellites: ha.map(|h| Arc::new(h) as Arc<dyn spoken::Satellites>),
+                routes,
+            },
         })
     }
 }
 
 /// The Home Assistant channel's outbound door.
 struct HaDoor {
-    ha: HomeAssistant,
-    slot: HaSlot,
+    ha: Option<HomeAssistant>,
+    spoken: Spoken,
 }
 
 #[async_trait::async_trait]
 impl Outbound for HaDoor {
     /// Announce on a satellite of Home Assistant (its entity id) or on the satellites of
     /// an area (its name or id); delivered only when Home Assistant said it played.
-    /// `held:<satellite>` waits for that satellite's next turn instead (through the
-    /// voice channel's [`Holder`]).
+    /// `held:<satellite>` waits for that satellite's next turn instead (in the spoken
+    /// kit), or for Home Assistant to be back.
     async fn deliver(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
         if let Some(satellite) = target.strip_prefix(HELD) {
-            return match self.slot.holder.get() {
-                Some(holder) => holder.hold(satellite, text).await,
-                None => Err(DeliveryError::Unreachable(format!(
-                    "Home Assistant satellite {satellite:?} (nothing holds messages for its next turn: the voice channel is not running)"
-                ))),
+            let front = match satellite {
+                "" => WYOMING_TARGET.to_string(),
+                s => format!("{HA_PREFIX}{s}"),
             };
+            let text = spoken::shape_reply(text).0;
+            return self.spoken.hold_until_said(&front, text, self).await;
         }
-        say(&self.ha, target, &crate::channels::text::spoken(text)).await
+        let Some(ha) = &self.ha else {
+            return Err(not_configured(target));
+        };
+        say(ha, target, &crate::channels::text::spoken(text)).await
     }
 
     /// A satellite Home Assistant cannot speak on now hears it on its next turn.
@@ -126,17 +138,31 @@ impl Outbound for HaDoor {
 
     /// Home Assistant's connection, version, entities and satellites.
     async fn status(&self) -> Vec<String> {
-        self.ha.status().await.lines()
-    }
-
-    /// The home tools and the fast path reach the house through this client.
-    fn home(&self) -> Option<Arc<dyn crate::home::Home>> {
-        Some(Arc::new(self.ha.clone()))
+        match &self.ha {
+            Some(ha) => ha.status().await.lines(),
+            None => Vec::new(),
+        }
     }
 }
 
-/// Announce `text` at `target` through Home Assistant, its failures as delivery errors
-/// (the voice channel's door uses it for the satellites of its own turns too).
+/// A held message for one of Home Assistant's satellites, said when it is back.
+#[async_trait::async_trait]
+impl SayNow for HaDoor {
+    async fn say_now(&self, front: &str, text: &str) -> Result<(), DeliveryError> {
+        let (Some(ha), Some(satellite)) = (&self.ha, front.strip_prefix(HA_PREFIX)) else {
+            return Err(not_configured(front));
+        };
+        say(ha, satellite, text).await
+    }
+}
+
+fn not_configured(target: &str) -> DeliveryError {
+    DeliveryError::Unreachable(format!(
+        "Home Assistant satellite {target:?} ([home_assistant] is not configured)"
+    ))
+}
+
+/// Announce `text` at `target` through Home Assistant, its failures as delivery errors.
 pub async fn say(ha: &HomeAssistant, target: &str, text: &str) -> Result<(), DeliveryError> {
     match ha.announce(target, text).await {
         Ok(_) => Ok(()),

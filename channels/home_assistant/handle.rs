@@ -5,7 +5,7 @@
 use super::error::{HaError, NotConfigured};
 use super::frames::Command;
 use super::status::{Located, Status};
-use super::{actor, answers, connection, home, tls, watch};
+use super::{actor, answers, connection, tls, watch};
 use crate::actor::{Lifecycle, Tasks};
 use crate::config::{HomeAssistantConfig, Secret};
 use actix::prelude::*;
@@ -24,17 +24,8 @@ pub struct HomeAssistant {
     pub(super) announce_timeout: Duration,
     /// The language of Home Assistant's own agent.
     pub(super) language: String,
-    /// Home Assistant's services by domain, and when they were read.
-    pub(super) services: std::sync::Arc<std::sync::Mutex<Option<home::Services>>>,
-    /// Sentences on their way to Home Assistant's agent now (a sentence coming back
-    /// while it is there is not sent again).
-    pub(super) in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// Grows each time Home Assistant is connected (again) and its registries are read.
     pub(super) back: tokio::sync::watch::Receiver<u64>,
-    /// Fired watches, until the channel's delivery task takes them.
-    pub(super) watches: std::sync::Arc<
-        std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>>>,
-    >,
     /// Where the listen-again after a question runs (the kernel's shutdown cancels it).
     pub(super) tasks: Tasks,
 }
@@ -62,7 +53,7 @@ pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings
             .iter()
             .map(|w| (w.entity_id.clone(), w.to.clone()))
             .collect(),
-        tls: tls::client_config(cfg).map_err(NotConfigured::Tls)?,
+        tls: tls::client_config(cfg)?,
     })
 }
 
@@ -80,14 +71,13 @@ impl HomeAssistant {
         let tts_entity = cfg.tts_entity.clone();
         let announce_timeout = Duration::from_secs(cfg.announce_timeout_secs);
         let language = cfg.language.clone();
-        let (watch_tx, watch_rx) = tokio::sync::mpsc::channel(watch::QUEUE);
         let (back_tx, back) = tokio::sync::watch::channel(0);
         let s = settings(&cfg);
         if let Err(why) = &s {
             tracing::warn!("Home Assistant: {why}");
         }
         let addr = life.start_actor_until("homebot-ha", cancel, move || {
-            actor::HaActor::new(cfg, s, Some(watch_tx), presence, back_tx)
+            actor::HaActor::new(cfg, s, presence, back_tx)
         })?;
         Ok(Self {
             addr,
@@ -95,10 +85,7 @@ impl HomeAssistant {
             tts_entity,
             announce_timeout,
             language,
-            services: Default::default(),
-            in_flight: Default::default(),
             back,
-            watches: std::sync::Arc::new(std::sync::Mutex::new(Some(watch_rx))),
             tasks: life.tasks().clone(),
         })
     }
@@ -111,9 +98,14 @@ impl HomeAssistant {
         rx
     }
 
-    /// The fired watches (once: the channel's delivery task takes them).
+    /// The fired watches, from now on and those fired before (the channel's delivery task
+    /// takes them, once: the actor keeps sending to the first taker, and a later taker's
+    /// queue is closed at once).
     pub fn take_watches(&self) -> Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>> {
-        self.watches.lock().ok()?.take()
+        let (tx, rx) = tokio::sync::mpsc::channel(watch::QUEUE);
+        // queued even in a full mailbox; a watch fired before it arrives is held meanwhile
+        self.addr.do_send(actor::SendWatchesTo(tx));
+        Some(rx)
     }
 
     /// Send a message to the actor, bounded by the timeout.

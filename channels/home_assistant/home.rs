@@ -20,6 +20,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Entities `exposed()` returns at most.
@@ -43,6 +44,34 @@ pub type Services = (Instant, HashMap<String, Vec<String>>);
 #[derive(actix::Message)]
 #[rtype(result = "std::sync::Arc<HomeView>")]
 pub struct GetView;
+
+/// The services of a domain, if the list read last is recent (see
+/// `HaState::known_services`); `None`: read it again.
+#[derive(actix::Message)]
+#[rtype(result = "Option<Option<Vec<String>>>")]
+pub struct KnownServices(pub String);
+
+/// The services list was read (`get_services`), with when.
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+pub struct ServicesRead(pub Services);
+
+/// A sentence goes to Home Assistant's agent as call `call`: `false` when the same
+/// sentence is there already (see `HaState::start_conversing`).
+#[derive(actix::Message)]
+#[rtype(result = "Result<bool, crate::actor::Unavailable>")]
+pub struct StartConversing {
+    pub sentence: String,
+    pub call: u64,
+}
+
+/// Call `call` of a sentence to Home Assistant's agent ended.
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+pub struct Conversed {
+    pub sentence: String,
+    pub call: u64,
+}
 
 /// What the home tools see of the house (rebuilt by the actor when it changes).
 #[derive(Debug, Default)]
@@ -150,14 +179,25 @@ pub fn conversed(result: &Value) -> Converse {
     }
 }
 
-/// Takes a sentence out of the in-flight set when its call ends, however it ends.
-struct InFlight<'a>(&'a std::sync::Mutex<HashSet<String>>, String);
+/// Numbers the calls to Home Assistant's agent, so the end of one call never takes
+/// another call's sentence out of the in-flight set.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Tells the actor a sentence's call ended when it ends, however it ends (its start
+/// refused, or answered, or given up by its caller); the actor's entry goes only if it is
+/// this call's.
+struct InFlight<'a> {
+    ha: &'a HomeAssistant,
+    sentence: String,
+    call: u64,
+}
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        if let Ok(mut s) = self.0.lock() {
-            s.remove(&self.1);
-        }
+        self.ha.addr.do_send(Conversed {
+            sentence: std::mem::take(&mut self.sentence),
+            call: self.call,
+        });
     }
 }
 
@@ -195,12 +235,8 @@ impl Home for HomeAssistant {
     }
 
     async fn services(&self, domain: &str) -> Result<Option<Vec<String>>, HomeError> {
-        let fresh = |c: &Option<Services>| {
-            c.as_ref()
-                .filter(|(at, _)| at.elapsed() < SERVICES_FOR)
-                .map(|(_, m)| m.get(domain).cloned())
-        };
-        if let Some(hit) = fresh(&self.services.lock().expect("services lock")) {
+        let known = self.ask(KnownServices(domain.to_string())).await;
+        if let Some(hit) = known.map_err(|e| HomeError::from(&e))? {
             return Ok(hit);
         }
         let all: answers::Services = self
@@ -222,7 +258,7 @@ impl Home for HomeAssistant {
             })
             .collect();
         let hit = map.get(domain).cloned();
-        *self.services.lock().expect("services lock") = Some((Instant::now(), map));
+        self.addr.do_send(ServicesRead((Instant::now(), map)));
         Ok(hit)
     }
 
@@ -248,18 +284,28 @@ impl Home for HomeAssistant {
         if let Some(why) = view.not_for_fast_path(text, room) {
             return Converse::NotHandled(why.into());
         }
-        let key = text.to_string();
-        if !self
-            .in_flight
-            .lock()
-            .expect("in-flight lock")
-            .insert(key.clone())
-        {
-            return Converse::NotHandled(
-                "the same sentence is with Home Assistant's agent already (it came back)".into(),
-            );
+        let call = CALLS.fetch_add(1, Ordering::Relaxed);
+        // before the ask: a start the actor made after its answer timed out is undone too
+        let _out = InFlight {
+            ha: self,
+            sentence: text.to_string(),
+            call,
+        };
+        let start = StartConversing {
+            sentence: text.to_string(),
+            call,
+        };
+        match self.ask(start).await {
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => {
+                return Converse::NotHandled(
+                    "the same sentence is with Home Assistant's agent already (it came back)"
+                        .into(),
+                )
+            }
+            Ok(Err(e)) => return Converse::NotHandled(e.to_string()),
+            Err(e) => return Converse::NotHandled(e.to_string()),
         }
-        let _out = InFlight(&self.in_flight, key);
         let body = Command::ConversationProcess {
             text: text.to_string(),
             language: self.language.clone(),

@@ -2,12 +2,15 @@
 //! satellites, says things on a satellite unasked (a reminder rings in the kitchen), and
 //! makes a satellite listen again after a question.
 //!
-//! Home Assistant is a channel of its own (`channel`: [`HomeAssistantChannel`], its door
-//! and the [`HaSlot`] through which the voice channel reaches the same client).
+//! Home Assistant is a channel of its own (`channel`: [`HomeAssistantChannel`]): it
+//! provides its door, the house, its satellites (`satellites`: the port the voice channel
+//! reaches them through) and its conversation agent's endpoint (`agent`: the turn,
+//! `agent_http`: the route and its token).
 //!
 //! Layout: `channel` — the channel and its door; `handle` — [`HomeAssistant`], the handle, which starts the actor; `actor` —
 //! the `HaActor` that owns what homebot knows of Home Assistant, on its own thread;
-//! `error` — [`HaError`], [`NotConfigured`]; `status` — [`Status`], [`Located`]; `watch`
+//! `state` — what it knows (`HaState`) and its synchronous transitions;
+//! `error` — [`HaError`], [`NotConfigured`], [`TlsSetupError`]; `status` — [`Status`], [`Located`]; `watch`
 //! — fired watches delivered through the channels' doors; `connection` — connecting, auth and reconnects;
 //! `tls` — https: the certificates trusted, and a refused one in words;
 //! `session` — one session's subscriptions, commands and keep-alive; `doctor` — the
@@ -26,6 +29,8 @@
 //! printed or written.
 
 mod actor;
+pub mod agent;
+pub mod agent_http;
 mod announce;
 mod answers;
 mod channel;
@@ -39,16 +44,18 @@ mod lenient;
 mod listen;
 pub mod protocol;
 pub mod rooms;
+mod satellites;
 mod session;
+mod state;
 mod status;
 mod tls;
 mod turn;
 pub mod watch;
 
-pub use channel::{say, HaSlot, Holder, HomeAssistantChannel};
+pub use channel::{say, HomeAssistantChannel};
 pub use connection::AUTH_RETRY;
 pub use doctor::doctor;
-pub use error::{HaError, NotConfigured};
+pub use error::{HaError, NotConfigured, TlsSetupError};
 pub(crate) use handle::settings;
 pub use handle::HomeAssistant;
 pub use status::{Located, Status, CHANNEL};

@@ -55,9 +55,4 @@ impl Status {
     }
 }
 
-/// The satellite a voice turn came from, and its room.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Located {
-    pub entity_id: String,
-    pub room: Option<String>,
-}
+pub use crate::channels::spoken::Located;

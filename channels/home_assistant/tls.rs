@@ -14,6 +14,7 @@
 //! A refused certificate carries the presented certificate's fingerprint, so `status` and
 //! `doctor` can say which certificate it was and how to trust it.
 
+use super::error::TlsSetupError;
 use crate::config::{
     format_fingerprint, parse_fingerprint, read_ca_file, Fingerprint, HomeAssistantConfig,
 };
@@ -27,7 +28,7 @@ use std::sync::Arc;
 /// The client settings for an `https://` Home Assistant (`None` for `http://`).
 pub(crate) fn client_config(
     cfg: &HomeAssistantConfig,
-) -> Result<Option<Arc<ClientConfig>>, String> {
+) -> Result<Option<Arc<ClientConfig>>, TlsSetupError> {
     if !cfg
         .url
         .as_deref()
@@ -37,7 +38,7 @@ pub(crate) fn client_config(
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let pin = match &cfg.fingerprint {
-        Some(f) => Some(parse_fingerprint(f).map_err(|e| format!("fingerprint {e}"))?),
+        Some(f) => Some(parse_fingerprint(f).map_err(|e| TlsSetupError::Fingerprint(Arc::new(e)))?),
         None => None,
     };
     let verifier: Arc<dyn ServerCertVerifier> = match pin {
@@ -49,16 +50,18 @@ pub(crate) fn client_config(
             let mut roots = rustls::RootCertStore::empty();
             roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
             if let Some(ca) = &cfg.ca_file {
-                for c in read_ca_file(ca).map_err(|e| format!("ca_file: {e}"))? {
-                    roots
-                        .add(c)
-                        .map_err(|e| format!("ca_file {}: {e}", ca.display()))?;
+                let certs = read_ca_file(ca).map_err(|e| TlsSetupError::CaFile(Arc::new(e)))?;
+                for c in certs {
+                    roots.add(c).map_err(|source| TlsSetupError::CaRefused {
+                        path: ca.clone(),
+                        source,
+                    })?;
                 }
             }
             let inner =
                 WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                     .build()
-                    .map_err(|e| format!("TLS roots: {e}"))?;
+                    .map_err(TlsSetupError::Roots)?;
             Arc::new(Explained {
                 inner,
                 ca_file: cfg.ca_file.is_some(),
@@ -67,7 +70,7 @@ pub(crate) fn client_config(
     };
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS versions: {e}"))?
+        .map_err(TlsSetupError::Versions)?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();

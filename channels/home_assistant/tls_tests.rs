@@ -107,6 +107,40 @@ fn http_needs_no_tls_settings() {
     assert!(client_config(&cfg).unwrap().is_none());
 }
 
+/// Settings that cannot be built say which setting and why, as `status` and `doctor`
+/// show them (`https: …`), and keep what rustls or the file system said as the source.
+#[test]
+fn settings_that_cannot_be_built_name_the_setting_and_the_reason() {
+    use std::error::Error as _;
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone.pem");
+    let https = |extra: &dyn Fn(&mut HomeAssistantConfig)| {
+        let mut cfg = HomeAssistantConfig {
+            url: Some("https://ha.lan:8123".into()),
+            ..Default::default()
+        };
+        extra(&mut cfg);
+        client_config(&cfg).unwrap_err()
+    };
+    let e = https(&|c| c.ca_file = Some(gone.clone()));
+    assert!(matches!(e, TlsSetupError::CaFile(_)), "{e:?}");
+    let said = super::super::NotConfigured::from(e.clone()).to_string();
+    assert!(
+        said.starts_with(&format!("https: ca_file: cannot read {}: ", gone.display())),
+        "{said}"
+    );
+    assert!(e.source().is_some(), "the file system's error is kept");
+    assert_eq!(e.clone(), e, "cloned with the state that holds it");
+
+    let e = https(&|c| c.fingerprint = Some("sha256:12:34".into()));
+    assert!(
+        e.to_string()
+            .starts_with("fingerprint must be the SHA-256 fingerprint"),
+        "{e}"
+    );
+    assert_ne!(e, https(&|c| c.ca_file = Some(gone.clone())));
+}
+
 #[test]
 fn a_pinned_self_signed_certificate_is_accepted_from_its_key_holder_only() {
     let pinned = || client(|c| c.fingerprint = Some(pin_of(CERT)));

@@ -38,10 +38,9 @@ impl Channel for QqChannel {
         cancel: CancellationToken,
     ) -> Result<Started, StartError> {
         let (qq, bound) = start(kernel, self.cfg, cancel).await?;
-        Ok(Started {
-            bound: bound.map(|a| vec![(CHANNEL, a)]).unwrap_or_default(),
-            outbound: Some(Arc::new(qq)),
-        })
+        let mut started = Started::door(Arc::new(qq));
+        started.bound = bound.map(|a| vec![(CHANNEL, a)]).unwrap_or_default();
+        Ok(started)
     }
 }
 

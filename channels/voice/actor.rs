@@ -1,18 +1,15 @@
 //! The voice actor: the one owner of the voice channel's state — which connection holds
-//! which satellite id ([`Registry`]) and the proactive messages held for a front end's
-//! next turn ([`Held`]). It runs on its own actix arbiter thread (`homebot-voice`); the
+//! which satellite id ([`Registry`]); the messages held for a front end's next turn are
+//! the spoken kit's (`channels::spoken`). It runs on its own actix arbiter thread (`homebot-voice`); the
 //! Wyoming and satellite connections (tasks on the gateway's runtime) and the outbound
 //! door reach it through the [`super::Voice`] handle. Handlers never wait: sending to a
-//! satellite is a `try_send` to its writer; waiting until a held message is said is the
-//! handle's.
+//! satellite is a `try_send` to its writer.
 //!
 //! Supervised ([`crate::actor::Supervised`]): a panic in a handler fails that request, and the
 //! state — in memory only — is rebuilt from its defaults: every satellite connection is
-//! closed (the satellites reconnect into the fresh registry) and reported offline, and the
-//! held messages are forgotten (as by a restart, by design). Nothing the panic left
-//! half-changed survives.
+//! closed (the satellites reconnect into the fresh registry) and reported offline.
+//! Nothing the panic left half-changed survives.
 
-use super::held::{Held, NotHeld, Taken};
 use super::satellites::{ClaimError, Credential, Registry};
 use super::turn::CHANNEL;
 use crate::actor::{Supervised, Unavailable};
@@ -20,13 +17,12 @@ use crate::config::VoiceConfig;
 use crate::presence::{Link, Presence};
 use actix::prelude::*;
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Default)]
 struct State {
     satellites: Registry,
-    held: Held,
 }
 
 pub struct VoiceActor {
@@ -179,55 +175,5 @@ impl Handler<Announce> for VoiceActor {
             mpsc::error::TrySendError::Full(_) => NotSent::Busy,
             mpsc::error::TrySendError::Closed(_) => NotSent::Closed,
         })
-    }
-}
-
-/// Hold `text` for `front`'s next turn: its id (to take it back) and the receiver told
-/// when it was said.
-#[derive(Message)]
-#[rtype(result = "Result<(u64, oneshot::Receiver<()>), NotHeld>")]
-pub struct Hold {
-    pub front: String,
-    pub text: String,
-}
-
-impl Handler<Hold> for VoiceActor {
-    type Result = Result<(u64, oneshot::Receiver<()>), NotHeld>;
-    fn handle(&mut self, m: Hold, _: &mut Context<Self>) -> Self::Result {
-        self.state.run("hold", |s| s.held.hold(&m.front, m.text))?
-    }
-}
-
-/// What is held for `front`, for a turn to say ([`Taken::said`] once it did).
-#[derive(Message)]
-#[rtype(result = "Taken")]
-pub struct TakeHeld(pub String);
-
-impl Handler<TakeHeld> for VoiceActor {
-    type Result = MessageResult<TakeHeld>;
-    fn handle(&mut self, m: TakeHeld, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(
-            self.state
-                .run("take-held", |s| s.held.take(&m.0))
-                .unwrap_or_default(),
-        )
-    }
-}
-
-/// Take message `id` held for `front` back, if nobody heard it yet.
-#[derive(Message)]
-#[rtype(result = "Option<String>")]
-pub struct TakeBack {
-    pub front: String,
-    pub id: u64,
-}
-
-impl Handler<TakeBack> for VoiceActor {
-    type Result = Option<String>;
-    fn handle(&mut self, m: TakeBack, _: &mut Context<Self>) -> Option<String> {
-        self.state
-            .run("take-back", |s| s.held.take_back(&m.front, m.id))
-            .ok()
-            .flatten()
     }
 }

@@ -1,14 +1,14 @@
 //! [`VoiceChannel`]: the voice channel's configuration before it starts, and the start —
 //! the voice actor, then each configured front door (the Wyoming service, the satellite
 //! WebSocket) with its connection cap inside the descriptor budget. Home Assistant is a
-//! channel of its own; voice speaks through its client when it runs (the [`HaSlot`] its
-//! channel filled, as it starts first).
+//! channel of its own; voice reaches its satellites through the port its channel
+//! provides (resolved once every channel has started, through the spoken kit).
 
 use super::actor::VoiceActor;
 use super::handle::{Shared, Voice};
 use super::turn::CHANNEL;
 use crate::channels::contract::{Channel, StartError, Started};
-use crate::channels::home_assistant::HaSlot;
+use crate::channels::spoken::Spoken;
 use crate::config::VoiceConfig;
 use crate::kernel::Kernel;
 use actix::Addr;
@@ -19,21 +19,12 @@ use tracing::warn;
 /// The voice channel before it starts: its configuration.
 pub struct VoiceChannel {
     cfg: VoiceConfig,
-    ha: HaSlot,
+    spoken: Spoken,
 }
 
 impl VoiceChannel {
-    pub fn new(cfg: VoiceConfig) -> Self {
-        Self {
-            cfg,
-            ha: HaSlot::default(),
-        }
-    }
-
-    /// Speak through Home Assistant's satellites too, once its channel has started.
-    pub fn with_home_assistant(mut self, ha: HaSlot) -> Self {
-        self.ha = ha;
-        self
+    pub fn new(cfg: VoiceConfig, spoken: Spoken) -> Self {
+        Self { cfg, spoken }
     }
 }
 
@@ -52,8 +43,6 @@ impl Channel for VoiceChannel {
     ) -> Result<Started, StartError> {
         let cfg = Arc::new(self.cfg);
         let actor = start_actor(&kernel, &cfg, &cancel)?;
-        let slot = self.ha;
-        let ha = slot.get();
         let ch = Voice::new(Shared {
             kernel: kernel.clone(),
             cfg: cfg.clone(),
@@ -61,7 +50,7 @@ impl Channel for VoiceChannel {
             actor,
             frame_warnings: crate::netutil::LogThrottle::new(crate::netutil::LOG_EVERY),
             streams: kernel.provider().streams(),
-            ha,
+            spoken: self.spoken,
         });
         warn_over_budget(&cfg);
         let mut started = Started::default();
@@ -71,9 +60,7 @@ impl Channel for VoiceChannel {
         if let Some(listen) = &cfg.ws_listen {
             started.bound.push(ch.serve_satellites(listen).await?);
         }
-        // what Home Assistant cannot say now waits for that satellite's next turn here
-        slot.hold_with(Arc::new(ch.clone()));
-        started.outbound = Some(Arc::new(ch));
+        started.provides.door = Some(Arc::new(ch));
         Ok(started)
     }
 }

@@ -1,6 +1,7 @@
 //! homebot's own satellite protocol, typed: the JSON text frames of the satellite
-//! WebSocket (`ws`), in both directions; the Home Assistant agent's answer stream
-//! (`ha_agent`) carries the same `partial` and `reply` frames (through `partial`).
+//! WebSocket (`ws`), in both directions. A turn's answer goes out as the spoken kit's
+//! `partial` and `reply` frames (`channels::spoken::frames`), which Home Assistant's
+//! agent stream carries too.
 //!
 //! In (satellite → homebot): `transcript` (`text`, and optionally `satellite_id`,
 //! `speaker_id`, `session_id`), `stop` (optionally `satellite_id`), `ping`. A satellite
@@ -9,10 +10,9 @@
 //! is not JSON, or whose `type` is none of these, is [`Refused`] with the reason the
 //! satellite is told in an `error` frame.
 //!
-//! Out (homebot → satellite): `partial`, `reply` (`cancelled` only when the turn was
-//! cancelled, `rest` only after partial frames), `announce`, `error`, `pong`.
+//! Out (homebot → satellite): the answer's `partial` and `reply` (the spoken kit's),
+//! and these: `announce`, `error`, `pong`.
 
-use super::reply::DialogueState;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -93,16 +93,10 @@ impl SatelliteIn {
     }
 }
 
-/// A frame homebot sends to a satellite (or to Home Assistant's agent stream).
+/// A frame homebot sends to a satellite besides a turn's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SatelliteOut {
-    /// Whole sentences of a reply, as the model writes them.
-    Partial {
-        session_id: String,
-        text: String,
-    },
-    Reply(ReplyFrame),
     /// A proactive message (a reminder, `homebot announce`).
     Announce {
         text: String,
@@ -112,22 +106,6 @@ pub enum SatelliteOut {
         text: String,
     },
     Pong,
-}
-
-/// A turn's reply: the whole text, and whether to keep listening.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReplyFrame {
-    pub session_id: String,
-    pub text: String,
-    pub dialogue_state: DialogueState,
-    /// The turn was not answered (the text says why).
-    pub error: bool,
-    /// Sent only when the turn was cancelled (`stop`, or barged in on).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cancelled: bool,
-    /// Sent only after partial frames: what of `text` they did not carry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rest: Option<String>,
 }
 
 impl SatelliteOut {
@@ -231,35 +209,6 @@ mod tests {
 
     #[test]
     fn satellite_frames_out() {
-        round_trip_out(
-            r#"{"type":"partial","session_id":"s1","text":"先打蛋。"}"#,
-            SatelliteOut::Partial {
-                session_id: "s1".into(),
-                text: "先打蛋。".into(),
-            },
-        );
-        round_trip_out(
-            r#"{"type":"reply","session_id":"s1","text":"要放几个番茄？","dialogue_state":"continue","error":false}"#,
-            SatelliteOut::Reply(ReplyFrame {
-                session_id: "s1".into(),
-                text: "要放几个番茄？".into(),
-                dialogue_state: DialogueState::Continue,
-                error: false,
-                cancelled: false,
-                rest: None,
-            }),
-        );
-        round_trip_out(
-            r#"{"type":"reply","session_id":"s1","text":"先打蛋。","dialogue_state":"end","error":true,"cancelled":true,"rest":""}"#,
-            SatelliteOut::Reply(ReplyFrame {
-                session_id: "s1".into(),
-                text: "先打蛋。".into(),
-                dialogue_state: DialogueState::End,
-                error: true,
-                cancelled: true,
-                rest: Some(String::new()),
-            }),
-        );
         round_trip_out(
             r#"{"type":"announce","text":"该关火了"}"#,
             SatelliteOut::Announce {

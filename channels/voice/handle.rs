@@ -3,11 +3,9 @@
 //! outbound door, `door`) hold. It admits utterances as turns, waits for their replies,
 //! and reaches the voice actor for what the channel keeps (satellites, held messages).
 
-use super::actor::{self, VoiceActor};
-use super::held;
-use super::reply::{compose, VoiceReply};
+use super::actor::VoiceActor;
 use super::turn::WYOMING_TARGET;
-use crate::channels::home_assistant::HomeAssistant;
+use crate::channels::spoken::{held, Satellites, Spoken, VoiceReply};
 use crate::config::VoiceConfig;
 use crate::kernel::{Kernel, PendingReply};
 use crate::turn::Turn;
@@ -20,16 +18,16 @@ pub(super) struct Shared {
     pub(super) kernel: Kernel,
     pub(super) cfg: Arc<VoiceConfig>,
     pub(super) cancel: CancellationToken,
-    /// The voice actor: which connection holds which satellite id, and the proactive
-    /// messages for a front end that cannot be spoken to now (a satellite not connected,
-    /// Wyoming), said before the reply of its next turn.
+    /// The voice actor: which connection holds which satellite id.
     pub(super) actor: Addr<VoiceActor>,
+    /// The spoken kit: the proactive messages for a front end that cannot be spoken to
+    /// now (a satellite not connected, Wyoming), said before the reply of its next turn;
+    /// the answer's frames; Home Assistant's satellites when its channel provides them.
+    pub(super) spoken: Spoken,
     /// Refused frames and refused satellites are logged at most once per interval.
     pub(super) frame_warnings: crate::netutil::LogThrottle,
     /// The provider streams its answers: satellites get partial replies.
     pub(super) streams: bool,
-    /// Home Assistant, when `[home_assistant]` is configured: rooms, satellites, announce.
-    pub(super) ha: Option<HomeAssistant>,
 }
 
 /// The running voice channel (cloneable handle); also its outbound door.
@@ -46,7 +44,7 @@ impl Voice {
     }
 
     /// Admit one utterance to its voice session's FIFO now (call at arrival). `speaker`
-    /// is already resolved: a member id or [`GUEST`](super::speaker::GUEST).
+    /// is already resolved: a member id or [`GUEST`](crate::channels::spoken::GUEST).
     /// `front` is where proactive messages for this speaker go: the satellite id, or
     /// [`super::WYOMING_TARGET`].
     pub fn submit(&self, session_id: &str, speaker: &str, text: &str, front: &str) -> PendingReply {
@@ -71,18 +69,18 @@ impl Voice {
     /// this front end (a reminder that rang while it could not be spoken to) comes first,
     /// and counts as said once the caller calls `held.said()` on the reply it sent.
     pub async fn finish(&self, pending: PendingReply, front: &str) -> VoiceReply {
-        let reply = pending.reply().await;
-        let held = self.take_held(front).await;
-        compose(&reply, held)
+        self.shared.spoken.finish(pending, front).await
     }
 
     /// What is held for `front`; it counts as said when [`held::Taken::said`] is called.
     pub(super) async fn take_held(&self, front: &str) -> held::Taken {
-        self.shared
-            .actor
-            .send(actor::TakeHeld(front.to_string()))
-            .await
-            .unwrap_or_default()
+        self.shared.spoken.take_held(front).await
+    }
+
+    /// Home Assistant's satellites (rooms, listening again, announcing), when its channel
+    /// runs.
+    pub(super) fn satellites(&self) -> Option<std::sync::Arc<dyn Satellites>> {
+        self.shared.spoken.satellites()
     }
 
     /// A fresh connection id, unique in this process.

@@ -2,22 +2,15 @@
 //! wake is a new session (the chat), so the identity a scene belongs to is the speaker the
 //! household mapped, not the chat.
 
-use super::speaker::GUEST;
+use crate::channels::spoken::GUEST;
+pub use crate::channels::spoken::{HA_PREFIX, WYOMING_TARGET};
 use crate::turn::{Audience, Facts, Modality, Trust, Turn};
 
 /// The channel name voice turns carry, and the outbound door's.
 pub const CHANNEL: &str = "voice";
 
-/// The target of proactive messages for Wyoming speakers: Home Assistant cannot be spoken
-/// to unasked, so they wait for the next Wyoming turn.
-pub const WYOMING_TARGET: &str = "wyoming";
-
-/// `ha:<entity id>`: a Home Assistant satellite (the front of a Wyoming turn whose
-/// satellite is known).
-pub const HA_PREFIX: &str = "ha:";
-
 /// What a speaker in a room vouches for: whoever is there hears the reply, spoken; a
-/// member only when the household mapped the voice ([`super::speaker_member`]); the
+/// member only when the household mapped the voice (`spoken::speaker_member`); the
 /// speaker's own scene (a guest's is the guests').
 pub fn facts(speaker: &str) -> Facts {
     let guest = speaker.is_empty() || speaker == GUEST;

@@ -18,10 +18,10 @@ use super::frames::{SatelliteIn, SatelliteOut, Stop, Transcript};
 use super::handle::{fallback_session, Voice};
 use super::partial::InFlight;
 use super::satellites::{ClaimError, Credential, MAX_ID_CHARS};
-use super::speaker::speaker_member;
 use crate::channels::auth::{presented_token, same_secret};
 use crate::channels::contract::StartError;
 use crate::channels::net::{listener_limit, HttpLimits};
+use crate::channels::spoken::speaker_member;
 use crate::config::{SatelliteConfig, VoiceConfig};
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -308,7 +308,9 @@ impl Voice {
         let me = self.clone();
         self.shared.kernel.spawn_delivery(async move {
             let _delivering = delivering;
-            me.deliver(pending, partials, cancel, &front, &session, &tx)
+            me.shared
+                .spoken
+                .deliver(pending, partials, cancel, &front, &session, &tx)
                 .await;
         });
     }

@@ -14,8 +14,8 @@
 //! (`text`, `code`) — field for field what the Python `wyoming` package reads.
 
 use super::frames::given;
-use super::reply::DialogueState;
 use super::wyoming::Event;
+use crate::channels::spoken::DialogueState;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 

@@ -9,9 +9,6 @@
 //! connection cap, a new connection gets an `error` event and is closed at once.
 
 use super::handle::{fallback_session, Voice};
-use super::held::Taken;
-use super::reply::DialogueState;
-use super::speaker::{or_satellite_member, speaker_member};
 use super::turn::{HA_PREFIX, WYOMING_TARGET};
 use super::wyoming::{self, FrameError, Limits};
 use super::wyoming_events::{
@@ -20,6 +17,8 @@ use super::wyoming_events::{
 };
 use crate::channels::contract::StartError;
 use crate::channels::net::listener_limit;
+use crate::channels::spoken::held::Taken;
+use crate::channels::spoken::{or_satellite_member, speaker_member, DialogueState};
 use crate::netutil::{within, ConnPermit};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -169,8 +168,9 @@ impl Voice {
         // unauthenticated: only the household's own mapping for Wyoming makes a member
         let speaker = speaker_member(Some(&self.shared.cfg.wyoming_speakers), reported.as_deref());
         // which Home Assistant satellite spoke (and so the room), when HA is configured
-        let located = match &self.shared.ha {
-            Some(ha) => ha.locate(ctx.satellite_id, ctx.device_id).await,
+        let satellites = self.satellites();
+        let located = match &satellites {
+            Some(s) => s.locate(ctx.satellite_id, ctx.device_id).await,
             None => None,
         };
         let speaker = or_satellite_member(
@@ -193,9 +193,9 @@ impl Voice {
                 reply.held.extend(held);
             }
         }
-        if let (Some(ha), Some(l)) = (&self.shared.ha, &located) {
+        if let (Some(s), Some(l)) = (&satellites, &located) {
             if reply.state == DialogueState::Continue && !reply.failed {
-                ha.listen_again(l.entity_id.clone());
+                s.listen_again(l.entity_id.clone());
             }
         }
         let answer = Answer {

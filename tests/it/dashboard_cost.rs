@@ -121,7 +121,7 @@ async fn a_call_whose_audit_line_is_not_on_disk_yet_is_in_the_figures() {
     // dropped before the kernel even when an assertion fails: the kernel's writer waits
     // for it when it is dropped
     let gate = gate;
-    let addr = homebot::dashboard::start(&k)
+    let addr = homebot::dashboard::start(&k, None)
         .await
         .unwrap()
         .expect("[http] listen is set")

@@ -67,9 +67,12 @@ async fn house_with(ws: &Path, model_url: &str, ha_extra: &str) -> House {
         },
     )
     .unwrap();
-    // as the gateway starts them: Home Assistant's channel, then voice speaking through it
-    homebot::channels::start_enabled(&kernel).await.unwrap();
-    let addr = homebot::dashboard::start(&kernel).await.unwrap().unwrap();
+    // as the gateway starts them: the channels, then the HTTP server with their routes
+    let running = homebot::channels::start_enabled(&kernel).await.unwrap();
+    let addr = homebot::dashboard::start(&kernel, running.routes)
+        .await
+        .unwrap()
+        .unwrap();
     // the satellite's room is known once HA's registries were read
     common::eventually_async("HA's registries read", Duration::from_secs(30), || async {
         let lines = kernel.doors().status_lines().await.join("\n");

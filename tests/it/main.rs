@@ -58,6 +58,7 @@ mod ha_pipeline;
 mod ha_ports;
 mod ha_real;
 mod ha_real_home;
+mod ha_supervision;
 mod ha_tls;
 mod imports;
 mod interrupt;

@@ -11,7 +11,6 @@ use common::satellite::{recv, send, transcript, Sock};
 use common::sse::*;
 use common::wyoming::{Got, WyPeer};
 use common::*;
-use homebot::channels::contract::Channel;
 use homebot::config::EnvOverrides;
 use homebot::kernel::{Kernel, KernelOptions};
 use serde_json::{json, Value};
@@ -57,14 +56,7 @@ async fn house(ws: &Path, url: &str, retries: u32, extra: &str) -> House {
         },
     )
     .unwrap();
-    let voice = homebot::channels::voice::VoiceChannel::new(kernel.config().voice.clone());
-    let started = Box::new(voice)
-        .start(kernel.clone(), kernel.cancel_token().child_token())
-        .await
-        .unwrap();
-    kernel
-        .doors()
-        .register("voice", started.outbound.clone().unwrap());
+    let started = homebot::channels::start_enabled(&kernel).await.unwrap();
     let addr = |label: &str| {
         started
             .bound

@@ -53,6 +53,8 @@ pub struct SimState {
     pub calls: Mutex<Vec<(Instant, Value)>>,
     pub auth_attempts: AtomicUsize,
     pub connections: AtomicUsize,
+    /// Connections open now (a WebSocket not yet closed by either side).
+    pub open: AtomicUsize,
     events: broadcast::Sender<Value>,
     /// entity id → its state object (`get_states`).
     pub states: Mutex<Vec<Value>>,
@@ -115,6 +117,7 @@ impl SimHa {
             calls: Mutex::new(Vec::new()),
             auth_attempts: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
+            open: AtomicUsize::new(0),
             events: broadcast::channel(256).0,
             states: Mutex::new(Vec::new()),
             exposed_extra: Mutex::new(HashSet::new()),
@@ -225,6 +228,10 @@ impl SimHa {
     pub fn connections(&self) -> usize {
         self.state.connections.load(Ordering::SeqCst)
     }
+
+    pub fn open_connections(&self) -> usize {
+        self.state.open.load(Ordering::SeqCst)
+    }
 }
 
 fn set_state(st: &SimState, entity_id: &str, state: &str) {
@@ -274,8 +281,19 @@ async fn upgrade(
         .on_upgrade(move |s| conn(s, st))
 }
 
+/// Counts a connection open until it ends, however it ends.
+struct Open(Arc<SimState>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 async fn conn(socket: WebSocket, st: Arc<SimState>) {
     st.connections.fetch_add(1, Ordering::SeqCst);
+    st.open.fetch_add(1, Ordering::SeqCst);
+    let _open = Open(st.clone());
     let (mut tx, mut rx) = socket.split();
     let send = |v: Value| Message::Text(v.to_string());
     if tx

@@ -20,10 +20,10 @@ pub enum NotHeld {
     TooManyFronts,
     #[error("too many messages are waiting for this front end's next turn")]
     FrontFull,
-    /// The voice actor failed while holding it (and was restarted).
+    /// The spoken kit's actor failed while holding it (its state was rebuilt).
     #[error(transparent)]
     Unavailable(#[from] crate::actor::Unavailable),
-    #[error("the voice channel has stopped")]
+    #[error("the gateway is stopping")]
     Stopped,
 }
 

@@ -54,11 +54,11 @@ pub struct VoiceReply {
     pub state: DialogueState,
     pub failed: bool,
     /// The held messages `text` begins with: said once the door sent it.
-    pub(super) held: held::Taken,
+    pub held: held::Taken,
 }
 
 /// A reply shaped for speech, with what was held for its front end said first.
-pub(super) fn compose(reply: &crate::turn::Reply, held: held::Taken) -> VoiceReply {
+pub fn compose(reply: &crate::turn::Reply, held: held::Taken) -> VoiceReply {
     let (text, mut state) = shape_reply(&reply.text);
     if reply.awaits_answer {
         // a question with options or a plan to confirm: keep listening for the answer

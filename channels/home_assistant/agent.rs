@@ -1,6 +1,6 @@
 //! Home Assistant's own conversation agent: a turn asked by the `homebot` custom
-//! integration (`custom_components/homebot`) through the HTTP server's agent endpoint
-//! (`dashboard::ha_agent`). HA hands it the words, its `conversation_id`, the device
+//! integration (`custom_components/homebot`) through the agent endpoint this channel
+//! provides to the HTTP server ([`super::agent_http`]). HA hands it the words, its `conversation_id`, the device
 //! that heard them, its user, a language and an automation's `extra_system_prompt`.
 //!
 //! - **Chat**: HA's `conversation_id` (a satellite keeps one across wakes until 5 minutes
@@ -14,22 +14,22 @@
 //!   registries; the turn's reminders ring on that satellite (`ha:<entity id>`). A turn
 //!   with a device is spoken; without one (typed in the HA app) it is text.
 //! - **Answer**: always streamed from the model (whatever `provider.stream` says), as the
-//!   native satellites get it ([`super::partial`]): `partial` frames of whole sentences,
+//!   native satellites get it (the spoken kit's `deliver`): `partial` frames of whole sentences,
 //!   then the `reply` frame with the whole text, `dialogue_state` (`continue` when the
 //!   reply waits for an answer: HA then keeps the microphone open) and `rest`.
 //! - **Cancel**: `cancel` (the HTTP request gone: HA gave up or stopped) cancels the turn.
 //!
-//! The turn is the Home Assistant channel's (`channels::home_assistant::turn`: its chat,
-//! facts and door target); the voice channel runs it here because it delivers it as it
-//! delivers a satellite's — the partials, and the messages held for that satellite said
-//! first.
+//! The turn is this channel's (`turn`: its chat, facts and door target), delivered
+//! through the spoken kit as a satellite's is — the partials, and the messages held for
+//! that satellite said first.
 
-use super::handle::{fallback_session, Voice};
-use super::speaker::{or_satellite_member, GUEST};
-use super::turn::{HA_PREFIX, WYOMING_TARGET};
-use crate::channels::home_assistant;
+use super::HomeAssistant;
+use crate::channels::spoken::{or_satellite_member, Spoken, GUEST, HA_PREFIX, WYOMING_TARGET};
+use crate::config::Secret;
+use crate::kernel::{Kernel, KernelInner};
 use crate::turn::Partials;
 use serde::Deserialize;
+use std::sync::Weak;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -90,20 +90,47 @@ impl AgentAsk {
     }
 }
 
-impl Voice {
+/// Home Assistant's agent: what its turns need (cheap to clone; the HTTP route holds it).
+#[derive(Clone)]
+pub struct Agent {
+    /// Weakly: a request that arrives while the gateway goes away is answered 503, and
+    /// the route never keeps the kernel alive.
+    kernel: Weak<KernelInner>,
+    spoken: Spoken,
+    /// The client, when `[home_assistant]` is configured: the device's satellite and room.
+    ha: Option<HomeAssistant>,
+    /// The agent token (`[http] ha_agent_token_env`).
+    pub(super) token: Secret,
+}
+
+impl Agent {
+    pub fn new(kernel: &Kernel, spoken: Spoken, ha: Option<HomeAssistant>, token: Secret) -> Self {
+        Self {
+            kernel: kernel.downgrade(),
+            spoken,
+            ha,
+            token,
+        }
+    }
+
+    /// The kernel, while the gateway runs.
+    pub(super) fn kernel(&self) -> Option<Kernel> {
+        Kernel::upgrade(&self.kernel)
+    }
+
     /// Run one agent turn; its frames (JSON, one per message) go to `out` as they come.
-    pub async fn ha_agent_turn(
+    pub async fn turn(
         &self,
+        kernel: &Kernel,
         ask: AgentAsk,
         cancel: CancellationToken,
         out: mpsc::Sender<String>,
     ) {
-        let kernel = &self.shared.kernel;
         let chat = ask
             .conversation_id
             .clone()
             .filter(|c| crate::config::is_safe_id(c))
-            .unwrap_or_else(|| fallback_session("ha", "agent"));
+            .unwrap_or_else(|| format!("ha-agent-{:08x}", rand::random::<u32>()));
         let speaker = ask
             .user_id
             .as_deref()
@@ -115,7 +142,7 @@ impl Voice {
                     .find(|m| m.ha_user_ids.iter().any(|id| id == u))
             })
             .map_or_else(|| GUEST.to_string(), |m| m.id.clone());
-        let located = match (&self.shared.ha, &ask.device_id) {
+        let located = match (&self.ha, &ask.device_id) {
             (Some(ha), Some(device)) => ha.locate(None, Some(device.clone())).await,
             _ => None,
         };
@@ -129,10 +156,8 @@ impl Voice {
             || WYOMING_TARGET.to_string(),
             |l| format!("{HA_PREFIX}{}", l.entity_id),
         );
-        // a turn of Home Assistant's channel; voice delivers it (the partials, and what
-        // waits for this satellite said first)
         let satellite = located.as_ref().map(|l| l.entity_id.as_str());
-        let mut turn = home_assistant::turn(&chat, &speaker, &ask.text, satellite);
+        let mut turn = super::turn(&chat, &speaker, &ask.text, satellite);
         turn.room = located.as_ref().and_then(|l| l.room.clone());
         turn.peer_note = ask.extra_system_prompt.clone();
         let cap = kernel.config().agent.max_reply_chars;
@@ -140,7 +165,9 @@ impl Voice {
             Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));
         turn.partials = Some(partials);
         let pending = kernel.submit_cancellable(turn, cancel.clone());
-        self.deliver(pending, Some(rx), cancel, &front, &chat, &out)
+        // spoken as a satellite's: the partials, and what waits for this satellite first
+        self.spoken
+            .deliver(pending, Some(rx), cancel, &front, &chat, &out)
             .await;
     }
 }

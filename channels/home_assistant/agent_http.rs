@@ -1,11 +1,14 @@
 //! `POST /api/ha/conversation`: Home Assistant's conversation agent endpoint, which the
-//! `homebot` custom integration calls for each turn (docs/home-assistant.md).
+//! `homebot` custom integration calls for each turn (docs/home-assistant.md). The Home
+//! Assistant channel provides it ([`routes`]) to the one HTTP server (`[http] listen`),
+//! which serves it beside the dashboard.
 //!
 //! - **Token**: its own, `Authorization: Bearer <agent token>` (`[http]
 //!   ha_agent_token_env`, default `HOMEBOT_HA_AGENT_TOKEN`), checked in constant time
 //!   and never logged. It opens this endpoint only; the owner's token does not open it
-//!   ([`super::auth`] asks [`refusal`] for this path before its own rules). Wrong tokens count
-//!   against the address like wrong logins ([`super::login_limit`]).
+//!   (the dashboard's rules do not apply here). Wrong tokens count against the address
+//!   with wrong logins: the HTTP server hands its routes its one
+//!   [`crate::channels::login_limit::SharedLimit`].
 //! - **Body**: JSON ([`AgentAsk`]), at most [`MAX_BODY`] bytes (the dashboard's 4 KiB
 //!   is for forms), its words and ids bounded by [`AgentAsk::checked`].
 //! - **Answer**: `200` with newline-delimited JSON, streamed as the model writes:
@@ -17,15 +20,16 @@
 //!   No short request deadline: the turn's own limits (`agent.turn_timeout_secs`, the
 //!   reply cap) bound it. When the client goes away the turn is cancelled.
 
-use super::login_limit::Verdict;
-use super::Dash;
+use super::agent::{Agent, AgentAsk};
 use crate::channels::auth::same_secret;
-use crate::channels::voice::ha_agent::AgentAsk;
-use crate::channels::voice::{Voice, CHANNEL as VOICE};
+use crate::channels::login_limit::{SharedLimit, Verdict};
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Extension, Router};
 use std::net::{IpAddr, SocketAddr};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -43,20 +47,42 @@ const MAX_TOKEN: usize = 512;
 /// (well inside the 10 s of silence the integration allows).
 pub const WAITING_EVERY: std::time::Duration = std::time::Duration::from_secs(4);
 
+/// The endpoint, its token check in front and its own body cap, for the HTTP server
+/// (which layers in its [`SharedLimit`] as an extension).
+pub fn routes(agent: Agent) -> Router {
+    Router::new()
+        .route(
+            PATH,
+            // its own body cap (the layer nearest the handler wins over the server's)
+            post(conversation).layer(axum::extract::DefaultBodyLimit::max(MAX_BODY)),
+        )
+        .route_layer(middleware::from_fn_with_state(agent.clone(), guard))
+        .with_state(agent)
+}
+
+/// Only the agent token passes.
+async fn guard(
+    State(agent): State<Agent>,
+    limit: Option<Extension<SharedLimit>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let limit = limit.map(|Extension(l)| l).unwrap_or_default();
+    match refusal(&agent, &limit, &req) {
+        None => next.run(req).await,
+        Some(refused) => refused,
+    }
+}
+
 /// The refusal to send when the request does not carry the agent token; `None`: it does.
-pub fn refusal(dash: &Dash, req: &Request) -> Option<Response> {
-    let Some(token) = dash.inner.ha_agent_token.as_ref().map(|t| t.expose()) else {
-        return Some(plain(
-            StatusCode::NOT_FOUND,
-            "Home Assistant's agent is off: set HOMEBOT_HA_AGENT_TOKEN\n",
-        ));
-    };
+fn refusal(agent: &Agent, limit: &SharedLimit, req: &Request) -> Option<Response> {
+    let token = agent.token.expose();
     let addr = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::from([0, 0, 0, 0]), |c| c.0.ip());
     let now = std::time::Instant::now();
-    if let Verdict::Refused { retry_after, first } = dash.login_limit().check(addr, now) {
+    if let Verdict::Refused { retry_after, first } = limit.lock().check(addr, now) {
         let secs = retry_after.as_secs().max(1);
         if first {
             warn!(addr = %addr, retry_after_secs = secs, "Home Assistant agent: too many wrong tokens from this address; refused for a while");
@@ -76,7 +102,7 @@ pub fn refusal(dash: &Dash, req: &Request) -> Option<Response> {
     match given {
         Some(t) if same_secret(t, token) => None,
         _ => {
-            dash.login_limit().wrong(addr, now);
+            limit.lock().wrong(addr, now);
             Some(plain(
                 StatusCode::UNAUTHORIZED,
                 "wrong or missing agent token\n",
@@ -85,9 +111,9 @@ pub fn refusal(dash: &Dash, req: &Request) -> Option<Response> {
     }
 }
 
-/// The handler (behind [`refusal`]).
-pub async fn conversation(State(dash): State<Dash>, body: Bytes) -> Response {
-    let Some(kernel) = dash.kernel() else {
+/// The handler (behind [`guard`]).
+async fn conversation(State(agent): State<Agent>, body: Bytes) -> Response {
+    let Some(kernel) = agent.kernel() else {
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     };
     let ask = match serde_json::from_slice::<AgentAsk>(&body) {
@@ -98,21 +124,12 @@ pub async fn conversation(State(dash): State<Dash>, body: Bytes) -> Response {
         Ok(a) => a,
         Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("bad request: {e}\n")),
     };
-    let voice = kernel
-        .doors()
-        .get(VOICE)
-        .and_then(|d| d.as_any().and_then(|a| a.downcast_ref::<Voice>()).cloned());
-    let Some(voice) = voice else {
-        return plain(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the voice channel is not running\n",
-        );
-    };
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::channel::<String>(FRAMES);
     let turn_cancel = cancel.clone();
     // counted with the turns: a graceful shutdown waits for it
-    kernel.spawn_delivery(async move { voice.ha_agent_turn(ask, turn_cancel, tx).await });
+    let k = kernel.clone();
+    kernel.spawn_delivery(async move { agent.turn(&k, ask, turn_cancel, tx).await });
     drop(kernel);
     // the body owns the guard: when the client goes away, the turn is cancelled
     let guard = cancel.drop_guard();

@@ -8,10 +8,14 @@
 //! at [`MAX_ADDRESSES`] the full buckets are forgotten, and past that, new addresses
 //! share one bucket — a flood from many addresses is limited as one.
 //!
-//! A pure state machine over the instant it is told; [`super::auth::login`] holds it.
+//! A pure state machine over the instant it is told. The HTTP server holds one
+//! ([`SharedLimit`]) for every token it checks: the dashboard's `/login` and owner token,
+//! and the routes channels provide (Home Assistant's agent endpoint), so wrong tokens
+//! count against an address wherever they were tried.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Wrong tries an address may make at once.
@@ -132,6 +136,19 @@ impl LoginLimit {
                 .or_insert_with(|| Bucket::full(now));
         }
         self.overflow.get_or_insert_with(|| Bucket::full(now))
+    }
+}
+
+/// One [`LoginLimit`] shared by everything the HTTP server serves (cheap to clone).
+#[derive(Clone, Default)]
+pub struct SharedLimit(Arc<Mutex<LoginLimit>>);
+
+impl SharedLimit {
+    pub fn lock(&self) -> MutexGuard<'_, LoginLimit> {
+        // the table is consistent after every call: a panic elsewhere leaves it usable
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

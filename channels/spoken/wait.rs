@@ -1,0 +1,161 @@
+//! Waiting until a held message is said: a proactive message (a reminder) for a front end
+//! that cannot be spoken to now waits for that front end's next turn — or for Home
+//! Assistant to be back, to announce it at once — and goes to the fallback chat
+//! (`voice.fallback`) when nothing said it in time.
+
+use super::actor;
+use super::held::{self, NotHeld};
+use super::{Spoken, WYOMING_TARGET};
+use crate::outbound::DeliveryError;
+use std::time::Duration;
+use tracing::{debug, warn};
+
+/// Says a held message at once, when its front end can be reached again (the voice
+/// channel's door; Home Assistant's announce).
+#[async_trait::async_trait]
+pub trait SayNow: Send + Sync {
+    async fn say_now(&self, front: &str, text: &str) -> Result<(), DeliveryError>;
+}
+
+impl Spoken {
+    /// Hold `text` for `front`'s next turn and wait until it is said: only then is it
+    /// delivered (a reminder stays pending meanwhile, so a restart rings it again). A turn
+    /// that took it and ended before saying it (its connection dropped) did not say it:
+    /// it is held again. When Home Assistant comes back meanwhile (connected, its rooms
+    /// read) and the front is one it may speak on, the message is taken back and said by
+    /// `say` at once — said by one or the other, never both. If nothing says it within
+    /// `voice.fallback_after_secs`, it goes to `voice.fallback` instead; without a
+    /// fallback it waits as long as the caller lets it (the Cron's budget).
+    pub async fn hold_until_said(
+        &self,
+        front: &str,
+        text: String,
+        say: &dyn SayNow,
+    ) -> Result<(), DeliveryError> {
+        let cfg = &self.inner.kernel.config().voice;
+        let fallback = cfg.fallback.clone();
+        let wait = match &fallback {
+            Some(_) => Duration::from_secs(cfg.fallback_after_secs),
+            None => held::MAX_AGE,
+        };
+        let deadline = tokio::time::Instant::now() + wait;
+        let Some(id) = self.wait_until_said(front, &text, deadline, say).await? else {
+            return Ok(());
+        };
+        let Some(text) = self.take_back(front, id).await else {
+            return Ok(()); // said just now
+        };
+        let Some(fallback) = fallback else {
+            return Err(DeliveryError::Unreachable(format!(
+                "voice front end {front:?} (no turn within {} s)",
+                wait.as_secs()
+            )));
+        };
+        let sent = self
+            .inner
+            .kernel
+            .deliver(&fallback.channel, &fallback.target, &text)
+            .await;
+        match &sent {
+            Ok(()) => {
+                tracing::info!(front, channel = %fallback.channel, "voice message nobody heard went to the fallback chat")
+            }
+            Err(e) => {
+                warn!(front, error = %e, "voice message nobody heard; the fallback chat failed too")
+            }
+        }
+        sent
+    }
+
+    /// Hold `text` for `front` until a turn says it or Home Assistant, back, lets `say`
+    /// say it (`None`), or until `deadline`: then the id it is held under.
+    async fn wait_until_said(
+        &self,
+        front: &str,
+        text: &str,
+        deadline: tokio::time::Instant,
+        say: &dyn SayNow,
+    ) -> Result<Option<u64>, DeliveryError> {
+        // a Wyoming speaker whose satellite is unknown has nowhere to be announced
+        let mut back = match self.inner.ports.satellites() {
+            Some(s) if front != WYOMING_TARGET => Some(s.comebacks()),
+            _ => None,
+        };
+        let mut held = self.hold(front, text.to_string()).await?;
+        loop {
+            let woke = tokio::select! {
+                said = tokio::time::timeout_at(deadline, &mut held.1) => match said {
+                    Ok(Ok(())) => return Ok(None),
+                    // taken by a turn that did not say it, or forgotten: hold it again
+                    Ok(Err(_)) => {
+                        held = self.hold(front, text.to_string()).await?;
+                        continue;
+                    }
+                    Err(_) => return Ok(Some(held.0)),
+                },
+                up = came_back(&mut back) => up,
+            };
+            if !woke {
+                back = None; // Home Assistant's handle is gone: only a turn says it now
+                continue;
+            }
+            if self.take_back(front, held.0).await.is_none() {
+                // a turn has it: its answer decides (said, or held again above)
+                continue;
+            }
+            match say.say_now(front, text).await {
+                Ok(()) => {
+                    tracing::info!(
+                        front,
+                        "a message held while Home Assistant was unreachable was announced when it came back"
+                    );
+                    return Ok(None);
+                }
+                Err(e) => {
+                    debug!(front, error = %e, "Home Assistant is back but could not say the held message; it waits again");
+                    held = self.hold(front, text.to_string()).await?;
+                }
+            }
+        }
+    }
+
+    /// Take back the message held for `front` under `id`; `None` when a turn has it
+    /// (or it was said).
+    async fn take_back(&self, front: &str, id: u64) -> Option<String> {
+        let take_back = actor::TakeBack {
+            front: front.to_string(),
+            id,
+        };
+        self.inner.actor.send(take_back).await.ok().flatten()
+    }
+
+    /// Hold `text` for `front`: its id and the receiver told when it was said.
+    async fn hold(
+        &self,
+        front: &str,
+        text: String,
+    ) -> Result<(u64, tokio::sync::oneshot::Receiver<()>), DeliveryError> {
+        let hold = actor::Hold {
+            front: front.to_string(),
+            text,
+        };
+        self.inner
+            .actor
+            .send(hold)
+            .await
+            .unwrap_or(Err(NotHeld::Stopped))
+            .map_err(|why| DeliveryError::Failed {
+                target: front.to_string(),
+                why: why.to_string(),
+            })
+    }
+}
+
+/// Wait until Home Assistant is back (`true`), or its handle is gone (`false`); with no
+/// Home Assistant to watch, never.
+async fn came_back(back: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match back {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
