@@ -37,8 +37,9 @@ impl HaActor {
         settings: Result<connection::Settings, super::NotConfigured>,
         presence: crate::presence::Presence,
         back: tokio::sync::watch::Sender<u64>,
+        watches: mpsc::Sender<crate::config::HaWatch>,
     ) -> Self {
-        let state = HaState::new(cfg, settings, presence, back);
+        let state = HaState::new(cfg, settings, presence, back, watches);
         let rebuild = |old: &mut HaState, hit: &str| old.rebuilt(hit);
         Self {
             state: Supervised::rebuilt_by("the Home Assistant actor", state, rebuild),
@@ -241,20 +242,6 @@ impl Handler<GetView> for HaActor {
     fn handle(&mut self, _: GetView, _: &mut Context<Self>) -> Self::Result {
         let view = self.state.run("view", |st| st.view.clone());
         MessageResult(view.unwrap_or_default())
-    }
-}
-
-/// Fired watches go to this queue from now on (the channel's delivery task, once).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SendWatchesTo(pub mpsc::Sender<crate::config::HaWatch>);
-
-impl Handler<SendWatchesTo> for HaActor {
-    type Result = ();
-    fn handle(&mut self, msg: SendWatchesTo, _: &mut Context<Self>) {
-        let _ = self
-            .state
-            .run("route the watches", |st| st.send_watches_to(msg.0));
     }
 }
 

@@ -69,16 +69,14 @@ impl Channel for HomeAssistantChannel {
     ) -> Result<Started, StartError> {
         let ha = match self.cfg {
             Some(cfg) => {
-                let ha = HomeAssistant::start(
+                let (ha, watches) = HomeAssistant::start(
                     cfg,
                     kernel.lifecycle(),
                     cancel.child_token(),
                     kernel.presence().clone(),
                 )
                 .map_err(|e| StartError::new(CHANNEL, "-", e))?;
-                if let Some(rx) = ha.take_watches() {
-                    kernel.spawn_service(watch::deliver(rx, kernel.clone(), cancel));
-                }
+                kernel.spawn_service(watch::deliver(watches, kernel.clone(), cancel));
                 Some(ha)
             }
             None => None,

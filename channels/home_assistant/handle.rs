@@ -60,26 +60,28 @@ pub(crate) fn settings(cfg: &HomeAssistantConfig) -> Result<connection::Settings
 impl HomeAssistant {
     /// Start the actor on its own thread; it connects (and keeps reconnecting) by itself,
     /// so Home Assistant being down at start delays nothing. Stops when `cancel` fires.
-    /// Its link is reported to `presence` as it comes up and goes down.
+    /// Its link is reported to `presence` as it comes up and goes down. Also returns the
+    /// queue of fired watches, for the channel's delivery task.
     pub fn start(
         cfg: HomeAssistantConfig,
         life: &Lifecycle,
         cancel: CancellationToken,
         presence: crate::presence::Presence,
-    ) -> std::io::Result<Self> {
+    ) -> std::io::Result<(Self, tokio::sync::mpsc::Receiver<crate::config::HaWatch>)> {
         let timeout = Duration::from_secs(cfg.timeout_secs);
         let tts_entity = cfg.tts_entity.clone();
         let announce_timeout = Duration::from_secs(cfg.announce_timeout_secs);
         let language = cfg.language.clone();
         let (back_tx, back) = tokio::sync::watch::channel(0);
+        let (watch_tx, watch_rx) = tokio::sync::mpsc::channel(watch::QUEUE);
         let s = settings(&cfg);
         if let Err(why) = &s {
             tracing::warn!("Home Assistant: {why}");
         }
         let addr = life.start_actor_until("homebot-ha", cancel, move || {
-            actor::HaActor::new(cfg, s, presence, back_tx)
+            actor::HaActor::new(cfg, s, presence, back_tx, watch_tx)
         })?;
-        Ok(Self {
+        let ha = Self {
             addr,
             timeout,
             tts_entity,
@@ -87,7 +89,8 @@ impl HomeAssistant {
             language,
             back,
             tasks: life.tasks().clone(),
-        })
+        };
+        Ok((ha, watch_rx))
     }
 
     /// Changes each time Home Assistant is connected again with its rooms read (from
@@ -96,16 +99,6 @@ impl HomeAssistant {
         let mut rx = self.back.clone();
         rx.mark_unchanged();
         rx
-    }
-
-    /// The fired watches, from now on and those fired before (the channel's delivery task
-    /// takes them, once: the actor keeps sending to the first taker, and a later taker's
-    /// queue is closed at once).
-    pub fn take_watches(&self) -> Option<tokio::sync::mpsc::Receiver<crate::config::HaWatch>> {
-        let (tx, rx) = tokio::sync::mpsc::channel(watch::QUEUE);
-        // queued even in a full mailbox; a watch fired before it arrives is held meanwhile
-        self.addr.do_send(actor::SendWatchesTo(tx));
-        Some(rx)
     }
 
     /// Send a message to the actor, bounded by the timeout.

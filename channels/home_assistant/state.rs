@@ -9,7 +9,7 @@ use super::connection::{self, Call, Report};
 use super::home::{HomeView, Services, SERVICES_FOR};
 use super::rooms::{Listening, Rooms};
 use super::status::CHANNEL;
-use super::{watch, Located, NotConfigured, Status};
+use super::{Located, NotConfigured, Status};
 use crate::config::{HaWatch, HomeAssistantConfig};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -34,8 +34,8 @@ pub struct HaState {
     pub(super) exposed_ids: HashSet<String>,
     /// What the home tools see, rebuilt when the registries or the exposed list change.
     pub(super) view: std::sync::Arc<HomeView>,
-    /// Where fired watches go (the delivery task of the channel holding Home Assistant).
-    pub(super) watches: Watches,
+    /// Where fired watches go (the channel's delivery task; a full queue drops one).
+    pub(super) watches: mpsc::Sender<HaWatch>,
     /// Home Assistant's services by domain, and when they were read (`get_services`).
     pub(super) services: Option<Services>,
     /// Sentences on their way to Home Assistant's agent now, each with the number of its
@@ -50,13 +50,6 @@ pub struct HaState {
     pub(super) back: tokio::sync::watch::Sender<u64>,
     /// Connected, and the registries not read yet on this connection.
     pub(super) fresh: bool,
-}
-
-/// Where fired watches go: held here (at most [`watch::QUEUE`]) until the channel's
-/// delivery task asks for them, then sent to it.
-pub enum Watches {
-    Held(Vec<HaWatch>),
-    To(mpsc::Sender<HaWatch>),
 }
 
 /// A connection to Home Assistant: its task's mailbox, and its stop — dropping it (with
@@ -92,6 +85,7 @@ impl HaState {
         settings: Result<connection::Settings, NotConfigured>,
         presence: crate::presence::Presence,
         back: tokio::sync::watch::Sender<u64>,
+        watches: mpsc::Sender<HaWatch>,
     ) -> Self {
         let rooms = {
             let mut r = Rooms::default();
@@ -114,7 +108,7 @@ impl HaState {
             exposed: None,
             exposed_ids: HashSet::new(),
             view: Default::default(),
-            watches: Watches::Held(Vec::new()),
+            watches,
             services: None,
             in_flight: HashMap::new(),
             no_listen_again: HashSet::new(),
@@ -143,11 +137,9 @@ impl HaState {
             self.settings.clone(),
             self.presence.clone(),
             self.back.clone(),
+            self.watches.clone(),
         );
         fresh.session = self.session + 1;
-        if let Watches::To(tx) = &self.watches {
-            fresh.watches = Watches::To(tx.clone());
-        }
         fresh
     }
 
@@ -332,29 +324,8 @@ impl HaState {
 
 impl HaState {
     fn fired(&mut self, w: HaWatch) {
-        let full = match &mut self.watches {
-            Watches::To(tx) => tx.try_send(w).err().map(|e| e.into_inner()),
-            Watches::Held(held) if held.len() < watch::QUEUE => {
-                held.push(w);
-                None
-            }
-            Watches::Held(_) => Some(w),
-        };
-        if let Some(w) = full {
+        if let Err(mpsc::error::TrySendError::Full(w)) = self.watches.try_send(w) {
             tracing::warn!(entity = %w.entity_id, "too many watch messages waiting; this one is dropped");
-        }
-    }
-
-    /// Fired watches go to `to` from now on, those held first; the first taker keeps
-    /// them (a later one's queue is closed at once).
-    pub(super) fn send_watches_to(&mut self, to: mpsc::Sender<HaWatch>) {
-        let Watches::Held(held) = &mut self.watches else {
-            return;
-        };
-        let held = std::mem::take(held);
-        self.watches = Watches::To(to);
-        for w in held {
-            self.fired(w);
         }
     }
 

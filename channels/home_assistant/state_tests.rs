@@ -1,8 +1,9 @@
-//! The state's own transitions, without an actor or a connection: fired watches held
-//! until the delivery task asks, the in-flight sentences by call, the services list kept
+//! The state's own transitions, without an actor or a connection: fired watches sent
+//! (bounded), the in-flight sentences by call, the services list kept
 //! for a minute, the state rebuilt after a panic.
 
 use super::*;
+use crate::channels::home_assistant::watch;
 use std::time::{Duration, Instant};
 
 fn watch(n: usize) -> HaWatch {
@@ -15,7 +16,8 @@ fn watch(n: usize) -> HaWatch {
     }
 }
 
-fn state(watches: usize) -> HaState {
+/// A state with `watches` configured, and the queue its fired watches go to.
+fn state(watches: usize) -> (HaState, mpsc::Receiver<HaWatch>) {
     let cfg = HomeAssistantConfig {
         watch: (0..watches).map(watch).collect(),
         ..Default::default()
@@ -24,53 +26,40 @@ fn state(watches: usize) -> HaState {
         std::sync::Arc::new(crate::clock::SystemClock),
         crate::zone::Zone::utc(),
     );
-    HaState::new(
+    let (tx, rx) = mpsc::channel(watch::QUEUE);
+    let st = HaState::new(
         cfg,
         Err(NotConfigured::NoUrl),
         presence,
         tokio::sync::watch::channel(0).0,
-    )
+        tx,
+    );
+    (st, rx)
 }
 
 #[test]
-fn watches_fired_before_the_delivery_task_asks_are_held_then_sent_in_order() {
-    let mut st = state(3);
+fn fired_watches_go_to_the_queue_and_a_full_queue_drops_one() {
+    let (mut st, mut rx) = state(3);
     st.on_report(Report::Watch(0));
     st.on_report(Report::Watch(1));
     st.on_report(Report::Watch(7)); // no such watch: nothing
-    let (tx, mut rx) = mpsc::channel(watch::QUEUE);
-    st.send_watches_to(tx);
-    st.on_report(Report::Watch(2));
     let got: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok())
         .map(|w| w.message)
         .collect();
-    assert_eq!(got, ["message 0", "message 1", "message 2"]);
-
-    // the first taker keeps them; a later one's queue is closed at once
-    let (late, mut late_rx) = mpsc::channel(watch::QUEUE);
-    st.send_watches_to(late);
-    st.on_report(Report::Watch(0));
-    assert!(late_rx.try_recv().is_err() && late_rx.is_closed());
-    assert_eq!(rx.try_recv().unwrap().message, "message 0");
-}
-
-#[test]
-fn held_watches_are_bounded() {
-    let mut st = state(1);
+    assert_eq!(got, ["message 0", "message 1"]);
     for _ in 0..watch::QUEUE + 5 {
-        st.on_report(Report::Watch(0));
+        st.on_report(Report::Watch(2));
     }
-    let (tx, mut rx) = mpsc::channel(2 * watch::QUEUE);
-    st.send_watches_to(tx);
     assert_eq!(
         std::iter::from_fn(|| rx.try_recv().ok()).count(),
-        watch::QUEUE
+        watch::QUEUE,
+        "bounded: the rest were dropped"
     );
 }
 
 #[test]
 fn a_sentence_is_in_flight_once_and_only_its_own_call_ends_it() {
-    let mut st = state(0);
+    let (mut st, _) = state(0);
     assert!(st.start_conversing("打开厨房的灯".into(), 1));
     assert!(
         !st.start_conversing("打开厨房的灯".into(), 2),
@@ -85,7 +74,7 @@ fn a_sentence_is_in_flight_once_and_only_its_own_call_ends_it() {
 
 #[test]
 fn the_services_list_is_trusted_for_a_minute() {
-    let mut st = state(0);
+    let (mut st, _) = state(0);
     assert_eq!(st.known_services("light"), None, "never read");
     let map: HashMap<String, Vec<String>> = [("light".into(), vec!["turn_on".into()])].into();
     st.services = Some((Instant::now(), map.clone()));
@@ -101,9 +90,7 @@ fn the_services_list_is_trusted_for_a_minute() {
 
 #[test]
 fn a_rebuilt_state_keeps_only_what_is_not_its_own() {
-    let mut st = state(1);
-    let (tx, mut rx) = mpsc::channel(watch::QUEUE);
-    st.send_watches_to(tx);
+    let (mut st, mut rx) = state(1);
     st.on_report(Report::Connected {
         version: Some("2025.4.4".into()),
     });
@@ -143,7 +130,7 @@ fn a_rebuilt_state_keeps_only_what_is_not_its_own() {
 
 #[test]
 fn a_state_opens_one_connection_and_dropping_it_stops_that_connection() {
-    let no_settings = state(0);
+    let (no_settings, _rx) = state(0);
     let mut st = HaState::new(
         HomeAssistantConfig::default(),
         Ok(connection::Settings {
@@ -156,6 +143,7 @@ fn a_state_opens_one_connection_and_dropping_it_stops_that_connection() {
         }),
         no_settings.presence.clone(),
         no_settings.back.clone(),
+        no_settings.watches.clone(),
     );
     let mut no_settings = no_settings;
     assert!(no_settings.open().is_none(), "nothing to connect with");
