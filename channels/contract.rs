@@ -81,7 +81,7 @@ pub trait Channel: Send {
     /// `qq`, `voice`, `cli`: the name turns carry and doors are registered under.
     fn name(&self) -> &'static str;
 
-    /// Bind and spawn the channel's tasks (with [`Kernel::spawn_service`]); return at once.
+    /// Bind and spawn the channel's tasks (with [`Kernel::tasks`]: `spawn_in(Group::Service, …)`); return at once.
     /// What it provides is resolved after every channel has started.
     /// Everything stops when `cancel` fires.
     async fn start(

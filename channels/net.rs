@@ -65,25 +65,27 @@ pub fn serve_http(
     cancel: CancellationToken,
     limits: HttpLimits,
 ) {
-    kernel.spawn_service(async move {
-        let conns = TaskTracker::new();
-        let handshake = limits.handshake;
-        netutil::accept_loop(
-            channel,
-            listener,
-            limits.conns,
-            cancel.clone(),
-            |stream, permit| {
-                let app = app.clone();
-                let cancel = cancel.clone();
-                conns.spawn(serve_conn(channel, stream, permit, app, handshake, cancel));
-            },
-            refuse_http,
-        )
-        .await;
-        conns.close();
-        conns.wait().await;
-    });
+    kernel
+        .tasks()
+        .spawn_in(crate::actor::Group::Service, async move {
+            let conns = TaskTracker::new();
+            let handshake = limits.handshake;
+            netutil::accept_loop(
+                channel,
+                listener,
+                limits.conns,
+                cancel.clone(),
+                |stream, permit| {
+                    let app = app.clone();
+                    let cancel = cancel.clone();
+                    conns.spawn(serve_conn(channel, stream, permit, app, handshake, cancel));
+                },
+                refuse_http,
+            )
+            .await;
+            conns.close();
+            conns.wait().await;
+        });
 }
 
 /// Over the cap: say so if the socket takes the bytes now (never waits), then close.

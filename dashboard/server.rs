@@ -49,27 +49,29 @@ pub async fn start(
     let router = app(Dash::new(kernel), provided);
     let cancel = kernel.cancel_token().child_token();
     info!(addr = %addr, token = http.token.is_some(), ha_agent = http.ha_agent_token.is_some(), "dashboard listening");
-    kernel.spawn_service(async move {
-        let conns = TaskTracker::new();
-        netutil::accept_loop(
-            LABEL,
-            listener,
-            limit,
-            cancel.clone(),
-            |stream, permit| {
-                // the peer's address, for the login limit (as axum's `ConnectInfo`)
-                let app = match stream.peer_addr() {
-                    Ok(peer) => router.clone().layer(Extension(ConnectInfo(peer))),
-                    Err(_) => router.clone(),
-                };
-                conns.spawn(serve_conn(stream, permit, app, cancel.clone()));
-            },
-            refuse,
-        )
-        .await;
-        conns.close();
-        conns.wait().await;
-    });
+    kernel
+        .tasks()
+        .spawn_in(crate::actor::Group::Service, async move {
+            let conns = TaskTracker::new();
+            netutil::accept_loop(
+                LABEL,
+                listener,
+                limit,
+                cancel.clone(),
+                |stream, permit| {
+                    // the peer's address, for the login limit (as axum's `ConnectInfo`)
+                    let app = match stream.peer_addr() {
+                        Ok(peer) => router.clone().layer(Extension(ConnectInfo(peer))),
+                        Err(_) => router.clone(),
+                    };
+                    conns.spawn(serve_conn(stream, permit, app, cancel.clone()));
+                },
+                refuse,
+            )
+            .await;
+            conns.close();
+            conns.wait().await;
+        });
     Ok(Some(addr))
 }
 

@@ -246,8 +246,7 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
         anyhow::bail!("cannot start the dashboard: {e}");
     }
     // a long-running process: what its threads freed goes back to the system
-    let trim =
-        homebot::heap::release_periodically(kernel.lifecycle().tasks(), homebot::heap::PERIOD);
+    let trim = homebot::heap::release_periodically(kernel.tasks(), homebot::heap::PERIOD);
     tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
     wait_for_shutdown().await;
     let grace = Duration::from_secs(kernel.config().agent.shutdown_grace_secs);

@@ -37,7 +37,8 @@
 
 pub use super::actor::MAX_LISTENERS;
 use super::actor::{Terminals, LISTENER_QUEUE};
-use crate::kernel::{DeliveryGuard, Kernel};
+use crate::actor::TaskGuard;
+use crate::kernel::Kernel;
 use crate::netutil::{self, ConnLimit, CONTROL_IDLE, CONTROL_MAX_CONNECTIONS};
 use crate::turn::{Failure, Refusal, Reply, Turn};
 use serde::{Deserialize, Serialize};
@@ -90,8 +91,8 @@ pub fn spawn_server(kernel: &Kernel, terminals: Terminals) {
     let root = kernel.workspace().root().to_path_buf();
     let weak = kernel.downgrade();
     let cancel = kernel.cancel_token();
-    let conns = kernel.lifecycle().tasks().clone();
-    kernel.spawn_service(async move {
+    let conns = kernel.tasks().clone();
+    kernel.tasks().spawn_in(crate::actor::Group::Service, async move {
         if let Err(e) = serve(&root, weak, terminals, conns, cancel).await {
             warn!(error = %e, "control socket unavailable; a CLI beside this process will be refused");
         }
@@ -183,7 +184,7 @@ async fn handle_conn(
             return Ok(());
         }
         // the reply, and the guard that keeps a graceful shutdown waiting until it is written
-        let reply: (Reply, Option<DeliveryGuard>) = if buf.len() > MAX_LINE {
+        let reply: (Reply, Option<TaskGuard>) = if buf.len() > MAX_LINE {
             let r = Reply::refused(
                 "request too large",
                 Refusal::BadRequest,
@@ -210,7 +211,7 @@ async fn handle_conn(
                         None,
                     ),
                     Some(k) => {
-                        let guard = k.hold_delivery();
+                        let guard = k.tasks().guard(crate::actor::Group::Turn);
                         let reply = match req {
                             Request::Turn(turn) => {
                                 match turn_until_hangup(&k, *turn, &mut lines).await {

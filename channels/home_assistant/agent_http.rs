@@ -129,7 +129,11 @@ async fn conversation(State(agent): State<Agent>, body: Bytes) -> Response {
     let turn_cancel = cancel.clone();
     // counted with the turns: a graceful shutdown waits for it
     let k = kernel.clone();
-    kernel.spawn_delivery(async move { agent.turn(&k, ask, turn_cancel, tx).await });
+    kernel
+        .tasks()
+        .spawn_in(crate::actor::Group::Turn, async move {
+            agent.turn(&k, ask, turn_cancel, tx).await
+        });
     drop(kernel);
     // the body owns the guard: when the client goes away, the turn is cancelled
     let guard = cancel.drop_guard();

@@ -76,7 +76,10 @@ impl Channel for HomeAssistantChannel {
                     kernel.presence().clone(),
                 )
                 .map_err(|e| StartError::new(CHANNEL, "-", e))?;
-                kernel.spawn_service(watch::deliver(watches, kernel.clone(), cancel));
+                kernel.tasks().spawn_in(
+                    crate::actor::Group::Service,
+                    watch::deliver(watches, kernel.clone(), cancel),
+                );
                 Some(ha)
             }
             None => None,

@@ -34,7 +34,7 @@ pub async fn deliver(mut rx: mpsc::Receiver<HaWatch>, kernel: Kernel, cancel: Ca
         };
         let kernel2 = kernel.clone();
         let cancel = cancel.clone();
-        kernel.lifecycle().tasks().spawn(async move {
+        kernel.tasks().spawn(async move {
             let kernel = kernel2;
             let _slot = slot;
             let origin = crate::reminders::Origin {

@@ -274,7 +274,7 @@ impl Handler<Inbound> for QqActor {
             target,
             reply,
             done: None,
-            _guard: self.kernel.hold_delivery(),
+            _guard: self.kernel.tasks().guard(crate::actor::Group::Turn),
         };
         if let Err(e) = self.enqueue(key.clone(), job, ctx) {
             warn!(self_id, target = %key, error = %e, "qq: delivery queue full; reply dropped");

@@ -64,7 +64,7 @@ async fn start(
     };
     let start_worker: StartWorker = {
         let (handle, runtime) = (handle.clone(), runtime.clone());
-        let tasks = kernel.lifecycle().tasks().clone();
+        let tasks = kernel.tasks().clone();
         // (tracked: the shutdown cancels an idle worker; a delivery in progress holds
         // its own guard, which the shutdown waits for first)
         Box::new(move |addr, queue| {
@@ -96,7 +96,11 @@ async fn start(
     }
     if let Some(url) = cfg.forward_url.clone() {
         let ch2 = ch.clone();
-        kernel.spawn_service(async move { ch2.forward_loop(url).await });
+        kernel
+            .tasks()
+            .spawn_in(crate::actor::Group::Service, async move {
+                ch2.forward_loop(url).await
+            });
     }
     Ok((ch, bound))
 }

@@ -11,7 +11,8 @@
 
 use super::rpc::ActionError;
 use super::target::Target;
-use crate::kernel::{DeliveryGuard, PendingReply};
+use crate::actor::TaskGuard;
+use crate::kernel::PendingReply;
 use std::collections::{HashMap, HashSet};
 use tokio::sync::{mpsc, oneshot};
 
@@ -34,7 +35,7 @@ pub struct Delivery {
     /// Told how it went (the outbound door waits for it).
     pub done: Option<oneshot::Sender<Result<(), ActionError>>>,
     /// Keeps a graceful shutdown waiting until this has gone out.
-    pub _guard: DeliveryGuard,
+    pub _guard: TaskGuard,
 }
 
 /// One "please wait" refusal per burst. A burst starts with a chat's first refused

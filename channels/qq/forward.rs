@@ -89,7 +89,7 @@ impl Qq {
             }
         };
         let tx = crate::channels::net::spawn_ws_writer(
-            self.kernel.lifecycle().tasks(),
+            self.kernel.tasks(),
             sink,
             WRITER_QUEUE,
             self.cancel.clone(),

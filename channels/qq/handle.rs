@@ -177,7 +177,7 @@ impl Outbound for Qq {
             target: parsed.clone(),
             reply: PendingReply::Ready(Reply::ok(text)),
             done: Some(done),
-            _guard: self.kernel.hold_delivery(),
+            _guard: self.kernel.tasks().guard(crate::actor::Group::Turn),
         };
         match self
             .addr

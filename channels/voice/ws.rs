@@ -221,7 +221,7 @@ impl Voice {
         let idle = Duration::from_secs(self.shared.cfg.ws_idle_timeout_secs);
         let (sink, mut stream) = socket.split();
         let tx = crate::channels::net::spawn_ws_writer(
-            self.shared.kernel.lifecycle().tasks(),
+            self.shared.kernel.tasks(),
             sink,
             32,
             conn.close.clone(),
@@ -304,15 +304,18 @@ impl Voice {
         let (pending, partials) =
             self.submit_satellite(&session, &speaker, &words, &front, cancel.clone());
         let tx = sock.tx.clone();
-        let delivering = self.shared.kernel.hold_delivery();
+        let delivering = self.shared.kernel.tasks().guard(crate::actor::Group::Turn);
         let me = self.clone();
-        self.shared.kernel.spawn_delivery(async move {
-            let _delivering = delivering;
-            me.shared
-                .spoken
-                .deliver(pending, partials, cancel, &front, &session, &tx)
-                .await;
-        });
+        self.shared
+            .kernel
+            .tasks()
+            .spawn_in(crate::actor::Group::Turn, async move {
+                let _delivering = delivering;
+                me.shared
+                    .spoken
+                    .deliver(pending, partials, cancel, &front, &session, &tx)
+                    .await;
+            });
     }
 
     /// Let this connection speak for satellite `sat` (and make it the current one);

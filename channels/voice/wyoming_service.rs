@@ -50,10 +50,10 @@ impl Voice {
         }
         let limit = listener_limit("wyoming", self.shared.cfg.wyoming_max_connections);
         let ch = self.clone();
-        let conns = self.shared.kernel.lifecycle().tasks().clone();
-        self.shared
-            .kernel
-            .spawn_service(crate::netutil::accept_loop(
+        let conns = self.shared.kernel.tasks().clone();
+        self.shared.kernel.tasks().spawn_in(
+            crate::actor::Group::Service,
+            crate::netutil::accept_loop(
                 "wyoming",
                 listener,
                 limit,
@@ -63,7 +63,8 @@ impl Voice {
                     conns.spawn(async move { ch.wyoming_conn(stream, permit).await });
                 },
                 refuse,
-            ));
+            ),
+        );
         Ok(("wyoming", addr))
     }
 
@@ -92,7 +93,7 @@ impl Voice {
         debug!(?peer, conn, "wyoming connection");
         while let Some(ev) = self.next_event(&mut link).await {
             // a graceful shutdown waits until an answer is written
-            let _delivering = self.shared.kernel.hold_delivery();
+            let _delivering = self.shared.kernel.tasks().guard(crate::actor::Group::Turn);
             let (out, mut held) = match WyomingIn::from_event(ev) {
                 WyomingIn::Describe => (self.info(), Taken::default()),
                 WyomingIn::Ping(p) => (WyomingOut::Pong(Pong { text: p.text }), Taken::default()),

@@ -1,82 +1,14 @@
 //! What the kernel's shutdown stops: the actor threads started through a [`Lifecycle`]
-//! (stopped and joined) and the background tasks spawned through its [`Tasks`] (the
-//! listen-again after a question, compactions, reminder deliveries, the heap trim —
-//! cancelled, then waited for). Nothing started here outlives the kernel's shutdown
-//! unseen.
+//! (stopped and joined) and the tasks spawned through its [`Tasks`] (drained group by
+//! group: turns, services, background). Nothing started here outlives the kernel's
+//! shutdown unseen.
 
+use super::tasks::Tasks;
 use super::thread::ActorThread;
 use actix::prelude::*;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
-
-/// Background tasks that belong to no turn and no connection: tracked, so a shutdown
-/// sees them, and cancelled by it. Cheap to clone; a handle that holds one keeps no
-/// thread alive.
-#[derive(Clone, Default)]
-pub struct Tasks {
-    tracker: TaskTracker,
-    cancel: CancellationToken,
-}
-
-impl Tasks {
-    /// Run `fut` on the current runtime until it ends or the shutdown cancels it.
-    pub fn spawn<F>(&self, fut: F) -> tokio::task::JoinHandle<()>
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        self.tracker.spawn(self.cancellable(fut))
-    }
-
-    /// [`Tasks::spawn`] on `runtime` (from a thread that has none, or another one).
-    pub fn spawn_on<F>(
-        &self,
-        runtime: &tokio::runtime::Handle,
-        fut: F,
-    ) -> tokio::task::JoinHandle<()>
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        self.tracker.spawn_on(self.cancellable(fut), runtime)
-    }
-
-    fn cancellable<F: Future<Output = ()>>(&self, fut: F) -> impl Future<Output = ()> {
-        let cancel = self.cancel.clone();
-        async move {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => {}
-                () = fut => {}
-            }
-        }
-    }
-
-    /// Tasks still running.
-    pub fn len(&self) -> usize {
-        self.tracker.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.tracker.is_empty()
-    }
-
-    /// Fires when the shutdown cancels the tasks (a task may watch it to end cleanly).
-    pub fn cancelled(&self) -> CancellationToken {
-        self.cancel.clone()
-    }
-
-    /// Cancel every task and wait (at most `within`) until they have ended: whether they
-    /// did. Tasks spawned afterwards are cancelled at once.
-    pub async fn shutdown(&self, within: Duration) -> bool {
-        self.cancel.cancel();
-        self.tracker.close();
-        tokio::time::timeout(within, self.tracker.wait())
-            .await
-            .is_ok()
-    }
-}
 
 /// The kernel's record of the actor threads it stops and joins, and of its background
 /// [`Tasks`]. Cloned into whatever starts actors (the channels); the kernel stops it.
@@ -87,7 +19,7 @@ pub struct Lifecycle {
 }
 
 impl Lifecycle {
-    /// The background tasks the shutdown cancels.
+    /// Every task of the process, by group (the shutdown drains them in order).
     pub fn tasks(&self) -> &Tasks {
         &self.tasks
     }
@@ -137,7 +69,7 @@ impl Lifecycle {
     /// Cancel the background tasks and stop every registered thread, waiting for none
     /// (the kernel dropped without a graceful shutdown).
     pub fn stop(&self) {
-        self.tasks.cancel.cancel();
+        self.tasks.cancel_all();
         self.stop_threads();
     }
 
@@ -173,6 +105,7 @@ impl Lifecycle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actor::Group;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     struct Idle;
@@ -219,10 +152,10 @@ mod tests {
         });
         let finished = tasks.spawn(async {});
         finished.await.unwrap();
-        assert_eq!(tasks.len(), 1);
-        assert!(tasks.shutdown(Duration::from_secs(5)).await);
+        assert_eq!(tasks.len(Group::Background), 1);
+        assert!(tasks.stop(Group::Background, Duration::from_secs(5)).await);
         assert!(ended.load(Ordering::SeqCst), "the task was cancelled");
-        assert!(tasks.is_empty());
+        assert_eq!(tasks.len(Group::Background), 0);
         // one spawned after the shutdown never runs its body
         let ran = Arc::new(AtomicBool::new(false));
         let r = ran.clone();

@@ -2,8 +2,9 @@
 //!
 //! Layout: `thread` — [`ActorThread`], an actix system on a named thread, started with
 //! its actors and handing back their addresses; `lifecycle` — [`Lifecycle`], the kernel's
-//! record of those threads (its shutdown stops and joins them) and of the background
-//! [`Tasks`] (cancelled and waited for); `cell` — [`Supervised`], the state cell whose only
+//! record of those threads (its shutdown stops and joins them) and of the [`Tasks`];
+//! `tasks` — [`Tasks`], every task in three named groups (turns, services, background)
+//! the shutdown drains in order; `cell` — [`Supervised`], the state cell whose only
 //! door is the supervised run; `gather` — the batch a blocking owner (the memory
 //! thread, the log writer) takes after a wake, cut short by whatever a caller waits for;
 //! `supervisor` — the restart record behind it (a panic fails
@@ -17,10 +18,12 @@ mod cell;
 mod gather;
 mod lifecycle;
 mod supervisor;
+mod tasks;
 mod thread;
 
 pub use cell::Supervised;
 pub use gather::gather;
-pub use lifecycle::{Lifecycle, Tasks};
+pub use lifecycle::Lifecycle;
 pub use supervisor::{pause_after, InMemoryOnly, Unavailable, CALM, MAX_PAUSE};
+pub use tasks::{Group, TaskGuard, Tasks};
 pub use thread::ActorThread;

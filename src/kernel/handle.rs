@@ -16,8 +16,6 @@ use crate::scheduler::ChatQueues;
 use crate::turn::Reply;
 use crate::workspace::Workspace;
 use std::sync::{Arc, Mutex, Weak};
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 pub struct KernelInner {
     pub(super) cfg: Config,
@@ -30,17 +28,10 @@ pub struct KernelInner {
     pub(super) strategies: crate::strategy::Strategies,
     pub(super) clock: SharedClock,
     pub(super) tz: crate::zone::Zone,
-    /// The actor threads and the background tasks the shutdown stops.
+    /// The actor threads and every task (turns, services, background) the shutdown
+    /// stops.
     pub(super) lifecycle: Lifecycle,
     pub(super) queues: Mutex<ChatQueues<Job>>,
-    /// Chat workers and reply deliveries; closed when admission stops.
-    pub(super) turns: TaskTracker,
-    /// Channel servers and the control socket.
-    pub(super) services: TaskTracker,
-    /// Fires when the services must stop.
-    pub(super) cancel: CancellationToken,
-    /// Fires when the grace period is over: turns still running stop and record that.
-    pub(super) stragglers: CancellationToken,
     pub(super) doors: Arc<Doors>,
     /// The channels' links and since when (see [`crate::presence`]).
     pub(super) presence: crate::presence::Presence,
@@ -49,7 +40,6 @@ pub struct KernelInner {
 
 impl Drop for KernelInner {
     fn drop(&mut self) {
-        self.cancel.cancel();
         self.lifecycle.stop();
     }
 }

@@ -12,18 +12,19 @@
 //!
 //! One turn's way through is in [`run_turn`].
 //!
-//! Lifecycle: chat workers and reply deliveries run on the `turns` [`TaskTracker`];
-//! channel servers on the `services` tracker and stop when the [`CancellationToken`]
-//! fires; background tasks (compactions, reminder deliveries, the listen-again, the heap
-//! trim) and the actor threads are the [`Lifecycle`]'s. A graceful shutdown closes
-//! admission (under the queue lock, so no turn slips in unseen), waits for `turns` up to
-//! the grace period, then cancels the services and waits for them (the control socket
-//! removes its file on the way out), cancels the background tasks and waits for them,
-//! and stops the actor threads and joins them.
+//! Lifecycle: every task is in one of the [`crate::actor::Tasks`] groups of the
+//! [`Lifecycle`] (`Kernel::tasks`): chat workers and reply deliveries in `Turn`, channel
+//! servers in `Service` (they stop when its token fires), compactions, reminder
+//! deliveries, the listen-again and the heap trim in `Background`; the actor threads are
+//! the `Lifecycle`'s too. A graceful shutdown closes admission (under the queue lock, so
+//! no turn slips in unseen), waits for the turns up to the grace period, then stops the
+//! services and waits for them (the control socket removes its file on the way out),
+//! cancels the background tasks and waits for them, and stops the actor threads and
+//! joins them.
 //!
 //! Layout: `handle` — `Kernel` and what it owns, its accessors; `submit` — the door
 //! (admission to a chat's FIFO, `PendingReply`, the chat's worker); [`run_turn`] — one turn;
-//! `shutdown` — the services and deliveries a shutdown waits for, and the shutdown; `start`
+//! `shutdown` — the tasks and the shutdown; `start`
 //! and `actors` — start-up; `options` — `KernelOptions` and the skill search path; `error`
 //! — `KernelError`.
 
@@ -41,5 +42,4 @@ mod submit;
 pub use error::KernelError;
 pub use handle::{Kernel, KernelInner};
 pub use options::{skill_search_path, KernelOptions};
-pub use shutdown::DeliveryGuard;
 pub use submit::PendingReply;

@@ -9,6 +9,7 @@
 //! known to be full, begin-turn refuses new turns before the LLM is asked.
 
 use super::Kernel;
+use crate::actor::Group;
 use crate::agent::{AgentOutcome, TurnCtx};
 use crate::metrics::TurnOutcome;
 use crate::modes::core::{ModeError, TurnMeta};
@@ -230,9 +231,11 @@ impl Kernel {
     ) -> Answered {
         let t = self.turn_ctx(turn, text, ticket);
         let limit = Duration::from_secs(self.inner.cfg.agent.turn_timeout_secs);
+        // fires when the shutdown's grace period is over
+        let stragglers = self.inner.lifecycle.tasks().token(Group::Turn);
         tokio::select! {
             biased;
-            _ = self.inner.stragglers.cancelled() => {
+            _ = stragglers.cancelled() => {
                 warn!(channel = %turn.channel, chat = %turn.chat_id, "turn stopped: the shutdown grace period is over");
                 let e = TurnError::new(Failure::Unavailable, "stopped by the shutdown before it finished");
                 Answered::stopped("抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。", e, false)

@@ -3,7 +3,7 @@
 
 use super::actors::{start_actors, CronParts};
 use super::*;
-use crate::actor::Lifecycle;
+use crate::actor::{Group, Lifecycle};
 use crate::agent::Agent;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, EnvOverrides};
@@ -18,8 +18,6 @@ use crate::workspace::Workspace;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use tracing::{error, info};
 
 /// The workspace, its lock and what is read from it before anything starts.
@@ -242,18 +240,15 @@ fn assemble(o: Opened, a: Actors, agent: Agent) -> Kernel {
             tz: o.tz,
             lifecycle: a.lifecycle,
             queues: Mutex::new(ChatQueues::new(queue_cap)),
-            turns: TaskTracker::new(),
-            services: TaskTracker::new(),
-            cancel: CancellationToken::new(),
-            stragglers: CancellationToken::new(),
             doors: a.doors,
             presence,
             _lock: o.lock,
         }),
     };
     if let Some(archived) = a.archived {
-        let cancel = kernel.inner.cancel.clone();
-        kernel.spawn_service(summarizer.run(archived, cancel));
+        let tasks = kernel.tasks();
+        let cancel = tasks.token(Group::Service);
+        tasks.spawn_in(Group::Service, summarizer.run(archived, cancel));
     }
     kernel
 }

@@ -3,6 +3,7 @@
 
 use super::run_turn::turn_outcome;
 use super::Kernel;
+use crate::actor::Group;
 use crate::scheduler::Admission;
 use crate::turn::{Failure, Refusal, Reply, Turn};
 use tokio::sync::oneshot;
@@ -61,7 +62,7 @@ impl Kernel {
         // Admission is checked and closed under the queue lock, so a shutdown never misses
         // a turn admitted at the same moment.
         let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
-        if inner.turns.is_closed() {
+        if inner.lifecycle.tasks().is_closed(Group::Turn) {
             crate::metrics::turn_refused(&turn.channel);
             return PendingReply::Ready(Reply::refused(
                 "homebot 正在关闭，请稍后再说。(homebot is shutting down)",
@@ -82,8 +83,9 @@ impl Kernel {
                 if admission == Admission::StartWorker {
                     let this = self.clone();
                     inner
-                        .turns
-                        .spawn(async move { this.chat_worker(key).await });
+                        .lifecycle
+                        .tasks()
+                        .spawn_in(Group::Turn, async move { this.chat_worker(key).await });
                 }
                 drop(queues);
                 PendingReply::Waiting(rx)
@@ -124,9 +126,8 @@ impl Kernel {
             let (turn, cancel) = (job.turn, job.cancel);
             // its own task: a panic in one turn becomes an error reply, not a dead chat
             let run = self
-                .inner
-                .turns
-                .spawn(async move { this.run_turn(turn, cancel).await });
+                .tasks()
+                .spawn_turn(async move { this.run_turn(turn, cancel).await });
             let reply = match run.await {
                 Ok(r) => r,
                 Err(e) => {

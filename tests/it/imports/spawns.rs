@@ -57,7 +57,7 @@ fn every_spawning_form_is_seen() {
         "kernel.lifecycle().tasks().spawn(fut);",
         "tasks.spawn_on(&runtime, fut);",
         "ctx.spawn(actix::fut::wrap_future(fut));",
-        "kernel.spawn_service(fut);",
+        "kernel.tasks().spawn_in(crate::actor::Group::Service, fut);",
         "tokio::task::spawn_blocking(move || read(&p)).await",
     ] {
         assert_eq!(start_in(kit), None, "{kit}");
@@ -111,7 +111,7 @@ fn threads_and_tasks_start_through_the_actor_kit() {
     assert!(
         found.is_empty(),
         "threads or untracked tasks started outside the actor kit (use Kernel::lifecycle: \
-         start_actor_until, tasks().spawn, or Kernel::spawn_service / spawn_delivery):\n{}",
+         start_actor_until, or Kernel::tasks: spawn, spawn_in(Group::…)):\n{}",
         found.join("\n")
     );
     // every exception still needs its exception
