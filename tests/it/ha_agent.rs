@@ -391,3 +391,63 @@ async fn a_silent_turn_says_it_is_still_waiting() {
     println!("ha agent: a silent turn's first waiting frame after {waited:?}");
     h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
 }
+
+/// The agent token alone (no `[home_assistant]`, no voice channel) starts the Home
+/// Assistant channel with just its endpoint: a typed turn is answered there, the house and
+/// the satellites are not provided, and no voice door runs. Before the house step, this
+/// endpoint lived on the dashboard and needed the voice channel (started for it).
+#[tokio::test]
+async fn the_agent_token_alone_serves_the_endpoint_without_voice_or_a_house() {
+    let (url, fake) = start_sse(|_, _| answer(vec![say("好的，番茄炒蛋。")])).await;
+    let ws = common::workspace();
+    std::fs::write(
+        ws.path().join("config.toml"),
+        format!(
+            "[provider]\nstream = false\n\n[http]\nlisten = \"127.0.0.1:0\"\ntoken = \"{OWNER}\"\n"
+        ),
+    )
+    .unwrap();
+    let kernel = Kernel::start(
+        ws.path(),
+        KernelOptions {
+            env: Some(EnvOverrides {
+                base_url: Some(url.clone()),
+                model: Some("fake-model".into()),
+                ha_agent_token: Some(Secret::new(AGENT)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let running = homebot::channels::start_enabled(&kernel).await.unwrap();
+    let addr = homebot::dashboard::start(&kernel, running.routes)
+        .await
+        .unwrap()
+        .unwrap();
+    let base = format!("http://{addr}");
+    assert!(
+        kernel.doors().home().is_none(),
+        "no house without [home_assistant]"
+    );
+    assert_eq!(
+        kernel.doors().names(),
+        ["cli", "home_assistant"],
+        "no voice channel runs for the agent"
+    );
+    assert_eq!(
+        ask(&base, OWNER, json!({"text": "你好"})).await.status(),
+        401
+    );
+    let mut f = frames(
+        &base,
+        json!({"text": "今天吃什么", "device_id": "kitchen-device"}),
+    )
+    .await;
+    let reply = f.until_reply().await.pop().unwrap();
+    assert_eq!(reply["text"], "好的，番茄炒蛋。", "{reply}");
+    assert_eq!(reply["error"], false);
+    let words = user_text(fake.requests().last().unwrap());
+    assert!(!words.contains("房间"), "no registries, no room: {words}");
+    kernel.shutdown_gracefully(Duration::from_secs(5)).await;
+}
