@@ -14,7 +14,7 @@ use crate::metrics::TurnOutcome;
 use crate::modes::core::{ModeError, TurnMeta};
 use crate::modes::{ModesHandle, Record, TurnTicket};
 use crate::prompt::TailInfo;
-use crate::strategy::StrategyOutcome;
+use crate::strategy::TurnResult;
 use crate::turn::{Command, Failure, Outcome, Refusal, Reply, Trust, Turn, TurnError};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -59,33 +59,6 @@ struct Begun {
     guard: TurnGuard,
 }
 
-/// What answering a begun turn came to, before it is recorded.
-struct Answered {
-    outcome: AgentOutcome,
-    awaits_answer: bool,
-    /// The first request's user message as sent (the record's `sent`).
-    sent: Option<String>,
-    /// What the record keeps as the user's words, when not the text as it came.
-    recorded_user: Option<String>,
-    /// The sender cancelled the turn.
-    cancelled: bool,
-}
-
-impl Answered {
-    fn stopped(reply: &str, error: TurnError, cancelled: bool) -> Self {
-        Self {
-            outcome: AgentOutcome {
-                reply: reply.into(),
-                error: Some(error),
-            },
-            awaits_answer: false,
-            sent: None,
-            recorded_user: None,
-            cancelled,
-        }
-    }
-}
-
 impl Kernel {
     /// One turn: admit → a slash command | begin → answer → record (and compaction after).
     pub(super) async fn run_turn(&self, turn: Turn, cancel: CancellationToken) -> Reply {
@@ -100,8 +73,8 @@ impl Kernel {
             Ok(begun) => begun,
             Err(refused) => return refused,
         };
-        let answered = self.answer(&turn, text, &begun.ticket, cancel).await;
-        self.record(&turn, begun, answered).await
+        let result = self.answer(&turn, text, &begun.ticket, cancel).await;
+        self.record(&turn, begun, result).await
     }
 
     /// The size checks: the turn's trimmed words, or why it is refused.
@@ -227,7 +200,7 @@ impl Kernel {
         text: &str,
         ticket: &TurnTicket,
         cancel: CancellationToken,
-    ) -> Answered {
+    ) -> TurnResult {
         let t = self.turn_ctx(turn, text, ticket);
         let limit = Duration::from_secs(self.inner.cfg.agent.turn_timeout_secs);
         tokio::select! {
@@ -235,24 +208,18 @@ impl Kernel {
             _ = self.inner.stragglers.cancelled() => {
                 warn!(channel = %turn.channel, chat = %turn.chat_id, "turn stopped: the shutdown grace period is over");
                 let e = TurnError::new(Failure::Unavailable, "stopped by the shutdown before it finished");
-                Answered::stopped("抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。", e, false)
+                TurnResult::stopped("抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。", e, false)
             }
             _ = cancel.cancelled() => {
                 info!(channel = %turn.channel, chat = %turn.chat_id, "turn cancelled by the sender");
-                Answered::stopped("（已取消这一轮。）", TurnError::new(Failure::Internal, CANCELLED), true)
+                TurnResult::stopped("（已取消这一轮。）", TurnError::new(Failure::Internal, CANCELLED), true)
             }
             done = tokio::time::timeout(limit, self.respond(&t)) => match done {
-                Ok(o) => Answered {
-                    outcome: o.outcome,
-                    awaits_answer: o.awaits_answer,
-                    sent: o.sent,
-                    recorded_user: o.recorded_user,
-                    cancelled: false,
-                },
+                Ok(result) => result,
                 Err(_) => {
                     warn!(channel = %turn.channel, chat = %turn.chat_id, secs = limit.as_secs(), "turn watchdog fired");
                     let e = TurnError::new(Failure::Timeout, format!("turn exceeded {} s", limit.as_secs()));
-                    Answered::stopped("抱歉，这次处理时间太长，已经停止了，请再说一次。", e, false)
+                    TurnResult::stopped("抱歉，这次处理时间太长，已经停止了，请再说一次。", e, false)
                 }
             },
         }
@@ -260,7 +227,7 @@ impl Kernel {
 
     /// Home Assistant's own agent first (`home_assistant.fast_path`): its answer, or the
     /// strategy in force around the LLM's.
-    async fn respond(&self, t: &TurnCtx<'_>) -> StrategyOutcome {
+    async fn respond(&self, t: &TurnCtx<'_>) -> TurnResult {
         let inner = &self.inner;
         let (turn, in_mode) = (t.turn, t.ticket.mode.is_some());
         let waiting = async {
@@ -270,13 +237,7 @@ impl Kernel {
                     .is_some_and(|w| w.channel == turn.channel && w.chat_id == turn.chat_id)
         };
         if let Some(reply) = inner.agent.home.fast_path(turn, in_mode, waiting).await {
-            let outcome = AgentOutcome { reply, error: None };
-            return StrategyOutcome {
-                outcome,
-                awaits_answer: false,
-                sent: None,
-                recorded_user: None,
-            };
+            return TurnResult::done(AgentOutcome { reply, error: None });
         }
         // the first turn opens scene memory, so its recall sees what was kept
         inner.agent.memory.ready().await;
@@ -284,31 +245,31 @@ impl Kernel {
     }
 
     /// End-turn: the record written (or the reply saying it was not), then compaction.
-    async fn record(&self, turn: &Turn, mut begun: Begun, a: Answered) -> Reply {
+    async fn record(&self, turn: &Turn, mut begun: Begun, r: TurnResult) -> Reply {
         let mut record = begun
             .guard
             .record
             .take()
             .expect("the guard holds the record until here");
-        record.assistant = a.outcome.reply.clone();
-        if let Some(user) = a.recorded_user {
+        record.assistant = r.outcome.reply.clone();
+        if let Some(user) = r.recorded_user {
             record.user = user;
         }
         if let Some(said) = turn.partials.as_ref().map(|p| p.said()) {
-            if a.cancelled && !said.trim().is_empty() {
+            if r.cancelled && !said.trim().is_empty() {
                 // what the user heard before they cut it short
-                record.assistant = format!("{}{}", said.trim_end(), a.outcome.reply);
+                record.assistant = format!("{}{}", said.trim_end(), r.outcome.reply);
             }
         }
-        record.error = a.outcome.error.as_ref().map(|e| e.detail.clone());
-        record.sent = a.sent;
-        let outcome = match a.outcome.error {
-            _ if a.cancelled => Outcome::Cancelled,
+        record.error = r.outcome.error.as_ref().map(|e| e.detail.clone());
+        record.sent = r.sent;
+        let outcome = match r.outcome.error {
+            _ if r.cancelled => Outcome::Cancelled,
             None => Outcome::Answered,
             Some(e) => e.into(),
         };
-        let mut reply = Reply::new(a.outcome.reply, outcome);
-        reply.awaits_answer = a.awaits_answer;
+        let mut reply = Reply::new(r.outcome.reply, outcome);
+        reply.awaits_answer = r.awaits_answer;
         let began_in = begun.guard.began_in.take();
         let ticket = &begun.ticket;
         match self
