@@ -157,8 +157,9 @@ impl Kernel {
         Ok(Begun { ticket, guard })
     }
 
-    /// The turn's context: its tail, and the speaker's profile outside a mode.
-    fn turn_ctx<'a>(
+    /// The turn's context: its tail, and the speaker's profile outside a mode (read off
+    /// the async workers, as the turn's other files are: see [`read_profile`]).
+    async fn turn_ctx<'a>(
         &'a self,
         turn: &'a Turn,
         text: &'a str,
@@ -167,7 +168,7 @@ impl Kernel {
         let inner = &self.inner;
         let member = inner.cfg.member_for(&turn.speaker_id);
         let profile = match (&ticket.mode, member) {
-            (None, Some(m)) => std::fs::read_to_string(inner.ws.user_profile(&m.id)).ok(),
+            (None, Some(m)) => read_profile(inner.ws.user_profile(&m.id)).await,
             _ => None,
         };
         let tail = TailInfo {
@@ -201,7 +202,7 @@ impl Kernel {
         ticket: &TurnTicket,
         cancel: CancellationToken,
     ) -> TurnResult {
-        let t = self.turn_ctx(turn, text, ticket);
+        let t = self.turn_ctx(turn, text, ticket).await;
         let limit = Duration::from_secs(self.inner.cfg.agent.turn_timeout_secs);
         tokio::select! {
             biased;
@@ -299,6 +300,16 @@ impl Kernel {
     }
 }
 
+/// A member's `USER.md`, or `None` if it cannot be read. The read blocks on the disk, so
+/// it runs on tokio's blocking pool (as the strategy state, its journal and the tools'
+/// files do), never on an async worker.
+async fn read_profile(path: std::path::PathBuf) -> Option<String> {
+    tokio::task::spawn_blocking(move || std::fs::read_to_string(path).ok())
+        .await
+        .ok()
+        .flatten()
+}
+
 /// Why begin-turn refused a turn, as its reply.
 fn not_begun(e: ModeError) -> Reply {
     match e {
@@ -373,6 +384,18 @@ mod tests {
         assert_eq!(
             o(Reply::failed("…", Failure::Timeout, "turn exceeded 300 s")),
             TurnOutcome::Failed
+        );
+    }
+
+    #[tokio::test]
+    async fn a_profile_is_read_off_the_workers_and_a_missing_one_is_none() {
+        let d = tempfile::tempdir().expect("a temporary directory");
+        let path = d.path().join("USER.md");
+        assert_eq!(read_profile(path.clone()).await, None);
+        std::fs::write(&path, "妈妈对芒果过敏。").expect("the profile is written");
+        assert_eq!(
+            read_profile(path).await.as_deref(),
+            Some("妈妈对芒果过敏。")
         );
     }
 
