@@ -10,13 +10,14 @@
 //!
 //! Layout: `handle` — the `Agent` every turn shares; `turn_ctx` — one turn's context, built
 //! once; `prepare` — the first request (`prepared`: what it makes ready); `tool_loop` — the
-//! capped tool loop; `outcome` — how a turn ended and the reply's cap; `after_turn` — the
-//! observation and the compaction after a turn; `shape` — what the audit records of the
-//! requests.
+//! capped tool loop; `round` — one tool loop and what it did, as a value; `outcome` — how
+//! a turn ended and the reply's cap; `after_turn` — the observation and the compaction
+//! after a turn; `shape` — what the audit records of the requests.
 //!
 //! [`TurnTicket`]: crate::modes::TurnTicket
 
 mod prepare;
+mod round;
 mod tool_loop;
 mod turn_ctx;
 pub use turn_ctx::TurnCtx;
@@ -32,4 +33,5 @@ mod shape;
 pub use handle::Agent;
 pub use outcome::{cap_reply, AgentOutcome, TRUNCATION_MARK};
 pub use prepared::Prepared;
+pub use round::Round;
 pub use shape::{prompt_shape, tools_called};

@@ -17,8 +17,8 @@ pub fn cap_reply(text: String, max_chars: usize) -> String {
     out
 }
 
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq)]
+/// How a turn ended (by default: an empty reply, no error).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentOutcome {
     pub reply: String,
     /// Why the turn failed, if it did (the reply then explains it to the user).

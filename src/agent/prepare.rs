@@ -74,6 +74,7 @@ impl Agent {
             Err(e) => too_big(e),
         };
         Prepared {
+            turn_from: built.messages.len(),
             messages: built.messages,
             env: self.tool_env(t),
             meta: CallMeta {

@@ -24,4 +24,7 @@ pub struct Prepared {
     pub partials: Option<crate::turn::Partials>,
     /// The current user message as sent, without its aside: the record's `sent`.
     pub sent: Option<String>,
+    /// Where the turn's own messages start in `messages` (after the first request's):
+    /// the tools called are counted from here.
+    pub turn_from: usize,
 }

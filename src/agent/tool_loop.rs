@@ -24,7 +24,7 @@ impl Agent {
     /// tool result of the turn. It also stops after a response whose calls asked the
     /// user a question (`ask_user_choice`): the reply is then empty and
     /// `prepared.env.choice` holds the question.
-    pub async fn tool_loop(&self, prepared: &mut Prepared, max_rounds: u32) -> AgentOutcome {
+    pub(super) async fn tool_loop(&self, prepared: &mut Prepared, max_rounds: u32) -> AgentOutcome {
         if let Some(refused) = prepared.refused.take() {
             return refused;
         }

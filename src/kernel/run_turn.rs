@@ -15,7 +15,7 @@ use crate::metrics::TurnOutcome;
 use crate::modes::core::{ModeError, TurnMeta};
 use crate::modes::{ModesHandle, Record, TurnTicket};
 use crate::prompt::TailInfo;
-use crate::strategy::StrategyOutcome;
+use crate::strategy::TurnResult;
 use crate::turn::{Command, Failure, Outcome, Refusal, Reply, Trust, Turn, TurnError};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -60,33 +60,6 @@ struct Begun {
     guard: TurnGuard,
 }
 
-/// What answering a begun turn came to, before it is recorded.
-struct Answered {
-    outcome: AgentOutcome,
-    awaits_answer: bool,
-    /// The first request's user message as sent (the record's `sent`).
-    sent: Option<String>,
-    /// What the record keeps as the user's words, when not the text as it came.
-    recorded_user: Option<String>,
-    /// The sender cancelled the turn.
-    cancelled: bool,
-}
-
-impl Answered {
-    fn stopped(reply: &str, error: TurnError, cancelled: bool) -> Self {
-        Self {
-            outcome: AgentOutcome {
-                reply: reply.into(),
-                error: Some(error),
-            },
-            awaits_answer: false,
-            sent: None,
-            recorded_user: None,
-            cancelled,
-        }
-    }
-}
-
 impl Kernel {
     /// One turn: admit → a slash command | begin → answer → record (and compaction after).
     pub(super) async fn run_turn(&self, turn: Turn, cancel: CancellationToken) -> Reply {
@@ -101,8 +74,8 @@ impl Kernel {
             Ok(begun) => begun,
             Err(refused) => return refused,
         };
-        let answered = self.answer(&turn, text, &begun.ticket, cancel).await;
-        self.record(&turn, begun, answered).await
+        let result = self.answer(&turn, text, &begun.ticket, cancel).await;
+        self.record(&turn, begun, result).await
     }
 
     /// The size checks: the turn's trimmed words, or why it is refused.
@@ -185,8 +158,9 @@ impl Kernel {
         Ok(Begun { ticket, guard })
     }
 
-    /// The turn's context: its tail, and the speaker's profile outside a mode.
-    fn turn_ctx<'a>(
+    /// The turn's context: its tail, and the speaker's profile outside a mode (read off
+    /// the async workers, as the turn's other files are: see [`read_profile`]).
+    async fn turn_ctx<'a>(
         &'a self,
         turn: &'a Turn,
         text: &'a str,
@@ -195,7 +169,7 @@ impl Kernel {
         let inner = &self.inner;
         let member = inner.cfg.member_for(&turn.speaker_id);
         let profile = match (&ticket.mode, member) {
-            (None, Some(m)) => std::fs::read_to_string(inner.ws.user_profile(&m.id)).ok(),
+            (None, Some(m)) => read_profile(inner.ws.user_profile(&m.id)).await,
             _ => None,
         };
         let tail = TailInfo {
@@ -228,8 +202,8 @@ impl Kernel {
         text: &str,
         ticket: &TurnTicket,
         cancel: CancellationToken,
-    ) -> Answered {
-        let t = self.turn_ctx(turn, text, ticket);
+    ) -> TurnResult {
+        let t = self.turn_ctx(turn, text, ticket).await;
         let limit = Duration::from_secs(self.inner.cfg.agent.turn_timeout_secs);
         // fires when the shutdown's grace period is over
         let stragglers = self.inner.lifecycle.tasks().token(Group::Turn);
@@ -238,24 +212,18 @@ impl Kernel {
             _ = stragglers.cancelled() => {
                 warn!(channel = %turn.channel, chat = %turn.chat_id, "turn stopped: the shutdown grace period is over");
                 let e = TurnError::new(Failure::Unavailable, "stopped by the shutdown before it finished");
-                Answered::stopped("抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。", e, false)
+                TurnResult::stopped("抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。", e, false)
             }
             _ = cancel.cancelled() => {
                 info!(channel = %turn.channel, chat = %turn.chat_id, "turn cancelled by the sender");
-                Answered::stopped("（已取消这一轮。）", TurnError::new(Failure::Internal, CANCELLED), true)
+                TurnResult::stopped("（已取消这一轮。）", TurnError::new(Failure::Internal, CANCELLED), true)
             }
             done = tokio::time::timeout(limit, self.respond(&t)) => match done {
-                Ok(o) => Answered {
-                    outcome: o.outcome,
-                    awaits_answer: o.awaits_answer,
-                    sent: o.sent,
-                    recorded_user: o.recorded_user,
-                    cancelled: false,
-                },
+                Ok(result) => result,
                 Err(_) => {
                     warn!(channel = %turn.channel, chat = %turn.chat_id, secs = limit.as_secs(), "turn watchdog fired");
                     let e = TurnError::new(Failure::Timeout, format!("turn exceeded {} s", limit.as_secs()));
-                    Answered::stopped("抱歉，这次处理时间太长，已经停止了，请再说一次。", e, false)
+                    TurnResult::stopped("抱歉，这次处理时间太长，已经停止了，请再说一次。", e, false)
                 }
             },
         }
@@ -263,7 +231,7 @@ impl Kernel {
 
     /// Home Assistant's own agent first (`home_assistant.fast_path`): its answer, or the
     /// strategy in force around the LLM's.
-    async fn respond(&self, t: &TurnCtx<'_>) -> StrategyOutcome {
+    async fn respond(&self, t: &TurnCtx<'_>) -> TurnResult {
         let inner = &self.inner;
         let (turn, in_mode) = (t.turn, t.ticket.mode.is_some());
         let waiting = async {
@@ -273,13 +241,7 @@ impl Kernel {
                     .is_some_and(|w| w.channel == turn.channel && w.chat_id == turn.chat_id)
         };
         if let Some(reply) = inner.agent.home.fast_path(turn, in_mode, waiting).await {
-            let outcome = AgentOutcome { reply, error: None };
-            return StrategyOutcome {
-                outcome,
-                awaits_answer: false,
-                sent: None,
-                recorded_user: None,
-            };
+            return TurnResult::done(AgentOutcome { reply, error: None });
         }
         // the first turn opens scene memory, so its recall sees what was kept
         inner.agent.memory.ready().await;
@@ -287,31 +249,31 @@ impl Kernel {
     }
 
     /// End-turn: the record written (or the reply saying it was not), then compaction.
-    async fn record(&self, turn: &Turn, mut begun: Begun, a: Answered) -> Reply {
+    async fn record(&self, turn: &Turn, mut begun: Begun, r: TurnResult) -> Reply {
         let mut record = begun
             .guard
             .record
             .take()
             .expect("the guard holds the record until here");
-        record.assistant = a.outcome.reply.clone();
-        if let Some(user) = a.recorded_user {
+        record.assistant = r.outcome.reply.clone();
+        if let Some(user) = r.recorded_user {
             record.user = user;
         }
         if let Some(said) = turn.partials.as_ref().map(|p| p.said()) {
-            if a.cancelled && !said.trim().is_empty() {
+            if r.cancelled && !said.trim().is_empty() {
                 // what the user heard before they cut it short
-                record.assistant = format!("{}{}", said.trim_end(), a.outcome.reply);
+                record.assistant = format!("{}{}", said.trim_end(), r.outcome.reply);
             }
         }
-        record.error = a.outcome.error.as_ref().map(|e| e.detail.clone());
-        record.sent = a.sent;
-        let outcome = match a.outcome.error {
-            _ if a.cancelled => Outcome::Cancelled,
+        record.error = r.outcome.error.as_ref().map(|e| e.detail.clone());
+        record.sent = r.sent;
+        let outcome = match r.outcome.error {
+            _ if r.cancelled => Outcome::Cancelled,
             None => Outcome::Answered,
             Some(e) => e.into(),
         };
-        let mut reply = Reply::new(a.outcome.reply, outcome);
-        reply.awaits_answer = a.awaits_answer;
+        let mut reply = Reply::new(r.outcome.reply, outcome);
+        reply.awaits_answer = r.awaits_answer;
         let began_in = begun.guard.began_in.take();
         let ticket = &begun.ticket;
         match self
@@ -339,6 +301,16 @@ impl Kernel {
         }
         reply
     }
+}
+
+/// A member's `USER.md`, or `None` if it cannot be read. The read blocks on the disk, so
+/// it runs on tokio's blocking pool (as the strategy state, its journal and the tools'
+/// files do), never on an async worker.
+async fn read_profile(path: std::path::PathBuf) -> Option<String> {
+    tokio::task::spawn_blocking(move || std::fs::read_to_string(path).ok())
+        .await
+        .ok()
+        .flatten()
 }
 
 /// Why begin-turn refused a turn, as its reply.
@@ -415,6 +387,18 @@ mod tests {
         assert_eq!(
             o(Reply::failed("…", Failure::Timeout, "turn exceeded 300 s")),
             TurnOutcome::Failed
+        );
+    }
+
+    #[tokio::test]
+    async fn a_profile_is_read_off_the_workers_and_a_missing_one_is_none() {
+        let d = tempfile::tempdir().expect("a temporary directory");
+        let path = d.path().join("USER.md");
+        assert_eq!(read_profile(path.clone()).await, None);
+        std::fs::write(&path, "妈妈对芒果过敏。").expect("the profile is written");
+        assert_eq!(
+            read_profile(path).await.as_deref(),
+            Some("妈妈对芒果过敏。")
         );
     }
 

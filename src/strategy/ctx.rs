@@ -1,13 +1,13 @@
 //! What every strategy flow works with: the turn's [`Ctx`] (its agent, ticket, tail and
-//! strategy in force), the [`StrategyOutcome`] a flow ends in, and the small helpers the
-//! flows share (one provider call without tools, message building, finishing a tool loop
-//! with a pending question). The flows themselves ([`super::flows`], [`super::work`],
-//! [`super::reflect`]) use this file; it uses none of them.
+//! strategy in force) and the small helpers the flows share (one provider call without
+//! tools, message building, finishing a tool loop with a pending question). A flow ends
+//! in a [`TurnResult`], its rounds folded in. The flows themselves ([`super::flows`],
+//! [`super::work`], [`super::reflect`]) use this file; it uses none of them.
 
 use super::journal::{self, clip, Entry};
 use super::state::{PendingChoice, MAX_PENDING_CHOICES};
-use super::{Effective, Strategies};
-use crate::agent::{Agent, AgentOutcome, Prepared, TurnCtx};
+use super::{Effective, Strategies, TurnResult};
+use crate::agent::{Agent, AgentOutcome, Prepared, Round, TurnCtx};
 use crate::prompt::TailSection;
 use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError};
 use crate::tools::choice;
@@ -15,41 +15,6 @@ use crate::tools::set_strategy::Setter;
 use crate::turn::{Failure, TurnError};
 use chrono::{DateTime, FixedOffset};
 use std::sync::Arc;
-
-/// A turn's outcome, and whether the reply waits for an answer (voice keeps listening).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StrategyOutcome {
-    pub outcome: AgentOutcome,
-    pub awaits_answer: bool,
-    /// The turn's first user message as sent (without its aside): the record keeps it,
-    /// so exact replay sends it again. `None`: the turn sent no request.
-    pub sent: Option<String>,
-    /// What the turn's record keeps as the user's words, when not their text as it came
-    /// (an accepted offer keeps the question it answered with it).
-    pub recorded_user: Option<String>,
-}
-
-impl StrategyOutcome {
-    pub(super) fn done(outcome: AgentOutcome) -> Self {
-        Self {
-            outcome,
-            awaits_answer: false,
-            sent: None,
-            recorded_user: None,
-        }
-    }
-    pub(super) fn say(reply: impl Into<String>, awaits_answer: bool) -> Self {
-        Self {
-            outcome: AgentOutcome {
-                reply: reply.into(),
-                error: None,
-            },
-            awaits_answer,
-            sent: None,
-            recorded_user: None,
-        }
-    }
-}
 
 pub(super) struct Ctx<'a> {
     pub(super) agent: &'a Agent,
@@ -67,10 +32,6 @@ pub(super) struct Ctx<'a> {
     pub(super) rounds: u32,
     /// Where an accepted `set_strategy` of this turn goes.
     pub(super) setter: Arc<dyn Setter>,
-    /// The tools every tool loop of this turn called (for scene memory).
-    pub(super) called: std::sync::Mutex<Vec<String>>,
-    /// The user message of the turn's first request, as sent (see [`StrategyOutcome::sent`]).
-    pub(super) sent: std::sync::Mutex<Option<String>>,
 }
 
 impl Ctx<'_> {
@@ -116,20 +77,12 @@ impl Ctx<'_> {
             sections,
         );
         p.env.strategy = Some(self.setter.clone());
-        let mut sent = self.sent.lock().expect("never poisoned");
-        if sent.is_none() {
-            sent.clone_from(&p.sent);
-        }
         p
     }
-    /// The agent's tool loop at this turn's round cap, remembering the tools it called.
-    pub(super) async fn tool_loop(&self, p: &mut Prepared) -> AgentOutcome {
-        let o = self.agent.tool_loop(p, self.rounds).await;
-        self.called
-            .lock()
-            .expect("never poisoned")
-            .extend(crate::agent::tools_called(&p.messages));
-        o
+    /// One round of the agent's tool loop at this turn's round cap: what it did, to fold
+    /// into the turn's [`TurnResult`].
+    pub(super) async fn round(&self, p: &mut Prepared) -> Round {
+        self.agent.round(p, self.rounds).await
     }
     pub(super) fn group_asker_only(&self, anyone: bool) -> bool {
         self.t.turn.facts().audience == crate::turn::Audience::Group && !anyone
@@ -169,8 +122,8 @@ pub(super) async fn ask(
     agent.provider.complete(&req, &meta).await
 }
 
-pub(super) fn failed(e: ProviderError) -> StrategyOutcome {
-    StrategyOutcome::done(AgentOutcome {
+pub(super) fn failed(e: ProviderError) -> TurnResult {
+    TurnResult::done(AgentOutcome {
         reply: e.user_message(),
         error: Some(TurnError::new(Failure::Provider, e.to_string())),
     })
@@ -183,10 +136,10 @@ pub(super) fn older_than(stamp: &str, now: DateTime<FixedOffset>, limit: chrono:
 }
 
 /// After a tool loop: a question asked with `ask_user_choice` becomes the reply and
-/// waits in this chat.
-pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> StrategyOutcome {
+/// waits in this chat (what the turn's rounds did stays in `out`).
+pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, out: TurnResult) -> TurnResult {
     let Some(asked) = p.env.choice.take() else {
-        return StrategyOutcome::done(o);
+        return out;
     };
     let reply = choice::render(
         &asked,
@@ -221,8 +174,8 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> St
     )
     .await;
     match saved {
-        Ok(()) => StrategyOutcome::say(reply, true),
-        Err(e) => StrategyOutcome {
+        Ok(()) => out.saying(reply, true),
+        Err(e) => TurnResult {
             outcome: AgentOutcome {
                 reply: format!("{reply}\n（注意：这个问题没能保存，回答时请把选项说完整。）"),
                 error: Some(TurnError::new(
@@ -231,8 +184,7 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, o: AgentOutcome) -> St
                 )),
             },
             awaits_answer: true,
-            sent: None,
-            recorded_user: None,
+            ..out
         },
     }
 }

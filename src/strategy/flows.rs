@@ -1,17 +1,17 @@
 //! One turn through the strategy in force: the kernel calls [`run`] for every turn; every
-//! flow builds its requests with `Agent::prepare` and runs tools with `Agent::tool_loop`,
-//! so Build is the plain tool loop.
+//! flow builds its requests with `Agent::prepare` and runs tools with `Agent::round`,
+//! folding each round into the turn's [`TurnResult`], so Build is the plain tool loop.
 //!
 //! Order of checks: an open `ask_user_choice` question in this chat (its answer is
 //! replayed as the call's result, `User selected: …`; the answer to the backend's offer
 //! of a mode is judged by [`offer`]); then a plan or spec waiting for
 //! confirmation (household-wide: any chat may confirm it); then the strategy's own flow.
 
-use super::ctx::{finish, older_than, Ctx, StrategyOutcome};
+use super::ctx::{finish, older_than, Ctx};
 use super::offer::{self, OfferAnswer};
 use super::spoken::SpokenSetter;
 use super::state::{PendingChoice, WorkKind};
-use super::{reflect, work, Strategies};
+use super::{reflect, work, Strategies, TurnResult};
 use crate::agent::{cap_reply, Agent, TurnCtx};
 use crate::config::StrategyKind;
 use crate::prompt::TailSection;
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use tracing::warn;
 
 /// One turn, to its reply (at most `agent.max_reply_chars` characters).
-pub async fn run(agent: &Agent, strategies: &Strategies, t: &TurnCtx<'_>) -> StrategyOutcome {
+pub async fn run(agent: &Agent, strategies: &Strategies, t: &TurnCtx<'_>) -> TurnResult {
     let (ticket, turn, user_text) = (t.ticket, t.turn, t.text);
     let mode = ticket
         .mode
@@ -45,14 +45,10 @@ pub async fn run(agent: &Agent, strategies: &Strategies, t: &TurnCtx<'_>) -> Str
         block,
         rounds,
         setter,
-        called: Default::default(),
-        sent: Default::default(),
     };
     let mut out = dispatch(&c).await;
-    out.sent = c.sent.lock().expect("never poisoned").take();
     if out.outcome.error.is_none() {
-        let called = std::mem::take(&mut *c.called.lock().expect("never poisoned"));
-        agent.observe_turn(t, called);
+        agent.observe_turn(t, out.called.clone());
     }
     if out.outcome.reply.chars().count() > agent.max_reply_chars {
         warn!(
@@ -129,7 +125,7 @@ async fn check_answer(c: &Ctx<'_>) -> Answer {
     })
 }
 
-async fn dispatch(c: &Ctx<'_>) -> StrategyOutcome {
+async fn dispatch(c: &Ctx<'_>) -> TurnResult {
     let mut extra = Vec::new();
     match check_answer(c).await {
         Answer::None => {}
@@ -139,7 +135,7 @@ async fn dispatch(c: &Ctx<'_>) -> StrategyOutcome {
             c.log("offer", "dropped", &p.asked.question, None).await;
             extra.push(offer::dropped_section(&p, &c.t.turn.speaker_id));
         }
-        Answer::Retry(msg) => return StrategyOutcome::say(msg, true),
+        Answer::Retry(msg) => return TurnResult::say(msg, true),
         Answer::NotTheAsker(p) => extra.push(TailSection {
             label: "待回答的问题".into(),
             body: format!(
@@ -167,15 +163,15 @@ async fn dispatch(c: &Ctx<'_>) -> StrategyOutcome {
         StrategyKind::Reflect => reflect::reflect(c, extra).await,
         StrategyKind::Build | StrategyKind::Assist | StrategyKind::Custom => {
             let mut p = c.prepare(&extra);
-            let o = c.tool_loop(&mut p).await;
-            finish(c, &mut p, o).await
+            let out = c.round(&mut p).await.into();
+            finish(c, &mut p, out).await
         }
     }
 }
 
 /// The answer to an open question: the call is replayed with `User selected: …` as its
 /// result, and the turn goes on as a tool loop.
-async fn answered(c: &Ctx<'_>, p: PendingChoice, parsed: Parsed) -> StrategyOutcome {
+async fn answered(c: &Ctx<'_>, p: PendingChoice, parsed: Parsed) -> TurnResult {
     let result = choice::tool_result(&p.asked, &parsed);
     c.log("choice", "answered", &result, None).await;
     let mut prep = c.prepare(&[]);
@@ -192,6 +188,6 @@ async fn answered(c: &Ctx<'_>, p: PendingChoice, parsed: Parsed) -> StrategyOutc
         tool_call_id: p.asked.call_id.clone(),
         content: result,
     });
-    let o = c.tool_loop(&mut prep).await;
-    finish(c, &mut prep, o).await
+    let out = c.round(&mut prep).await.into();
+    finish(c, &mut prep, out).await
 }

@@ -1,6 +1,6 @@
 //! Agent strategies: *how* the agent works, orthogonal to run modes.
 //!
-//! - Build (default) — the plain tool loop ([`crate::agent::Agent::tool_loop`]);
+//! - Build (default) — the plain tool loop ([`crate::agent::Agent::round`]);
 //! - Plan / Spec — the model writes a JSON plan or spec (validated, re-asked once), the
 //!   household confirms it from any chat or channel, then it runs step by step and is
 //!   summarized ([`flows`], [`doc`]);
@@ -21,7 +21,8 @@
 //!
 //! Layout: `handle` — the state handle; `command` — `/strategy`; `effective` — the effective
 //! strategy and where its instruction goes;
-//! [`flows`] — one turn through the strategy; `work` — Plan / Spec; `reflect` (an `ask_user_choice`
+//! [`flows`] — one turn through the strategy; `result` — the [`TurnResult`] it ends in, its
+//! rounds folded in; `work` — Plan / Spec; `reflect` (an `ask_user_choice`
 //! question rendered per channel and its answer parsed: `tools::choice::answer`); [`doc`] — plan / spec JSON; [`state`] — the file;
 //! [`journal`] — the visible record of every step; `offer` — the answer to the
 //! backend's offer of a mode, judged here, not by the model; `spoken` — a spoken change of
@@ -33,11 +34,12 @@ mod flows;
 pub mod journal;
 mod offer;
 mod reflect;
+mod result;
 mod spoken;
 pub mod state;
 mod work;
-pub use ctx::StrategyOutcome;
 pub use flows::run;
+pub use result::TurnResult;
 pub use state::{PendingChoice, PendingWork, Preset, State, Thinking, WorkKind};
 
 mod command;

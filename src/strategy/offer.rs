@@ -6,8 +6,9 @@
 //! the question it answered. Any other answer, or anyone else's, drops the offer, and the
 //! message is answered as usual.
 
-use super::ctx::{finish, older_than, Ctx, StrategyOutcome};
+use super::ctx::{finish, older_than, Ctx};
 use super::state::PendingChoice;
+use super::TurnResult;
 use crate::modes::offer::{chose_yes, OFFER_FOR_MINUTES, YES};
 use crate::modes::Switched;
 use crate::prompt::TailSection;
@@ -60,7 +61,7 @@ pub(super) fn dropped_section(p: &PendingChoice, speaker: &str) -> TailSection {
 
 /// The asker said yes: enter the mode, then let the model answer in it (the call is
 /// replayed with the outcome as its result, as for any answered question).
-pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> StrategyOutcome {
+pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> TurnResult {
     let tag = p
         .asked
         .offer
@@ -98,8 +99,8 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> StrategyOutcome {
         tool_call_id: p.asked.call_id.clone(),
         content: result,
     });
-    let o = c.tool_loop(&mut prep).await;
-    let mut out = finish(c, &mut prep, o).await;
+    let out = c.round(&mut prep).await.into();
+    let mut out = finish(c, &mut prep, out).await;
     if matches!(switched, Ok(Switched::Entered { .. })) {
         out.recorded_user = Some(format!("{}（回答“{}”）", c.t.text, p.asked.question));
     }

@@ -1,7 +1,8 @@
 //! Reflect: draft → critical review → revision, `strategy.reflect_rounds` times; only the
 //! last revision is the reply. Draft and reviews go to the journal, never to the record.
 
-use super::ctx::{ask, finish, push_assistant, push_user, Ctx, StrategyOutcome};
+use super::ctx::{ask, finish, push_assistant, push_user, Ctx};
+use super::TurnResult;
 use crate::prompt::TailSection;
 use tracing::warn;
 
@@ -10,14 +11,14 @@ const REVISE: &str = "Now rewrite the answer, fixing what the review found. Outp
 
 /// Draft → review → revision (`strategy.reflect_rounds` times); only the last revision
 /// is the reply. Draft and reviews go to the journal, not to the conversation record.
-pub(super) async fn reflect(c: &Ctx<'_>, extra: Vec<TailSection>) -> StrategyOutcome {
+pub(super) async fn reflect(c: &Ctx<'_>, extra: Vec<TailSection>) -> TurnResult {
     let mut p = c.prepare(&extra);
     p.meta.purpose = "reflect-draft";
-    let o = c.tool_loop(&mut p).await;
-    if p.env.choice.is_set() || o.error.is_some() {
-        return finish(c, &mut p, o).await;
+    let draft = TurnResult::from(c.round(&mut p).await);
+    if p.env.choice.is_set() || draft.outcome.error.is_some() {
+        return finish(c, &mut p, draft).await;
     }
-    let mut answer = o.reply;
+    let mut answer = draft.outcome.reply.clone();
     c.log("reflect", "draft", &answer, None).await;
     for round in 1..=c.st.config().reflect_rounds {
         push_assistant(&mut p.messages, &answer);
@@ -60,5 +61,5 @@ pub(super) async fn reflect(c: &Ctx<'_>, extra: Vec<TailSection>) -> StrategyOut
         .await;
         answer = revision;
     }
-    StrategyOutcome::say(answer, false)
+    draft.saying(answer, false)
 }

@@ -1,11 +1,10 @@
 //! Plan and Spec: ask for the document (re-asked once when invalid), keep it pending for
 //! the household, and run it step by step once someone confirms it.
 
-use super::ctx::{
-    ask, failed, finish, older_than, push_assistant, push_user, Ctx, StrategyOutcome,
-};
+use super::ctx::{ask, failed, finish, older_than, push_assistant, push_user, Ctx};
 use super::doc::{self, Verdict};
 use super::state::{PendingWork, WorkKind};
+use super::TurnResult;
 use crate::agent::AgentOutcome;
 use crate::prompt::TailSection;
 use crate::turn::{Failure, TurnError};
@@ -20,7 +19,7 @@ fn kind_name(k: WorkKind) -> (&'static str, &'static str) {
 
 /// A plan or spec waiting: "确认" runs it, "取消" drops it; anything else is not about it
 /// (in Plan / Spec it becomes feedback for a revised one).
-pub(super) async fn pending_work(c: &Ctx<'_>) -> Option<StrategyOutcome> {
+pub(super) async fn pending_work(c: &Ctx<'_>) -> Option<TurnResult> {
     let ttl = chrono::Duration::hours(c.st.config().pending_hours as i64);
     let now = c.now();
     let verdict = doc::verdict(c.t.text);
@@ -47,7 +46,7 @@ pub(super) async fn pending_work(c: &Ctx<'_>) -> Option<StrategyOutcome> {
         Ok(Some(x)) => x,
         Ok(None) => return None,
         Err(e) => {
-            return Some(StrategyOutcome::done(AgentOutcome {
+            return Some(TurnResult::done(AgentOutcome {
                 reply: "抱歉，计划的状态没能保存，这次先不执行，请再说一次。".into(),
                 error: Some(TurnError::new(
                     Failure::Storage,
@@ -59,7 +58,7 @@ pub(super) async fn pending_work(c: &Ctx<'_>) -> Option<StrategyOutcome> {
     let (flow, cn) = kind_name(work.kind);
     if let Verdict::Cancel { .. } = verdict {
         c.log(flow, "cancelled", &work.goal, None).await;
-        return Some(StrategyOutcome::say(format!("好，已取消这个{cn}。"), false));
+        return Some(TurnResult::say(format!("好，已取消这个{cn}。"), false));
     }
     Some(execute(c, work).await)
 }
@@ -69,7 +68,7 @@ pub(super) async fn propose(
     c: &Ctx<'_>,
     kind: WorkKind,
     mut extra: Vec<TailSection>,
-) -> StrategyOutcome {
+) -> TurnResult {
     let (flow, cn) = kind_name(kind);
     let max = c.st.config().max_plan_steps;
     let previous =
@@ -90,10 +89,12 @@ pub(super) async fn propose(
             ),
         });
     }
-    match ask_for_work(c, kind, &extra, max).await {
+    let mut p = c.prepare(&extra);
+    let out = match ask_for_work(c, kind, &mut p, max).await {
         Ok(work) => keep_pending(c, kind, work).await,
         Err(out) => out,
-    }
+    };
+    out.requested(&p)
 }
 
 /// The model's plan or spec, asked for once more when the first is not valid; else the
@@ -101,11 +102,10 @@ pub(super) async fn propose(
 async fn ask_for_work(
     c: &Ctx<'_>,
     kind: WorkKind,
-    extra: &[TailSection],
+    p: &mut crate::agent::Prepared,
     max: usize,
-) -> Result<doc::Work, StrategyOutcome> {
+) -> Result<doc::Work, TurnResult> {
     let (flow, cn) = kind_name(kind);
-    let mut p = c.prepare(extra);
     let mut why = String::new();
     for attempt in 0..2 {
         let purpose = match (kind, attempt) {
@@ -114,12 +114,12 @@ async fn ask_for_work(
             (WorkKind::Spec, 0) => "spec",
             (WorkKind::Spec, _) => "spec-retry",
         };
-        let resp = ask(c.agent, &p, purpose).await.map_err(failed)?;
+        let resp = ask(c.agent, p, purpose).await.map_err(failed)?;
         let text = resp.content.clone().unwrap_or_default();
         let parsed = if resp.tool_calls.is_empty() {
             doc::parse(kind, &text, max)
         } else {
-            match spoken_switch(c, &p, &resp.tool_calls, flow).await {
+            match spoken_switch(c, p, &resp.tool_calls, flow).await {
                 Ok(Some(out)) => return Err(out),
                 Ok(None) => Err(doc::InvalidWork::ToolCalled { flow }),
                 Err(refused) => Err(refused),
@@ -144,7 +144,7 @@ async fn ask_for_work(
             }
         }
     }
-    Err(StrategyOutcome::done(AgentOutcome {
+    Err(TurnResult::done(AgentOutcome {
         reply: format!(
             "抱歉，没能做出一个有效的{cn}（{why}）。可以换个说法再试一次，或者用 /strategy build 让我直接做。"
         ),
@@ -156,7 +156,7 @@ async fn ask_for_work(
 }
 
 /// Keep the plan or spec pending until it is confirmed, and show it.
-async fn keep_pending(c: &Ctx<'_>, kind: WorkKind, work: doc::Work) -> StrategyOutcome {
+async fn keep_pending(c: &Ctx<'_>, kind: WorkKind, work: doc::Work) -> TurnResult {
     let (flow, cn) = kind_name(kind);
     let pending = PendingWork {
         kind,
@@ -171,7 +171,7 @@ async fn keep_pending(c: &Ctx<'_>, kind: WorkKind, work: doc::Work) -> StrategyO
         session_id: c.session().map(str::to_string),
     };
     if let Err(e) = c.st.update(|st| st.pending_work = Some(pending)).await {
-        return StrategyOutcome::done(AgentOutcome {
+        return TurnResult::done(AgentOutcome {
             reply: format!(
                 "{}\n（注意：这个{cn}没能保存，确认不了；请稍后再让我做一次。）",
                 doc::render(kind, &work)
@@ -184,7 +184,7 @@ async fn keep_pending(c: &Ctx<'_>, kind: WorkKind, work: doc::Work) -> StrategyO
     }
     c.log(flow, "proposed", &work.goal, Some(work.doc.clone()))
         .await;
-    StrategyOutcome::say(doc::render(kind, &work), true)
+    TurnResult::say(doc::render(kind, &work), true)
 }
 
 /// The one tool a planning request may call: `set_strategy`, when the user's words ask
@@ -195,7 +195,7 @@ async fn spoken_switch(
     p: &crate::agent::Prepared,
     calls: &[crate::provider::ToolCall],
     flow: &'static str,
-) -> Result<Option<StrategyOutcome>, doc::InvalidWork> {
+) -> Result<Option<TurnResult>, doc::InvalidWork> {
     use crate::tools::set_strategy::NAME;
     let Some(call) = calls.iter().find(|t| t.name == NAME) else {
         return Ok(None);
@@ -208,12 +208,12 @@ async fn spoken_switch(
             why: r.content,
         });
     }
-    Ok(Some(StrategyOutcome::say(r.content, false)))
+    Ok(Some(TurnResult::say(r.content, false)))
 }
 
 /// Run a confirmed plan or spec step by step, then summarize. If a step fails, the
 /// work is kept pending again so "确认" can retry it.
-async fn execute(c: &Ctx<'_>, work: PendingWork) -> StrategyOutcome {
+async fn execute(c: &Ctx<'_>, work: PendingWork) -> TurnResult {
     let (flow, cn) = kind_name(work.kind);
     c.log(flow, "confirmed", &work.goal, None).await;
     let n = work.steps.len();
@@ -234,6 +234,7 @@ async fn execute(c: &Ctx<'_>, work: PendingWork) -> StrategyOutcome {
         ),
     };
     let mut p = c.prepare(&[section]);
+    let mut out = TurnResult::default();
     let mut results = Vec::with_capacity(n);
     for (i, step) in work.steps.iter().enumerate() {
         push_user(
@@ -241,12 +242,12 @@ async fn execute(c: &Ctx<'_>, work: PendingWork) -> StrategyOutcome {
             format!("[第 {}/{n} 步] {step}\n只做这一步。", i + 1),
         );
         p.meta.purpose = "plan-step";
-        let o = c.tool_loop(&mut p).await;
+        out.fold(c.round(&mut p).await);
         if p.env.choice.is_set() {
             c.log(flow, "step-asked", step, None).await;
-            return finish(c, &mut p, o).await;
+            return finish(c, &mut p, out).await;
         }
-        if let Some(err) = &o.error {
+        if let Some(err) = &out.outcome.error {
             c.log(
                 flow,
                 "step-failed",
@@ -258,41 +259,41 @@ async fn execute(c: &Ctx<'_>, work: PendingWork) -> StrategyOutcome {
                 c.st.update(|st| st.pending_work = Some(work.clone()))
                     .await
                     .is_ok();
-            let mut reply = format!("执行到第 {} 步（{step}）时出错了：{}", i + 1, o.reply);
+            let o = &mut out.outcome;
+            o.reply = format!("执行到第 {} 步（{step}）时出错了：{}", i + 1, o.reply);
             if kept {
-                reply.push_str(&format!("\n这个{cn}还保留着，回复“确认”可以重新执行。"));
+                o.reply
+                    .push_str(&format!("\n这个{cn}还保留着，回复“确认”可以重新执行。"));
             }
-            return StrategyOutcome::done(AgentOutcome {
-                reply,
-                error: o.error,
-            });
+            return out;
         }
+        let reply = std::mem::take(&mut out.outcome.reply);
         c.log(
             flow,
             "step",
-            &o.reply,
+            &reply,
             Some(serde_json::json!({ "step": i + 1, "of": n, "title": step })),
         )
         .await;
-        push_assistant(&mut p.messages, &o.reply);
-        results.push(o.reply);
+        push_assistant(&mut p.messages, &reply);
+        results.push(reply);
     }
     push_user(
         &mut p.messages,
         format!("全部 {n} 步都做完了。请用几句话向家里人总结做了什么、结果如何。"),
     );
     p.meta.purpose = "plan-summary";
-    let o = c.tool_loop(&mut p).await;
-    if o.error.is_some() || p.env.choice.is_set() {
+    out.fold(c.round(&mut p).await);
+    if out.outcome.error.is_some() || p.env.choice.is_set() {
         p.env.choice.take();
-        warn!(error = ?o.error, "plan summary failed; the step results are the reply");
+        warn!(error = ?out.outcome.error, "plan summary failed; the step results are the reply");
         let lines: Vec<String> = results
             .iter()
             .enumerate()
             .map(|(i, r)| format!("{}. {r}", i + 1))
             .collect();
-        return StrategyOutcome::say(format!("{cn}已执行完：\n{}", lines.join("\n")), false);
+        return out.saying(format!("{cn}已执行完：\n{}", lines.join("\n")), false);
     }
-    c.log(flow, "summary", &o.reply, None).await;
-    StrategyOutcome::done(o)
+    c.log(flow, "summary", &out.outcome.reply, None).await;
+    out
 }
