@@ -52,27 +52,7 @@ async fn house_with(ws: &Path, model_url: &str, ha_extra: &str) -> House {
         ),
     )
     .unwrap();
-    let kernel = Kernel::start(
-        ws,
-        KernelOptions {
-            env: Some(EnvOverrides {
-                base_url: Some(model_url.to_string()),
-                model: Some("fake-model".into()),
-                ha_agent_token: Some(Secret::new(AGENT)),
-                // given here, not through the environment other tests of this process share
-                ha_token: Some(Secret::new(HA_TOKEN)),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    // as the gateway starts them: the channels, then the HTTP server with their routes
-    let running = homebot::channels::start_enabled(&kernel).await.unwrap();
-    let addr = homebot::dashboard::start(&kernel, running.routes)
-        .await
-        .unwrap()
-        .unwrap();
+    let (kernel, base) = serve(ws, model_url, Some(HA_TOKEN)).await;
     // the satellite's room is known once HA's registries were read
     common::eventually_async("HA's registries read", Duration::from_secs(30), || async {
         let lines = kernel.doors().status_lines().await.join("\n");
@@ -83,11 +63,34 @@ async fn house_with(ws: &Path, model_url: &str, ha_extra: &str) -> House {
         }
     })
     .await;
-    House {
-        kernel,
-        base: format!("http://{addr}"),
-        ha,
-    }
+    House { kernel, base, ha }
+}
+
+/// The kernel of `ws` (its config.toml written) with the agent token, and Home
+/// Assistant's token when given, started as the gateway starts it: the channels, then the
+/// HTTP server with their routes. The kernel and the server's base URL.
+async fn serve(ws: &Path, model_url: &str, ha_token: Option<&str>) -> (Kernel, String) {
+    let kernel = Kernel::start(
+        ws,
+        KernelOptions {
+            env: Some(EnvOverrides {
+                base_url: Some(model_url.to_string()),
+                model: Some("fake-model".into()),
+                ha_agent_token: Some(Secret::new(AGENT)),
+                // given here, not through the environment other tests of this process share
+                ha_token: ha_token.map(Secret::new),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let running = homebot::channels::start_enabled(&kernel).await.unwrap();
+    let addr = homebot::dashboard::start(&kernel, running.routes)
+        .await
+        .unwrap()
+        .unwrap();
+    (kernel, format!("http://{addr}"))
 }
 
 /// A streamed answer, read frame by frame.
@@ -407,25 +410,7 @@ async fn the_agent_token_alone_serves_the_endpoint_without_voice_or_a_house() {
         ),
     )
     .unwrap();
-    let kernel = Kernel::start(
-        ws.path(),
-        KernelOptions {
-            env: Some(EnvOverrides {
-                base_url: Some(url.clone()),
-                model: Some("fake-model".into()),
-                ha_agent_token: Some(Secret::new(AGENT)),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let running = homebot::channels::start_enabled(&kernel).await.unwrap();
-    let addr = homebot::dashboard::start(&kernel, running.routes)
-        .await
-        .unwrap()
-        .unwrap();
-    let base = format!("http://{addr}");
+    let (kernel, base) = serve(ws.path(), &url, None).await;
     assert!(
         kernel.doors().home().is_none(),
         "no house without [home_assistant]"
