@@ -4,7 +4,7 @@
 //! `/reminders cancel <id>`, `/strategy [...]`, `/help` (and `/quit` in the interactive
 //! CLI, handled there). They change or show state directly, are not recorded, and never
 //! call the provider nor take a provider slot (a mode's summary is written later, by the
-//! summarizer). But a chat's command runs in that chat's queue (`kernel::run_turn`), so it
+//! summarizer). But a chat's command runs in that chat's queue (`kernel::turn_run`), so it
 //! waits behind the chat's running turn, which may be waiting for the provider; the
 //! kernel's own `command` (no chat) does not. Entering or leaving a mode is subject to
 //! the channel's permission rule for the sender (`Turn::may_switch_modes`).

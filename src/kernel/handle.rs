@@ -1,9 +1,12 @@
-//! `Kernel`, the cheap handle every channel holds, and what it owns (`KernelInner`): the
-//! accessors to the workspace, the config, the actors and the doors, and the slash commands'
-//! context.
+//! `Kernel`, the cheap handle the gateway holds, and what it owns (`KernelInner`): every
+//! method of `Kernel` but its start (`start`) — the door turns come in by (`submit`), the
+//! tasks and the shutdown, the accessors to the workspace, the config, the actors and the
+//! doors, and the slash commands' context. The machinery behind them lives beside it:
+//! `submit` (a chat's FIFO and worker), `turn_run` (one turn), `shutdown` (the drain).
 
 use super::submit::Job;
-use crate::actor::Lifecycle;
+use super::submit::PendingReply;
+use crate::actor::{Group, Lifecycle, Tasks};
 use crate::agent::Agent;
 use crate::clock::SharedClock;
 use crate::config::Config;
@@ -13,9 +16,11 @@ use crate::modes::{ModeRegistry, ModesHandle};
 use crate::outbound::{DeliveryError, Doors};
 use crate::provider::Provider;
 use crate::scheduler::ChatQueues;
-use crate::turn::Reply;
+use crate::turn::{Reply, Turn};
 use crate::workspace::Workspace;
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 pub struct KernelInner {
     pub(super) cfg: Config,
@@ -56,6 +61,66 @@ impl Kernel {
 
     pub fn upgrade(w: &Weak<KernelInner>) -> Option<Self> {
         w.upgrade().map(|inner| Self { inner })
+    }
+
+    /// Admit a turn to its chat's FIFO now (call this at arrival) and get its reply later.
+    /// Refused at once when the chat's queue is full or the kernel is shutting down.
+    pub fn submit(&self, turn: Turn) -> PendingReply {
+        self.submit_cancellable(turn, CancellationToken::new())
+    }
+
+    /// [`Kernel::submit`], with a token the sender may cancel: the turn then stops where
+    /// it is (the provider call is dropped), replies that it was cancelled, and is
+    /// recorded as cancelled. The chat's worker runs it (see `submit`, `turn_run`).
+    pub fn submit_cancellable(&self, turn: Turn, cancel: CancellationToken) -> PendingReply {
+        super::submit::enqueue(self, turn, cancel)
+    }
+
+    /// Submit and wait: the whole turn, to its reply. Never fails: errors become a reply.
+    pub async fn handle_turn(&self, turn: Turn) -> Reply {
+        self.submit(turn).reply().await
+    }
+
+    /// Fires when channel servers must stop (after admitted turns finished, or the grace
+    /// period passed): [`Group::Service`]'s token. Channels take a child of it.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.tasks().token(Group::Service)
+    }
+
+    /// Where actor threads are started (channels start their actors here); its
+    /// [`Tasks`] are [`Kernel::tasks`].
+    pub fn lifecycle(&self) -> &Lifecycle {
+        &self.inner.lifecycle
+    }
+
+    /// Every task of the gateway, by group: a turn's delivery
+    /// (`spawn_in(Group::Turn, …)`, or `guard(Group::Turn)` while a connection sends a
+    /// reply itself), a channel server (`Group::Service`), background work (`spawn`).
+    /// The graceful shutdown drains them in that order.
+    pub fn tasks(&self) -> &Tasks {
+        self.inner.lifecycle.tasks()
+    }
+
+    /// Graceful stop: admit nothing new, let admitted turns finish, record and be
+    /// delivered (up to `grace`), then stop the channel servers, the background tasks and
+    /// the actors (see `shutdown`). Returns whether everything finished in time.
+    pub async fn shutdown_gracefully(&self, grace: Duration) -> bool {
+        super::shutdown::graceful(self, grace).await
+    }
+
+    /// Whether new turns are admitted (false once a shutdown has begun).
+    pub fn is_admitting(&self) -> bool {
+        !self.tasks().is_closed(Group::Turn)
+    }
+
+    /// Turns (chat workers) and deliveries still running.
+    pub fn pending_turns(&self) -> usize {
+        self.tasks().len(Group::Turn)
+    }
+
+    /// Stop the actor threads. In-flight calls to the ModeManager fail after this.
+    pub fn shutdown(&self) {
+        self.inner.lifecycle.stop_threads();
     }
 
     /// The outbound doors of the running channels.

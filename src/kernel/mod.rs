@@ -10,7 +10,7 @@
 //! reply, so a caller that goes away (a dropped connection) cannot leave a turn begun but
 //! never recorded.
 //!
-//! One turn's way through is in [`run_turn`].
+//! One turn's way through is [`turn_run`]'s `TurnRun`: admit → begin → answer → record.
 //!
 //! Lifecycle: every task is in one of the [`crate::actor::Tasks`] groups of the
 //! [`Lifecycle`] (`Kernel::tasks`): chat workers and reply deliveries in `Turn`, channel
@@ -22,16 +22,16 @@
 //! cancels the background tasks and waits for them, and stops the actor threads and
 //! joins them.
 //!
-//! Layout: `handle` — `Kernel` and what it owns, its accessors; `submit` — the door
-//! (admission to a chat's FIFO, `PendingReply`, the chat's worker); [`run_turn`] — one turn;
-//! `shutdown` — the tasks and the shutdown; `start`
+//! Layout: `handle` — `Kernel` and what it owns, and every method of it but `start`;
+//! `submit` — the door's machinery (admission to a chat's FIFO, `PendingReply`, the chat's
+//! worker); [`turn_run`] — one turn (`TurnRun`); `shutdown` — the drain; `start`
 //! and `actors` — start-up; `options` — `KernelOptions` and the skill search path; `error`
 //! — `KernelError`.
 
 mod actors;
-mod run_turn;
 mod start;
-pub use run_turn::{turn_outcome, CANCELLED};
+mod turn_run;
+pub use turn_run::{turn_outcome, CANCELLED};
 
 mod error;
 mod handle;

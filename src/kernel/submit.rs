@@ -1,7 +1,7 @@
 //! The one door for channels: a turn admitted to its chat's FIFO (`submit`), its reply on
 //! the way (`PendingReply`), and the chat's worker that runs its turns one after another.
 
-use super::run_turn::turn_outcome;
+use super::turn_run::{turn_outcome, TurnRun};
 use super::Kernel;
 use crate::actor::Group;
 use crate::scheduler::Admission;
@@ -45,102 +45,83 @@ impl PendingReply {
     }
 }
 
-impl Kernel {
-    /// Admit a turn to its chat's FIFO now (call this at arrival) and get its reply later.
-    /// Refused at once when the chat's queue is full or the kernel is shutting down.
-    pub fn submit(&self, turn: Turn) -> PendingReply {
-        self.submit_cancellable(turn, CancellationToken::new())
+/// Admit a turn to its chat's FIFO now and start the chat's worker if it has none
+/// ([`Kernel::submit_cancellable`]). Admission is checked and closed under the queue lock,
+/// so a shutdown never misses a turn admitted at the same moment.
+pub(super) fn enqueue(kernel: &Kernel, turn: Turn, cancel: CancellationToken) -> PendingReply {
+    let inner = &kernel.inner;
+    let key = turn.chat_key();
+    let (tx, rx) = oneshot::channel();
+    let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
+    if inner.lifecycle.tasks().is_closed(Group::Turn) {
+        crate::metrics::turn_refused(&turn.channel);
+        return PendingReply::Ready(Reply::refused(
+            "homebot 正在关闭，请稍后再说。(homebot is shutting down)",
+            Refusal::ShuttingDown,
+            "shutting down",
+        ));
     }
-
-    /// [`Kernel::submit`], with a token the sender may cancel: the turn then stops where
-    /// it is (the provider call is dropped), replies that it was cancelled, and is
-    /// recorded as cancelled.
-    pub fn submit_cancellable(&self, turn: Turn, cancel: CancellationToken) -> PendingReply {
-        let inner = &self.inner;
-        let key = turn.chat_key();
-        let (tx, rx) = oneshot::channel();
-        // Admission is checked and closed under the queue lock, so a shutdown never misses
-        // a turn admitted at the same moment.
-        let mut queues = inner.queues.lock().expect("queue lock is never poisoned");
-        if inner.lifecycle.tasks().is_closed(Group::Turn) {
-            crate::metrics::turn_refused(&turn.channel);
-            return PendingReply::Ready(Reply::refused(
-                "homebot 正在关闭，请稍后再说。(homebot is shutting down)",
-                Refusal::ShuttingDown,
-                "shutting down",
-            ));
-        }
-        match queues.admit(
-            &key,
-            Job {
-                turn,
-                cancel,
-                reply: tx,
-                queued: crate::metrics::Queued::new(),
-            },
-        ) {
-            Ok(admission) => {
-                if admission == Admission::StartWorker {
-                    let this = self.clone();
-                    inner
-                        .lifecycle
-                        .tasks()
-                        .spawn_in(Group::Turn, async move { this.chat_worker(key).await });
-                }
-                drop(queues);
-                PendingReply::Waiting(rx)
+    match queues.admit(
+        &key,
+        Job {
+            turn,
+            cancel,
+            reply: tx,
+            queued: crate::metrics::Queued::new(),
+        },
+    ) {
+        Ok(admission) => {
+            if admission == Admission::StartWorker {
+                let kernel = kernel.clone();
+                (inner.lifecycle.tasks())
+                    .spawn_in(Group::Turn, async move { chat_worker(kernel, key).await });
             }
-            Err(job) => {
-                let waiting = queues.waiting(&key);
-                drop(queues);
-                warn!(chat = %key, waiting, "chat queue full; turn refused");
-                crate::metrics::turn_refused(&job.turn.channel);
-                drop(job);
-                PendingReply::Ready(Reply::refused(
-                    format!("消息太多了：这个对话里还有 {waiting} 条在排队，请等我回完再发。"),
-                    Refusal::Busy,
-                    format!("chat queue full ({waiting} waiting)"),
-                ))
+            drop(queues);
+            PendingReply::Waiting(rx)
+        }
+        Err(job) => {
+            let waiting = queues.waiting(&key);
+            drop(queues);
+            warn!(chat = %key, waiting, "chat queue full; turn refused");
+            crate::metrics::turn_refused(&job.turn.channel);
+            drop(job);
+            PendingReply::Ready(Reply::refused(
+                format!("消息太多了：这个对话里还有 {waiting} 条在排队，请等我回完再发。"),
+                Refusal::Busy,
+                format!("chat queue full ({waiting} waiting)"),
+            ))
+        }
+    }
+}
+
+/// The one worker of a chat: runs its turns strictly one after another.
+async fn chat_worker(kernel: Kernel, key: String) {
+    loop {
+        let job = (kernel.inner.queues)
+            .lock()
+            .expect("queue lock is never poisoned")
+            .next(&key);
+        let Some(job) = job else { break };
+        let this = kernel.clone();
+        let counted = crate::metrics::turns_of(&job.turn.channel);
+        let running = job.queued.start();
+        let (turn, cancel) = (job.turn, job.cancel);
+        // its own task: a panic in one turn becomes an error reply, not a dead chat
+        let run = kernel
+            .tasks()
+            .spawn_turn(async move { TurnRun::new(&this, &turn, cancel).run().await });
+        let reply = match run.await {
+            Ok(r) => r,
+            Err(e) => {
+                error!(chat = %key, error = %e, "turn task failed");
+                Reply::failed(
+                    "抱歉，处理这条消息时出错了。",
+                    Failure::Internal,
+                    e.to_string(),
+                )
             }
-        }
-    }
-
-    /// Submit and wait: the whole turn, to its reply. Never fails: errors become a reply.
-    pub async fn handle_turn(&self, turn: Turn) -> Reply {
-        self.submit(turn).reply().await
-    }
-
-    /// The one worker of a chat: runs its turns strictly one after another.
-    async fn chat_worker(self, key: String) {
-        loop {
-            let job = self
-                .inner
-                .queues
-                .lock()
-                .expect("queue lock is never poisoned")
-                .next(&key);
-            let Some(job) = job else { break };
-            let this = self.clone();
-            let counted = crate::metrics::turns_of(&job.turn.channel);
-            let running = job.queued.start();
-            let (turn, cancel) = (job.turn, job.cancel);
-            // its own task: a panic in one turn becomes an error reply, not a dead chat
-            let run = self
-                .tasks()
-                .spawn_turn(async move { this.run_turn(turn, cancel).await });
-            let reply = match run.await {
-                Ok(r) => r,
-                Err(e) => {
-                    error!(chat = %key, error = %e, "turn task failed");
-                    Reply::failed(
-                        "抱歉，处理这条消息时出错了。",
-                        Failure::Internal,
-                        e.to_string(),
-                    )
-                }
-            };
-            running.finish(&counted, turn_outcome(&reply));
-            let _ = job.reply.send(reply);
-        }
+        };
+        running.finish(&counted, turn_outcome(&reply));
+        let _ = job.reply.send(reply);
     }
 }

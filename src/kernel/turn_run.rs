@@ -1,14 +1,14 @@
-//! One turn through the kernel, in its chat's worker, as short stages: admit (the size
-//! check) → a slash command (see `commands`) | begin (begin-turn) → answer (the fast
-//! path or the strategy, under the watchdog) → record (end-turn, then compaction). A
-//! [`TurnGuard`] ends a begun turn even if its task is cancelled or panics.
+//! One turn through the kernel, in its chat's worker: [`TurnRun`], as short stages —
+//! admit (the size check) → a slash command (see `commands`) | begin (begin-turn) →
+//! answer (the fast path or the strategy, under the watchdog) → record (end-turn, then
+//! compaction). A [`TurnGuard`] ends a begun turn even if its task is cancelled or panics.
 //!
 //! Nothing is acknowledged as kept when it was not: a turn that could not be recorded
 //! (disk full, too many open files …) still gets its answer, followed by a sentence that
 //! says it was not saved, and the reply's outcome is a storage failure. While the disk is
 //! known to be full, begin-turn refuses new turns before the LLM is asked.
 
-use super::Kernel;
+use super::{Kernel, KernelInner};
 use crate::actor::Group;
 use crate::agent::{AgentOutcome, TurnCtx};
 use crate::metrics::TurnOutcome;
@@ -54,37 +54,66 @@ impl Drop for TurnGuard {
     }
 }
 
-/// A turn begin-turn admitted: its ticket, and the guard that ends it whatever happens.
-struct Begun {
+/// One turn through the kernel, the turn's spine: each stage takes and returns a typed
+/// value — [`Self::admit`] the turn's words (or its refusal), [`Self::begin`] a [`Begun`]
+/// turn, [`Self::answer`] its [`TurnResult`], [`Self::record`] the [`Reply`].
+pub(super) struct TurnRun<'k> {
+    kernel: &'k Kernel,
+    turn: &'k Turn,
+    /// Fires when the sender gives up on the turn.
+    cancel: CancellationToken,
+}
+
+/// A turn past the size checks: its trimmed words.
+struct Admitted<'k> {
+    text: &'k str,
+}
+
+/// A turn begin-turn admitted: its words, its ticket, and the guard that ends it whatever
+/// happens.
+struct Begun<'k> {
+    text: &'k str,
     ticket: TurnTicket,
     guard: TurnGuard,
 }
 
-impl Kernel {
-    /// One turn: admit → a slash command | begin → answer → record (and compaction after).
-    pub(super) async fn run_turn(&self, turn: Turn, cancel: CancellationToken) -> Reply {
-        let text = match self.admit(&turn) {
-            Ok(text) => text,
+impl<'k> TurnRun<'k> {
+    pub(super) fn new(kernel: &'k Kernel, turn: &'k Turn, cancel: CancellationToken) -> Self {
+        Self {
+            kernel,
+            turn,
+            cancel,
+        }
+    }
+
+    /// admit → a slash command | begin → answer → record (and compaction after).
+    pub(super) async fn run(self) -> Reply {
+        let admitted = match self.admit() {
+            Ok(admitted) => admitted,
             Err(refused) => return refused,
         };
-        if let Some(command) = Command::of(text) {
-            return self.slash(&turn, command).await;
+        if let Some(command) = Command::of(admitted.text) {
+            return self.slash(command).await;
         }
-        let begun = match self.begin(&turn, text).await {
+        let begun = match self.begin(admitted).await {
             Ok(begun) => begun,
             Err(refused) => return refused,
         };
-        let result = self.answer(&turn, text, &begun.ticket, cancel).await;
-        self.record(&turn, begun, result).await
+        let result = self.answer(&begun).await;
+        self.record(begun, result).await
+    }
+
+    fn inner(&self) -> &'k KernelInner {
+        &self.kernel.inner
     }
 
     /// The size checks: the turn's trimmed words, or why it is refused.
-    fn admit<'t>(&self, turn: &'t Turn) -> Result<&'t str, Reply> {
-        let text = turn.text.trim();
+    fn admit(&self) -> Result<Admitted<'k>, Reply> {
+        let text = self.turn.text.trim();
         if text.is_empty() {
             return Err(Reply::refused("（收到一条空消息。）", Refusal::Empty, ""));
         }
-        let max = self.inner.cfg.agent.max_message_chars;
+        let max = self.inner().cfg.agent.max_message_chars;
         let len = text.chars().count();
         if len > max {
             return Err(Reply::refused(
@@ -93,12 +122,13 @@ impl Kernel {
                 format!("message of {len} characters exceeds the limit of {max}"),
             ));
         }
-        Ok(text)
+        Ok(Admitted { text })
     }
 
     /// A slash command, as its sender may run it: the owner (the terminal) sees the
     /// household's reminders, every other chat its own.
-    async fn slash(&self, turn: &Turn, command: Command) -> Reply {
+    async fn slash(&self, command: Command) -> Reply {
+        let turn = self.turn;
         let trust = turn.facts().trust;
         let scope = if trust == Trust::Owner {
             crate::cron::Scope::Household
@@ -108,31 +138,32 @@ impl Kernel {
                 chat_id: turn.chat_id.clone(),
             }
         };
-        let mut ctx = self.command_context_for(scope, trust != Trust::Guest);
+        let mut ctx = self
+            .kernel
+            .command_context_for(scope, trust != Trust::Guest);
         ctx.who = Some(crate::modes::entered::Entrant {
             speaker_id: turn.speaker_id.clone(),
-            speaker_name: self.speaker_name(turn),
+            speaker_name: self.speaker_name(),
             channel: turn.channel.clone(),
         });
         crate::commands::run(&ctx, command, turn.may_switch_modes).await
     }
 
-    fn speaker_name(&self, turn: &Turn) -> Option<String> {
-        self.inner
-            .cfg
-            .member_for(&turn.speaker_id)
+    fn speaker_name(&self) -> Option<String> {
+        (self.inner().cfg)
+            .member_for(&self.turn.speaker_id)
             .and_then(|m| m.name.clone())
     }
 
     /// Begin-turn: the ticket (the mode, the history to replay), and a guard that records
     /// the turn as interrupted if it never reaches [`Self::record`].
-    async fn begin(&self, turn: &Turn, text: &str) -> Result<Begun, Reply> {
-        let inner = &self.inner;
+    async fn begin(&self, admitted: Admitted<'k>) -> Result<Begun<'k>, Reply> {
+        let (inner, turn, text) = (self.inner(), self.turn, admitted.text);
         let meta = TurnMeta {
             channel: turn.channel.clone(),
             chat_id: turn.chat_id.clone(),
             speaker_id: turn.speaker_id.clone(),
-            speaker_name: self.speaker_name(turn),
+            speaker_name: self.speaker_name(),
             place: turn.facts().place.clone(),
         };
         let ticket = inner.modes.begin_turn(meta).await.map_err(not_begun)?;
@@ -150,23 +181,25 @@ impl Kernel {
                 user: text.to_string(),
                 assistant: String::new(),
                 error: None,
-                speaker_name: self.speaker_name(turn),
+                speaker_name: self.speaker_name(),
                 sent: None,
                 place: turn.facts().place.clone(),
             }),
         };
-        Ok(Begun { ticket, guard })
+        Ok(Begun {
+            text,
+            ticket,
+            guard,
+        })
     }
 
     /// The turn's context: its tail, and the speaker's profile outside a mode (read off
     /// the async workers, as the turn's other files are: see [`read_profile`]).
-    async fn turn_ctx<'a>(
-        &'a self,
-        turn: &'a Turn,
-        text: &'a str,
-        ticket: &'a TurnTicket,
-    ) -> TurnCtx<'a> {
-        let inner = &self.inner;
+    async fn turn_ctx<'b>(&self, begun: &'b Begun<'k>) -> TurnCtx<'b>
+    where
+        'k: 'b,
+    {
+        let (inner, turn, ticket) = (self.inner(), self.turn, &begun.ticket);
         let member = inner.cfg.member_for(&turn.speaker_id);
         let profile = match (&ticket.mode, member) {
             (None, Some(m)) => read_profile(inner.ws.user_profile(&m.id)).await,
@@ -185,7 +218,7 @@ impl Kernel {
         };
         TurnCtx {
             turn,
-            text,
+            text: begun.text,
             ticket,
             tail,
             profile,
@@ -196,17 +229,12 @@ impl Kernel {
 
     /// The answer, under the turn's watchdog, unless the sender cancels or the shutdown's
     /// grace period ends first.
-    async fn answer(
-        &self,
-        turn: &Turn,
-        text: &str,
-        ticket: &TurnTicket,
-        cancel: CancellationToken,
-    ) -> TurnResult {
-        let t = self.turn_ctx(turn, text, ticket).await;
-        let limit = Duration::from_secs(self.inner.cfg.agent.turn_timeout_secs);
+    async fn answer(&self, begun: &Begun<'k>) -> TurnResult {
+        let (inner, turn) = (self.inner(), self.turn);
+        let t = self.turn_ctx(begun).await;
+        let limit = Duration::from_secs(inner.cfg.agent.turn_timeout_secs);
         // fires when the shutdown's grace period is over
-        let stragglers = self.inner.lifecycle.tasks().token(Group::Turn);
+        let stragglers = inner.lifecycle.tasks().token(Group::Turn);
         tokio::select! {
             biased;
             _ = stragglers.cancelled() => {
@@ -214,7 +242,7 @@ impl Kernel {
                 let e = TurnError::new(Failure::Unavailable, "stopped by the shutdown before it finished");
                 TurnResult::stopped("抱歉，homebot 正在关闭，这一轮没能完成，请稍后再说一次。", e, false)
             }
-            _ = cancel.cancelled() => {
+            _ = self.cancel.cancelled() => {
                 info!(channel = %turn.channel, chat = %turn.chat_id, "turn cancelled by the sender");
                 TurnResult::stopped("（已取消这一轮。）", TurnError::new(Failure::Internal, CANCELLED), true)
             }
@@ -232,7 +260,7 @@ impl Kernel {
     /// Home Assistant's own agent first (`home_assistant.fast_path`): its answer, or the
     /// strategy in force around the LLM's.
     async fn respond(&self, t: &TurnCtx<'_>) -> TurnResult {
-        let inner = &self.inner;
+        let inner = self.inner();
         let (turn, in_mode) = (t.turn, t.ticket.mode.is_some());
         let waiting = async {
             let st = inner.strategies.snapshot().await;
@@ -249,7 +277,8 @@ impl Kernel {
     }
 
     /// End-turn: the record written (or the reply saying it was not), then compaction.
-    async fn record(&self, turn: &Turn, mut begun: Begun, r: TurnResult) -> Reply {
+    async fn record(&self, mut begun: Begun<'k>, r: TurnResult) -> Reply {
+        let (inner, turn) = (self.inner(), self.turn);
         let mut record = begun
             .guard
             .record
@@ -276,12 +305,7 @@ impl Kernel {
         reply.awaits_answer = r.awaits_answer;
         let began_in = begun.guard.began_in.take();
         let ticket = &begun.ticket;
-        match self
-            .inner
-            .modes
-            .end_turn(ticket.turn_id, record, began_in)
-            .await
-        {
+        match inner.modes.end_turn(ticket.turn_id, record, began_in).await {
             Ok(o) => {
                 // compaction, in a task of its own: nobody waits for it (a session this
                 // turn ended is not compacted any more)
@@ -291,7 +315,7 @@ impl Kernel {
                     None => ticket.chat.is_some(),
                 };
                 if compact {
-                    (self.inner.agent).after_turn(ticket, &turn.channel, &turn.chat_id);
+                    (inner.agent).after_turn(ticket, &turn.channel, &turn.chat_id);
                 }
             }
             Err(e) => {
