@@ -1,8 +1,9 @@
 //! The channel contract: what every channel (QQ, voice, CLI) is to the gateway.
 //!
 //! A channel is started by the gateway in a loop ([`Channel::start`], see
-//! `channels::start_enabled`) with the kernel and a cancellation token; it turns its
-//! transport into [`crate::turn::Turn`]s for [`crate::kernel::Kernel::submit`] and
+//! `channels::start_enabled`) with its narrow view of the kernel ([`ChannelCtx`]: submit a
+//! turn, the task groups, its own cancel token, presence, the configuration); it turns its
+//! transport into [`crate::turn::Turn`]s for [`ChannelCtx::submit`] and
 //! delivers the replies itself. What it hands back ([`Started`]) is the addresses it bound
 //! and what it provides ([`Provides`]): its outbound door ([`crate::outbound::Outbound`])
 //! when it can speak unasked, the house ([`crate::home::Home`]) and its satellites
@@ -10,14 +11,13 @@
 //! for the one HTTP server. The gateway resolves them once every channel has started: no
 //! channel depends on another's start order.
 
+use super::ctx::ChannelCtx;
 use crate::channels::spoken::Satellites;
 use crate::home::Home;
-use crate::kernel::Kernel;
 use crate::outbound::Outbound;
 use async_trait::async_trait;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// What a started channel reports.
 #[derive(Default)]
@@ -81,12 +81,8 @@ pub trait Channel: Send {
     /// `qq`, `voice`, `cli`: the name turns carry and doors are registered under.
     fn name(&self) -> &'static str;
 
-    /// Bind and spawn the channel's tasks (with [`Kernel::tasks`]: `spawn_in(Group::Service, …)`); return at once.
-    /// What it provides is resolved after every channel has started.
-    /// Everything stops when `cancel` fires.
-    async fn start(
-        self: Box<Self>,
-        kernel: Kernel,
-        cancel: CancellationToken,
-    ) -> Result<Started, StartError>;
+    /// Bind and spawn the channel's tasks (with [`ChannelCtx::tasks`]:
+    /// `spawn_in(Group::Service, …)`); return at once. What it provides is resolved after
+    /// every channel has started. Everything stops when [`ChannelCtx::cancel`] fires.
+    async fn start(self: Box<Self>, ctx: ChannelCtx) -> Result<Started, StartError>;
 }

@@ -5,8 +5,8 @@
 //! one). The caps, the descriptor budget and the accept loop are `crate::netutil`'s,
 //! shared with the control socket.
 
+use crate::actor::Tasks;
 use crate::channels::contract::StartError;
-use crate::kernel::Kernel;
 use crate::netutil::{self, ConnLimit, ConnPermit};
 use futures_util::{Sink, SinkExt};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -58,34 +58,32 @@ pub struct HttpLimits {
 /// reply it does not read) is closed, and one over the cap is answered 503 and closed at
 /// once, never held.
 pub fn serve_http(
-    kernel: &Kernel,
+    tasks: &Tasks,
     channel: &'static str,
     listener: TcpListener,
     app: axum::Router,
     cancel: CancellationToken,
     limits: HttpLimits,
 ) {
-    kernel
-        .tasks()
-        .spawn_in(crate::actor::Group::Service, async move {
-            let conns = TaskTracker::new();
-            let handshake = limits.handshake;
-            netutil::accept_loop(
-                channel,
-                listener,
-                limits.conns,
-                cancel.clone(),
-                |stream, permit| {
-                    let app = app.clone();
-                    let cancel = cancel.clone();
-                    conns.spawn(serve_conn(channel, stream, permit, app, handshake, cancel));
-                },
-                refuse_http,
-            )
-            .await;
-            conns.close();
-            conns.wait().await;
-        });
+    tasks.spawn_in(crate::actor::Group::Service, async move {
+        let conns = TaskTracker::new();
+        let handshake = limits.handshake;
+        netutil::accept_loop(
+            channel,
+            listener,
+            limits.conns,
+            cancel.clone(),
+            |stream, permit| {
+                let app = app.clone();
+                let cancel = cancel.clone();
+                conns.spawn(serve_conn(channel, stream, permit, app, handshake, cancel));
+            },
+            refuse_http,
+        )
+        .await;
+        conns.close();
+        conns.wait().await;
+    });
 }
 
 /// Over the cap: say so if the socket takes the bytes now (never waits), then close.

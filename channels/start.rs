@@ -5,6 +5,7 @@
 //! carries no meaning: what one channel needs of another is resolved after all started.
 
 use super::contract::{Channel, Provides, StartError};
+use super::ctx::ChannelCtx;
 use super::ports::Ports;
 use super::spoken::Spoken;
 use super::{cli, home_assistant, qq, voice};
@@ -60,7 +61,7 @@ pub async fn start_enabled(kernel: &Kernel) -> Result<Running, StartError> {
     let ports = Ports::default();
     let spoken = match speaks(cfg) {
         true => Some(
-            Spoken::start(kernel, ports.clone(), kernel.cancel_token().child_token())
+            Spoken::start(&ChannelCtx::of(kernel), ports.clone())
                 .map_err(|e| StartError::new("spoken", "-", e))?,
         ),
         false => None,
@@ -74,9 +75,7 @@ pub async fn start_enabled(kernel: &Kernel) -> Result<Running, StartError> {
     let mut bound = Vec::new();
     for ch in channels {
         let name = ch.name();
-        let started = ch
-            .start(kernel.clone(), kernel.cancel_token().child_token())
-            .await?;
+        let started = ch.start(ChannelCtx::of(kernel)).await?;
         for (label, addr) in &started.bound {
             info!(channel = *label, addr = %addr, "channel listening");
         }

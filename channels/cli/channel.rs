@@ -6,8 +6,7 @@ use super::actor::Terminals;
 use super::control;
 use super::options::CHANNEL;
 use crate::channels::contract::{Channel, StartError, Started};
-use crate::kernel::Kernel;
-use tokio_util::sync::CancellationToken;
+use crate::channels::ctx::ChannelCtx;
 
 /// The CLI as a channel: the control socket and the terminal actor, which is its
 /// outbound door. A proactive message for a CLI chat prints in an interactive chat of this
@@ -18,10 +17,10 @@ pub struct CliChannel;
 
 /// Start the terminal actor and (on Unix) the control socket for the process that owns
 /// the workspace; the actor's handle is the CLI's outbound door.
-pub fn serve(kernel: &Kernel) -> std::io::Result<Terminals> {
-    let terminals = Terminals::start(kernel.lifecycle(), kernel.cancel_token().child_token())?;
+pub fn serve(ctx: &ChannelCtx) -> std::io::Result<Terminals> {
+    let terminals = Terminals::start(ctx.lifecycle(), ctx.cancel().clone())?;
     #[cfg(unix)]
-    control::spawn_server(kernel, terminals.clone());
+    control::spawn_server(ctx, terminals.clone());
     Ok(terminals)
 }
 
@@ -31,13 +30,9 @@ impl Channel for CliChannel {
         CHANNEL
     }
 
-    async fn start(
-        self: Box<Self>,
-        kernel: Kernel,
-        _cancel: CancellationToken,
-    ) -> Result<Started, StartError> {
-        let terminals = serve(&kernel).map_err(|e| {
-            let socket = kernel.workspace().root().join(control::SOCKET_FILE);
+    async fn start(self: Box<Self>, ctx: ChannelCtx) -> Result<Started, StartError> {
+        let terminals = serve(&ctx).map_err(|e| {
+            let socket = ctx.workspace_root().join(control::SOCKET_FILE);
             StartError::new(CHANNEL, socket.display().to_string(), e)
         })?;
         Ok(Started::door(std::sync::Arc::new(terminals)))

@@ -38,12 +38,11 @@
 pub use super::actor::MAX_LISTENERS;
 use super::actor::{Terminals, LISTENER_QUEUE};
 use crate::actor::TaskGuard;
-use crate::kernel::Kernel;
+use crate::channels::ctx::{ChannelCtx, WeakChannelCtx};
 use crate::netutil::{self, ConnLimit, CONTROL_IDLE, CONTROL_MAX_CONNECTIONS};
 use crate::turn::{Failure, Refusal, Reply, Turn};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::Weak;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
@@ -87,12 +86,12 @@ pub fn socket_path(root: &Path) -> PathBuf {
 /// Serve the control socket as a kernel service until the kernel cancels its services;
 /// the socket file is removed on the way out. Its connections register with `terminals`.
 #[cfg(unix)]
-pub fn spawn_server(kernel: &Kernel, terminals: Terminals) {
-    let root = kernel.workspace().root().to_path_buf();
-    let weak = kernel.downgrade();
-    let cancel = kernel.cancel_token();
-    let conns = kernel.tasks().clone();
-    kernel.tasks().spawn_in(crate::actor::Group::Service, async move {
+pub fn spawn_server(ctx: &ChannelCtx, terminals: Terminals) {
+    let root = ctx.workspace_root().to_path_buf();
+    let weak = ctx.downgrade();
+    let cancel = ctx.cancel().clone();
+    let conns = ctx.tasks().clone();
+    ctx.tasks().spawn_in(crate::actor::Group::Service, async move {
         if let Err(e) = serve(&root, weak, terminals, conns, cancel).await {
             warn!(error = %e, "control socket unavailable; a CLI beside this process will be refused");
         }
@@ -103,7 +102,7 @@ pub fn spawn_server(kernel: &Kernel, terminals: Terminals) {
 #[cfg(unix)]
 async fn serve(
     root: &Path,
-    weak: Weak<crate::kernel::KernelInner>,
+    weak: WeakChannelCtx,
     terminals: Terminals,
     conns: crate::actor::Tasks,
     cancel: CancellationToken,
@@ -163,7 +162,7 @@ struct Conn<'a> {
 #[cfg(unix)]
 async fn handle_conn(
     stream: tokio::net::UnixStream,
-    kernel: Weak<crate::kernel::KernelInner>,
+    ctx: WeakChannelCtx,
     conn: &Conn<'_>,
 ) -> std::io::Result<()> {
     let (r, mut w) = stream.into_split();
@@ -201,7 +200,7 @@ async fn handle_conn(
                     ),
                     None,
                 ),
-                Ok(req) => match Kernel::upgrade(&kernel) {
+                Ok(req) => match ctx.upgrade() {
                     None => (
                         Reply::refused(
                             "homebot is shutting down",
@@ -241,7 +240,7 @@ async fn handle_conn(
 
 /// Run a turn for a control client; if the client hangs up meanwhile (Ctrl-C in `homebot
 /// chat`), cancel the turn — it is recorded as cancelled — and return `None`.
-async fn turn_until_hangup<R>(k: &Kernel, turn: Turn, conn: &mut R) -> Option<Reply>
+async fn turn_until_hangup<R>(k: &ChannelCtx, turn: Turn, conn: &mut R) -> Option<Reply>
 where
     R: tokio::io::AsyncBufRead + Unpin,
 {
@@ -317,7 +316,7 @@ async fn write_reply<W: tokio::io::AsyncWrite + Unpin>(
     w.write_all(&out).await
 }
 
-async fn answer(k: &Kernel, req: Request) -> Reply {
+async fn answer(k: &ChannelCtx, req: Request) -> Reply {
     match req {
         Request::Listen { .. } => Reply::refused(
             "listen is served by the connection, not answered",

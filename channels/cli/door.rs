@@ -46,7 +46,8 @@ impl Door {
             };
             match Kernel::start(root, opts) {
                 Ok(k) => {
-                    let terminals = serve(&k).map_err(|e| KernelError::Actors(e.to_string()))?;
+                    let terminals = serve(&crate::channels::ctx::ChannelCtx::of(&k))
+                        .map_err(|e| KernelError::Actors(e.to_string()))?;
                     k.doors()
                         .register(CHANNEL, std::sync::Arc::new(terminals.clone()));
                     return Ok(Door::Local(k, terminals));

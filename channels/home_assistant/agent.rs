@@ -24,12 +24,11 @@
 //! that satellite said first.
 
 use super::HomeAssistant;
+use crate::channels::ctx::{ChannelCtx, WeakChannelCtx};
 use crate::channels::spoken::{or_satellite_member, Spoken, GUEST, HA_PREFIX, WYOMING_TARGET};
 use crate::config::Secret;
-use crate::kernel::{Kernel, KernelInner};
 use crate::turn::Partials;
 use serde::Deserialize;
-use std::sync::Weak;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -95,7 +94,7 @@ impl AgentAsk {
 pub struct Agent {
     /// Weakly: a request that arrives while the gateway goes away is answered 503, and
     /// the route never keeps the kernel alive.
-    kernel: Weak<KernelInner>,
+    ctx: WeakChannelCtx,
     spoken: Spoken,
     /// The client, when `[home_assistant]` is configured: the device's satellite and room.
     ha: Option<HomeAssistant>,
@@ -104,24 +103,24 @@ pub struct Agent {
 }
 
 impl Agent {
-    pub fn new(kernel: &Kernel, spoken: Spoken, ha: Option<HomeAssistant>, token: Secret) -> Self {
+    pub fn new(ctx: &ChannelCtx, spoken: Spoken, ha: Option<HomeAssistant>, token: Secret) -> Self {
         Self {
-            kernel: kernel.downgrade(),
+            ctx: ctx.downgrade(),
             spoken,
             ha,
             token,
         }
     }
 
-    /// The kernel, while the gateway runs.
-    pub(super) fn kernel(&self) -> Option<Kernel> {
-        Kernel::upgrade(&self.kernel)
+    /// The channel's view of the kernel, while the gateway runs.
+    pub(super) fn ctx(&self) -> Option<ChannelCtx> {
+        self.ctx.upgrade()
     }
 
     /// Run one agent turn; its frames (JSON, one per message) go to `out` as they come.
     pub async fn turn(
         &self,
-        kernel: &Kernel,
+        ctx: &ChannelCtx,
         ask: AgentAsk,
         cancel: CancellationToken,
         out: mpsc::Sender<String>,
@@ -135,8 +134,7 @@ impl Agent {
             .user_id
             .as_deref()
             .and_then(|u| {
-                kernel
-                    .config()
+                ctx.config()
                     .members
                     .iter()
                     .find(|m| m.ha_user_ids.iter().any(|id| id == u))
@@ -149,7 +147,7 @@ impl Agent {
         // a satellite's pipeline tells no user: the household's opt-in for that satellite
         let speaker = or_satellite_member(
             speaker,
-            &kernel.config().home_assistant.speakers,
+            &ctx.config().home_assistant.speakers,
             located.as_ref().map(|l| l.entity_id.as_str()),
         );
         let front = located.as_ref().map_or_else(
@@ -160,11 +158,11 @@ impl Agent {
         let mut turn = super::turn(&chat, &speaker, &ask.text, satellite);
         turn.room = located.as_ref().and_then(|l| l.room.clone());
         turn.peer_note = ask.extra_system_prompt.clone();
-        let cap = kernel.config().agent.max_reply_chars;
+        let cap = ctx.config().agent.max_reply_chars;
         let (partials, rx) =
             Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));
         turn.partials = Some(partials);
-        let pending = kernel.submit_cancellable(turn, cancel.clone());
+        let pending = ctx.submit_cancellable(turn, cancel.clone());
         // spoken as a satellite's: the partials, and what waits for this satellite first
         self.spoken
             .deliver(pending, Some(rx), cancel, &front, &chat, &out)

@@ -113,7 +113,7 @@ fn refusal(agent: &Agent, limit: &SharedLimit, req: &Request) -> Option<Response
 
 /// The handler (behind [`guard`]).
 async fn conversation(State(agent): State<Agent>, body: Bytes) -> Response {
-    let Some(kernel) = agent.kernel() else {
+    let Some(ctx) = agent.ctx() else {
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     };
     let ask = match serde_json::from_slice::<AgentAsk>(&body) {
@@ -128,13 +128,11 @@ async fn conversation(State(agent): State<Agent>, body: Bytes) -> Response {
     let (tx, rx) = mpsc::channel::<String>(FRAMES);
     let turn_cancel = cancel.clone();
     // counted with the turns: a graceful shutdown waits for it
-    let k = kernel.clone();
-    kernel
-        .tasks()
-        .spawn_in(crate::actor::Group::Turn, async move {
-            agent.turn(&k, ask, turn_cancel, tx).await
-        });
-    drop(kernel);
+    let c = ctx.clone();
+    ctx.tasks().spawn_in(crate::actor::Group::Turn, async move {
+        agent.turn(&c, ask, turn_cancel, tx).await
+    });
+    drop(ctx);
     // the body owns the guard: when the client goes away, the turn is cancelled
     let guard = cancel.drop_guard();
     let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {

@@ -14,12 +14,11 @@ use super::status::CHANNEL;
 use super::turn::HELD;
 use super::{agent_http, watch, HaError, HomeAssistant};
 use crate::channels::contract::{Channel, Provides, StartError, Started};
+use crate::channels::ctx::ChannelCtx;
 use crate::channels::spoken::{self, SayNow, Spoken, HA_PREFIX, WYOMING_TARGET};
 use crate::config::{Config, HomeAssistantConfig, Secret};
-use crate::kernel::Kernel;
 use crate::outbound::{DeliveryError, Outbound};
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// Home Assistant before it starts: its client's configuration, the agent's token, and
 /// the spoken kit it shares with voice.
@@ -62,30 +61,26 @@ impl Channel for HomeAssistantChannel {
         CHANNEL
     }
 
-    async fn start(
-        self: Box<Self>,
-        kernel: Kernel,
-        cancel: CancellationToken,
-    ) -> Result<Started, StartError> {
+    async fn start(self: Box<Self>, ctx: ChannelCtx) -> Result<Started, StartError> {
         let ha = match self.cfg {
             Some(cfg) => {
                 let (ha, watches) = HomeAssistant::start(
                     cfg,
-                    kernel.lifecycle(),
-                    cancel.child_token(),
-                    kernel.presence().clone(),
+                    ctx.lifecycle(),
+                    ctx.cancel().child_token(),
+                    ctx.presence().clone(),
                 )
                 .map_err(|e| StartError::new(CHANNEL, "-", e))?;
-                kernel.tasks().spawn_in(
+                ctx.tasks().spawn_in(
                     crate::actor::Group::Service,
-                    watch::deliver(watches, kernel.clone(), cancel),
+                    watch::deliver(watches, ctx.clone()),
                 );
                 Some(ha)
             }
             None => None,
         };
         let routes = self.agent_token.map(|token| {
-            agent_http::routes(Agent::new(&kernel, self.spoken.clone(), ha.clone(), token))
+            agent_http::routes(Agent::new(&ctx, self.spoken.clone(), ha.clone(), token))
         });
         let door = HaDoor {
             ha: ha.clone(),

@@ -5,11 +5,10 @@
 //! wait, and [`MAX_DELIVERING`] are delivered at once; past either, one is dropped and
 //! logged rather than piling up behind a flapping sensor.
 
+use crate::channels::ctx::ChannelCtx;
 use crate::config::HaWatch;
-use crate::kernel::Kernel;
 use std::sync::Arc;
 use tokio::sync::{mpsc, Semaphore};
-use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 /// Fired watches waiting for the delivery task.
@@ -17,8 +16,9 @@ pub const QUEUE: usize = 16;
 /// Watch messages being delivered (and retried) at once.
 pub const MAX_DELIVERING: usize = 8;
 
-/// Deliver fired watches until `cancel` fires.
-pub async fn deliver(mut rx: mpsc::Receiver<HaWatch>, kernel: Kernel, cancel: CancellationToken) {
+/// Deliver fired watches until the channel's token fires.
+pub async fn deliver(mut rx: mpsc::Receiver<HaWatch>, ctx: ChannelCtx) {
+    let cancel = ctx.cancel().clone();
     let slots = Arc::new(Semaphore::new(MAX_DELIVERING));
     loop {
         let w = tokio::select! {
@@ -32,10 +32,9 @@ pub async fn deliver(mut rx: mpsc::Receiver<HaWatch>, kernel: Kernel, cancel: Ca
             warn!(entity = %w.entity_id, "too many watch messages are being delivered; this one is dropped");
             continue;
         };
-        let kernel2 = kernel.clone();
-        let cancel = cancel.clone();
-        kernel.tasks().spawn(async move {
-            let kernel = kernel2;
+        let (ctx2, cancel) = (ctx.clone(), cancel.clone());
+        ctx.tasks().spawn(async move {
+            let ctx = ctx2;
             let _slot = slot;
             let origin = crate::reminders::Origin {
                 channel: w.channel.clone(),
@@ -46,7 +45,7 @@ pub async fn deliver(mut rx: mpsc::Receiver<HaWatch>, kernel: Kernel, cancel: Ca
             let retry = crate::cron::RetryPolicy::default();
             tokio::select! {
                 _ = cancel.cancelled() => {}
-                r = crate::cron::deliver(kernel.doors(), &origin, &w.message, retry) => match r {
+                r = crate::cron::deliver(ctx.doors(), &origin, &w.message, retry) => match r {
                     Ok(()) => info!(entity = %w.entity_id, channel = %w.channel, target = %w.target, "watch message delivered"),
                     Err(e) => warn!(entity = %w.entity_id, channel = %w.channel, target = %w.target, error = %e, "watch message not delivered"),
                 },

@@ -24,8 +24,9 @@ use super::inbound::{self, Incoming};
 use super::rpc::Actions;
 use super::target::Target;
 use crate::actor::{Supervised, Unavailable};
+use crate::channels::ctx::ChannelCtx;
 use crate::config::QqConfig;
-use crate::kernel::{Kernel, PendingReply};
+use crate::kernel::PendingReply;
 use crate::presence::Link;
 use crate::turn::Reply;
 use actix::prelude::*;
@@ -65,7 +66,7 @@ impl State {
 pub struct QqActor {
     state: Supervised<State>,
     cfg: Arc<QqConfig>,
-    kernel: Kernel,
+    ctx: ChannelCtx,
     /// The gateway's runtime: turns are submitted on it.
     runtime: tokio::runtime::Handle,
     start_worker: StartWorker,
@@ -74,23 +75,23 @@ pub struct QqActor {
 impl QqActor {
     pub fn new(
         cfg: Arc<QqConfig>,
-        kernel: Kernel,
+        ctx: ChannelCtx,
         runtime: tokio::runtime::Handle,
         start_worker: StartWorker,
     ) -> Self {
-        let presence = kernel.presence().clone();
+        let presence = ctx.presence().clone();
         let rebuild = move |old: &mut State, hit: &str| old.rebuilt(&presence, hit);
         Self {
             state: Supervised::rebuilt_by("the QQ channel", State::default(), rebuild),
             cfg,
-            kernel,
+            ctx,
             runtime,
             start_worker,
         }
     }
 
     fn cap(&self) -> usize {
-        super::delivery::queue_cap(self.kernel.config().agent.max_queued_per_chat)
+        super::delivery::queue_cap(self.ctx.config().agent.max_queued_per_chat)
     }
 
     /// Queue a delivery; start the worker of a queue opened for it.
@@ -188,7 +189,7 @@ impl Handler<Activate> for QqActor {
             up
         });
         if up == Ok(true) {
-            self.kernel
+            self.ctx
                 .presence()
                 .report(Link::new(inbound::CHANNEL, Some(msg.self_id.clone())), true);
         }
@@ -215,7 +216,7 @@ impl Handler<Release> for QqActor {
             was_up && !s.conns.is_up(&msg.self_id)
         });
         if went_down == Ok(true) {
-            self.kernel
+            self.ctx
                 .presence()
                 .report(Link::new(inbound::CHANNEL, Some(msg.self_id)), false);
         }
@@ -234,10 +235,10 @@ pub struct Inbound {
 impl Handler<Inbound> for QqActor {
     type Result = ();
     fn handle(&mut self, msg: Inbound, ctx: &mut Context<Self>) {
-        let (cfg, kernel) = (self.cfg.clone(), self.kernel.clone());
+        let (cfg, channel) = (self.cfg.clone(), self.ctx.clone());
         let self_id = msg.self_id;
         let read = self.state.run("message", |s| {
-            inbound::read(&cfg, kernel.config(), &self_id, msg.event, |id| {
+            inbound::read(&cfg, channel.config(), &self_id, msg.event, |id| {
                 s.conns.is_bot_message(&self_id, id)
             })
         });
@@ -252,7 +253,7 @@ impl Handler<Inbound> for QqActor {
                 // admitted now, at arrival: the chat's FIFO keeps QQ's order; the turn
                 // runs on the gateway's runtime, not on this thread
                 let _on_gateway = self.runtime.enter();
-                (target, self.kernel.submit(turn))
+                (target, self.ctx.submit(turn))
             }
             Ok(None) | Err(_) => return,
         };
@@ -274,7 +275,7 @@ impl Handler<Inbound> for QqActor {
             target,
             reply,
             done: None,
-            _guard: self.kernel.tasks().guard(crate::actor::Group::Turn),
+            _guard: self.ctx.tasks().guard(crate::actor::Group::Turn),
         };
         if let Err(e) = self.enqueue(key.clone(), job, ctx) {
             warn!(self_id, target = %key, error = %e, "qq: delivery queue full; reply dropped");

@@ -7,12 +7,11 @@ use super::handle::Qq;
 use super::inbound::CHANNEL;
 use super::{outbox, server};
 use crate::channels::contract::{Channel, StartError, Started};
+use crate::channels::ctx::ChannelCtx;
 use crate::config::QqConfig;
-use crate::kernel::Kernel;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 /// The QQ channel before it starts: its configuration.
@@ -32,12 +31,8 @@ impl Channel for QqChannel {
         CHANNEL
     }
 
-    async fn start(
-        self: Box<Self>,
-        kernel: Kernel,
-        cancel: CancellationToken,
-    ) -> Result<Started, StartError> {
-        let (qq, bound) = start(kernel, self.cfg, cancel).await?;
+    async fn start(self: Box<Self>, ctx: ChannelCtx) -> Result<Started, StartError> {
+        let (qq, bound) = start(ctx, self.cfg).await?;
         let mut started = Started::door(Arc::new(qq));
         started.bound = bound.map(|a| vec![(CHANNEL, a)]).unwrap_or_default();
         Ok(started)
@@ -46,25 +41,22 @@ impl Channel for QqChannel {
 
 /// Start the actor and the configured transports. Returns the handle and the reverse
 /// server's bound address.
-async fn start(
-    kernel: Kernel,
-    cfg: QqConfig,
-    cancel: CancellationToken,
-) -> Result<(Qq, Option<SocketAddr>), StartError> {
+async fn start(ctx: ChannelCtx, cfg: QqConfig) -> Result<(Qq, Option<SocketAddr>), StartError> {
     let cfg = Arc::new(cfg);
+    let cancel = ctx.cancel().clone();
     let runtime = tokio::runtime::Handle::current();
     let handle = {
-        let (cfg, kernel, cancel) = (cfg.clone(), kernel.clone(), cancel.clone());
+        let (cfg, ctx, cancel) = (cfg.clone(), ctx.clone(), cancel.clone());
         move |addr| Qq {
             addr,
             cfg: cfg.clone(),
-            kernel: kernel.clone(),
+            ctx: ctx.clone(),
             cancel: cancel.clone(),
         }
     };
     let start_worker: StartWorker = {
         let (handle, runtime) = (handle.clone(), runtime.clone());
-        let tasks = kernel.tasks().clone();
+        let tasks = ctx.tasks().clone();
         // (tracked: the shutdown cancels an idle worker; a delivery in progress holds
         // its own guard, which the shutdown waits for first)
         Box::new(move |addr, queue| {
@@ -72,10 +64,10 @@ async fn start(
         })
     };
     let actor = {
-        let (cfg, kernel) = (cfg.clone(), kernel.clone());
-        move || QqActor::new(cfg, kernel, runtime, start_worker)
+        let (cfg, ctx) = (cfg.clone(), ctx.clone());
+        move || QqActor::new(cfg, ctx, runtime, start_worker)
     };
-    let addr = kernel
+    let addr = ctx
         .lifecycle()
         .start_actor_until("homebot-qq", cancel.clone(), actor)
         .map_err(|e| StartError::new(CHANNEL, "-", e))?;
@@ -91,13 +83,19 @@ async fn start(
             conns: crate::channels::net::listener_limit(CHANNEL, cfg.max_connections),
             handshake: Duration::from_secs(cfg.handshake_timeout_secs),
         };
-        crate::channels::net::serve_http(&kernel, CHANNEL, listener, app, cancel.clone(), limits);
+        crate::channels::net::serve_http(
+            ctx.tasks(),
+            CHANNEL,
+            listener,
+            app,
+            cancel.clone(),
+            limits,
+        );
         bound = Some(addr);
     }
     if let Some(url) = cfg.forward_url.clone() {
         let ch2 = ch.clone();
-        kernel
-            .tasks()
+        ctx.tasks()
             .spawn_in(crate::actor::Group::Service, async move {
                 ch2.forward_loop(url).await
             });

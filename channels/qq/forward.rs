@@ -89,7 +89,7 @@ impl Qq {
             }
         };
         let tx = crate::channels::net::spawn_ws_writer(
-            self.kernel.tasks(),
+            self.ctx.tasks(),
             sink,
             WRITER_QUEUE,
             self.cancel.clone(),

@@ -13,8 +13,9 @@ use super::inbound::CHANNEL;
 use super::rpc::{self, ActionError};
 use super::target::Target;
 use crate::actor::Unavailable;
+use crate::channels::ctx::ChannelCtx;
 use crate::config::QqConfig;
-use crate::kernel::{Kernel, PendingReply};
+use crate::kernel::PendingReply;
 use crate::outbound::{DeliveryError, Outbound};
 use crate::turn::Reply;
 use actix::prelude::*;
@@ -30,7 +31,7 @@ use tracing::info;
 pub struct Qq {
     pub(super) addr: Addr<QqActor>,
     pub(super) cfg: Arc<QqConfig>,
-    pub(super) kernel: Kernel,
+    pub(super) ctx: ChannelCtx,
     /// Fires when the channel stops.
     pub(super) cancel: CancellationToken,
 }
@@ -177,7 +178,7 @@ impl Outbound for Qq {
             target: parsed.clone(),
             reply: PendingReply::Ready(Reply::ok(text)),
             done: Some(done),
-            _guard: self.kernel.tasks().guard(crate::actor::Group::Turn),
+            _guard: self.ctx.tasks().guard(crate::actor::Group::Turn),
         };
         match self
             .addr

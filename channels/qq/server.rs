@@ -89,7 +89,7 @@ impl Qq {
     async fn serve_socket(self, socket: WebSocket, slot: Slot, role: Role) {
         let (sink, stream) = socket.split();
         let tx = crate::channels::net::spawn_ws_writer(
-            self.kernel.tasks(),
+            self.ctx.tasks(),
             sink,
             WRITER_QUEUE,
             self.cancel.clone(),

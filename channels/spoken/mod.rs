@@ -33,11 +33,10 @@ pub use satellites::{Located, Satellites};
 pub use speaker::{or_satellite_member, speaker_member, GUEST};
 pub use wait::SayNow;
 
+use crate::channels::ctx::ChannelCtx;
 use crate::channels::ports::Ports;
-use crate::kernel::Kernel;
 use actix::Addr;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// The front of proactive messages for Wyoming speakers whose satellite is unknown: Home
 /// Assistant cannot be spoken to unasked, so they wait for the next Wyoming turn.
@@ -54,26 +53,22 @@ pub struct Spoken {
 }
 
 struct Inner {
-    kernel: Kernel,
+    ctx: ChannelCtx,
     actor: Addr<actor::SpokenActor>,
     ports: Ports,
 }
 
 impl Spoken {
-    /// Start the kit's actor on its own thread, stopped when `cancel` fires.
-    pub fn start(
-        kernel: &Kernel,
-        ports: Ports,
-        cancel: CancellationToken,
-    ) -> std::io::Result<Self> {
-        let actor = kernel.lifecycle().start_actor_until(
+    /// Start the kit's actor on its own thread, stopped when the context's token fires.
+    pub fn start(ctx: &ChannelCtx, ports: Ports) -> std::io::Result<Self> {
+        let actor = ctx.lifecycle().start_actor_until(
             "homebot-spoken",
-            cancel,
+            ctx.cancel().clone(),
             actor::SpokenActor::default,
         )?;
         Ok(Self {
             inner: Arc::new(Inner {
-                kernel: kernel.clone(),
+                ctx: ctx.clone(),
                 actor,
                 ports,
             }),

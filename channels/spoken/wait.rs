@@ -32,7 +32,7 @@ impl Spoken {
         text: String,
         say: &dyn SayNow,
     ) -> Result<(), DeliveryError> {
-        let cfg = &self.inner.kernel.config().voice;
+        let cfg = &self.inner.ctx.config().voice;
         let fallback = cfg.fallback.clone();
         let wait = match &fallback {
             Some(_) => Duration::from_secs(cfg.fallback_after_secs),
@@ -53,7 +53,7 @@ impl Spoken {
         };
         let sent = self
             .inner
-            .kernel
+            .ctx
             .deliver(&fallback.channel, &fallback.target, &text)
             .await;
         match &sent {

@@ -8,12 +8,11 @@ use super::actor::VoiceActor;
 use super::handle::{Shared, Voice};
 use super::turn::CHANNEL;
 use crate::channels::contract::{Channel, StartError, Started};
+use crate::channels::ctx::ChannelCtx;
 use crate::channels::spoken::Spoken;
 use crate::config::VoiceConfig;
-use crate::kernel::Kernel;
 use actix::Addr;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 /// The voice channel before it starts: its configuration.
@@ -36,20 +35,16 @@ impl Channel for VoiceChannel {
 
     /// Start the configured servers: Wyoming (`wyoming`) and the native WebSocket
     /// (`voice-ws`), each with its connection cap inside the descriptor budget.
-    async fn start(
-        self: Box<Self>,
-        kernel: Kernel,
-        cancel: CancellationToken,
-    ) -> Result<Started, StartError> {
+    async fn start(self: Box<Self>, ctx: ChannelCtx) -> Result<Started, StartError> {
         let cfg = Arc::new(self.cfg);
-        let actor = start_actor(&kernel, &cfg, &cancel)?;
+        let actor = start_actor(&ctx, &cfg)?;
         let ch = Voice::new(Shared {
-            kernel: kernel.clone(),
             cfg: cfg.clone(),
-            cancel,
+            cancel: ctx.cancel().clone(),
             actor,
             frame_warnings: crate::netutil::LogThrottle::new(crate::netutil::LOG_EVERY),
-            streams: kernel.provider().streams(),
+            streams: ctx.streams(),
+            ctx,
             spoken: self.spoken,
         });
         warn_over_budget(&cfg);
@@ -66,16 +61,11 @@ impl Channel for VoiceChannel {
 }
 
 /// The voice actor, on its own thread (`homebot-voice`).
-fn start_actor(
-    kernel: &Kernel,
-    cfg: &Arc<VoiceConfig>,
-    cancel: &CancellationToken,
-) -> Result<Addr<VoiceActor>, StartError> {
+fn start_actor(ctx: &ChannelCtx, cfg: &Arc<VoiceConfig>) -> Result<Addr<VoiceActor>, StartError> {
     let cfg = cfg.clone();
-    let presence = kernel.presence().clone();
-    kernel
-        .lifecycle()
-        .start_actor_until("homebot-voice", cancel.clone(), move || {
+    let presence = ctx.presence().clone();
+    ctx.lifecycle()
+        .start_actor_until("homebot-voice", ctx.cancel().clone(), move || {
             VoiceActor::new(cfg, presence)
         })
         .map_err(|e| StartError::new(CHANNEL, "-", e))

@@ -5,9 +5,10 @@
 
 use super::actor::VoiceActor;
 use super::turn::WYOMING_TARGET;
+use crate::channels::ctx::ChannelCtx;
 use crate::channels::spoken::{held, Satellites, Spoken, VoiceReply};
 use crate::config::VoiceConfig;
-use crate::kernel::{Kernel, PendingReply};
+use crate::kernel::PendingReply;
 use crate::turn::Turn;
 use actix::Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 pub(super) struct Shared {
-    pub(super) kernel: Kernel,
+    pub(super) ctx: ChannelCtx,
     pub(super) cfg: Arc<VoiceConfig>,
     pub(super) cancel: CancellationToken,
     /// The voice actor: which connection holds which satellite id.
@@ -62,7 +63,7 @@ impl Voice {
     ) -> PendingReply {
         let mut turn = voice_turn(session_id, speaker, text, front);
         turn.room = room;
-        self.shared.kernel.submit(turn)
+        self.shared.ctx.submit(turn)
     }
 
     /// Wait for a submitted utterance's reply and shape it for speech; anything held for

@@ -55,14 +55,14 @@ impl Voice {
     ) -> (PendingReply, Option<mpsc::UnboundedReceiver<Partial>>) {
         let mut turn = voice_turn(session, speaker, words, front);
         let rx = self.shared.streams.then(|| {
-            let cap = self.shared.kernel.config().agent.max_reply_chars;
+            let cap = self.shared.ctx.config().agent.max_reply_chars;
             // room for the mark a cut reply ends with, so what was said stays its beginning
             let (p, rx) =
                 Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));
             turn.partials = Some(p);
             rx
         });
-        (self.shared.kernel.submit_cancellable(turn, cancel), rx)
+        (self.shared.ctx.submit_cancellable(turn, cancel), rx)
     }
 }
 

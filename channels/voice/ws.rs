@@ -176,7 +176,7 @@ impl Voice {
             handshake: Duration::from_secs(cfg.handshake_timeout_secs),
         };
         crate::channels::net::serve_http(
-            &self.shared.kernel,
+            self.shared.ctx.tasks(),
             "voice-ws",
             listener,
             app,
@@ -221,7 +221,7 @@ impl Voice {
         let idle = Duration::from_secs(self.shared.cfg.ws_idle_timeout_secs);
         let (sink, mut stream) = socket.split();
         let tx = crate::channels::net::spawn_ws_writer(
-            self.shared.kernel.tasks(),
+            self.shared.ctx.tasks(),
             sink,
             32,
             conn.close.clone(),
@@ -304,10 +304,10 @@ impl Voice {
         let (pending, partials) =
             self.submit_satellite(&session, &speaker, &words, &front, cancel.clone());
         let tx = sock.tx.clone();
-        let delivering = self.shared.kernel.tasks().guard(crate::actor::Group::Turn);
+        let delivering = self.shared.ctx.tasks().guard(crate::actor::Group::Turn);
         let me = self.clone();
         self.shared
-            .kernel
+            .ctx
             .tasks()
             .spawn_in(crate::actor::Group::Turn, async move {
                 let _delivering = delivering;

@@ -50,8 +50,8 @@ impl Voice {
         }
         let limit = listener_limit("wyoming", self.shared.cfg.wyoming_max_connections);
         let ch = self.clone();
-        let conns = self.shared.kernel.tasks().clone();
-        self.shared.kernel.tasks().spawn_in(
+        let conns = self.shared.ctx.tasks().clone();
+        self.shared.ctx.tasks().spawn_in(
             crate::actor::Group::Service,
             crate::netutil::accept_loop(
                 "wyoming",
@@ -93,7 +93,7 @@ impl Voice {
         debug!(?peer, conn, "wyoming connection");
         while let Some(ev) = self.next_event(&mut link).await {
             // a graceful shutdown waits until an answer is written
-            let _delivering = self.shared.kernel.tasks().guard(crate::actor::Group::Turn);
+            let _delivering = self.shared.ctx.tasks().guard(crate::actor::Group::Turn);
             let (out, mut held) = match WyomingIn::from_event(ev) {
                 WyomingIn::Describe => (self.info(), Taken::default()),
                 WyomingIn::Ping(p) => (WyomingOut::Pong(Pong { text: p.text }), Taken::default()),
@@ -176,7 +176,7 @@ impl Voice {
         };
         let speaker = or_satellite_member(
             speaker,
-            &self.shared.kernel.config().home_assistant.speakers,
+            &self.shared.ctx.config().home_assistant.speakers,
             located.as_ref().map(|l| l.entity_id.as_str()),
         );
         let front = located.as_ref().map_or_else(

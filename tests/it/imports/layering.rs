@@ -75,6 +75,39 @@ fn imports_have_no_circles_and_the_kernel_never_imports_channels() {
     }
 }
 
+/// The files of `channels/` that may hold the whole kernel: the narrow view itself, the
+/// gateway's start of the channels (which registers what they provide), and the
+/// terminal's one-shot door (which starts a kernel of its own when no gateway runs).
+const KERNEL_HOLDERS: &[&str] = &["channels::ctx", "channels::start", "channels::cli::door"];
+
+#[test]
+fn channels_reach_the_kernel_only_through_their_narrow_view() {
+    let mut found = Vec::new();
+    let mut seen_ctx = false;
+    for (me, named) in library_paths() {
+        if me.first().map(String::as_str) != Some("channels") {
+            continue;
+        }
+        let shown = me.join("::");
+        for p in named {
+            let whole = p.len() >= 2
+                && p[0] == "kernel"
+                && matches!(p[1].as_str(), "Kernel" | "KernelInner");
+            if whole && !KERNEL_HOLDERS.contains(&shown.as_str()) {
+                found.push(format!("{shown} names crate::{}", p.join("::")));
+            }
+            seen_ctx |= p.len() >= 2 && p[0] == "channels" && p[1] == "ctx";
+        }
+    }
+    // the scanner sees the view being used, so an empty list means something
+    assert!(seen_ctx, "no channel file names channels::ctx");
+    assert!(
+        found.is_empty(),
+        "a channel holds the whole kernel (take a ChannelCtx, channels/ctx.rs):\n{}",
+        found.join("\n")
+    );
+}
+
 /// Channel names and chat-id prefixes: the kernel neither names nor decides on them.
 const CHANNEL_WORDS: &[&str] = &[
     "\"qq\"",
