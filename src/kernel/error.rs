@@ -2,7 +2,7 @@
 
 use crate::config::ConfigError;
 use crate::lock::LockError;
-use crate::modes::core::ModeError;
+use crate::modes::mode_core::ModeError;
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]

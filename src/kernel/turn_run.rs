@@ -12,7 +12,7 @@ use super::{Kernel, KernelInner};
 use crate::actor::Group;
 use crate::agent::{AgentOutcome, TurnCtx};
 use crate::metrics::TurnOutcome;
-use crate::modes::core::{ModeError, TurnMeta};
+use crate::modes::mode_core::{ModeError, TurnMeta};
 use crate::modes::{ModesHandle, Record, TurnTicket};
 use crate::prompt::TailInfo;
 use crate::strategy::TurnResult;

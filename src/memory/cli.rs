@@ -3,7 +3,7 @@
 //! or not a gateway runs; a running gateway notices the change within seconds.
 
 use super::key::SceneKey;
-use super::maintain::decayed;
+use super::store::maintain::decayed;
 use super::store::{MemoryError, Store};
 use chrono::TimeZone;
 use std::collections::BTreeSet;

@@ -3,10 +3,10 @@
 //! snapshot without I/O.
 
 use super::fingerprint::TurnScene;
-use super::index::{Index, Recalled};
 use super::key::SceneKey;
-use super::maintain::Maintained;
 use super::messages::Cmd;
+use super::store::index::{Index, Recalled};
+use super::store::maintain::Maintained;
 use super::store::MemoryError;
 use crate::config::MemoryConfig;
 use std::path::Path;

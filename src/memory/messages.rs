@@ -3,7 +3,7 @@
 
 use super::fingerprint::TurnScene;
 use super::key::SceneKey;
-use super::maintain::Maintained;
+use super::store::maintain::Maintained;
 use super::store::MemoryError;
 use tokio::sync::oneshot;
 

@@ -1,5 +1,5 @@
 //! `entered.json`: who entered a session and how, written into the session folder with
-//! its frozen prompt when the mode is entered ([`super::switching`]). The first record
+//! its frozen prompt when the mode is entered ([`super::mode_core::switching`]). The first record
 //! of `conversation.jsonl` says who spoke first, which is not always who entered: a
 //! `/mode enter` is not recorded, and the next turn may be someone else's. Sessions made
 //! before this file existed have none; readers (the dashboard) fall back to the first

@@ -15,12 +15,12 @@
 //! [`ModeError::Restarted`]; every later request is served by the new core. Turns begun
 //! before the restart still end correctly (see [`ModeCore::end_turn`]).
 
-use super::core::{
-    EndOutcome, ModeCore, ModeError, ModeStatus, SwitchOrigin, TurnId, TurnMeta, TurnTicket,
-};
 use super::durable::Pending;
 use super::entered::Entrant;
-use super::offer::{NoOffer, Offered};
+use super::mode_core::offer::{NoOffer, Offered};
+use super::mode_core::{
+    EndOutcome, ModeCore, ModeError, ModeStatus, SwitchOrigin, TurnId, TurnMeta, TurnTicket,
+};
 use super::session::Record;
 use super::switch::SwitchAction;
 use super::switched::{SwitchError, Switched};
@@ -120,7 +120,7 @@ pub struct SwitchMode {
     pub by: Option<Entrant>,
 }
 
-/// Make an offer of a mode to a chat, if the backend agrees ([`super::offer`]).
+/// Make an offer of a mode to a chat, if the backend agrees ([`super::mode_core::offer`]).
 #[derive(Message)]
 #[rtype(result = "Result<Result<Offered, NoOffer>, ModeError>")]
 pub struct OfferMode {
@@ -317,7 +317,7 @@ impl ModesHandle {
             .map_err(|_| SwitchError::Failed(ModeError::Gone))?
     }
 
-    /// Ask the manager to offer `mode_id` in `chat_key` (see [`super::offer`]).
+    /// Ask the manager to offer `mode_id` in `chat_key` (see [`super::mode_core::offer`]).
     pub async fn offer(
         &self,
         mode_id: String,

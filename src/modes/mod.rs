@@ -30,7 +30,6 @@
 pub mod action;
 pub mod archive;
 pub mod carry;
-pub mod core;
 pub mod dirs;
 pub mod durable;
 pub mod entered;
@@ -38,26 +37,24 @@ pub mod error;
 pub mod listing;
 pub mod manager;
 pub mod manifest;
-pub mod offer;
+pub mod mode_core;
 pub mod plugin;
-pub mod recording;
 pub mod recovery;
 pub mod registry;
 pub mod session;
 pub mod session_id;
 pub mod switch;
 pub mod switched;
-pub mod switching;
 pub mod ticket;
 pub mod warnings;
 
 #[cfg(test)]
 mod tests;
 
-pub use self::core::{ChatReplay, ModeCore, ModeSnapshot, ModeStatus, TurnTicket};
 pub use archive::Archivist;
 pub use manager::{ModeManager, ModesHandle};
 pub use manifest::ModeManifest;
+pub use mode_core::{ChatReplay, ModeCore, ModeSnapshot, ModeStatus, TurnTicket};
 pub use plugin::{ContextPath, ModePlugin};
 pub use registry::ModeRegistry;
 pub use session::Record;

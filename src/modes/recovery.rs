@@ -12,12 +12,12 @@
 //! folders removed are those holding nothing but what homebot wrote at an entry that did
 //! not finish (a frozen prompt and an empty conversation).
 //!
-//! [`ModeCore::open`]: super::core::ModeCore::open
+//! [`ModeCore::open`]: super::mode_core::ModeCore::open
 
 use super::action::ActionDoc;
 use super::archive::{plugin_ctx, Archivist, Ending, Live};
-use super::core::{io, ActiveSession, ModeCore, ModeError};
 pub use super::dirs::{file_name, read_dirs};
+use super::mode_core::{io, ActiveSession, ModeCore, ModeError};
 use super::plugin::ArchivedSession;
 use super::registry::RegisteredMode;
 use super::session::{
@@ -198,7 +198,8 @@ impl Archivist {
         }
         let (started, mode, sdir) = best?;
         let session_id = file_name(&sdir);
-        let doc = super::switching::active_doc(&mode, &session_id, &sdir, started, self.tz);
+        let doc =
+            super::mode_core::switching::active_doc(&mode, &session_id, &sdir, started, self.tz);
         self.write_action(&doc, warnings);
         Some((session_id, doc))
     }

@@ -2,7 +2,7 @@
 //! user or the model reads is rendered at the edge (their `Display`, used by the
 //! `switch_mode` tool result and the `/mode` command reply).
 
-use super::core::ModeError;
+use super::mode_core::ModeError;
 use super::switch::WordsRefusal;
 use std::fmt;
 use std::path::PathBuf;

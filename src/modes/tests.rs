@@ -1,7 +1,7 @@
 //! Unit tests of the mode state machine, its recovery and archiving (no runtime).
 
-use super::core::*;
 use super::manifest::ExpiryPolicy;
+use super::mode_core::*;
 use super::registry::ModeRegistry;
 use super::session::{
     self, ExitMarker, Record, CONVERSATION_FILE, EXIT_MARKER_FILE, INDEX_PENDING_FILE,

@@ -1,7 +1,7 @@
 //! What the ModeManager hands out and reports about turns and sessions: a turn's
 //! [`TurnTicket`] (the mode it runs in, the history it replays), what ending it did
 //! ([`EndOutcome`]), the status, and the facts a session's frozen prompt names. Plain
-//! data; the state machine that makes them is [`super::core`].
+//! data; the state machine that makes them is [`super::mode_core`].
 
 use super::action::ActionDoc;
 use super::plugin::ContextPath;

@@ -2,8 +2,8 @@
 //! when the mode is entered and never changed while the session lasts.
 
 use crate::modes::carry::CarryOver;
-use crate::modes::core::SessionFacts;
 use crate::modes::manifest::KnowledgeRoot;
+use crate::modes::mode_core::SessionFacts;
 use crate::modes::registry::RegisteredMode;
 use crate::modes::switch::{self, SwitchAction};
 

@@ -130,7 +130,7 @@ mod tests {
         let base = base_system_prompt("家", &reg, None, Replay::Exact);
         assert!(base.contains("“打开作业模式”“关闭作业模式”"), "{base}");
         assert!(!base.contains("做饭"), "{base}");
-        let facts = crate::modes::core::SessionFacts {
+        let facts = crate::modes::mode_core::SessionFacts {
             session_id: "homework-1".into(),
             session_dir: "modes/sessions/homework/homework-1".into(),
             paths: vec![("作业本".into(), "homework/books".into())],

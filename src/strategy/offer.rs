@@ -1,4 +1,4 @@
-//! The answer to the backend's offer of a mode ([`crate::modes::offer`]):
+//! The answer to the backend's offer of a mode ([`crate::modes::mode_core::offer`]):
 //! the question waits in its chat like any `ask_user_choice` question, but its answer is
 //! judged here, never by the model. Only a clear yes ([`chose_yes`]) from the person who
 //! was asked, in that chat, within [`OFFER_FOR_MINUTES`], enters the mode — as that
@@ -9,7 +9,7 @@
 use super::ctx::{finish, older_than, Ctx};
 use super::state::PendingChoice;
 use super::TurnResult;
-use crate::modes::offer::{chose_yes, OFFER_FOR_MINUTES, YES};
+use crate::modes::mode_core::offer::{chose_yes, OFFER_FOR_MINUTES, YES};
 use crate::modes::Switched;
 use crate::prompt::TailSection;
 use crate::provider::{Message, ToolCall};

@@ -10,7 +10,7 @@
 use super::choice::rules::ChoiceSlot;
 use super::memory::rules::MemoryEnv;
 use super::set_strategy::rules::Setter;
-use crate::modes::core::TurnId;
+use crate::modes::mode_core::TurnId;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 

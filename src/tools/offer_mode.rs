@@ -1,12 +1,12 @@
 //! `switch_mode {action: "offer", mode_id}`: the model asks the backend to offer a mode
 //! when someone clearly starts its activity outside any mode. The backend decides
-//! ([`crate::modes::offer`]: the mode's `offer.words` said plainly by this speaker now, no
+//! ([`crate::modes::mode_core::offer`]: the mode's `offer.words` said plainly by this speaker now, no
 //! mode active, once per chat per day) and words it: a fixed question, "要打开做饭模式吗？"
 //! with the options 打开 / 不用, put in the turn's `ask_user_choice` slot, which ends the
 //! turn. Never to a guest, nor to a sender who may not switch modes here. The answer is
 //! the strategy layer's to judge (`strategy::offer`), never the model's.
 
-use crate::modes::offer::{question, NO, YES};
+use crate::modes::mode_core::offer::{question, NO, YES};
 use crate::modes::ModesHandle;
 use crate::provider::ToolCall;
 use crate::tools::choice::rules::{validate, Args as ChoiceArgs, OfferTag};

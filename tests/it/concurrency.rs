@@ -1,6 +1,6 @@
 //! One mode, many channels: concurrent turns from simulated voice, QQ and CLI chats
 //! against a slow fake provider, with enter / exit interleaved. Afterwards every file is
-//! checked against the invariants listed in `src/modes/core.rs` (one active mode, every
+//! checked against the invariants listed in `src/modes/mode_core/mod.rs` (one active mode, every
 //! turn recorded once in its session, archival once and last), and `action.json` is
 //! checked to have been a complete, valid document at every moment a watcher looked.
 

@@ -91,7 +91,10 @@ fn observing_binds_new_values_without_parsing_the_statements_again() {
         }
     }
     assert!(count(&s, "scene_features") > 0, "the scenes joined");
-    let st = s.conn.prepare_cached(super::scenes::TRIM_FEATURES).unwrap();
+    let st = s
+        .conn
+        .prepare_cached(super::store::scenes::TRIM_FEATURES)
+        .unwrap();
     assert_eq!(
         st.get_status(rusqlite::StatementStatus::RePrepare),
         0,

@@ -27,7 +27,7 @@ pub struct Pending {
     pub entity_id: String,
     pub service: String,
     pub data: Value,
-    pub turn_id: crate::modes::core::TurnId,
+    pub turn_id: crate::modes::mode_core::TurnId,
     pub at: Instant,
 }
 

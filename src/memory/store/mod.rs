@@ -10,8 +10,12 @@
 //! Schema changes are numbered migrations applied in one transaction each and recorded
 //! in `PRAGMA user_version`; a database from a newer homebot is refused, not guessed at.
 
-use super::key::{KeyError, SceneKey};
+pub(crate) mod index;
+pub(crate) mod maintain;
+pub(crate) mod scenes;
+
 use crate::config::MemoryConfig;
+use crate::memory::key::{KeyError, SceneKey};
 use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection, OptionalExtension, Params, Row};
 use std::path::{Path, PathBuf};

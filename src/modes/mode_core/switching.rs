@@ -1,19 +1,19 @@
 //! Switching: entering a mode (a new session folder with its frozen prompt, made under a
 //! temporary name and renamed into place, then `action.json`), requesting an exit (`exit.json` first, archive when nothing of the
 //! session is in flight: `maybe_archive` hands the ending session to the
-//! [`super::archive::Archivist`]), and expiry. Requests from the `switch_mode` tool are checked
-//! against the user's own words ([`super::switch`]); `/mode` commands are not.
+//! [`crate::modes::archive::Archivist`]), and expiry. Requests from the `switch_mode` tool are checked
+//! against the user's own words ([`crate::modes::switch`]); `/mode` commands are not.
 
-use super::action::ActionDoc;
-use super::archive::{Ending, Live};
-use super::core::{io, ActiveSession, ModeCore, ModeError, SwitchOrigin, TurnId};
-use super::entered::{Entered, EnteredHow, ENTERED_FILE};
-use super::registry::RegisteredMode;
-use super::session::{self, ExitMarker, HistoryLog, EXIT_MARKER_FILE};
-use super::session_id::SessionId;
-use super::switch::{self, SwitchAction};
-use super::switched::{Refusal, SwitchError, Switched};
+use super::{io, ActiveSession, ModeCore, ModeError, SwitchOrigin, TurnId};
 use crate::fsutil;
+use crate::modes::action::ActionDoc;
+use crate::modes::archive::{Ending, Live};
+use crate::modes::entered::{Entered, EnteredHow, ENTERED_FILE};
+use crate::modes::registry::RegisteredMode;
+use crate::modes::session::{self, ExitMarker, HistoryLog, EXIT_MARKER_FILE};
+use crate::modes::session_id::SessionId;
+use crate::modes::switch::{self, SwitchAction};
+use crate::modes::switched::{Refusal, SwitchError, Switched};
 use chrono::{DateTime, FixedOffset, Utc};
 use std::collections::HashSet;
 use std::path::Path;
@@ -57,7 +57,9 @@ impl ModeCore {
             let manifest = match &mode {
                 Some(m) => m.manifest.clone(),
                 None => match &self.active {
-                    Some(a) => super::manifest::ModeManifest::named(&a.mode_id, &a.display_name),
+                    Some(a) => {
+                        crate::modes::manifest::ModeManifest::named(&a.mode_id, &a.display_name)
+                    }
                     None => return Err(Refusal::NoActiveMode.into()),
                 },
             };
@@ -89,14 +91,14 @@ impl ModeCore {
     }
 
     /// What `entered.json` says when turn `turn_id`'s speaker enters a mode `how`.
-    pub(super) fn entered_by_turn(&self, how: EnteredHow, turn_id: TurnId) -> Entered {
+    pub(in crate::modes) fn entered_by_turn(&self, how: EnteredHow, turn_id: TurnId) -> Entered {
         Entered {
             how,
             by: self.turns.get(&turn_id).map(|t| t.who.clone()),
         }
     }
 
-    pub(super) fn enter(
+    pub(in crate::modes) fn enter(
         &mut self,
         now: DateTime<Utc>,
         mode: RegisteredMode,
@@ -181,7 +183,7 @@ impl ModeCore {
             .context
             .as_ref()
             .is_none_or(|c| c.carries_over())
-            .then(|| super::carry::previous(&self.ws, &mode.manifest.id))
+            .then(|| crate::modes::carry::previous(&self.ws, &mode.manifest.id))
             .flatten();
         let context_paths = mode.plugin.runtime_context(&ctx);
         let rel = |p: &Path| {
@@ -190,7 +192,7 @@ impl ModeCore {
                 .display()
                 .to_string()
         };
-        let facts = super::core::SessionFacts {
+        let facts = super::SessionFacts {
             session_id: session_id.to_string(),
             session_dir: rel(&dir),
             paths: context_paths
@@ -359,7 +361,7 @@ fn build_session_dir(tmp: &Path, system_prompt: &str, entered: &Entered) -> Resu
 }
 
 /// The `action.json` of an active session.
-pub(super) fn active_doc(
+pub(in crate::modes) fn active_doc(
     mode: &RegisteredMode,
     session_id: &str,
     dir: &Path,
@@ -367,7 +369,7 @@ pub(super) fn active_doc(
     tz: crate::zone::Zone,
 ) -> ActionDoc {
     ActionDoc {
-        schema_version: super::action::SCHEMA_VERSION,
+        schema_version: crate::modes::action::SCHEMA_VERSION,
         active: true,
         mode_id: Some(mode.manifest.id.clone()),
         display_name: Some(mode.manifest.display_name.clone()),
@@ -383,7 +385,7 @@ pub(super) fn active_doc(
 impl ModeCore {
     /// Archive the active session if its exit is due. Errors are kept as warnings and
     /// retried at the next call (every turn start/end and every cron tick).
-    pub(super) fn maybe_archive(&mut self) -> Option<String> {
+    pub(in crate::modes) fn maybe_archive(&mut self) -> Option<String> {
         let due = self
             .active
             .as_ref()

@@ -10,8 +10,8 @@
 //! - Evidence older than `evidence_days` is forgotten; a scene with no link, unseen for
 //!   ten times as long, is dropped (it holds nothing; a recurrence grows it again).
 
-use super::key::SceneKey;
-use super::store::{MemoryError, Store};
+use super::{MemoryError, Store};
+use crate::memory::key::SceneKey;
 use rusqlite::params;
 use std::collections::BTreeMap;
 

@@ -3,14 +3,14 @@
 //! Recall and search read it without I/O, so building a prompt never waits for the
 //! disk. Its size is bounded by `memory.max_memories` and `memory.max_scenes`.
 
-use super::fingerprint::{similarity, Weighted};
-use super::key::SceneKey;
 use super::maintain::decayed;
 use super::scenes::profile;
-use super::store::{MemoryError, Store};
-use super::topic::topic_words;
-use super::TurnScene;
+use super::{MemoryError, Store};
 use crate::config::MemoryConfig;
+use crate::memory::fingerprint::{similarity, Weighted};
+use crate::memory::key::SceneKey;
+use crate::memory::topic::topic_words;
+use crate::memory::TurnScene;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 

@@ -2,8 +2,8 @@
 //! `action.json` as it is in memory, the chats' normal histories — as a state machine,
 //! synchronous and runtime-free, so it can be unit-tested directly; the
 //! [`super::manager::ModeManager`] actor only adds ordering. Entering, exiting and
-//! expiring are in [`super::switching`], the fsync of records and recording failures in
-//! [`super::recording`], and normal-operation chat histories in [`crate::chats`].
+//! expiring are in [`switching`], the fsync of records and recording failures in
+//! [`recording`], and normal-operation chat histories in [`crate::chats`].
 //!
 //! What is done with sessions on disk apart from the live one — archiving a session that
 //! ends ([`super::archive`]) and repairing the workspace at start-up
@@ -27,6 +27,10 @@
 //!   returns the error (the reply says so) and the failure is kept for `status`; while
 //!   the disk is known to be full, [`ModeCore::check_recordable`] refuses new turns
 //!   before they reach the LLM, until a probe write succeeds again.
+
+pub mod offer;
+pub mod recording;
+pub mod switching;
 
 use super::action::ActionDoc;
 use super::archive::{Archivist, Live};

@@ -1,9 +1,9 @@
 //! Recording a turn: leaving its record's fsync to the turn (group commit, see
-//! [`super::durable`]), and what a failure to record leaves behind — a warning, and while
+//! [`crate::modes::durable`]), and what a failure to record leaves behind — a warning, and while
 //! the disk is full, turns refused before the model is asked.
 
-use super::core::{ModeCore, ModeError, RecordingFailure};
-use super::durable::{Pending, Syncs};
+use super::{ModeCore, ModeError, RecordingFailure};
+use crate::modes::durable::{Pending, Syncs};
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 use tracing::info;
@@ -11,7 +11,7 @@ use tracing::info;
 impl ModeCore {
     /// A record was written through `fd`: sync it now, or leave a [`Pending`] for the
     /// caller to wait on.
-    pub(super) fn durable(
+    pub(in crate::modes) fn durable(
         syncs: &mut Syncs,
         path: &Path,
         fd: std::fs::File,
@@ -32,7 +32,7 @@ impl ModeCore {
         self.note_recording_failure(now, channel, chat_id, e);
     }
 
-    pub(super) fn note_recording_failure(
+    pub(in crate::modes) fn note_recording_failure(
         &mut self,
         now: DateTime<Utc>,
         channel: &str,

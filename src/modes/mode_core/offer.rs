@@ -3,7 +3,7 @@
 //! (`switch_mode` with `action: "offer"`), and the ModeManager decides here whether it is made —
 //!
 //! - the mode's `mode.json` has `"offer": {"words": […]}` and the person's own words of
-//!   this turn say one of them plainly, now ([`super::switch::judge::said_now`]: not
+//!   this turn say one of them plainly, now ([`crate::modes::switch::judge::said_now`]: not
 //!   negated, not put off, not asked, not retold);
 //! - no mode is active;
 //! - this chat has not been offered a mode today (household time), remembered in
@@ -16,8 +16,8 @@
 //! mode as that person's command ([`ModeCore::accept_offer`]): the answering turn is the
 //! session's first record. Anything else drops the offer.
 
-use super::core::{ModeCore, TurnId};
-use super::switched::{Refusal, SwitchError, Switched};
+use super::{ModeCore, TurnId};
+use crate::modes::switched::{Refusal, SwitchError, Switched};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +32,7 @@ pub const MAX_OFFERED_CHATS: usize = 1000;
 const MAX_CHAT_KEY: usize = 200;
 const FILE: &str = "offers.json";
 
-pub use super::manifest::{OfferPolicy, WordsProblem, MAX_WORDS, MAX_WORD_CHARS};
+pub use crate::modes::manifest::{OfferPolicy, WordsProblem, MAX_WORDS, MAX_WORD_CHARS};
 
 /// The fixed question of an offer.
 pub fn question(display_name: &str) -> String {
@@ -138,9 +138,9 @@ impl ModeCore {
         let phrases: Vec<String> = policy
             .words
             .iter()
-            .map(|w| super::switch::clause::normalize(w))
+            .map(|w| crate::modes::switch::clause::normalize(w))
             .collect();
-        if !super::switch::judge::said_now(words, &phrases) {
+        if !crate::modes::switch::judge::said_now(words, &phrases) {
             return Err(NoOffer::NotSaid(m.display_name.clone()));
         }
         if self.active.is_some() {
@@ -191,7 +191,7 @@ impl ModeCore {
             }
             .into());
         };
-        let entered = self.entered_by_turn(super::entered::EnteredHow::Offer, turn_id);
+        let entered = self.entered_by_turn(crate::modes::entered::EnteredHow::Offer, turn_id);
         self.enter(now, mode, Some(turn_id), &entered)
     }
 }
@@ -248,7 +248,7 @@ mod tests {
         let words = vec!["开始做".to_string(), "我来做饭".to_string()];
         for said in ["我要开始做红烧肉了", "今晚我来做饭", "好，我来做饭吧"] {
             assert!(
-                super::super::switch::judge::said_now(said, &words),
+                crate::modes::switch::judge::said_now(said, &words),
                 "{said}"
             );
         }
@@ -260,7 +260,7 @@ mod tests {
             "今天天气怎么样",
             "晚点再开始做",
         ] {
-            assert!(!super::super::switch::judge::said_now(not, &words), "{not}");
+            assert!(!crate::modes::switch::judge::said_now(not, &words), "{not}");
         }
     }
 }

@@ -12,12 +12,10 @@
 //!
 //! Evidence is per key, so weak features never carry a turn into another place's scene.
 
-use super::fingerprint::{similarity, weight, Weighted};
-use super::key::SceneKey;
-use super::store::{
-    exec, row, MemoryError, Store, EVIDENCE_PER_KEY, EVIDENCE_TOTAL, FEATURES_PER_SCENE,
-};
-use super::TurnScene;
+use super::{exec, row, MemoryError, Store, EVIDENCE_PER_KEY, EVIDENCE_TOTAL, FEATURES_PER_SCENE};
+use crate::memory::fingerprint::{similarity, weight, Weighted};
+use crate::memory::key::SceneKey;
+use crate::memory::TurnScene;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// What one turn did to one of its keys.
@@ -75,7 +73,7 @@ fn add_features(tx: &Connection, scene: i64, weak: &[String]) -> rusqlite::Resul
 }
 
 /// The statement that trims a scene's features to its most frequent.
-pub(super) const TRIM_FEATURES: &str =
+pub(in crate::memory) const TRIM_FEATURES: &str =
     "DELETE FROM scene_features WHERE scene_id = ?1 AND feature NOT IN (
          SELECT feature FROM scene_features WHERE scene_id = ?1
          ORDER BY count DESC, feature LIMIT ?2)";
@@ -223,7 +221,9 @@ fn best_evidence(
         let Ok(ev) = serde_json::from_str::<Vec<String>>(&json) else {
             continue;
         };
-        let evw = super::fingerprint::weighted(key.segments().chain(ev.iter().map(String::as_str)));
+        let evw = crate::memory::fingerprint::weighted(
+            key.segments().chain(ev.iter().map(String::as_str)),
+        );
         let sim = similarity(turn, &evw);
         if sim >= join && best.as_ref().is_none_or(|b| sim > b.2) {
             best = Some((id, ev, sim));
