@@ -16,7 +16,6 @@
 //! excerpt is read again only when the session's `summary.pending` job is gone.
 
 use super::tokens::Calibration;
-use super::Context;
 use crate::chats::carried::CarriedSession;
 use crate::chats::tail::load_tail;
 use crate::config::Replay;
@@ -47,20 +46,22 @@ struct Cached {
     settled: bool,
 }
 
-impl Context {
-    /// The carried block's user message for `s`: `None` when carrying is off or the
-    /// session left nothing to carry.
-    pub fn carried_block(&self, s: &CarriedSession) -> Option<Arc<str>> {
-        if self.carry_over_tokens == 0 {
-            return None;
-        }
-        let mut cache = self.carried.0.lock().expect("carry cache lock");
+impl CarryCache {
+    /// The carried block's user message for `s`, within `tokens`: rendered once, and
+    /// again while the session's summary is still pending.
+    pub(super) fn block(
+        &self,
+        s: &CarriedSession,
+        calibration: &Calibration,
+        tokens: u32,
+    ) -> Option<Arc<str>> {
+        let mut cache = self.0.lock().expect("carry cache lock");
         if let Some(c) = cache.get(&s.session_dir) {
             if c.settled || s.session_dir.join(SUMMARY_PENDING_FILE).exists() {
                 return c.block.clone();
             }
         }
-        let (block, settled) = render(s, &self.calibration, self.carry_over_tokens);
+        let (block, settled) = render(s, calibration, tokens);
         if cache.len() >= MAX_CACHED {
             cache.clear();
         }
@@ -164,6 +165,7 @@ fn cut(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::Context;
     use crate::history::Record;
 
     fn session(dir: &std::path::Path) -> CarriedSession {

@@ -2,20 +2,27 @@
 //! one go), and the compactions under way, one per history (`CompactionSlot`).
 
 use super::checkpoint::Checkpoint;
-use super::Context;
 use crate::history::HistoryView;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The histories whose checkpoints are kept in memory at most (one mode session is
 /// active at a time; busy normal chats are a few dozen at most).
 pub(super) const MAX_CACHED_CHECKPOINTS: usize = 64;
 
-impl Context {
+/// The checkpoints of the histories seen (checkpoint file → its checkpoint, `None`: there
+/// is none), and the histories (by checkpoint file) with a compaction under way.
+#[derive(Default)]
+pub(super) struct Checkpoints {
+    cache: Mutex<HashMap<PathBuf, Option<Arc<Checkpoint>>>>,
+    compacting: Arc<Mutex<HashSet<PathBuf>>>,
+}
+
+impl Checkpoints {
     /// The checkpoint at `path` (from the cache, else from the file).
-    pub fn checkpoint(&self, path: &Path, history: &HistoryView) -> Option<Arc<Checkpoint>> {
-        let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
+    pub(super) fn get(&self, path: &Path, history: &HistoryView) -> Option<Arc<Checkpoint>> {
+        let mut cache = self.cache.lock().expect("checkpoint cache lock");
         if let Some(c) = cache.get(path) {
             return c.clone();
         }
@@ -26,23 +33,23 @@ impl Context {
     }
 
     /// Drop the cached checkpoint of `path`: the next request reads the file again.
-    pub(super) fn forget_checkpoint(&self, path: &Path) {
-        let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
+    pub(super) fn forget(&self, path: &Path) {
+        let mut cache = self.cache.lock().expect("checkpoint cache lock");
         cache.remove(path);
     }
 
-    pub(super) fn set_checkpoint(&self, path: &Path, c: Checkpoint) {
-        let mut cache = self.checkpoints.lock().expect("checkpoint cache lock");
+    pub(super) fn set(&self, path: &Path, c: Checkpoint) {
+        let mut cache = self.cache.lock().expect("checkpoint cache lock");
         evict_one(&mut cache);
         cache.insert(path.to_path_buf(), Some(Arc::new(c)));
     }
 
     /// Mark a compaction of the history checkpointed at `path` as under way; `None` if
     /// one already is.
-    pub(super) fn begin_compaction(self: &Arc<Self>, path: &Path) -> Option<CompactionSlot> {
+    pub(super) fn begin_compaction(&self, path: &Path) -> Option<CompactionSlot> {
         let mut set = self.compacting.lock().expect("compaction set lock");
         set.insert(path.to_path_buf()).then(|| CompactionSlot {
-            ctx: self.clone(),
+            compacting: self.compacting.clone(),
             path: path.to_path_buf(),
         })
     }
@@ -59,13 +66,13 @@ fn evict_one(cache: &mut HashMap<PathBuf, Option<Arc<Checkpoint>>>) {
 
 /// Held while a history is compacted; frees it when dropped.
 pub(super) struct CompactionSlot {
-    pub(super) ctx: Arc<Context>,
-    pub(super) path: PathBuf,
+    compacting: Arc<Mutex<HashSet<PathBuf>>>,
+    path: PathBuf,
 }
 
 impl Drop for CompactionSlot {
     fn drop(&mut self) {
-        if let Ok(mut set) = self.ctx.compacting.lock() {
+        if let Ok(mut set) = self.compacting.lock() {
             set.remove(&self.path);
         }
     }

@@ -122,7 +122,7 @@ impl Context {
         if !self.compaction {
             return Err(Skipped::Disabled);
         }
-        let Some(_slot) = self.begin_compaction(&job.checkpoint) else {
+        let Some(_slot) = self.checkpoints.begin_compaction(&job.checkpoint) else {
             return Err(Skipped::Busy);
         };
         let history = job.history.latest();
@@ -342,7 +342,7 @@ impl Context {
     ) -> Result<Checkpoint, Skipped> {
         // in use from now on, before it reaches the disk: whoever sees the file also
         // gets it from the cache (a failed save takes it out again, below)
-        self.set_checkpoint(&job.checkpoint, c.clone());
+        self.checkpoints.set(&job.checkpoint, c.clone());
         // its fsyncs on the blocking pool: on a runtime worker they held up every turn
         // queued behind it (the limit bench's slowest 10 % waited 20–45 ms for them)
         let path = job.checkpoint.clone();
@@ -353,7 +353,7 @@ impl Context {
             Ok(c) => c,
             Err(e) => {
                 warn!(history = %label, error = %e, "cannot write the checkpoint; older turns are trimmed to fit the window");
-                self.forget_checkpoint(&job.checkpoint);
+                self.checkpoints.forget(&job.checkpoint);
                 return Err(Skipped::Failed(e.to_string()));
             }
         };

@@ -17,7 +17,8 @@
 //! sessions seen (cached; the file is the truth). The agent asks it for a plan when it
 //! builds a prompt; the kernel hands it each recorded turn of a mode session.
 //!
-//! Layout: `window` — [`Context`] and each mode's policy; `checkpoint_cache` — the
+//! Layout: `window` — [`Context`], each mode's policy, and every method of `Context` but
+//! compaction's (`compaction`): the plan of a request among them; `checkpoint_cache` — the
 //! checkpoints cached and the compactions under way; `hash` — the FNV-1a digest; and the
 //! modules above.
 
