@@ -165,3 +165,13 @@ impl HomeAssistant {
         .flatten()
     }
 }
+
+impl HomeAssistant {
+    /// What the house tools see of Home Assistant (see `home`): the exposed entities,
+    /// their states and services, as the actor holds them.
+    pub(super) async fn view(
+        &self,
+    ) -> Result<std::sync::Arc<super::home::HomeView>, crate::home::HomeError> {
+        (self.ask(super::home::GetView).await).map_err(|e| crate::home::HomeError::from(&e))
+    }
+}

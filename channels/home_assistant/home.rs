@@ -201,12 +201,6 @@ impl Drop for InFlight<'_> {
     }
 }
 
-impl HomeAssistant {
-    async fn view(&self) -> Result<std::sync::Arc<HomeView>, HomeError> {
-        self.ask(GetView).await.map_err(|e| HomeError::from(&e))
-    }
-}
-
 impl From<&HaError> for HomeError {
     fn from(e: &HaError) -> Self {
         match e {

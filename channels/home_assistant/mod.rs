@@ -18,9 +18,10 @@
 //! commands homebot sends, typed, in their id envelope; `answers` — each command's
 //! `result`, typed, and decoded where its call resolves; `lenient` — a peer's JSON read
 //! leniently (HA adds fields); `rooms` — areas,
-//! satellites and media players from HA's registries; `announce` — the voice channel's
-//! door to HA speakers (`assist_satellite.announce`, then `tts.speak`); `listen` —
-//! listening again after a question (`assist_satellite.start_conversation`).
+//! satellites and media players from HA's registries; `satellites` — what homebot does
+//! with HA's satellites: announcing (`assist_satellite.announce`, then `tts.speak`),
+//! listening again after a question (`assist_satellite.start_conversation`), and the
+//! `Satellites` port it provides.
 //!
 //! Everything else talks to the actor through [`HomeAssistant`], a cloneable handle; every
 //! call is bounded by `home_assistant.timeout_secs`, so Home Assistant being slow or gone
@@ -31,7 +32,6 @@
 mod actor;
 pub mod agent;
 pub mod agent_http;
-mod announce;
 mod answers;
 mod channel;
 mod connection;
@@ -41,7 +41,6 @@ mod frames;
 mod handle;
 mod home;
 mod lenient;
-mod listen;
 pub mod protocol;
 pub mod rooms;
 mod satellites;

@@ -1,12 +1,18 @@
-//! Waiting until a held message is said: a proactive message (a reminder) for a front end
-//! that cannot be spoken to now waits for that front end's next turn — or for Home
-//! Assistant to be back, to announce it at once — and goes to the fallback chat
-//! (`voice.fallback`) when nothing said it in time.
+//! The kit's handle, [`Spoken`], and every method of it but delivery's (`deliver`):
+//! starting the kit, what is held for a front end, and waiting until a held message is
+//! said — a proactive message (a reminder) for a front end that cannot be spoken to now
+//! waits for that front end's next turn, or for Home Assistant to be back, to announce it
+//! at once, and goes to the fallback chat (`voice.fallback`) when nothing said it in time.
 
 use super::actor;
 use super::held::{self, NotHeld};
-use super::{Spoken, WYOMING_TARGET};
+use super::reply::{self, VoiceReply};
+use super::{Satellites, WYOMING_TARGET};
+use crate::channels::ctx::ChannelCtx;
+use crate::channels::ports::Ports;
 use crate::outbound::DeliveryError;
+use actix::Addr;
+use std::sync::Arc;
 use std::time::Duration;
 use tracing::{debug, warn};
 
@@ -17,7 +23,58 @@ pub trait SayNow: Send + Sync {
     async fn say_now(&self, front: &str, text: &str) -> Result<(), DeliveryError>;
 }
 
+/// The running kit (a cloneable handle).
+#[derive(Clone)]
+pub struct Spoken {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    ctx: ChannelCtx,
+    actor: Addr<actor::SpokenActor>,
+    ports: Ports,
+}
+
 impl Spoken {
+    /// Start the kit's actor on its own thread, stopped when the context's token fires.
+    pub fn start(ctx: &ChannelCtx, ports: Ports) -> std::io::Result<Self> {
+        let actor = ctx.lifecycle().start_actor_until(
+            "homebot-spoken",
+            ctx.cancel().clone(),
+            actor::SpokenActor::default,
+        )?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                ctx: ctx.clone(),
+                actor,
+                ports,
+            }),
+        })
+    }
+
+    /// What is held for `front`; it counts as said when [`held::Taken::said`] is called.
+    pub async fn take_held(&self, front: &str) -> held::Taken {
+        self.inner
+            .actor
+            .send(actor::TakeHeld(front.to_string()))
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Wait for a submitted turn's reply and shape it for speech; anything held for
+    /// `front` comes first, and counts as said once the caller calls `held.said()` on the
+    /// reply it sent.
+    pub async fn finish(&self, pending: crate::kernel::PendingReply, front: &str) -> VoiceReply {
+        let reply = pending.reply().await;
+        let held = self.take_held(front).await;
+        reply::compose(&reply, held)
+    }
+
+    /// Home Assistant's satellites, when its channel provides them.
+    pub fn satellites(&self) -> Option<Arc<dyn Satellites>> {
+        self.inner.ports.satellites()
+    }
+
     /// Hold `text` for `front`'s next turn and wait until it is said: only then is it
     /// delivered (a reminder stays pending meanwhile, so a restart rings it again). A turn
     /// that took it and ended before saying it (its connection dropped) did not say it:
