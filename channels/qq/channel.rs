@@ -5,7 +5,7 @@
 use super::actor::{QqActor, StartWorker};
 use super::handle::Qq;
 use super::inbound::CHANNEL;
-use super::{outbox, server};
+use super::{forward, outbox, server};
 use crate::channels::contract::{Channel, StartError, Started};
 use crate::channels::ctx::ChannelCtx;
 use crate::config::QqConfig;
@@ -97,7 +97,7 @@ async fn start(ctx: ChannelCtx, cfg: QqConfig) -> Result<(Qq, Option<SocketAddr>
         let ch2 = ch.clone();
         ctx.tasks()
             .spawn_in(crate::actor::Group::Service, async move {
-                ch2.forward_loop(url).await
+                forward::forward_loop(ch2, url).await
             });
     }
     Ok((ch, bound))

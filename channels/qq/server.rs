@@ -81,33 +81,31 @@ pub(super) async fn ws_handler(
             // the callback below, and the slot in it, are dropped right after this
             debug!(self_id = %shown, error = %e, "qq: WebSocket upgrade failed; account released");
         })
-        .on_upgrade(move |socket| async move { ch.serve_socket(socket, slot, role).await })
+        .on_upgrade(move |socket| async move { serve_socket(ch, socket, slot, role).await })
         .into_response()
 }
 
-impl Qq {
-    async fn serve_socket(self, socket: WebSocket, slot: Slot, role: Role) {
-        let (sink, stream) = socket.split();
-        let tx = crate::channels::net::spawn_ws_writer(
-            self.ctx.tasks(),
-            sink,
-            WRITER_QUEUE,
-            self.cancel.clone(),
-            WsMessage::Text,
-            None,
-        );
-        slot.activate(tx).await;
-        info!(self_id = %slot.self_id, role = ?role, "qq: implementation connected");
-        let incoming = stream
-            .filter_map(|m| async move {
-                match m {
-                    Ok(WsMessage::Text(t)) => Some(Ok(t)),
-                    Ok(WsMessage::Close(_)) => Some(Err(Ended::Closed)),
-                    Ok(_) => None,
-                    Err(e) => Some(Err(Ended::Transport(e.into()))),
-                }
-            })
-            .boxed();
-        self.run_conn(slot, role, incoming).await;
-    }
+async fn serve_socket(qq: Qq, socket: WebSocket, slot: Slot, role: Role) {
+    let (sink, stream) = socket.split();
+    let tx = crate::channels::net::spawn_ws_writer(
+        qq.ctx.tasks(),
+        sink,
+        WRITER_QUEUE,
+        qq.cancel.clone(),
+        WsMessage::Text,
+        None,
+    );
+    slot.activate(tx).await;
+    info!(self_id = %slot.self_id, role = ?role, "qq: implementation connected");
+    let incoming = stream
+        .filter_map(|m| async move {
+            match m {
+                Ok(WsMessage::Text(t)) => Some(Ok(t)),
+                Ok(WsMessage::Close(_)) => Some(Err(Ended::Closed)),
+                Ok(_) => None,
+                Err(e) => Some(Err(Ended::Transport(e.into()))),
+            }
+        })
+        .boxed();
+    qq.run_conn(slot, role, incoming).await;
 }
