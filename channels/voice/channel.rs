@@ -7,6 +7,8 @@
 use super::actor::VoiceActor;
 use super::handle::{Shared, Voice};
 use super::turn::CHANNEL;
+use super::ws::SatelliteWs;
+use super::wyoming_service::WyomingService;
 use crate::channels::contract::{Channel, StartError, Started};
 use crate::channels::ctx::ChannelCtx;
 use crate::channels::spoken::Spoken;
@@ -50,10 +52,14 @@ impl Channel for VoiceChannel {
         warn_over_budget(&cfg);
         let mut started = Started::default();
         if let Some(listen) = &cfg.wyoming_listen {
-            started.bound.push(ch.serve_wyoming(listen).await?);
+            started
+                .bound
+                .push(WyomingService::new(ch.clone()).serve(listen).await?);
         }
         if let Some(listen) = &cfg.ws_listen {
-            started.bound.push(ch.serve_satellites(listen).await?);
+            started
+                .bound
+                .push(SatelliteWs::new(ch.clone()).serve(listen).await?);
         }
         started.provides.door = Some(Arc::new(ch));
         Ok(started)

@@ -7,7 +7,7 @@
 use super::actor;
 use super::frames::SatelliteOut;
 use super::handle::Voice;
-use super::turn::{CHANNEL, HA_PREFIX, WYOMING_TARGET};
+use super::turn::{HA_PREFIX, WYOMING_TARGET};
 use crate::channels::spoken::{shape_reply, SayNow};
 use crate::outbound::{DeliveryError, Outbound};
 
@@ -71,23 +71,5 @@ impl Outbound for Voice {
 impl SayNow for Voice {
     async fn say_now(&self, front: &str, text: &str) -> Result<(), DeliveryError> {
         Outbound::deliver(self, front, text).await
-    }
-}
-
-impl Voice {
-    /// Announce through Home Assistant; delivered only when Home Assistant said success.
-    async fn say_in_home_assistant(&self, target: &str, text: &str) -> Result<(), DeliveryError> {
-        let Some(satellites) = self.satellites() else {
-            return Err(DeliveryError::Unreachable(format!("satellite {target:?}")));
-        };
-        match satellites.say(target, text).await {
-            Err(DeliveryError::BadTarget { target, .. }) => Err(DeliveryError::BadTarget {
-                channel: CHANNEL.into(),
-                target,
-                why: "neither a connected satellite nor an area or satellite of Home Assistant"
-                    .into(),
-            }),
-            other => other,
-        }
     }
 }

@@ -4,15 +4,17 @@
 //! and reaches the voice actor for what the channel keeps (satellites, held messages).
 
 use super::actor::VoiceActor;
-use super::turn::WYOMING_TARGET;
+use super::turn::{CHANNEL, WYOMING_TARGET};
 use crate::channels::ctx::ChannelCtx;
 use crate::channels::spoken::{held, Satellites, Spoken, VoiceReply};
 use crate::config::VoiceConfig;
 use crate::kernel::PendingReply;
-use crate::turn::Turn;
+use crate::outbound::DeliveryError;
+use crate::turn::{Partial, Partials, Turn};
 use actix::Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub(super) struct Shared {
@@ -106,4 +108,50 @@ pub(super) fn voice_turn(session_id: &str, speaker: &str, text: &str, front: &st
 /// never inherits an old conversation stored under the same id.
 pub(super) fn fallback_session(front: &str, conn: &str) -> String {
     format!("{front}-{conn}-{:08x}", rand::random::<u32>())
+}
+
+impl Voice {
+    /// Announce through Home Assistant; delivered only when Home Assistant said success.
+    pub(super) async fn say_in_home_assistant(
+        &self,
+        target: &str,
+        text: &str,
+    ) -> Result<(), DeliveryError> {
+        let Some(satellites) = self.satellites() else {
+            return Err(DeliveryError::Unreachable(format!("satellite {target:?}")));
+        };
+        match satellites.say(target, text).await {
+            Err(DeliveryError::BadTarget { target, .. }) => Err(DeliveryError::BadTarget {
+                channel: CHANNEL.into(),
+                target,
+                why: "neither a connected satellite nor an area or satellite of Home Assistant"
+                    .into(),
+            }),
+            other => other,
+        }
+    }
+}
+
+impl Voice {
+    /// Admit a satellite's utterance; with a streaming provider it carries a partial-text
+    /// sink, bounded by the reply cap, whose receiver is returned.
+    pub(super) fn submit_satellite(
+        &self,
+        session: &str,
+        speaker: &str,
+        words: &str,
+        front: &str,
+        cancel: CancellationToken,
+    ) -> (PendingReply, Option<mpsc::UnboundedReceiver<Partial>>) {
+        let mut turn = voice_turn(session, speaker, words, front);
+        let rx = self.shared.streams.then(|| {
+            let cap = self.shared.ctx.config().agent.max_reply_chars;
+            // room for the mark a cut reply ends with, so what was said stays its beginning
+            let (p, rx) =
+                Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));
+            turn.partials = Some(p);
+            rx
+        });
+        (self.shared.ctx.submit_cancellable(turn, cancel), rx)
+    }
 }

@@ -21,15 +21,17 @@
 //! member id; everyone else is `guest`.
 //!
 //! Layout: `channel` — [`VoiceChannel`] and the start; `handle` — [`Voice`], the running
-//! channel's handle (turns in, replies out); `speaker` — who speaks; `reply` — reply
-//! shaping; `door` — the outbound door; `actor` — the voice actor, the one owner of the
-//! channel's state:
-//! `satellites` (which connection holds which satellite id) and `held` (messages
-//! waiting for a front end's next turn); `wyoming_service` — the Wyoming handle service's
-//! connections; `ha_agent` — Home Assistant's conversation agent (the custom
-//! integration's turns, served by the HTTP server); `ws` — the satellite WebSocket;
-//! `partial` — a satellite's reply
-//! delivered sentence by sentence, and its turns in flight; `wyoming` — the framing.
+//! channel's handle, and every method of it (turns in, replies out, a satellite's turn
+//! with its partial-text sink, saying a message through Home Assistant); `door` — the
+//! outbound door (the `Outbound` trait over `Voice`); `actor` — the voice actor, the one
+//! owner of the channel's state, `satellites` (which connection holds which satellite
+//! id); `wyoming_service` — `WyomingService`, the Wyoming handle
+//! service's server and connections; `ws` — `SatelliteWs`, the satellite WebSocket's
+//! server; `partial` — a satellite's turns in flight; `frames` — the satellite frames;
+//! `turn` — a voice turn; `wyoming` and `wyoming_events` — the framing and its events.
+//! What voice shares with Home Assistant (messages held for a front end's next turn, an
+//! answer's partial frames, reply shaping, who speaks) is the spoken kit
+//! (`channels/spoken/`).
 //!
 //! `dialogue_state`: the model is told (in the dynamic tail, never the system prompt) to
 //! end with a question and the marker `[[继续]]` when it needs an answer. The marker is

@@ -1,16 +1,13 @@
-//! A satellite's turns in flight, and admitting one with a partial-text sink when the
-//! provider streams (`provider.stream = true`): its answer then goes out sentence by
-//! sentence through the spoken kit (`channels::spoken::deliver`).
+//! A satellite's turns in flight. Admitting one with a partial-text sink when the provider
+//! streams (`provider.stream = true`) is `Voice::submit_satellite` (in `handle`): its
+//! answer then goes out sentence by sentence through the spoken kit
+//! (`channels::spoken::deliver`).
 //!
 //! A new `transcript` from the satellite while its reply streams, or a `stop`, cancels
 //! its turns in flight: the kernel records them as cancelled with what was already said,
 //! no partial frame of them is sent any more, and their reply frame says `cancelled`.
 
-use super::handle::{voice_turn, Voice};
-use crate::kernel::PendingReply;
-use crate::turn::{Partial, Partials};
 use std::collections::HashMap;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// One connection's turns in flight, by front end (satellite id): a front's turns
@@ -39,30 +36,6 @@ impl InFlight {
             t.cancel();
             *t = CancellationToken::new();
         }
-    }
-}
-
-impl Voice {
-    /// Admit a satellite's utterance; with a streaming provider it carries a partial-text
-    /// sink, bounded by the reply cap, whose receiver is returned.
-    pub(super) fn submit_satellite(
-        &self,
-        session: &str,
-        speaker: &str,
-        words: &str,
-        front: &str,
-        cancel: CancellationToken,
-    ) -> (PendingReply, Option<mpsc::UnboundedReceiver<Partial>>) {
-        let mut turn = voice_turn(session, speaker, words, front);
-        let rx = self.shared.streams.then(|| {
-            let cap = self.shared.ctx.config().agent.max_reply_chars;
-            // room for the mark a cut reply ends with, so what was said stays its beginning
-            let (p, rx) =
-                Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));
-            turn.partials = Some(p);
-            rx
-        });
-        (self.shared.ctx.submit_cancellable(turn, cancel), rx)
     }
 }
 

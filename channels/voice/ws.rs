@@ -81,20 +81,20 @@ fn credential(
 
 /// The handshake: token → credential; a satellite id in the query is reserved here.
 async fn ws_handler(
-    State(ch): State<Voice>,
+    State(ch): State<SatelliteWs>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     ws: WebSocketUpgrade,
 ) -> Response {
     let cred = match credential(
-        &ch.shared.cfg,
+        &ch.voice.shared.cfg,
         presented_token(&headers, &query, "token").as_deref(),
     ) {
         Ok(c) => c,
         Err(refusal) => return refusal.into_response(),
     };
-    let conn = ch.conn_id();
-    let close = ch.shared.cancel.child_token();
+    let conn = ch.voice.conn_id();
+    let close = ch.voice.shared.cancel.child_token();
     let reserved = match query.get("satellite_id").filter(|s| !s.is_empty()) {
         None => None,
         Some(id) => {
@@ -107,7 +107,7 @@ async fn ws_handler(
             match ch.claim(&cred, id, conn, None, &close).await {
                 Ok(()) => Some(reservation),
                 Err(e) => {
-                    if let Some(suppressed) = ch.shared.frame_warnings.hit() {
+                    if let Some(suppressed) = ch.voice.shared.frame_warnings.hit() {
                         warn!(error = %e, suppressed, "voice WebSocket: satellite refused");
                     }
                     let status = match e {
@@ -142,7 +142,7 @@ async fn ws_handler(
 /// A satellite id reserved at the handshake; freed when dropped (also when the upgrade
 /// never completes and axum drops the callback holding it).
 struct Reservation {
-    ch: Voice,
+    ch: SatelliteWs,
     id: String,
     conn: u64,
 }
@@ -159,14 +159,24 @@ struct Conn {
     close: CancellationToken,
 }
 
-impl Voice {
+/// The native satellite WebSocket: its server, over the voice channel's handle.
+#[derive(Clone)]
+pub(super) struct SatelliteWs {
+    voice: Voice,
+}
+
+impl SatelliteWs {
+    pub(super) fn new(voice: Voice) -> Self {
+        Self { voice }
+    }
+
     /// Serve the satellite WebSocket on `listen` (up to `voice.ws_max_connections`);
     /// returns what it bound.
-    pub(super) async fn serve_satellites(
+    pub(super) async fn serve(
         &self,
         listen: &str,
     ) -> Result<(&'static str, SocketAddr), StartError> {
-        let cfg = &self.shared.cfg;
+        let cfg = &self.voice.shared.cfg;
         let (listener, addr) = crate::channels::net::bind("voice-ws", listen).await?;
         let app = axum::Router::new()
             .route(WS_PATH, axum::routing::get(ws_handler))
@@ -176,11 +186,11 @@ impl Voice {
             handshake: Duration::from_secs(cfg.handshake_timeout_secs),
         };
         crate::channels::net::serve_http(
-            self.shared.ctx.tasks(),
+            self.voice.shared.ctx.tasks(),
             "voice-ws",
             listener,
             app,
-            self.shared.cancel.clone(),
+            self.voice.shared.cancel.clone(),
             limits,
         );
         Ok(("voice-ws", addr))
@@ -202,7 +212,8 @@ impl Voice {
             tx,
             close: close.clone(),
         };
-        self.shared
+        self.voice
+            .shared
             .actor
             .send(claim)
             .await
@@ -212,16 +223,16 @@ impl Voice {
     /// Free `id` if connection `conn` still holds it (ahead of anything sent to the
     /// actor after this).
     fn release(&self, id: String, conn: u64) {
-        self.shared.actor.do_send(Release { id, conn });
+        self.voice.shared.actor.do_send(Release { id, conn });
     }
 
     /// One satellite connection: read its frames until it closes, goes silent or the
     /// channel stops; then free the ids it held.
     async fn serve_socket(self, socket: WebSocket, conn: Conn, reserved: Option<Reservation>) {
-        let idle = Duration::from_secs(self.shared.cfg.ws_idle_timeout_secs);
+        let idle = Duration::from_secs(self.voice.shared.cfg.ws_idle_timeout_secs);
         let (sink, mut stream) = socket.split();
         let tx = crate::channels::net::spawn_ws_writer(
-            self.shared.ctx.tasks(),
+            self.voice.shared.ctx.tasks(),
             sink,
             32,
             conn.close.clone(),
@@ -265,7 +276,7 @@ impl Voice {
             conn: sock.conn.id,
             tx: sock.tx.clone(),
         };
-        if !self.shared.actor.send(attach).await.unwrap_or(false) {
+        if !self.voice.shared.actor.send(attach).await.unwrap_or(false) {
             return false;
         }
         info!(satellite = %id, "voice satellite connected");
@@ -289,7 +300,7 @@ impl Voice {
         }
         let trusted = match (&sock.conn.cred, &sock.current) {
             (Credential::Open, _) | (_, None) => None,
-            (_, Some(id)) => satellite(&self.shared.cfg, id).map(|s| &s.speakers),
+            (_, Some(id)) => satellite(&self.voice.shared.cfg, id).map(|s| &s.speakers),
         };
         let speaker = speaker_member(trusted, t.speaker_id.as_deref());
         let session = t.session_id.unwrap_or_else(|| sock.fallback.clone());
@@ -300,18 +311,26 @@ impl Voice {
             .clone()
             .unwrap_or_else(|| sock.fallback.clone());
         // the satellite speaking again while its reply streams: it stops
-        let cancel = sock.in_flight.next(&front, self.shared.streams);
+        let cancel = sock.in_flight.next(&front, self.voice.shared.streams);
         let (pending, partials) =
-            self.submit_satellite(&session, &speaker, &words, &front, cancel.clone());
+            self.voice
+                .submit_satellite(&session, &speaker, &words, &front, cancel.clone());
         let tx = sock.tx.clone();
-        let delivering = self.shared.ctx.tasks().guard(crate::actor::Group::Turn);
+        let delivering = self
+            .voice
+            .shared
+            .ctx
+            .tasks()
+            .guard(crate::actor::Group::Turn);
         let me = self.clone();
-        self.shared
+        self.voice
+            .shared
             .ctx
             .tasks()
             .spawn_in(crate::actor::Group::Turn, async move {
                 let _delivering = delivering;
-                me.shared
+                me.voice
+                    .shared
                     .spoken
                     .deliver(pending, partials, cancel, &front, &session, &tx)
                     .await;

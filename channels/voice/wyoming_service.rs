@@ -37,10 +37,20 @@ pub(super) fn refuse(stream: TcpStream) {
     let _ = stream.try_write(&wyoming::encode_event(&busy.to_event()));
 }
 
-impl Voice {
+/// The Wyoming handle service: its server, over the voice channel's handle.
+#[derive(Clone)]
+pub(super) struct WyomingService {
+    voice: Voice,
+}
+
+impl WyomingService {
+    pub(super) fn new(voice: Voice) -> Self {
+        Self { voice }
+    }
+
     /// Serve the Wyoming handle service on `listen` (a task per connection, up to
     /// `voice.wyoming_max_connections`); returns what it bound.
-    pub(super) async fn serve_wyoming(
+    pub(super) async fn serve(
         &self,
         listen: &str,
     ) -> Result<(&'static str, SocketAddr), StartError> {
@@ -48,16 +58,16 @@ impl Voice {
         if !addr.ip().is_loopback() {
             warn!(%addr, "Wyoming has no authentication: anyone who can reach this address can talk to homebot as a guest");
         }
-        let limit = listener_limit("wyoming", self.shared.cfg.wyoming_max_connections);
+        let limit = listener_limit("wyoming", self.voice.shared.cfg.wyoming_max_connections);
         let ch = self.clone();
-        let conns = self.shared.ctx.tasks().clone();
-        self.shared.ctx.tasks().spawn_in(
+        let conns = self.voice.shared.ctx.tasks().clone();
+        self.voice.shared.ctx.tasks().spawn_in(
             crate::actor::Group::Service,
             crate::netutil::accept_loop(
                 "wyoming",
                 listener,
                 limit,
-                self.shared.cancel.clone(),
+                self.voice.shared.cancel.clone(),
                 move |stream, permit| {
                     let ch = ch.clone();
                     conns.spawn(async move { ch.wyoming_conn(stream, permit).await });
@@ -70,7 +80,7 @@ impl Voice {
 
     fn limits(&self) -> Limits {
         Limits {
-            max_json: self.shared.cfg.max_frame_bytes,
+            max_json: self.voice.shared.cfg.max_frame_bytes,
             max_payload: 0,
         }
     }
@@ -79,8 +89,8 @@ impl Voice {
     /// or sends a frame that is refused.
     async fn wyoming_conn(&self, stream: TcpStream, permit: ConnPermit) {
         let peer = stream.peer_addr().ok();
-        let conn = format!("{:x}", self.conn_id());
-        let idle = Duration::from_secs(self.shared.cfg.wyoming_idle_timeout_secs);
+        let conn = format!("{:x}", self.voice.conn_id());
+        let idle = Duration::from_secs(self.voice.shared.cfg.wyoming_idle_timeout_secs);
         // one voice session per connection when the front end names none
         let fallback = fallback_session("wyoming", &conn);
         let (r, w) = stream.into_split();
@@ -93,7 +103,12 @@ impl Voice {
         debug!(?peer, conn, "wyoming connection");
         while let Some(ev) = self.next_event(&mut link).await {
             // a graceful shutdown waits until an answer is written
-            let _delivering = self.shared.ctx.tasks().guard(crate::actor::Group::Turn);
+            let _delivering = self
+                .voice
+                .shared
+                .ctx
+                .tasks()
+                .guard(crate::actor::Group::Turn);
             let (out, mut held) = match WyomingIn::from_event(ev) {
                 WyomingIn::Describe => (self.info(), Taken::default()),
                 WyomingIn::Ping(p) => (WyomingOut::Pong(Pong { text: p.text }), Taken::default()),
@@ -141,7 +156,7 @@ impl Voice {
             _ => (RefusalCode::BadFrame, e.to_string()),
         };
         // a peer can send bad frames at will: warn at a bounded rate
-        match self.shared.frame_warnings.hit() {
+        match self.voice.shared.frame_warnings.hit() {
             Some(suppressed) => {
                 warn!(?peer, error = %e, code = code.as_str(), suppressed, "wyoming: frame refused; closing this connection")
             }
@@ -167,16 +182,19 @@ impl Voice {
         let session = ctx.conversation_id.unwrap_or_else(|| fallback.to_string());
         let reported = ctx.speaker_id.or(ctx.speaker);
         // unauthenticated: only the household's own mapping for Wyoming makes a member
-        let speaker = speaker_member(Some(&self.shared.cfg.wyoming_speakers), reported.as_deref());
+        let speaker = speaker_member(
+            Some(&self.voice.shared.cfg.wyoming_speakers),
+            reported.as_deref(),
+        );
         // which Home Assistant satellite spoke (and so the room), when HA is configured
-        let satellites = self.satellites();
+        let satellites = self.voice.satellites();
         let located = match &satellites {
             Some(s) => s.locate(ctx.satellite_id, ctx.device_id).await,
             None => None,
         };
         let speaker = or_satellite_member(
             speaker,
-            &self.shared.ctx.config().home_assistant.speakers,
+            &self.voice.shared.ctx.config().home_assistant.speakers,
             located.as_ref().map(|l| l.entity_id.as_str()),
         );
         let front = located.as_ref().map_or_else(
@@ -184,11 +202,13 @@ impl Voice {
             |l| format!("{HA_PREFIX}{}", l.entity_id),
         );
         let room = located.as_ref().and_then(|l| l.room.clone());
-        let pending = self.submit_in(&session, &speaker, &text, &front, room);
-        let mut reply = self.finish(pending, &front).await;
+        let pending = self
+            .voice
+            .submit_in(&session, &speaker, &text, &front, room);
+        let mut reply = self.voice.finish(pending, &front).await;
         if front != WYOMING_TARGET {
             // what waits for any Wyoming speaker is said here too
-            let held = self.take_held(WYOMING_TARGET).await;
+            let held = self.voice.take_held(WYOMING_TARGET).await;
             if !held.is_empty() {
                 reply.text = format!("{} {}", held.joined(), reply.text);
                 reply.held.extend(held);
@@ -234,7 +254,7 @@ impl Voice {
                     installed: true,
                     description: "household assistant".into(),
                     version: version.into(),
-                    languages: self.shared.cfg.languages.clone(),
+                    languages: self.voice.shared.cfg.languages.clone(),
                 }],
                 supports_handled_streaming: false,
             }],
