@@ -8,15 +8,14 @@
 //! and the reply recorded and delivered is at most `agent.max_reply_chars` characters,
 //! cut with a visible mark.
 //!
-//! Layout: `handle` — the `Agent` every turn shares; `turn_ctx` — one turn's context, built
-//! once; `prepare` — the first request (`prepared`: what it makes ready); `tool_loop` — the
-//! capped tool loop; `round` — one tool loop and what it did, as a value; `outcome` — how
-//! a turn ended and the reply's cap; `after_turn` — the observation and the compaction
-//! after a turn; `shape` — what the audit records of the requests.
+//! Layout: `handle` — the `Agent` every turn shares, and its methods but the loop's: the
+//! first request (`prepared`: what it makes ready) and the observation and compaction
+//! after a turn; `tool_loop` — the capped tool loop, one round at a time (`round`: what a
+//! round did, as a value); `turn_ctx` — one turn's context, built once; `outcome` — how a
+//! turn ended and the reply's cap; `shape` — what the audit records of the requests.
 //!
 //! [`TurnTicket`]: crate::modes::TurnTicket
 
-mod prepare;
 mod round;
 mod tool_loop;
 mod turn_ctx;
@@ -24,7 +23,6 @@ pub use turn_ctx::TurnCtx;
 #[cfg(test)]
 mod tests;
 
-mod after_turn;
 mod handle;
 mod outcome;
 mod prepared;

@@ -5,7 +5,7 @@ use super::AgentOutcome;
 use crate::provider::{CallMeta, Message};
 use crate::tools::ToolEnv;
 
-/// A turn made ready for the provider by [`Agent::prepare`].
+/// A turn made ready for the provider by [`super::Agent::prepare`].
 pub struct Prepared {
     /// The messages sent: system, history, the current user message, then this turn's
     /// assistant messages and tool results as they come.

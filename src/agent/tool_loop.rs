@@ -7,7 +7,7 @@
 //! and summaries are named otherwise) goes through a [`speech::Answer`], which passes on
 //! whole sentences while no tool call has begun in the response.
 
-use super::{Agent, AgentOutcome, Prepared};
+use super::{tools_called, Agent, AgentOutcome, Prepared, Round};
 use crate::provider::{ChatRequest, ChatResponse, DeltaSink, Message};
 use crate::speech;
 use crate::tools::ToolEnv;
@@ -230,5 +230,18 @@ fn round_cap(resp: ChatResponse, max_rounds: u32) -> AgentOutcome {
             Failure::Provider,
             format!("tool round limit ({max_rounds}) reached"),
         )),
+    }
+}
+
+impl Agent {
+    /// The tool loop over `p` at `max_rounds` (see `Agent::tool_loop`), and what it did.
+    pub async fn round(&self, p: &mut Prepared, max_rounds: u32) -> Round {
+        let outcome = self.tool_loop(p, max_rounds).await;
+        let from = p.turn_from.min(p.messages.len());
+        Round {
+            outcome,
+            called: tools_called(&p.messages[from..]),
+            sent: p.sent.clone(),
+        }
     }
 }

@@ -10,10 +10,10 @@
 //! reply, so a caller that goes away (a dropped connection) cannot leave a turn begun but
 //! never recorded.
 //!
-//! One turn's way through is [`turn_run`]'s `TurnRun`: admit → begin → answer → record.
+//! One turn's way through is `turn_run`'s `TurnRun`: admit → begin → answer → record.
 //!
 //! Lifecycle: every task is in one of the [`crate::actor::Tasks`] groups of the
-//! [`Lifecycle`] (`Kernel::tasks`): chat workers and reply deliveries in `Turn`, channel
+//! [`crate::actor::Lifecycle`] (`Kernel::tasks`): chat workers and reply deliveries in `Turn`, channel
 //! servers in `Service` (they stop when its token fires), compactions, reminder
 //! deliveries, the listen-again and the heap trim in `Background`; the actor threads are
 //! the `Lifecycle`'s too. A graceful shutdown closes admission (under the queue lock, so
@@ -24,7 +24,7 @@
 //!
 //! Layout: `handle` — `Kernel` and what it owns, and every method of it but `start`;
 //! `submit` — the door's machinery (admission to a chat's FIFO, `PendingReply`, the chat's
-//! worker); [`turn_run`] — one turn (`TurnRun`); `shutdown` — the drain; `start`
+//! worker); `turn_run` — one turn (`TurnRun`); `shutdown` — the drain; `start`
 //! and `actors` — start-up; `options` — `KernelOptions` and the skill search path; `error`
 //! — `KernelError`.
 

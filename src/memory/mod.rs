@@ -4,12 +4,12 @@
 //! `peer`, which make its hierarchical key ([`key`]: `chan:qq/peer:group_1027`), and
 //! weak ones — `tool`, `topic` ([`topic`], jieba segmentation with a trimmed dictionary
 //! that the first turn needing it builds), `part` of day. A scene is recognized on the
-//! second similar occurrence of a key ([`store::scenes`]); memories committed in a turn
+//! second similar occurrence of a key (`store::scenes`); memories committed in a turn
 //! (`memory_commit`) attach to the turn's scene, and when that situation recurs they are
 //! recalled into the dynamic tail of the user message — never the system prompt — even
-//! if nothing in the wording matches ([`store::index`]). `ScenePolicy::None`
+//! if nothing in the wording matches (`store::index`). `ScenePolicy::None`
 //! (per channel, per turn; internal channels by default) produces no features and no
-//! keys. Links fade when unused; twin scenes are merged ([`store::maintain`]).
+//! keys. Links fade when unused; twin scenes are merged (`store::maintain`).
 //!
 //! Who talks to it: the agent (recall while preparing a turn, the observation after its
 //! tool loop), the memory tools, the `homebot memory` command ([`cli`]). One thread, the

@@ -11,16 +11,17 @@
 //! - [`session`] — session files: names, the exit marker, `summary.md`; [`entered`] —
 //!   `entered.json`, who entered the session and how;
 //!   [`session_id`] — `SessionId`, the session's name and start time.
-//! - [`core`] — `ModeCore`, the live state as a synchronous state machine (the active
-//!   session, turns, status); [`switching`] — enter, exit, expire; [`recording`] — where
-//!   a record goes and what a failure to record leaves; [`durable`] — group commit of the
+//! - [`mode_core`] — `ModeCore`, the live state as a synchronous state machine, and all
+//!   its methods: the active session, turns, status (`mod.rs`); [`mode_core::switching`] —
+//!   enter, exit, expire; [`mode_core::offer`] — the mode offer; [`mode_core::recording`] —
+//!   where a record goes and what a failure to record leaves; [`durable`] — group commit of the
 //!   records; [`warnings`] — what `status` shows went wrong; [`error`] — `ModeError`.
 //! - [`archive`] — `Archivist`, the sessions on disk apart from the live one: ending a
 //!   session (summary, history index, the summarizer's notice); [`recovery`] — its
 //!   start-up repair of the workspace after any stop. It owns the workspace paths, the
 //!   registry and the notifier; `ModeCore` holds one and lends it what an archive
 //!   changes of the live state (the chats, `action.json`, the warnings).
-//! - [`offer`] — a mode offered by the backend when someone starts its activity (the
+//! - [`mode_core::offer`] — a mode offered by the backend when someone starts its activity (the
 //!   words that allow it, once per chat per day, the accepted offer entering the mode).
 //! - [`manager`] — `ModeManager`, the supervised actor that owns a `ModeCore`, and
 //!   `ModesHandle`; [`listing`] — every session folder and its true state.
