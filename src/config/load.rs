@@ -1,5 +1,7 @@
 //! The whole configuration (`Config`): read from `config.toml` (the commented default
-//! written on first use), the environment overrides applied and checked again.
+//! written on first use), the environment overrides applied and checked again; and what
+//! it resolves to — the provider in effect and which key it gets, its fallbacks, the
+//! breaker and the prices. Every method of `Config` is here but validation's (`validate`).
 
 use super::channels::*;
 use super::context::*;
@@ -7,11 +9,15 @@ use super::env::EnvOverrides;
 use super::home_assistant::HomeAssistantConfig;
 use super::http::HttpConfig;
 use super::memory::MemoryConfig;
+use super::provider::fallback::resolve_fallback;
+use super::provider::same_endpoint;
 use super::provider::*;
 use super::strategy::StrategyConfig;
+use super::Secret;
 use super::{AgentConfig, ConfigError, CronConfig, Household, Member, SkillsConfig, ToolsConfig};
 use crate::workspace::CONFIG_FILE;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -140,6 +146,147 @@ impl Config {
                 || m.speaker_ids.iter().any(|s| s == speaker_id)
                 || m.qq_ids.iter().any(|q| q == speaker_id)
         })
+    }
+}
+
+impl Config {
+    /// The `[provider.price]` tables, by model name.
+    pub fn prices(&self) -> BTreeMap<String, Price> {
+        self.provider
+            .as_ref()
+            .map(|p| {
+                p.price
+                    .iter()
+                    .map(|(model, c)| (model.clone(), c.to_price()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Config {
+    /// The provider after environment overrides, or `None` when nothing is configured.
+    ///
+    /// A key goes only to the endpoint it was given for: `HOMEBOT_API_KEY` to the endpoint
+    /// in effect; `provider.api_key` / `api_key_env` to `provider.base_url` (or, when the
+    /// file names no URL, to the endpoint in effect); `DEEPSEEK_API_KEY` only to DeepSeek.
+    /// A custom URL with no key of its own gets none.
+    pub fn resolve_provider(&self, env: &EnvOverrides) -> Option<ResolvedProvider> {
+        let file = self.provider.clone().unwrap_or_default();
+        let file_key = match (&file.api_key, &file.api_key_env) {
+            (Some(k), _) => Some((k.clone(), "provider.api_key")),
+            (None, Some(var)) => std::env::var(var)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| (Secret(v), "provider.api_key_env")),
+            (None, None) => None,
+        };
+        let deepseek_key = env
+            .deepseek_api_key
+            .clone()
+            .map(|k| (k, "DEEPSEEK_API_KEY"));
+        let anthropic_key = env
+            .anthropic_api_key
+            .clone()
+            .map(|k| (k, "ANTHROPIC_API_KEY"));
+        let base_url = env
+            .base_url
+            .clone()
+            .or(file.base_url.clone())
+            .map(|u| u.trim_end_matches('/').to_string());
+        let (base_url, key) = match base_url {
+            Some(url) => {
+                // the file's key belongs to the file's URL, not to one the environment
+                // swapped in
+                let file_key = file_key.filter(|_| {
+                    file.base_url
+                        .as_deref()
+                        .is_none_or(|f| same_endpoint(f, &url))
+                });
+                let key = env
+                    .api_key
+                    .clone()
+                    .map(|k| (k, "HOMEBOT_API_KEY"))
+                    .or(file_key)
+                    .or(deepseek_key.filter(|_| is_deepseek(&url)))
+                    .or(anthropic_key.filter(|_| is_anthropic(&url)));
+                (url, key)
+            }
+            None => {
+                let own = env
+                    .api_key
+                    .clone()
+                    .map(|k| (k, "HOMEBOT_API_KEY"))
+                    .or(file_key);
+                // with no URL anywhere, a vendor's key selects the vendor (DeepSeek first)
+                match (own, deepseek_key, anthropic_key) {
+                    (Some(k), _, _) => (DEEPSEEK_BASE_URL.to_string(), Some(k)),
+                    (None, Some(k), _) => (DEEPSEEK_BASE_URL.to_string(), Some(k)),
+                    (None, None, Some(k)) => (ANTHROPIC_BASE_URL.to_string(), Some(k)),
+                    (None, None, None) => return None,
+                }
+            }
+        };
+        let model = env
+            .model
+            .clone()
+            .or(file.model.clone())
+            .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()))
+            .or_else(|| is_anthropic(&base_url).then(|| ANTHROPIC_MODEL.to_string()));
+        let local = is_loopback(&base_url);
+        // the same output cap everywhere: a slow local model is given time instead
+        // (`timeout_secs`), and its owner may lower `max_tokens` (docs/providers.md)
+        let max_tokens = file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        Some(ResolvedProvider {
+            model: ModelChoice(model),
+            api_key_source: key.as_ref().map(|(_, src)| *src),
+            api_key: key.map(|(k, _)| k),
+            timeout_secs: file.timeout_secs.unwrap_or(if local {
+                LOCAL_TIMEOUT_SECS
+            } else {
+                DEFAULT_TIMEOUT_SECS
+            }),
+            max_retries: file.max_retries.unwrap_or(2),
+            max_concurrent: file.max_concurrent.unwrap_or(DEFAULT_MAX_CONCURRENT),
+            temperature: file.temperature,
+            max_tokens: Some(max_tokens),
+            max_response_bytes: file
+                .max_response_bytes
+                .unwrap_or_else(|| default_max_response_bytes(max_tokens)),
+            kind: file.kind.unwrap_or_else(|| ProviderKind::infer(&base_url)),
+            stream: file.stream.unwrap_or(false),
+            base_url,
+        })
+    }
+}
+
+impl Config {
+    /// The breaker settings of `[provider]`.
+    pub fn breaker(&self) -> BreakerSettings {
+        let p = self.provider.clone().unwrap_or_default();
+        BreakerSettings {
+            failures: p.breaker_failures.unwrap_or(DEFAULT_BREAKER_FAILURES),
+            cooldown: std::time::Duration::from_secs(
+                p.breaker_cooldown_secs
+                    .unwrap_or(DEFAULT_BREAKER_COOLDOWN_SECS),
+            ),
+        }
+    }
+
+    /// The `[[provider.fallback]]` endpoints, in order. Each gets only its own key
+    /// (`api_key` / `api_key_env`), or the vendor's variable when it is that vendor's
+    /// endpoint; the environment's `HOMEBOT_*` overrides are the primary's alone. Its
+    /// retry budget is the primary's. A table without `base_url` is refused when the
+    /// file is loaded, so every table here has one.
+    pub fn resolve_fallbacks(&self, env: &EnvOverrides) -> Vec<ResolvedProvider> {
+        let Some(p) = &self.provider else {
+            return Vec::new();
+        };
+        let retries = p.max_retries.unwrap_or(2);
+        p.fallback
+            .iter()
+            .filter_map(|f| resolve_fallback(f, env, retries))
+            .collect()
     }
 }
 

@@ -2,11 +2,14 @@
 //! environment overrides. Parsed with `deny_unknown_fields`, validated at start; every
 //! error names the file and the key.
 //!
-//! - `load` — `Config`, loading, environment overrides; `household` — `[household]` and its
+//! - `load` — `Config`, and its methods but validation's: loading, environment overrides,
+//!   and what the file resolves to (the provider in effect, its fallbacks, breaker and
+//!   prices); `household` — `[household]` and its
 //!   members; `sections` — `[agent]`, `[tools]`, `[cron]`, `[skills]`; `secret` — `Secret`;
 //!   `error` — `ConfigError`; `env` — the environment overrides read;
-//! - `validate` — every value checked and bounded before anything runs;
-//! - `provider` — the LLM endpoint after overrides, and which key goes where;
+//! - `validate` — every value checked and bounded before anything runs (`Config::validate`);
+//! - `provider` — the `[provider]` section and its endpoints, and which key goes where
+//!   (resolved by `Config::resolve_provider`, in `load`);
 //! - `channels` — the QQ and voice sections; `home_assistant` — `[home_assistant]` (`ha_tls`: its https trust); `context` — the context window (`[context]`);
 //! - `assets/default-config.toml` — the commented file written on first use.
 

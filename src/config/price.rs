@@ -125,21 +125,6 @@ pub fn format_money(pico: u128, places: u32) -> String {
     )
 }
 
-impl Config {
-    /// The `[provider.price]` tables, by model name.
-    pub fn prices(&self) -> BTreeMap<String, Price> {
-        self.provider
-            .as_ref()
-            .map(|p| {
-                p.price
-                    .iter()
-                    .map(|(model, c)| (model.clone(), c.to_price()))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
 /// Each table: a model name of sane length, prices finite and between 0 and
 /// [`MAX_PRICE_PER_MILLION`], a three-letter upper-case currency code.
 pub(crate) fn validate(

@@ -44,37 +44,7 @@ impl Default for BreakerSettings {
     }
 }
 
-impl Config {
-    /// The breaker settings of `[provider]`.
-    pub fn breaker(&self) -> BreakerSettings {
-        let p = self.provider.clone().unwrap_or_default();
-        BreakerSettings {
-            failures: p.breaker_failures.unwrap_or(DEFAULT_BREAKER_FAILURES),
-            cooldown: std::time::Duration::from_secs(
-                p.breaker_cooldown_secs
-                    .unwrap_or(DEFAULT_BREAKER_COOLDOWN_SECS),
-            ),
-        }
-    }
-
-    /// The `[[provider.fallback]]` endpoints, in order. Each gets only its own key
-    /// (`api_key` / `api_key_env`), or the vendor's variable when it is that vendor's
-    /// endpoint; the environment's `HOMEBOT_*` overrides are the primary's alone. Its
-    /// retry budget is the primary's. A table without `base_url` is refused when the
-    /// file is loaded, so every table here has one.
-    pub fn resolve_fallbacks(&self, env: &EnvOverrides) -> Vec<ResolvedProvider> {
-        let Some(p) = &self.provider else {
-            return Vec::new();
-        };
-        let retries = p.max_retries.unwrap_or(2);
-        p.fallback
-            .iter()
-            .filter_map(|f| resolve_fallback(f, env, retries))
-            .collect()
-    }
-}
-
-fn resolve_fallback(
+pub(in crate::config) fn resolve_fallback(
     f: &FallbackConfig,
     env: &EnvOverrides,
     retries: u32,
