@@ -1,9 +1,12 @@
 //! The check itself (`validate`): the mode's names and the action's verbs — their spoken
-//! forms, single characters only next to a name — judged in the user's words.
+//! forms, single characters only next to a name — judged in the user's words, with three
+//! verdicts ([`super::unsure::decide`]): switch (`Ok`), refuse, or ask (a refusal whose
+//! kind is [`WordsRefusalKind::Unsure`]: the caller asks the person).
 
 use super::super::manifest::ModeManifest;
 use super::clause::Lexicon;
 use super::judge::Verdict;
+use super::unsure::Decision;
 use super::{verbs_for, SwitchAction, WordsRefusal, WordsRefusalKind};
 
 /// Check the user's words against the mode's names and the action's verbs.
@@ -16,7 +19,12 @@ pub fn validate(
     names.extend(manifest.aliases.iter().map(|a| super::clause::normalize(a)));
     let verbs = verbs_for(manifest, action);
     let lex = lexicon(names.clone(), &verbs, action);
-    let kind = match super::judge::judge(user_text, &lex) {
+    let verdict = match super::unsure::decide(user_text, &lex) {
+        Decision::Switch => return Ok(()),
+        Decision::Ask(why) => return Err(refusal(manifest, action, WordsRefusalKind::Unsure(why), names, verbs)),
+        Decision::Refuse(v) => v,
+    };
+    let kind = match verdict {
         Verdict::Command => return Ok(()),
         Verdict::Retracted => WordsRefusalKind::Retracted,
         Verdict::Deferred => WordsRefusalKind::Deferred,
@@ -27,14 +35,24 @@ pub fn validate(
         Verdict::NoVerb => WordsRefusalKind::NoVerb,
         Verdict::NotNamed => WordsRefusalKind::NotNamed,
     };
-    Err(WordsRefusal {
+    Err(refusal(manifest, action, kind, names, verbs))
+}
+
+fn refusal(
+    manifest: &ModeManifest,
+    action: SwitchAction,
+    kind: WordsRefusalKind,
+    names: Vec<String>,
+    verbs: Vec<String>,
+) -> WordsRefusal {
+    WordsRefusal {
         kind,
         action,
         mode_id: manifest.id.clone(),
         display_name: manifest.display_name.clone(),
         names,
         verbs,
-    })
+    }
 }
 
 /// What the guard counts for `action`: the mode's `verbs` and their spoken forms (开启,

@@ -6,8 +6,11 @@
 //! Negations, questions, reports, deferrals and retractions do not switch anything — see
 //! [`clause`] (where a clause ends, with or without punctuation), `bound` (where a single
 //! character is a verb) and [`judge`] (whether it commands). The same parser checks spoken
-//! strategy changes (`set_strategy`). When in doubt the guard refuses, and the refusal
-//! says how to switch.
+//! strategy changes (`set_strategy`, which keeps two verdicts). A switch has a third:
+//! words the guard cannot place ([`unsure`]: a suggestion asked, retold or habitual
+//! speech, the parts apart, extra words around the command) make the backend ask the
+//! person, and only a short yes switches. A clear non-command is refused, and the
+//! refusal says how to switch.
 //!
 //! Layout: `guard` — [`validate`]; `action` — enter or exit and their verbs; `refusal` —
 //! why the words did not switch; `words` — the spoken and single-character verbs; `deferrals` — the words that put
@@ -26,7 +29,9 @@ mod words;
 mod action;
 mod guard;
 mod refusal;
+pub mod unsure;
 
 pub use action::{verbs_for, SwitchAction, DEFAULT_ENTER_VERBS, DEFAULT_EXIT_VERBS};
 pub use guard::validate;
 pub use refusal::{WordsRefusal, WordsRefusalKind};
+pub use unsure::{Decision, Unsure};

@@ -34,6 +34,16 @@ pub enum WordsRefusalKind {
     Deferred,
     /// No enter / exit verb in the clause that names the mode.
     NoVerb,
+    /// Words the guard cannot place ([`super::unsure`]): the backend asks the person
+    /// instead of switching or refusing.
+    Unsure(super::Unsure),
+}
+
+impl WordsRefusalKind {
+    /// The backend asks the person rather than refusing.
+    pub fn asks(self) -> bool {
+        matches!(self, WordsRefusalKind::Unsure(_))
+    }
 }
 
 impl std::fmt::Display for WordsRefusal {
@@ -84,6 +94,11 @@ impl std::fmt::Display for WordsRefusal {
             WordsRefusalKind::Retracted => write!(
                 f,
                 "refused: the user took the request back. 用户先提出又收回了（例如“算了”），不能{verb_kind}{name}。{how}。"
+            ),
+            WordsRefusalKind::Unsure(_) => write!(
+                f,
+                "unsure: the user's words may or may not ask to {} {name}; the backend asks them to confirm (要{verb_kind}{name}吗？).",
+                self.action.as_str()
             ),
             WordsRefusalKind::NoVerb => write!(
                 f,

@@ -236,9 +236,13 @@ fn refusal_reason_is_specific_and_says_how_to_switch() {
     assert_eq!(e.kind, WordsRefusalKind::Negated);
     let e = validate(&m, Enter, "怎么打开做饭模式？").unwrap_err();
     assert_eq!(e.kind, WordsRefusalKind::HowQuestion);
+    // retold words are asked about (the third verdict); a hypothesis is refused
     let e = validate(&m, Enter, "他说打开做饭模式").unwrap_err();
+    assert_eq!(e.kind, WordsRefusalKind::Unsure(Unsure::Retold));
+    assert!(e.kind.asks() && e.to_string().starts_with("unsure"), "{e}");
+    let e = validate(&m, Enter, "如果打开做饭模式，要先洗手").unwrap_err();
     assert_eq!(e.kind, WordsRefusalKind::Reported);
-    assert!(e.to_string().contains("retelling"), "{e}");
+    assert!(!e.kind.asks() && e.to_string().contains("retelling"), "{e}");
     let e = validate(&m, Enter, "打开做饭模式吧算了不用了").unwrap_err();
     assert_eq!(e.kind, WordsRefusalKind::Retracted);
 }
