@@ -138,6 +138,16 @@ pub struct AcceptOffer {
     pub turn_id: TurnId,
 }
 
+/// The asker's yes to the backend's question about a switch whose words were unsure:
+/// the switch as their command, in the answering turn.
+#[derive(Message)]
+#[rtype(result = "Result<Switched, SwitchError>")]
+pub struct ConfirmSwitch {
+    pub action: SwitchAction,
+    pub mode_id: String,
+    pub turn_id: TurnId,
+}
+
 #[derive(Message)]
 #[rtype(result = "Result<Option<String>, ModeError>")]
 pub struct CheckExpiry;
@@ -210,6 +220,18 @@ impl Handler<AcceptOffer> for ModeManager {
     fn handle(&mut self, msg: AcceptOffer, _: &mut Context<Self>) -> Self::Result {
         self.supervised("accept-offer", |core, now| {
             core.accept_offer(now, &msg.mode_id, msg.turn_id)
+        })?
+    }
+}
+
+impl Handler<ConfirmSwitch> for ModeManager {
+    type Result = Result<Switched, SwitchError>;
+    fn handle(&mut self, msg: ConfirmSwitch, _: &mut Context<Self>) -> Self::Result {
+        self.supervised("confirm-switch", |core, now| {
+            let origin = SwitchOrigin::Confirmed {
+                turn_id: msg.turn_id,
+            };
+            core.switch(now, msg.action, Some(&msg.mode_id), None, origin)
         })?
     }
 }
@@ -342,6 +364,25 @@ impl ModesHandle {
     ) -> Result<Switched, SwitchError> {
         self.addr
             .send(AcceptOffer { mode_id, turn_id })
+            .await
+            .map_err(|_| SwitchError::Failed(ModeError::Gone))?
+    }
+
+    /// The asker said yes, in turn `turn_id`, to the backend's question about a switch
+    /// whose words were unsure: do it as their command (that turn the session's first
+    /// record on enter, its last before the archive on exit).
+    pub async fn confirm_switch(
+        &self,
+        action: SwitchAction,
+        mode_id: String,
+        turn_id: TurnId,
+    ) -> Result<Switched, SwitchError> {
+        self.addr
+            .send(ConfirmSwitch {
+                action,
+                mode_id,
+                turn_id,
+            })
             .await
             .map_err(|_| SwitchError::Failed(ModeError::Gone))?
     }

@@ -1,18 +1,23 @@
-//! The answer to the backend's offer of a mode ([`crate::modes::mode_core::offer`]):
-//! the question waits in its chat like any `ask_user_choice` question, but its answer is
-//! judged here, never by the model. Only a clear yes ([`chose_yes`]) from the person who
-//! was asked, in that chat, within [`OFFER_FOR_MINUTES`], enters the mode — as that
-//! person's command: the answering turn is recorded as the session's first record, with
-//! the question it answered. Any other answer, or anyone else's, drops the offer, and the
+//! The answer to the backend's own questions: its offer of a mode
+//! ([`crate::modes::mode_core::offer`]), and its question after the words of a switch were
+//! unsure ("要退出做饭模式吗？", `switch::unsure`). The question waits in its chat like
+//! any `ask_user_choice` question, but its answer is judged here, never by the model.
+//! Only a clear yes ([`chose_yes`] to an offer; [`chose_yes_to`] the action, its own verbs
+//! included, to a question) from the person who was asked, in that chat, within
+//! [`OFFER_FOR_MINUTES`], switches — as that person's command, with the checks of one
+//! (who may switch, the mode, what is active now): entering makes the answering turn the
+//! session's first record, exiting its last before the archive, recorded with the
+//! question it answered. Any other answer, or anyone else's, drops the question, and the
 //! message is answered as usual.
 
 use super::ctx::{finish, older_than, Ctx};
 use super::state::PendingChoice;
 use super::TurnResult;
-use crate::modes::mode_core::offer::{chose_yes, OFFER_FOR_MINUTES, YES};
+use crate::modes::mode_core::offer::{chose_yes, chose_yes_to, OFFER_FOR_MINUTES};
 use crate::modes::Switched;
 use crate::prompt::TailSection;
 use crate::provider::{Message, ToolCall};
+use crate::tools::choice::rules::{Asking, OfferTag};
 use chrono::{DateTime, FixedOffset};
 
 /// What a message makes of a pending offer (the offer is gone either way).
@@ -36,52 +41,89 @@ pub(super) fn judge(
         chrono::Duration::minutes(OFFER_FOR_MINUTES),
     ) {
         OfferAnswer::Expired
-    } else if p.asker == speaker && chose_yes(text) {
+    } else if p.asker == speaker && said_yes(p, text) {
         OfferAnswer::Accepted
     } else {
         OfferAnswer::Dropped
     }
 }
 
-/// What the model is told when an offer was dropped by this message.
-pub(super) fn dropped_section(p: &PendingChoice, speaker: &str) -> TailSection {
-    let whose = if p.asker == speaker {
-        "这条消息不是明确的“打开”".to_string()
-    } else {
-        format!("提议只问了 {}，{speaker} 的回答不算", p.asker)
-    };
-    TailSection {
-        label: "已作废的提议".into(),
-        body: format!(
-            "后端刚才提议“{}”，{whose}，所以没有打开模式，提议已作废。照常回应这条消息，不要再提议。",
-            p.asked.question
-        ),
+/// A yes to this question: to an offer, its yes; to a switch question, the action's.
+fn said_yes(p: &PendingChoice, text: &str) -> bool {
+    match &p.asked.offer {
+        Some(OfferTag {
+            why: Asking::Unsure,
+            action,
+            ..
+        }) => chose_yes_to(*action, text),
+        _ => chose_yes(text),
     }
 }
 
-/// The asker said yes: enter the mode, then let the model answer in it (the call is
+/// What the model is told when an offer was dropped by this message.
+pub(super) fn dropped_section(p: &PendingChoice, speaker: &str) -> TailSection {
+    let whose = if p.asker == speaker {
+        "这条消息不是明确的“是”".to_string()
+    } else {
+        format!("问题只问了 {}，{speaker} 的回答不算", p.asker)
+    };
+    let (label, what) = match p.asked.is_confirmation() {
+        true => (
+            "已作废的确认",
+            "所以没有切换模式，问题已作废。照常回应这条消息",
+        ),
+        false => (
+            "已作废的提议",
+            "所以没有打开模式，提议已作废。照常回应这条消息，不要再提议",
+        ),
+    };
+    TailSection {
+        label: label.into(),
+        body: format!("后端刚才问“{}”，{whose}，{what}。", p.asked.question),
+    }
+}
+
+/// The asker said yes: switch as their command, then let the model answer (the call is
 /// replayed with the outcome as its result, as for any answered question).
 pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> TurnResult {
     let tag = p
         .asked
         .offer
         .clone()
-        .expect("only an offer's question is accepted here");
-    let switched =
-        c.t.modes
-            .accept_offer(tag.mode_id, c.t.ticket.turn_id)
-            .await;
+        .expect("only the backend's question is accepted here");
+    let turn_id = c.t.ticket.turn_id;
+    let switched = match tag.why {
+        Asking::Offer => c.t.modes.accept_offer(tag.mode_id, turn_id).await,
+        // the checks of a command: who may switch here, then the mode's own
+        Asking::Unsure if !c.t.turn.may_switch_modes => Err(crate::modes::SwitchError::Refused(
+            crate::modes::Refusal::NotPermitted,
+        )),
+        Asking::Unsure => {
+            (c.t.modes)
+                .confirm_switch(tag.action, tag.mode_id, turn_id)
+                .await
+        }
+    };
+    let yes = p.asked.options.first().cloned().unwrap_or_default();
+    let (did, not) = match tag.why {
+        Asking::Offer => ("entered the mode", "entered"),
+        Asking::Unsure => ("switched the mode", "switched"),
+    };
     let (stage, result) = match &switched {
         Ok(s) => (
             "accepted",
-            format!("User selected: {YES}. The backend entered the mode as their command: {s}"),
+            format!("User selected: {yes}. The backend {did} as their command: {s}"),
         ),
         Err(e) => (
             "failed",
-            format!("User selected: {YES}, but the mode was not entered: {e}"),
+            format!("User selected: {yes}, but the mode was not {not}: {e}"),
         ),
     };
-    c.log("offer", stage, &result, None).await;
+    let flow = match tag.why {
+        Asking::Offer => "offer",
+        Asking::Unsure => "confirm",
+    };
+    c.log(flow, stage, &result, None).await;
     let mut prep = c.prepare(&[]);
     if let Ok(Switched::Entered { mode_id, .. }) = &switched {
         prep.env.entered(mode_id);
@@ -101,7 +143,9 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> TurnResult {
     });
     let out = c.round(&mut prep).await.into();
     let mut out = finish(c, &mut prep, out).await;
-    if matches!(switched, Ok(Switched::Entered { .. })) {
+    // the answer is kept with the question it answered (an exit's last record, an
+    // entry's first)
+    if switched.is_ok() {
         out.recorded_user = Some(format!("{}（回答“{}”）", c.t.text, p.asked.question));
     }
     out

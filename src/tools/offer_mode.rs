@@ -5,11 +5,16 @@
 //! with the options 打开 / 不用, put in the turn's `ask_user_choice` slot, which ends the
 //! turn. Never to a guest, nor to a sender who may not switch modes here. The answer is
 //! the strategy layer's to judge (`strategy::offer`), never the model's.
+//!
+//! The same way, [`confirm`]: when the guard could not place the words of a `switch_mode`
+//! enter or exit (`switch::unsure`), the backend asks "要退出做饭模式吗？" itself, and only
+//! the asker's short yes switches.
 
-use crate::modes::mode_core::offer::{question, NO, YES};
+use crate::modes::mode_core::offer::{confirm_question, question, NO, YES};
+use crate::modes::switch::{SwitchAction, WordsRefusal};
 use crate::modes::ModesHandle;
 use crate::provider::ToolCall;
-use crate::tools::choice::rules::{validate, Args as ChoiceArgs, OfferTag};
+use crate::tools::choice::rules::{validate, Args as ChoiceArgs, Asking, OfferTag};
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
 
@@ -51,9 +56,37 @@ pub async fn offer(
     asked.offer = Some(OfferTag {
         mode_id: offered.mode_id,
         display_name: offered.display_name.clone(),
+        action: SwitchAction::Enter,
+        why: Asking::Offer,
     });
     env.choice.put(asked);
     ToolResult::ok(format!(
         "offered: the backend asked “{q}” and the turn ends here; the answer is the backend's to judge"
+    ))
+}
+
+/// `switch_mode {action: "enter" | "exit"}` whose words the guard could not place: the
+/// backend asks the person to confirm (its fixed yes/no question, which ends the turn);
+/// only their short yes switches (`strategy::offer`).
+pub fn confirm(env: &ToolEnv, unsure: &WordsRefusal, call: &ToolCall) -> ToolResult {
+    let q = confirm_question(unsure.action, &unsure.display_name);
+    let yes = match unsure.action {
+        SwitchAction::Enter => YES,
+        SwitchAction::Exit => "退出",
+    };
+    let arguments = serde_json::json!({"question": q, "options": [yes, NO]}).to_string();
+    let parsed: ChoiceArgs =
+        serde_json::from_str(&arguments).expect("the question is valid choice arguments");
+    let mut asked =
+        validate(parsed, &call.id, &arguments).expect("the fixed question passes the choice rules");
+    asked.offer = Some(OfferTag {
+        mode_id: unsure.mode_id.clone(),
+        display_name: unsure.display_name.clone(),
+        action: unsure.action,
+        why: Asking::Unsure,
+    });
+    env.choice.put(asked);
+    ToolResult::ok(format!(
+        "asked: the user's words were unclear, so the backend asked “{q}” and the turn ends here; their answer is the backend's to judge"
     ))
 }

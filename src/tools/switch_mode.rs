@@ -5,7 +5,7 @@
 //! (see the `offer_mode` file); without such a mode its definition is what it always was.
 
 use crate::modes::switch::{verbs_for, SwitchAction};
-use crate::modes::{ModeRegistry, ModesHandle, Switched};
+use crate::modes::{ModeRegistry, ModesHandle, Refusal, SwitchError, Switched};
 use crate::provider::ToolCall;
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
@@ -166,6 +166,10 @@ impl Tool for SwitchMode {
                     env.entered(mode_id);
                 }
                 ToolResult::ok(done.to_string())
+            }
+            // words the guard could not place: the backend asks the person
+            Err(SwitchError::Refused(Refusal::Words(w))) if w.kind.asks() => {
+                crate::tools::offer_mode::confirm(env, &w, call)
             }
             Err(e) => ToolResult::err(e),
         }

@@ -67,6 +67,7 @@ mod limits_flood;
 mod limits_idle;
 mod limits_net;
 mod memory;
+mod mode_confirm;
 mod mode_offer;
 mod mode_session;
 mod ownership;

@@ -116,6 +116,10 @@ pub enum SwitchOrigin<'a> {
     Tool { turn_id: TurnId, user_text: &'a str },
     /// An explicit `/mode` command, and who sent it (`None` from no chat).
     Command(Option<&'a Entrant>),
+    /// A yes to the backend's question after the words of a switch were unsure (see
+    /// `switch::unsure`): as the tool's switch, in the answering turn, without the word
+    /// check (the yes was judged by the caller).
+    Confirmed { turn_id: TurnId },
 }
 
 impl ModeCore {

@@ -17,6 +17,7 @@
 //! session's first record. Anything else drops the offer.
 
 use super::{ModeCore, TurnId};
+use crate::modes::switch::SwitchAction;
 use crate::modes::switched::{Refusal, SwitchError, Switched};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -43,13 +44,62 @@ pub fn question(display_name: &str) -> String {
 /// or a plain assent (好, 好的, 要, 可以, 行, 嗯, ok, yes …), with filler and
 /// punctuation around. Strict on purpose: anything else drops the offer.
 pub fn chose_yes(answer: &str) -> bool {
+    let t = plain(answer);
+    matches!(t.as_str(), "1" | "一" | "第一个" | "第1个" | "第一")
+        || assents(&t)
+        || ENTER_YES.contains(&t.as_str())
+}
+
+/// Whether an answer to the backend's question about a switch its words left unsure
+/// ("要退出做饭模式吗？") is a clear yes: a plain assent, or the action's own verb (开吧
+/// to enter; 退出吧, 关吧 to exit) — never the other action's.
+pub fn chose_yes_to(action: SwitchAction, answer: &str) -> bool {
+    let t = plain(answer);
+    assents(&t)
+        || match action {
+            SwitchAction::Enter => ENTER_YES.contains(&t.as_str()),
+            SwitchAction::Exit => EXIT_YES.contains(&t.as_str()),
+        }
+}
+
+/// The action's own verbs, as a yes.
+const ENTER_YES: &[&str] = &[
+    "打开", "开", "开启", "进入", "启动", "open", "enter", "turnon",
+];
+const EXIT_YES: &[&str] = &[
+    "退出", "退", "关", "关闭", "关掉", "结束", "停", "停止", "exit", "close", "turnoff",
+];
+
+fn assents(t: &str) -> bool {
+    matches!(
+        t,
+        "好" | "好好"
+            | "要"
+            | "需要"
+            | "可以"
+            | "行"
+            | "是"
+            | "对"
+            | "嗯"
+            | "嗯嗯"
+            | "没问题"
+            | "ok"
+            | "okay"
+            | "yes"
+            | "yeah"
+            | "sure"
+    )
+}
+
+/// The answer without punctuation, in lower case, one filler off each end ("嗯" alone
+/// stays a yes).
+fn plain(answer: &str) -> String {
     let t: String = answer
         .chars()
         .filter(|c| c.is_alphanumeric())
         .collect::<String>()
         .to_lowercase();
     let mut t = t.as_str();
-    // fillers around the answer, never the whole of it ("嗯" alone is a yes)
     for filler in ["我选", "选择", "选", "那就", "就", "嗯"] {
         t = t
             .strip_prefix(filler)
@@ -62,28 +112,15 @@ pub fn chose_yes(answer: &str) -> bool {
             .filter(|r| !r.is_empty())
             .unwrap_or(t);
     }
-    matches!(
-        t,
-        "1" | "一"
-            | "第一个"
-            | "第1个"
-            | "第一"
-            | "打开"
-            | "开"
-            | "好"
-            | "好好"
-            | "要"
-            | "需要"
-            | "可以"
-            | "行"
-            | "是"
-            | "对"
-            | "嗯"
-            | "ok"
-            | "okay"
-            | "yes"
-            | "sure"
-    )
+    t.to_string()
+}
+
+/// The backend's question when the words of a switch were unsure.
+pub fn confirm_question(action: SwitchAction, display_name: &str) -> String {
+    match action {
+        SwitchAction::Enter => format!("要打开{display_name}吗？"),
+        SwitchAction::Exit => format!("要退出{display_name}吗？"),
+    }
 }
 
 /// An offer the ModeManager agreed to make.
@@ -199,6 +236,49 @@ impl ModeCore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_yes_to_a_switch_question_is_an_assent_or_its_own_verb() {
+        for yes in [
+            "对",
+            "是的",
+            "好",
+            "嗯",
+            "行",
+            "可以",
+            "退出吧",
+            "关吧",
+            "关掉",
+            "ok",
+            "Yes!",
+        ] {
+            assert!(chose_yes_to(SwitchAction::Exit, yes), "{yes}");
+        }
+        for yes in ["开吧", "打开", "好的", "嗯嗯"] {
+            assert!(chose_yes_to(SwitchAction::Enter, yes), "{yes}");
+        }
+        // the other action's verb, a no, or more than a yes
+        for no in [
+            "开吧",
+            "打开",
+            "不用",
+            "不要",
+            "先不",
+            "等会儿",
+            "关火",
+            "好不好",
+            "",
+        ] {
+            assert!(!chose_yes_to(SwitchAction::Exit, no), "{no}");
+        }
+        for no in ["关吧", "退出", "不", "再说吧"] {
+            assert!(!chose_yes_to(SwitchAction::Enter, no), "{no}");
+        }
+        assert_eq!(
+            confirm_question(SwitchAction::Exit, "做饭模式"),
+            "要退出做饭模式吗？"
+        );
+    }
 
     #[test]
     fn only_a_clear_yes_accepts() {

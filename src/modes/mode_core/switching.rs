@@ -22,7 +22,8 @@ use tracing::info;
 impl ModeCore {
     /// A switch request. From the `switch_mode` tool, `origin` carries the turn and the
     /// user's original words, which must name the mode and the action; from an explicit
-    /// `/mode` command there are no words to check. On `Err` nothing changed.
+    /// `/mode` command, or a yes to the backend's question (`Confirmed`), there are no
+    /// words to check. On `Err` nothing changed.
     pub fn switch(
         &mut self,
         now: DateTime<Utc>,
@@ -66,14 +67,16 @@ impl ModeCore {
             switch::validate(&manifest, action, user_text).map_err(Refusal::Words)?;
         }
         let turn_id = match origin {
-            SwitchOrigin::Tool { turn_id, .. } => Some(turn_id),
+            SwitchOrigin::Tool { turn_id, .. } | SwitchOrigin::Confirmed { turn_id } => {
+                Some(turn_id)
+            }
             SwitchOrigin::Command(_) => None,
         };
         match action {
             SwitchAction::Enter => {
                 let mode = mode.expect("enter always names a registered mode (checked above)");
                 let entered = match origin {
-                    SwitchOrigin::Tool { turn_id, .. } => {
+                    SwitchOrigin::Tool { turn_id, .. } | SwitchOrigin::Confirmed { turn_id } => {
                         self.entered_by_turn(EnteredHow::Switch, turn_id)
                     }
                     SwitchOrigin::Command(by) => Entered {

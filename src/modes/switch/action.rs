@@ -7,9 +7,10 @@ pub const DEFAULT_ENTER_VERBS: &[&str] = &["打开", "进入", "开始", "切换
 
 pub const DEFAULT_EXIT_VERBS: &[&str] = &["关闭", "退出", "结束"];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SwitchAction {
+    #[default]
     Enter,
     Exit,
 }

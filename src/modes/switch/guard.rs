@@ -21,7 +21,15 @@ pub fn validate(
     let lex = lexicon(names.clone(), &verbs, action);
     let verdict = match super::unsure::decide(user_text, &lex) {
         Decision::Switch => return Ok(()),
-        Decision::Ask(why) => return Err(refusal(manifest, action, WordsRefusalKind::Unsure(why), names, verbs)),
+        Decision::Ask(why) => {
+            return Err(refusal(
+                manifest,
+                action,
+                WordsRefusalKind::Unsure(why),
+                names,
+                verbs,
+            ))
+        }
         Decision::Refuse(v) => v,
     };
     let kind = match verdict {

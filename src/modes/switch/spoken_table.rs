@@ -331,8 +331,9 @@ impl Figures {
             f.commands_refused += usize::from(got == R && want == S);
             f.asked += usize::from(got == A);
             if got != want {
-                f.wrong
-                    .push(format!("{action:?} {text:?}: expected {want:?}, got {got:?}"));
+                f.wrong.push(format!(
+                    "{action:?} {text:?}: expected {want:?}, got {got:?}"
+                ));
             }
         }
         f
@@ -366,7 +367,10 @@ fn the_spoken_table() {
     let mut rows = SPOKEN.to_vec();
     rows.extend(rows_of(TUNE));
     let f = Figures::of(&rows);
-    println!("{}", f.line("written with the rules (the table and the tune split)"));
+    println!(
+        "{}",
+        f.line("written with the rules (the table and the tune split)")
+    );
     assert!(
         f.wrong.is_empty(),
         "{} wrong:\n{}",

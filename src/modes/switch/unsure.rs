@@ -43,24 +43,102 @@ pub enum Unsure {
 
 /// Suggestions: a proposal before the verb ("要不开个…", "咱们开…") or a 吧 asked.
 const SUGGESTS_ZH: &[&str] = &[
-    "要不要", "要不", "不如", "咱们", "咱", "我们要", "是不是该", "该不该", "怎么样", "咋样",
+    "要不要",
+    "要不",
+    "不如",
+    "咱们",
+    "咱",
+    "我们要",
+    "是不是该",
+    "该不该",
+    "怎么样",
+    "咋样",
 ];
 const SUGGESTS_EN: &[&str] = &[
-    "shall we", "should we", "shouldn't we", "why don't we", "why not", "maybe", "how about",
+    "shall we",
+    "should we",
+    "shouldn't we",
+    "why don't we",
+    "why not",
+    "maybe",
+    "how about",
     "what about",
 ];
 /// A negated suggestion ("shouldn't we exit…?") proposes what it negates.
 const NEGATED_SUGGESTS: &[&str] = &["shouldn't we", "should not we", "why don't we", "why not"];
 /// Habits: what is done regularly, not asked for now.
-const HABITS_ZH: &[&str] = &["每天", "每次", "每回", "总是", "老是", "经常", "平时", "一般都", "通常", "天天", "习惯"];
+const HABITS_ZH: &[&str] = &[
+    "每天",
+    "每次",
+    "每回",
+    "总是",
+    "老是",
+    "经常",
+    "平时",
+    "一般都",
+    "通常",
+    "天天",
+    "习惯",
+];
 const HABITS_EN: &[&str] = &["every day", "always", "usually", "every time", "often"];
 /// Words any command may carry besides the name and the verb.
 const COMMAND_WORDS_ZH: &[&str] = &[
-    "现在", "马上", "立刻", "立即", "赶紧", "赶快", "快点", "快", "那就", "那", "就", "再",
-    "先", "直接", "一下", "一下子", "下", "个", "把", "给", "帮", "我", "你", "们", "咱",
-    "要", "想", "得", "该", "都", "也", "还是", "吧", "好", "行", "啦", "呗", "嘛", "哈",
-    "呀", "啊", "哦", "了", "吗", "呢", "请", "麻烦", "可以", "能", "的", "起来", "一个",
-    "模式", "它", "这", "来",
+    "现在",
+    "马上",
+    "立刻",
+    "立即",
+    "赶紧",
+    "赶快",
+    "快点",
+    "快",
+    "那就",
+    "那",
+    "就",
+    "再",
+    "先",
+    "直接",
+    "一下",
+    "一下子",
+    "下",
+    "个",
+    "把",
+    "给",
+    "帮",
+    "我",
+    "你",
+    "们",
+    "咱",
+    "要",
+    "想",
+    "得",
+    "该",
+    "都",
+    "也",
+    "还是",
+    "吧",
+    "好",
+    "行",
+    "啦",
+    "呗",
+    "嘛",
+    "哈",
+    "呀",
+    "啊",
+    "哦",
+    "了",
+    "吗",
+    "呢",
+    "请",
+    "麻烦",
+    "可以",
+    "能",
+    "的",
+    "起来",
+    "一个",
+    "模式",
+    "它",
+    "这",
+    "来",
 ];
 const COMMAND_WORDS_EN: &[&str] = &[
     "please", "now", "the", "right", "away", "can", "could", "would", "you", "let's", "lets",
@@ -109,7 +187,12 @@ fn settle(v: Verdict) -> Decision {
 fn whole(cleaned: &str) -> String {
     cleaned
         .chars()
-        .filter(|c| !matches!(c, '，' | '。' | ',' | '.' | '！' | '!' | '；' | ';' | '、' | '…' | '～' | '~'))
+        .filter(|c| {
+            !matches!(
+                c,
+                '，' | '。' | ',' | '.' | '！' | '!' | '；' | ';' | '、' | '…' | '～' | '~'
+            )
+        })
         .collect()
 }
 
@@ -144,7 +227,10 @@ fn apart(cleaned: &str, lex: &Lexicon) -> bool {
 }
 
 fn has_verb(t: &str, lex: &Lexicon) -> bool {
-    lex.verbs.iter().chain(&lex.bound).any(|v| t.contains(v.as_str()))
+    lex.verbs
+        .iter()
+        .chain(&lex.bound)
+        .any(|v| t.contains(v.as_str()))
 }
 
 /// The clause that commands: the first segment that names the mode and is judged a command.

@@ -249,7 +249,9 @@ pub const PHRASE_TAILS: &[&str] = &[
 
 /// Spoken forms of the built-in mode verbs, counted by the guard besides the verbs a mode
 /// lists (they are not shown to the model: its tool description keeps the short list).
-pub const SPOKEN_ENTER: &[&str] = &["开启", "启动", "开开", "弄开", "换成", "切到", "切成", "换到"];
+pub const SPOKEN_ENTER: &[&str] = &[
+    "开启", "启动", "开开", "弄开", "换成", "切到", "切成", "换到",
+];
 pub const SPOKEN_EXIT: &[&str] = &["停止", "停用", "关掉", "停掉", "退掉", "关上"];
 /// Single-character verbs: they also begin 开火, 开心, 关火, 关于, 进度, 换衣服 …, so they
 /// count only right next to the mode's name (see [`super::bound`]).

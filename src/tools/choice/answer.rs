@@ -38,6 +38,10 @@ const FILLERS: &[&str] = &[
 
 /// How the question is shown: spoken as words, else a numbered list.
 pub fn render(a: &Asked, modality: crate::turn::Modality, group_asker_only: bool) -> String {
+    if a.is_confirmation() {
+        // the backend's yes/no question: short, as a person would ask it
+        return a.question.clone();
+    }
     if modality == crate::turn::Modality::Speech {
         let opts: Vec<String> = a
             .options

@@ -31,17 +31,41 @@ pub struct Asked {
     /// The call, replayed with the answer as its result in the next turn.
     pub call_id: String,
     pub arguments: String,
-    /// Set when the question is the backend's offer of a mode (`switch_mode` with `action: "offer"`): its
-    /// answer is judged by the backend, never by the model.
+    /// Set when the question is the backend's, never the model's: its offer of a mode
+    /// (`switch_mode` with `action: "offer"`), or its question after the words of a switch
+    /// were unsure. Its answer is judged by the backend, never by the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer: Option<OfferTag>,
 }
 
-/// The mode an offer question is about.
+/// The mode a backend's question is about, what a yes does, and why it was asked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OfferTag {
     pub mode_id: String,
     pub display_name: String,
+    /// What a yes does (an offer always enters).
+    #[serde(default)]
+    pub action: crate::modes::switch::SwitchAction,
+    #[serde(default)]
+    pub why: Asking,
+}
+
+/// Why the backend asks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Asking {
+    /// It offers the mode (someone started its activity).
+    #[default]
+    Offer,
+    /// A `switch_mode` call whose words the guard could not place: switch, or not?
+    Unsure,
+}
+
+impl Asked {
+    /// The backend's yes/no question after unsure words: said as it is, no options read.
+    pub fn is_confirmation(&self) -> bool {
+        self.offer.as_ref().is_some_and(|t| t.why == Asking::Unsure)
+    }
 }
 
 /// Where a valid `ask_user_choice` call leaves its question for the agent.
