@@ -3,7 +3,9 @@
 //! provider call to a turn's [`Partials`].
 //!
 //! The splitter cuts at 。！？!?；and newlines (with the closing quotes and brackets
-//! after them), at a comma once a piece has [`SOFT_CHARS`] characters, and anywhere at
+//! after them), at an English full stop followed by a space or by nothing yet ("eggs. Are";
+//! not "3.5": a point after a digit at the end of what has arrived waits for the next
+//! character), at a comma once a piece has [`SOFT_CHARS`] characters, and anywhere at
 //! [`HARD_CHARS`]. A cut at the end of what has arrived so far is made at once — the
 //! next sentence may be seconds away. The continue marker (`[[继续]]`) is removed as
 //! soon as it is whole, and a piece never ends inside something that may still become
@@ -37,12 +39,21 @@ pub fn next_cut(buf: &str, at_end: bool) -> Option<usize> {
     let mut chars = buf.char_indices().peekable();
     let mut n = 0usize;
     let mut last_space = None;
+    let mut prev: Option<char> = None;
     while let Some((i, c)) = chars.next() {
         n += 1;
         let after = i + c.len_utf8();
         let next = chars.peek().map(|&(_, c)| c);
         let cut = if ENDS.contains(&c) {
             true
+        } else if c == '.' {
+            // an English sentence's end: a space follows, or nothing yet (said now: the
+            // next sentence may be seconds away) — but a point after a digit may be a
+            // number's ("3.5"), so that one waits for what follows
+            match next {
+                Some(d) => d.is_whitespace(),
+                None => at_end || !prev.is_some_and(|p: char| p.is_ascii_digit()),
+            }
         } else if COMMAS.contains(&c) && n >= SOFT_CHARS {
             match (c, next) {
                 // "1,000" is one number; wait to see what follows an ASCII comma
@@ -72,6 +83,7 @@ pub fn next_cut(buf: &str, at_end: bool) -> Option<usize> {
             }
             return Some(end);
         }
+        prev = Some(c);
     }
     (at_end && !buf.is_empty()).then_some(buf.len())
 }
@@ -229,6 +241,25 @@ mod tests {
         let mut out: Vec<String> = deltas.iter().flat_map(|d| s.push(d)).collect();
         out.extend(s.finish());
         out
+    }
+
+    #[test]
+    fn english_sentences_are_cut_at_a_full_stop_and_a_space() {
+        assert_eq!(
+            split(&["Sure, three eggs.", " Are they beaten?"]),
+            ["Sure, three eggs.", " Are they beaten?"]
+        );
+        // a point between digits, and one whose next character has not arrived yet
+        let mut s = Splitter::new();
+        assert!(s.push("It takes 3.").is_empty());
+        assert!(s.push("5 minutes").is_empty());
+        assert_eq!(
+            s.push(". Then stir."),
+            ["It takes 3.5 minutes.", " Then stir."],
+            "a full stop at the end of what arrived is said at once"
+        );
+        assert!(s.finish().is_empty());
+        assert_eq!(split(&["Wait... what?"]), ["Wait...", " what?"]);
     }
 
     #[test]

@@ -186,6 +186,25 @@ impl Handler<Locate> for HaActor {
     }
 }
 
+/// Where an agent turn's device is (see [`HaState::place`]).
+#[derive(Message)]
+#[rtype(result = "super::state::Placed")]
+pub struct Place {
+    pub satellite_id: Option<String>,
+    pub device_id: Option<String>,
+}
+
+impl Handler<Place> for HaActor {
+    type Result = MessageResult<Place>;
+    fn handle(&mut self, msg: Place, _: &mut Context<Self>) -> Self::Result {
+        let (satellite, device) = (msg.satellite_id.as_deref(), msg.device_id.as_deref());
+        let found = self
+            .state
+            .run("place a device", |s| s.place(satellite, device));
+        MessageResult(found.unwrap_or_default())
+    }
+}
+
 /// Where a message for `target` (an area id or name, or a satellite entity id) is said:
 /// the satellites, and for each the media players of its area (the fallback).
 #[derive(Message)]

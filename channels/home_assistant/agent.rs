@@ -36,6 +36,35 @@ use tokio_util::sync::CancellationToken;
 pub const MAX_TEXT_CHARS: usize = 2000;
 /// The longest id taken from HA (conversation, device, user).
 pub const MAX_ID_CHARS: usize = 128;
+/// The longest name taken from HA (a user's, an area's, a floor's).
+pub const MAX_NAME_CHARS: usize = 100;
+/// The most chat-log entries taken with one turn (the newest are kept).
+pub const MAX_LOG_ENTRIES: usize = 8;
+/// The most of one chat-log entry that is kept (characters).
+pub const MAX_LOG_CHARS: usize = 1000;
+
+/// The area of the device that heard the words, as HA's registries name it.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct AskArea {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub floor: Option<String>,
+}
+
+/// One entry of HA's chat log for this conversation that homebot did not write (HA's own
+/// agent answering a command locally, an automation's `start_conversation` question).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct LogEntry {
+    /// `user` or `assistant`.
+    pub role: String,
+    pub text: String,
+    /// The agent that wrote an assistant entry (`conversation.home_assistant`, a satellite).
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
 
 /// What the integration sends for one turn. Every field but `text` may be missing.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -52,6 +81,20 @@ pub struct AgentAsk {
     pub user_id: Option<String>,
     #[serde(default)]
     pub extra_system_prompt: Option<String>,
+    /// The HA user's display name.
+    #[serde(default)]
+    pub user_name: Option<String>,
+    /// The satellite that heard the words (`assist_satellite.*`): HA's `satellite_id`,
+    /// else the device's satellite entity.
+    #[serde(default)]
+    pub satellite_id: Option<String>,
+    /// The device's area.
+    #[serde(default)]
+    pub area: Option<AskArea>,
+    /// What HA's chat log holds of this conversation that homebot did not write, since
+    /// homebot's last answer in it.
+    #[serde(default)]
+    pub chat_log: Vec<LogEntry>,
 }
 
 /// Why an ask is refused before it becomes a turn.
@@ -80,13 +123,42 @@ impl AgentAsk {
             &mut self.user_id,
             &mut self.language,
         ] {
-            *id = id
-                .take()
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty() && s.chars().count() <= MAX_ID_CHARS);
+            *id = bounded(id.take(), MAX_ID_CHARS);
         }
+        self.satellite_id = bounded(self.satellite_id.take(), MAX_ID_CHARS)
+            .filter(|s| crate::config::is_safe_id(s));
+        self.user_name = bounded(self.user_name.take(), MAX_NAME_CHARS);
+        self.area = self.area.take().and_then(|a| {
+            Some(AskArea {
+                // a door target and a held message's key: a safe id (HA's are slugs)
+                id: bounded(Some(a.id), MAX_ID_CHARS).filter(|i| crate::config::is_safe_id(i))?,
+                name: bounded(Some(a.name), MAX_NAME_CHARS)?,
+                floor: bounded(a.floor, MAX_NAME_CHARS),
+            })
+        });
+        let skip = self.chat_log.len().saturating_sub(MAX_LOG_ENTRIES);
+        self.chat_log = std::mem::take(&mut self.chat_log)
+            .into_iter()
+            .skip(skip)
+            .filter(|e| matches!(e.role.as_str(), "user" | "assistant"))
+            .filter_map(|e| {
+                let text: String = e.text.trim().chars().take(MAX_LOG_CHARS).collect();
+                (!text.trim().is_empty()).then(|| LogEntry {
+                    text,
+                    agent_id: bounded(e.agent_id, MAX_ID_CHARS),
+                    ..e
+                })
+            })
+            .collect();
         Ok(self)
     }
+}
+
+/// `s` trimmed, or `None` when blank or longer than `max` characters (an id cut short
+/// would name something else).
+fn bounded(s: Option<String>, max: usize) -> Option<String> {
+    s.map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty() && s.chars().count() <= max)
 }
 
 /// Home Assistant's agent: what its turns need (cheap to clone; the HTTP route holds it).
@@ -140,24 +212,36 @@ impl Agent {
                     .find(|m| m.ha_user_ids.iter().any(|id| id == u))
             })
             .map_or_else(|| GUEST.to_string(), |m| m.id.clone());
-        let located = match (&self.ha, &ask.device_id) {
-            (Some(ha), Some(device)) => ha.locate(None, Some(device.clone())).await,
-            _ => None,
-        };
+        let place = self.place(&ask).await;
         // a satellite's pipeline tells no user: the household's opt-in for that satellite
         let speaker = or_satellite_member(
             speaker,
             &ctx.config().home_assistant.speakers,
-            located.as_ref().map(|l| l.entity_id.as_str()),
+            place.satellite.as_deref(),
         );
-        let front = located.as_ref().map_or_else(
-            || WYOMING_TARGET.to_string(),
-            |l| format!("{HA_PREFIX}{}", l.entity_id),
-        );
-        let satellite = located.as_ref().map(|l| l.entity_id.as_str());
-        let mut turn = super::turn(&chat, &speaker, &ask.text, satellite);
-        turn.room = located.as_ref().and_then(|l| l.room.clone());
+        // where it is said, and where what it leaves for later waits: the satellite, else
+        // the device's area (its satellites announce; unreachable, held for the next
+        // turn from that room), else the next turn without a satellite
+        let front = match (&place.satellite, &place.area) {
+            (Some(s), _) => format!("{HA_PREFIX}{s}"),
+            (None, Some(a)) => format!("{HA_PREFIX}{}", a.id),
+            (None, None) => WYOMING_TARGET.to_string(),
+        };
+        let mut turn = super::turn(&chat, &speaker, &ask.text, place.satellite.as_deref());
+        if let (None, Some(a)) = (&place.satellite, &place.area) {
+            turn.reply_to = Some(a.id.clone());
+        }
+        turn.room = place.area.as_ref().map(|a| match &a.floor {
+            Some(f) => format!("{}（{f}）", a.name),
+            None => a.name.clone(),
+        });
         turn.peer_note = ask.extra_system_prompt.clone();
+        turn.peer_name = ask.user_name.clone();
+        turn.peer_log = ask
+            .chat_log
+            .iter()
+            .map(|e| (log_speaker(e), e.text.clone()))
+            .collect();
         let cap = ctx.config().agent.max_reply_chars;
         let (partials, rx) =
             Partials::new(cap.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()));
@@ -167,6 +251,48 @@ impl Agent {
         self.spoken
             .deliver(pending, Some(rx), cancel, &front, &chat, &out)
             .await;
+    }
+}
+
+impl Agent {
+    /// Where the device that heard the words is: what the integration sent (HA resolves
+    /// it in-process), else what this channel's own connection to HA knows of the device
+    /// — never a satellite that merely listens now, nor the default one.
+    async fn place(&self, ask: &AgentAsk) -> Place {
+        let mut place = Place {
+            satellite: ask.satellite_id.clone(),
+            area: ask.area.clone(),
+        };
+        if let (Some(ha), true) = (&self.ha, place.satellite.is_none() || place.area.is_none()) {
+            let found = ha
+                .place(ask.satellite_id.clone(), ask.device_id.clone())
+                .await;
+            place.satellite = place.satellite.or(found.satellite);
+            place.area = place.area.or_else(|| {
+                found.area.map(|a| AskArea {
+                    id: a.id,
+                    name: a.name,
+                    floor: None,
+                })
+            });
+        }
+        place
+    }
+}
+
+/// Where an agent turn's device is.
+#[derive(Debug, Default)]
+struct Place {
+    satellite: Option<String>,
+    area: Option<AskArea>,
+}
+
+/// Who said a chat-log entry, as the model reads it.
+fn log_speaker(e: &LogEntry) -> String {
+    match (e.role.as_str(), e.agent_id.as_deref()) {
+        ("user", _) => "用户".into(),
+        (_, Some(a)) if a.starts_with("assist_satellite.") => format!("{a}（自动化的提问）"),
+        _ => "Home Assistant".into(),
     }
 }
 

@@ -11,6 +11,9 @@
 //!   [`crate::channels::login_limit::SharedLimit`].
 //! - **Body**: JSON ([`AgentAsk`]), at most [`MAX_BODY`] bytes (the dashboard's 4 KiB
 //!   is for forms), its words and ids bounded by [`AgentAsk::checked`].
+//! - **`GET /api/ha/info`** (the same token): `{"name","version","household"}` — what the
+//!   integration's config flow checks and its entity polls every 60 s while homebot is
+//!   down, and shows as the device's version.
 //! - **Answer**: `200` with newline-delimited JSON, streamed as the model writes:
 //!   `{"type":"partial","session_id","text"}` frames, then one
 //!   `{"type":"reply","session_id","text","dialogue_state","error","rest"?,"cancelled"?}`.
@@ -28,7 +31,7 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Extension, Router};
 use std::net::{IpAddr, SocketAddr};
 use tokio::sync::mpsc;
@@ -37,8 +40,11 @@ use tracing::warn;
 
 /// The endpoint's path.
 pub const PATH: &str = "/api/ha/conversation";
-/// Largest request body: the words, a few ids and an automation's note.
-pub const MAX_BODY: usize = 32 * 1024;
+/// The check's path.
+pub const INFO_PATH: &str = "/api/ha/info";
+/// Largest request body: the words, a few ids and names, an automation's note and a few
+/// chat-log entries (each bounded by [`AgentAsk::checked`]).
+pub const MAX_BODY: usize = 64 * 1024;
 /// Frames buffered for a slow reader before the turn's sender waits.
 const FRAMES: usize = 64;
 /// Longest token looked at.
@@ -56,6 +62,7 @@ pub fn routes(agent: Agent) -> Router {
             // its own body cap (the layer nearest the handler wins over the server's)
             post(conversation).layer(axum::extract::DefaultBodyLimit::max(MAX_BODY)),
         )
+        .route(INFO_PATH, get(info))
         .route_layer(middleware::from_fn_with_state(agent.clone(), guard))
         .with_state(agent)
 }
@@ -109,6 +116,28 @@ fn refusal(agent: &Agent, limit: &SharedLimit, req: &Request) -> Option<Response
             ))
         }
     }
+}
+
+/// Who answers here (behind [`guard`]).
+async fn info(State(agent): State<Agent>) -> Response {
+    let Some(ctx) = agent.ctx() else {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    };
+    let household = ctx.config().household.name.trim().to_string();
+    let body = Info {
+        name: "homebot",
+        version: env!("CARGO_PKG_VERSION"),
+        household: (!household.is_empty()).then_some(household),
+    };
+    axum::Json(body).into_response()
+}
+
+/// The answer of `GET /api/ha/info`.
+#[derive(serde::Serialize)]
+struct Info {
+    name: &'static str,
+    version: &'static str,
+    household: Option<String>,
 }
 
 /// The handler (behind [`guard`]).

@@ -164,6 +164,20 @@ impl HomeAssistant {
         .ok()
         .flatten()
     }
+
+    /// Where an agent turn's device is, by the registries alone (see `HaState::place`).
+    pub async fn place(
+        &self,
+        satellite_id: Option<String>,
+        device_id: Option<String>,
+    ) -> super::state::Placed {
+        self.ask(actor::Place {
+            satellite_id,
+            device_id,
+        })
+        .await
+        .unwrap_or_default()
+    }
 }
 
 impl HomeAssistant {

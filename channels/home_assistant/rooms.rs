@@ -45,6 +45,8 @@ pub struct Rooms {
     pub entities: usize,
     /// entity id → area id, for entities with an area (their own, else their device's).
     pub entity_areas: HashMap<String, String>,
+    /// device id → area id, for devices with an area.
+    pub device_areas: HashMap<String, String>,
     /// Names (lowercase) of entities whose control needs confirmation — locks, alarm
     /// panels, garage doors — and of their ids: a sentence naming one skips the fast path.
     pub sensitive: Vec<String>,
@@ -112,7 +114,9 @@ impl Rooms {
         let device_area: HashMap<String, String> = devices
             .iter()
             .filter_map(|d| Some((id(Some(&d.id))?, id(d.area_id.as_str())?)))
+            .take(MAX_PLACED)
             .collect();
+        rooms.device_areas = device_area.clone();
         rooms.entities = entities.len();
         for e in entities.iter() {
             let Some(entity_id) = id(Some(&e.entity_id)) else {

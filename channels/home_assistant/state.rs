@@ -286,6 +286,36 @@ impl HaState {
 }
 
 impl HaState {
+    /// Where an agent turn's device is, by the registries alone — never the satellite
+    /// listening now, nor the default one (a wall tablet in the study is not the kitchen
+    /// satellite that happens to be listening): the satellite HA named, else the
+    /// device's; the area of the device, else that satellite's.
+    pub(super) fn place(&self, satellite_id: Option<&str>, device_id: Option<&str>) -> Placed {
+        let r = &self.rooms;
+        let satellite = satellite_id
+            .and_then(|id| r.satellite(id))
+            .or_else(|| device_id.and_then(|d| r.satellite_of_device(d)));
+        let area_id = device_id
+            .and_then(|d| r.device_areas.get(d))
+            .or_else(|| satellite.and_then(|s| s.area_id.as_ref()));
+        Placed {
+            satellite: satellite.map(|s| s.entity_id.clone()),
+            area: area_id.map(|a| super::rooms::Area {
+                id: a.clone(),
+                name: r.room_name(a),
+            }),
+        }
+    }
+}
+
+/// Where an agent turn's device is (see [`HaState::place`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placed {
+    pub satellite: Option<String>,
+    pub area: Option<super::rooms::Area>,
+}
+
+impl HaState {
     pub(super) fn resolve(&self, target: &str) -> Vec<(String, Vec<String>)> {
         let r = &self.rooms;
         let mut out: Vec<(String, Vec<String>)> = r

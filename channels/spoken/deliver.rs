@@ -8,6 +8,10 @@
 //! the reply's text. A native satellite (`channels::voice`) and Home Assistant's agent
 //! (`channels::home_assistant::agent`) deliver their turns through it.
 //!
+//! Each piece after the first carries its own separator ([`joiner`]): a space before an
+//! English sentence that follows another, nothing between Chinese ones — so a front end
+//! joins the partials and `rest` as they come, unchanged, in either language.
+//!
 //! A cancelled turn (a `stop`, a barge-in, the caller gone) sends no partial frame any
 //! more, and its reply frame says `cancelled`.
 
@@ -80,7 +84,9 @@ impl Spoken {
             if cancel.is_cancelled() {
                 String::new() // the satellite asked for silence
             } else {
-                unsaid(&r.text, &told.heard).to_string()
+                let rest = unsaid(&r.text, &told.heard);
+                let before = told.heard.last().map_or("", String::as_str);
+                format!("{}{rest}", joiner(before, rest))
             }
         });
         let frame = SpokenOut::Reply(ReplyFrame {
@@ -135,8 +141,27 @@ impl Spoken {
                 told.held_count = 1;
             }
         }
-        let _ = out.send(frame(text.clone()).encode()).await;
+        let before = told.heard.last().map_or("", String::as_str);
+        let sep = joiner(before, &text);
+        let _ = out.send(frame(format!("{sep}{text}")).encode()).await;
         told.heard.push(text);
+    }
+}
+
+/// What goes between two pieces said one after the other: a space between two pieces of
+/// a spaced script (English: "three eggs." + "Are they beaten?"), nothing where either
+/// side is Chinese (or another unspaced script, or full-width punctuation), nothing
+/// before the first piece or where a side already has a space.
+pub fn joiner(before: &str, next: &str) -> &'static str {
+    let (Some(a), Some(b)) = (before.chars().next_back(), next.chars().next()) else {
+        return "";
+    };
+    // CJK radicals onward: CJK, kana, Hangul, full-width forms and punctuation
+    let unspaced = |c: char| c >= '\u{2E80}';
+    if a.is_whitespace() || b.is_whitespace() || unspaced(a) || unspaced(b) {
+        ""
+    } else {
+        " "
     }
 }
 
@@ -178,6 +203,23 @@ pub fn unsaid<'a>(text: &'a str, heard: &[String]) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_are_joined_as_their_script_wants() {
+        assert_eq!(joiner("", "Sure."), "");
+        assert_eq!(joiner("Sure, three eggs.", "Are they beaten?"), " ");
+        assert_eq!(joiner("先打蛋。", "再切番茄。"), "");
+        assert_eq!(joiner("OK.", "先打蛋。"), "");
+        assert_eq!(joiner("先打蛋。", "OK."), "");
+        assert_eq!(joiner("Done ", "next"), "");
+        let pieces = ["Sure, three eggs.", "Are they beaten?"];
+        let mut said = String::new();
+        for p in pieces {
+            said.push_str(joiner(&said, p));
+            said.push_str(p);
+        }
+        assert_eq!(said, "Sure, three eggs. Are they beaten?");
+    }
 
     #[test]
     fn what_is_left_after_the_partials() {

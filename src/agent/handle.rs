@@ -220,7 +220,6 @@ impl Agent {
             aside.extend(recall_section_of(&recalled));
         }
         let recalled: &[Recalled] = if keep_recalled { &recalled } else { &[] };
-        aside.extend(prompt::peer_note_section(t.turn.peer_note.as_deref()));
         aside.extend(extra.iter().cloned());
         let mut from = match replay {
             Replay::Exact => self.context.replay_start(&ticket.history, source),
@@ -281,6 +280,13 @@ impl Agent {
             }
         }
         kept.extend(profile_section(&t.tail, t.profile.as_deref()).filter(|s| !seen(&s.body)));
+        // what the channel's peer added to the conversation: sent once while the window
+        // holds it, again when it changed
+        let peer = [
+            prompt::peer_note_section(t.turn.peer_note.as_deref()),
+            prompt::peer_log_section(&t.turn.peer_log),
+        ];
+        kept.extend(peer.into_iter().flatten().filter(|s| !seen(&s.body)));
         let fresh: Vec<Recalled> = recalled
             .iter()
             .filter(|r| !seen(&recall_line(r)))

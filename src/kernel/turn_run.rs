@@ -149,10 +149,12 @@ impl<'k> TurnRun<'k> {
         crate::commands::run(&ctx, command, turn.may_switch_modes).await
     }
 
+    /// The member's own name, else the one the channel's peer knows them by.
     fn speaker_name(&self) -> Option<String> {
         (self.inner().cfg)
             .member_for(&self.turn.speaker_id)
             .and_then(|m| m.name.clone())
+            .or_else(|| self.turn.peer_name.clone())
     }
 
     /// Begin-turn: the ticket (the mode, the history to replay), and a guard that records
@@ -210,7 +212,9 @@ impl<'k> TurnRun<'k> {
             channel: &turn.channel,
             chat_id: &turn.chat_id,
             speaker_id: &turn.speaker_id,
-            speaker_name: member.and_then(|m| m.name.as_deref()),
+            speaker_name: member
+                .and_then(|m| m.name.as_deref())
+                .or(turn.peer_name.as_deref()),
             spoken: turn.facts().modality == crate::turn::Modality::Speech,
             channel_hint: turn.reply_hint.as_deref(),
             room: turn.room.as_deref(),

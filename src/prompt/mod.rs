@@ -15,9 +15,9 @@
 //!    out;
 //! 3. the current user message ([`current`]): the time, the speaker tag and the words,
 //!    a short `[上下文]` block and the blocks sent to stay (knowledge snippets not yet in
-//!    the window, the speaker's profile) — then, as a message of its own, the aside:
-//!    what holds for this turn only (recalled memories, a peer's note — [`peer_note_section`] —,
-//!    a strategy's blocks).
+//!    the window, the speaker's profile, what a channel's peer added to the conversation
+//!    — [`peer_note_section`], [`peer_log_section`]) — then, as a message of its own, the
+//!    aside: what holds for this turn only (recalled memories, a strategy's blocks).
 //!
 //! The frozen part of a mode's prompt ([`frozen_mode_prompt`], written to the session's
 //! `system_prompt.md` at entry) is laid out here too. Nothing here names a particular
@@ -32,7 +32,7 @@ mod peer_note;
 mod tail;
 pub use crate::history::defang;
 pub use frozen::{frozen_mode_prompt, frozen_objective, SNIPPET_NOTE};
-pub use peer_note::peer_note_section;
+pub use peer_note::{peer_log_section, peer_note_section};
 pub use tail::{current, Current, TailInfo, TailSection, SPOKEN};
 
 mod messages;

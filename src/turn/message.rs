@@ -46,12 +46,24 @@ pub struct Turn {
     /// the terminal's channel, stamps its own.
     #[serde(skip)]
     pub facts: Facts,
-    /// Words the channel's peer adds for this turn only (a Home Assistant automation's
-    /// `extra_system_prompt`): data from outside the household, sent in the turn's aside
-    /// as a marked block, never in the system message. Bounded by the channel. Never
-    /// taken from the control socket.
+    /// Words the channel's peer adds to its conversation (a Home Assistant automation's
+    /// `extra_system_prompt`, which HA keeps for the whole conversation): data from
+    /// outside the household, a kept block of the message it first arrives in (sent
+    /// again only when it changed or the replayed window lost it), never in the system
+    /// message. Bounded by the channel. Never taken from the control socket.
     #[serde(skip)]
     pub peer_note: Option<String>,
+    /// What the channel's peer said and answered in this conversation without homebot
+    /// since homebot's last answer (Home Assistant answering a command itself, an
+    /// automation's spoken question), as `(who, words)` lines: a kept block of this
+    /// message. Bounded by the channel. Never taken from the control socket.
+    #[serde(skip)]
+    pub peer_log: Vec<(String, String)>,
+    /// The speaker's name as the channel's peer knows it (Home Assistant's user), shown
+    /// when the speaker is no member with a name of their own. Never taken from the
+    /// control socket.
+    #[serde(skip)]
+    pub peer_name: Option<String>,
 }
 
 fn yes() -> bool {
@@ -82,6 +94,8 @@ impl Turn {
             partials: None,
             facts,
             peer_note: None,
+            peer_log: Vec::new(),
+            peer_name: None,
         }
     }
 

@@ -20,8 +20,8 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-const AGENT: &str = "agent-token-0123456789";
-const OWNER: &str = "owner-token-9876543210";
+pub(crate) const AGENT: &str = "agent-token-0123456789";
+pub(crate) const OWNER: &str = "owner-token-9876543210";
 const HA_TOKEN: &str = "sim-ha-token";
 const PATH: &str = "/api/ha/conversation";
 
@@ -40,7 +40,7 @@ pub(crate) async fn house(ws: &Path, model_url: &str) -> House {
 }
 
 /// [`house`] with more of `[home_assistant]` (its table's lines).
-async fn house_with(ws: &Path, model_url: &str, ha_extra: &str) -> House {
+pub(crate) async fn house_with(ws: &Path, model_url: &str, ha_extra: &str) -> House {
     let ha = ha_fake::SimHa::start(HA_TOKEN, 0).await;
     std::fs::write(
         ws.join("config.toml"),
@@ -69,7 +69,7 @@ async fn house_with(ws: &Path, model_url: &str, ha_extra: &str) -> House {
 /// The kernel of `ws` (its config.toml written) with the agent token, and Home
 /// Assistant's token when given, started as the gateway starts it: the channels, then the
 /// HTTP server with their routes. The kernel and the server's base URL.
-async fn serve(ws: &Path, model_url: &str, ha_token: Option<&str>) -> (Kernel, String) {
+pub(crate) async fn serve(ws: &Path, model_url: &str, ha_token: Option<&str>) -> (Kernel, String) {
     let kernel = Kernel::start(
         ws,
         KernelOptions {
@@ -340,7 +340,7 @@ async fn only_the_agent_token_opens_it_and_it_opens_nothing_else() {
         ask(&h.base, AGENT, json!({"text": "  "})).await.status(),
         400
     );
-    let big = json!({"text": "好", "extra_system_prompt": "长".repeat(20_000)});
+    let big = json!({"text": "好", "extra_system_prompt": "长".repeat(40_000)});
     assert_eq!(ask(&h.base, AGENT, big).await.status(), 413);
     assert!(fake.requests().is_empty(), "no turn ran");
     h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;

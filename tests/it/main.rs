@@ -49,6 +49,7 @@ mod expiry;
 mod frozen_prompt;
 mod gateway;
 mod ha_agent;
+mod ha_agent_ask;
 mod ha_agent_wakes;
 mod ha_faults;
 mod ha_held;

@@ -78,8 +78,11 @@ pub fn house(extra: usize) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
         json!({"area_id": "chu_fang", "name": "厨房", "aliases": [], "floor_id": null}),
         json!({"area_id": "wo_shi", "name": "卧室", "aliases": [], "floor_id": null}),
     ];
-    let devices =
-        vec![json!({"id": "dev-kitchen-sat", "area_id": "chu_fang", "name": "Kitchen satellite"})];
+    let devices = vec![
+        json!({"id": "dev-kitchen-sat", "area_id": "chu_fang", "name": "Kitchen satellite"}),
+        // a wall tablet: a device in a room, with no satellite entity
+        json!({"id": "dev-bedroom-tablet", "area_id": "wo_shi", "name": "Bedroom tablet"}),
+    ];
     let mut entities = vec![
         json!({"entity_id": "assist_satellite.kitchen", "device_id": "dev-kitchen-sat", "area_id": null, "platform": "wyoming"}),
         json!({"entity_id": "assist_satellite.bedroom", "device_id": null, "area_id": "wo_shi", "platform": "wyoming"}),
