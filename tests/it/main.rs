@@ -55,6 +55,7 @@ mod ha_faults;
 mod ha_held;
 mod ha_home;
 mod ha_integration;
+mod ha_integration_turns;
 mod ha_pipeline;
 mod ha_ports;
 mod ha_real;
