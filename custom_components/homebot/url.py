@@ -20,10 +20,7 @@ def normalize_url(raw: str) -> str | None:
         return None
     if url.user is not None or url.password is not None:
         return None
-    try:
-        return str(url.origin())
-    except ValueError:
-        return None
+    return str(url.origin())
 
 
 def entry_title(url: str, info: HomebotInfo) -> str:

@@ -8,6 +8,7 @@ from fake_homebot import FakeHomebot, partial, reply
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from homeassistant.components import conversation
+from homeassistant.components.conversation.agent_manager import async_get_agent
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import chat_session
@@ -298,10 +299,14 @@ async def test_area_satellite_and_user_name_sent(
 async def test_no_device_no_user(
     hass: HomeAssistant, homebot: FakeHomebot, agent: str
 ) -> None:
-    """Typed Assist without a user: the new fields are null and the log empty."""
+    """Typed Assist without a user: the new fields are null and the log empty; any
+    language is taken."""
     homebot.frames = [reply("ok")]
     await converse(hass, agent, "hi")
     ask = homebot.asks[0]
     for key in ("device_id", "user_id", "user_name", "satellite_id", "area"):
         assert ask[key] is None, key
     assert ask["chat_log"] == []
+    entity = async_get_agent(hass, agent)
+    assert entity is not None
+    assert entity.supported_languages == "*"
