@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the Python peer libraries the
 # interop tests speak to (the `wyoming` package, as Home Assistant uses it) into
-# ./.venv, a real Home Assistant into ./.venv-ha and Chromium, builds homebot, and runs
-# every unit and integration test; none of them skips for a missing peer. Integration
+# ./.venv, a real Home Assistant with its test harness into ./.venv-ha and Chromium,
+# runs the integration's Python tests, builds homebot, and runs every unit and
+# integration test; none of them skips for a missing peer. Integration
 # tests start their own fake servers on 127.0.0.1:0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +19,18 @@ export HOMEBOT_TEST_PYTHON="$PWD/.venv/bin/python"
 # machine): about 90 s and 820 MB the first time (it needs pyenv's Python 3.13 and
 # PyPI), nothing after that. A run without it is not a green run:
 # if it cannot be installed, this stops here with install.sh's reason.
-ha_python="$(tests/peers/ha/install.sh)"
+# install_tests.sh runs install.sh, then adds HA's own test harness
+# (pytest-homeassistant-custom-component, requirements-ha-tests.txt) to that venv under
+# HA's constraints, homeassistant itself untouched.
+ha_python="$(tests/peers/ha/install_tests.sh)"
 export HOMEBOT_TEST_HA_PYTHON="$ha_python"
+
+# The integration's own tests (custom_components/homebot, tests/ha_component/) in HA's
+# harness: about 10 s, so before cargo; a failure fails the run, after cargo's results.
+py_status=0
+COVERAGE_FILE="$(mktemp -d)/coverage" "$ha_python" -m pytest tests/ha_component \
+  -p no:cacheprovider -p no:sugar \
+  --cov=custom_components.homebot --cov-report=term-missing || py_status=$?
 
 # Headless Chromium for tests/it/dashboard_browser.rs (~25 s the first time), with the CJK
 # fonts its screenshot needs, when it is missing. Required like Home Assistant: the
@@ -34,4 +45,12 @@ fi
 
 cargo build --locked --all-targets
 # --no-fail-fast: one failing test binary must not hide the results of the others
-cargo test --locked --all-targets --no-fail-fast -- --test-threads="${HOMEBOT_TEST_THREADS:-4}"
+cargo_status=0
+cargo test --locked --all-targets --no-fail-fast -- --test-threads="${HOMEBOT_TEST_THREADS:-4}" ||
+  cargo_status=$?
+if [ "$py_status" -ne 0 ]; then
+  echo "the Python tests of custom_components/homebot failed (pytest exit $py_status)" >&2
+fi
+if [ "$py_status" -ne 0 ] || [ "$cargo_status" -ne 0 ]; then
+  exit 1
+fi

@@ -11,11 +11,12 @@ from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryNotReady
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 
 from .client import HomebotClient, HomebotError, InvalidAuth
-from .const import CONF_TOKEN, CONF_URL
+from .const import CONF_TOKEN, CONF_URL, DOMAIN
+from .models import HomebotData
 
 PLATFORMS = [Platform.CONVERSATION]
 
-type HomebotConfigEntry = ConfigEntry[HomebotClient]
+type HomebotConfigEntry = ConfigEntry[HomebotData]
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: HomebotConfigEntry) -> bool:
@@ -24,12 +25,20 @@ async def async_setup_entry(hass: HomeAssistant, entry: HomebotConfigEntry) -> b
         async_get_clientsession(hass), entry.data[CONF_URL], entry.data[CONF_TOKEN]
     )
     try:
-        await client.async_check()
+        info = await client.async_info()
     except InvalidAuth as err:
-        raise ConfigEntryAuthFailed("homebot refused the token") from err
+        raise ConfigEntryAuthFailed(
+            translation_domain=DOMAIN,
+            translation_key="invalid_auth",
+            translation_placeholders={"url": client.url},
+        ) from err
     except HomebotError as err:
-        raise ConfigEntryNotReady(f"homebot cannot be reached: {err}") from err
-    entry.runtime_data = client
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN,
+            translation_key="cannot_connect",
+            translation_placeholders={"url": client.url, "error": str(err)},
+        ) from err
+    entry.runtime_data = HomebotData(client=client, info=info)
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
 

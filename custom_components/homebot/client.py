@@ -1,17 +1,19 @@
-"""homebot's agent endpoint, seen from Home Assistant: one POST per turn, answered with
-newline-delimited JSON frames (partials, then the reply). Everything homebot sends is
-bounded: a line of at most MAX_LINE_BYTES, and SILENCE_SECONDS between frames."""
+"""homebot's two endpoints, seen from Home Assistant: GET /api/ha/info (is homebot up,
+and which version), and one POST per turn answered with newline-delimited JSON frames
+(partials, then the reply). Everything homebot sends is bounded: a line of at most
+MAX_LINE_BYTES, and SILENCE_SECONDS between frames."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
-from .const import AGENT_PATH, MAX_LINE_BYTES, SILENCE_SECONDS
+from .const import AGENT_PATH, INFO_PATH, MAX_LINE_BYTES, SILENCE_SECONDS
 
 
 class HomebotError(Exception):
@@ -22,44 +24,79 @@ class InvalidAuth(HomebotError):
     """homebot refused the token."""
 
 
+class InvalidCertificate(HomebotError):
+    """homebot's TLS certificate was refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class HomebotInfo:
+    """What homebot says about itself."""
+
+    name: str
+    version: str
+    household: str | None
+
+
+def _info_from(body: Any) -> HomebotInfo:
+    if not isinstance(body, dict) or not isinstance(body.get("version"), str):
+        raise HomebotError("the answer is not homebot's info")
+    household = body.get("household")
+    return HomebotInfo(
+        name=str(body.get("name") or "homebot"),
+        version=body["version"],
+        household=household if isinstance(household, str) and household else None,
+    )
+
+
 class HomebotClient:
     """Talks to one homebot."""
 
     def __init__(self, session: aiohttp.ClientSession, url: str, token: str) -> None:
         self._session = session
-        self._url = url.rstrip("/") + AGENT_PATH
+        self._base = url.rstrip("/")
         self._token = token
+
+    @property
+    def url(self) -> str:
+        """homebot's base URL."""
+        return self._base
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._token}"}
 
-    async def async_check(self) -> None:
-        """Check the URL and the token without running a turn (empty words are refused
-        with 400 once the token is right)."""
+    async def async_info(self) -> HomebotInfo:
+        """homebot's name and version; checks the URL and the token."""
         try:
             async with asyncio.timeout(SILENCE_SECONDS):
-                async with self._session.post(
-                    self._url, json={"text": ""}, headers=self._headers()
+                async with self._session.get(
+                    self._base + INFO_PATH, headers=self._headers()
                 ) as resp:
-                    if resp.status in (401, 403):
+                    if resp.status == 401:
                         raise InvalidAuth
-                    if resp.status != 400:
-                        raise HomebotError(f"unexpected answer {resp.status}")
+                    if resp.status != 200:
+                        raise HomebotError(f"homebot answered {resp.status}")
+                    try:
+                        body = await resp.json(content_type=None)
+                    except ValueError as err:
+                        raise HomebotError("the answer is not homebot's info") from err
+        except aiohttp.ClientSSLError as err:
+            raise InvalidCertificate(str(err)) from err
         except (aiohttp.ClientError, TimeoutError) as err:
-            raise HomebotError(str(err)) from err
+            raise HomebotError(str(err) or type(err).__name__) from err
+        return _info_from(body)
 
     async def async_turn(self, ask: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """The frames of one turn, as they come."""
         try:
             async with asyncio.timeout(SILENCE_SECONDS):
                 resp = await self._session.post(
-                    self._url,
+                    self._base + AGENT_PATH,
                     json=ask,
                     headers=self._headers(),
                     timeout=aiohttp.ClientTimeout(total=None, sock_connect=SILENCE_SECONDS),
                 )
         except (aiohttp.ClientError, TimeoutError) as err:
-            raise HomebotError(str(err)) from err
+            raise HomebotError(str(err) or type(err).__name__) from err
         async with resp:
             if resp.status in (401, 403):
                 raise InvalidAuth
