@@ -132,8 +132,24 @@ class HomebotConversationEntity(conversation.ConversationEntity):
         reply = _Reply()
         streamed: list[str] = []
 
+        lang = "zh" if user_input.language.lower().startswith("zh") else "en"
+
         async def deltas() -> AsyncIterator[conversation.AssistantContentDeltaDict]:
             yield {"role": "assistant"}
+            try:
+                async for delta in frame_deltas():
+                    yield delta
+            except InvalidAuth:
+                raise
+            except HomebotError:
+                if streamed:
+                    # HA that speaks the stream (2025.7+: after its first 60 characters)
+                    # never speaks the final response: the spoken error must be in the
+                    # stream itself, or a homebot that breaks off ends in silence
+                    yield {"content": ("" if lang == "zh" else " ") + ERROR_SPEECH[lang]}
+                raise
+
+        async def frame_deltas() -> AsyncIterator[conversation.AssistantContentDeltaDict]:
             async for frame in self._client.async_turn(ask):
                 kind = frame.get("type")
                 text = frame.get("text")
@@ -150,7 +166,6 @@ class HomebotConversationEntity(conversation.ConversationEntity):
                         yield {"content": rest}
 
         response = intent.IntentResponse(language=user_input.language)
-        lang = "zh" if user_input.language.lower().startswith("zh") else "en"
         try:
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id, deltas()

@@ -12,6 +12,7 @@ from freezegun.api import FrozenDateTimeFactory
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 from test_conversation import agent, converse, speech  # noqa: F401
 
+from homeassistant.components import conversation
 from homeassistant.components.conversation import ConversationResult
 from homeassistant.const import STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
@@ -139,6 +140,39 @@ async def test_broken_answers_fail_the_turn(
     result = await converse(hass, agent, "hi")
     assert is_error(result, ERROR_SPEECH["en"])
     assert hass.states.get(agent).state == STATE_UNAVAILABLE
+
+
+@pytest.mark.parametrize(
+    ("language", "separator", "lang"), [("en", " ", "en"), ("zh-cn", "", "zh")]
+)
+async def test_broken_off_stream_ends_in_the_spoken_error_in_the_stream(
+    hass: HomeAssistant,
+    homebot: FakeHomebot,
+    agent: str,  # noqa: F811
+    language: str,
+    separator: str,
+    lang: str,
+) -> None:
+    """homebot breaks off after a streamed sentence: the spoken error is streamed after
+    it (an HA that speaks the stream never speaks the final response), and the answer is
+    the error."""
+    homebot.frames = [partial("One.")]
+    streamed: list[str] = []
+    add = conversation.ChatLog.async_add_delta_content_stream
+
+    def tee(self, agent_id, stream):  # type: ignore[no-untyped-def]
+        # what reaches the chat log's delta listener (the pipeline's streamed TTS)
+        async def seen():  # type: ignore[no-untyped-def]
+            async for delta in stream:
+                streamed.append(delta.get("content") or "")
+                yield delta
+
+        return add(self, agent_id, seen())
+
+    with patch.object(conversation.ChatLog, "async_add_delta_content_stream", tee):
+        result = await converse(hass, agent, "hi", language=language)
+    assert is_error(result, ERROR_SPEECH[lang])
+    assert "".join(streamed) == "One." + separator + ERROR_SPEECH[lang]
 
 
 async def test_status_other_than_200_fails_the_turn(
