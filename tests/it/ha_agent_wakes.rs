@@ -1,6 +1,7 @@
 //! What outlives one turn of Home Assistant's own agent: a reminder set at a satellite
 //! rings there through the Home Assistant channel's door, and an ended mode's carry
-//! reaches the next wake (a new HA conversation) at the same satellite.
+//! reaches the next wake (a new HA conversation) at the same satellite; one set from a
+//! device with no satellite rings on its room's satellite.
 
 use crate::common;
 use crate::ha_agent::{frames, house};
@@ -133,5 +134,60 @@ async fn a_reminder_set_at_a_satellite_rings_there_through_home_assistants_door(
         },
     )
     .await;
+    h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
+}
+
+/// A reminder set from a device with no satellite (a wall tablet in the bedroom) is
+/// announced on its room's satellite — never on the kitchen's, which is the default.
+#[tokio::test]
+async fn a_reminder_set_at_a_tablet_rings_on_its_rooms_satellite() {
+    let (url, _fake) = start_sse(|body, _| {
+        let last = body["messages"].as_array().unwrap().last().unwrap();
+        if last["role"] == "tool" {
+            return answer(vec![say("好的，到时提醒你。")]);
+        }
+        answer(vec![call(
+            "set_reminder",
+            json!({"in_seconds": 1, "text": "收衣服"}),
+        )])
+    })
+    .await;
+    let ws = common::workspace();
+    let h = crate::ha_agent::house_with(
+        ws.path(),
+        &url,
+        "default_satellite = \"assist_satellite.kitchen\"",
+    )
+    .await;
+    let reply = frames(
+        &h.base,
+        json!({"text": "一秒后提醒我收衣服", "device_id": "dev-bedroom-tablet"}),
+    )
+    .await
+    .until_reply()
+    .await
+    .pop()
+    .unwrap();
+    assert_eq!(reply["text"], "好的，到时提醒你。", "{reply}");
+    common::eventually(
+        "the reminder announced on the bedroom's satellite",
+        Duration::from_secs(20),
+        || {
+            h.ha.service_calls("assist_satellite", "announce")
+                .iter()
+                .any(|c| {
+                    c["target"]["entity_id"] == "assist_satellite.bedroom"
+                        && c.to_string().contains("收衣服")
+                })
+        },
+    )
+    .await;
+    let kitchen = h.ha.service_calls("assist_satellite", "announce");
+    assert!(
+        !kitchen
+            .iter()
+            .any(|c| c["target"]["entity_id"] == "assist_satellite.kitchen"),
+        "{kitchen:?}"
+    );
     h.kernel.shutdown_gracefully(Duration::from_secs(5)).await;
 }

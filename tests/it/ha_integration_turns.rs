@@ -79,9 +79,11 @@ async fn add_entry(ha: &RealHa, base: &str) -> String {
 async fn run_from(ha: &RealHa, pipeline: &str, text: &str, device: &str) -> Value {
     let mut runs = HaEvents::new(HaWs::connect(ha.port).await);
     let id = runs
-        .subscribe(json!({"type": "assist_pipeline/run", "start_stage": "intent",
+        .subscribe(
+            json!({"type": "assist_pipeline/run", "start_stage": "intent",
             "end_stage": "intent", "input": {"text": text}, "pipeline": pipeline,
-            "device_id": device}))
+            "device_id": device}),
+        )
         .await
         .unwrap_or_else(|e| panic!("assist_pipeline/run refused: {e}"));
     let mut output = Value::Null;
@@ -137,7 +139,12 @@ async fn what_home_assistant_knows_reaches_homebot_through_the_integration_alone
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["entity_id"].as_str().unwrap().starts_with("assist_satellite."))
+        .filter(|e| {
+            e["entity_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("assist_satellite.")
+        })
         .map(|e| &e["device_id"])
         .collect();
     let plain = entities
@@ -153,21 +160,28 @@ async fn what_home_assistant_knows_reaches_homebot_through_the_integration_alone
         .as_str()
         .unwrap()
         .to_string();
-    hws.call(json!({"type": "config/device_registry/update", "device_id": plain,
-                    "area_id": kitchen}))
-        .await
-        .unwrap();
+    hws.call(
+        json!({"type": "config/device_registry/update", "device_id": plain,
+                    "area_id": kitchen}),
+    )
+    .await
+    .unwrap();
     let pipeline = hws
-        .call(json!({"type": "assist_pipeline/pipeline/create", "name": "homebot typed",
+        .call(
+            json!({"type": "assist_pipeline/pipeline/create", "name": "homebot typed",
             "conversation_engine": agent, "conversation_language": "zh-cn", "language": "zh-cn",
             "stt_engine": null, "stt_language": null, "tts_engine": null, "tts_language": null,
-            "tts_voice": null, "wake_word_entity": null, "wake_word_id": null}))
+            "tts_voice": null, "wake_word_entity": null, "wake_word_id": null}),
+        )
         .await
         .unwrap();
     let out = run_from(&ha, pipeline["id"].as_str().unwrap(), "今天吃什么", &plain).await;
     assert_eq!(speech(&out), "好的：今天吃什么", "{out}");
     let asked = user_text(&request_for(&fake, "今天吃什么"));
-    assert!(asked.contains("房间 厨房"), "the device's own room: {asked}");
+    assert!(
+        asked.contains("房间 厨房"),
+        "the device's own room: {asked}"
+    );
     assert!(
         asked.contains("（Homebot Test）"),
         "the HA user's name: {asked}"
