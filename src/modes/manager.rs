@@ -130,6 +130,15 @@ pub struct OfferMode {
     pub words: String,
 }
 
+/// Offer a mode after a normal chat's answer that was its work, if the backend agrees
+/// ([`ModeCore::offer_after_answer`]).
+#[derive(Message)]
+#[rtype(result = "Result<Result<Offered, NoOffer>, ModeError>")]
+pub struct OfferAfterAnswer {
+    pub chat_key: String,
+    pub answer: String,
+}
+
 /// The asker's yes to an offer: enter the mode with the answering turn in it.
 #[derive(Message)]
 #[rtype(result = "Result<Switched, SwitchError>")]
@@ -211,6 +220,15 @@ impl Handler<OfferMode> for ModeManager {
     fn handle(&mut self, msg: OfferMode, _: &mut Context<Self>) -> Self::Result {
         self.supervised("offer-mode", |core, now| {
             core.offer(now, &msg.mode_id, &msg.chat_key, &msg.words)
+        })
+    }
+}
+
+impl Handler<OfferAfterAnswer> for ModeManager {
+    type Result = Result<Result<Offered, NoOffer>, ModeError>;
+    fn handle(&mut self, msg: OfferAfterAnswer, _: &mut Context<Self>) -> Self::Result {
+        self.supervised("offer-after-answer", |core, now| {
+            core.offer_after_answer(now, &msg.chat_key, &msg.answer)
         })
     }
 }
@@ -352,6 +370,18 @@ impl ModesHandle {
                 chat_key,
                 words,
             })
+            .await
+            .map_err(|_| ModeError::Gone)?
+    }
+
+    /// Offer the mode whose work `answer` was, to `chat_key`, if the backend agrees.
+    pub async fn offer_after_answer(
+        &self,
+        chat_key: String,
+        answer: String,
+    ) -> Result<Result<Offered, NoOffer>, ModeError> {
+        self.addr
+            .send(OfferAfterAnswer { chat_key, answer })
             .await
             .map_err(|_| ModeError::Gone)?
     }

@@ -203,7 +203,7 @@ pub enum ManifestError {
     InstructionsTooLong(&'static str),
     #[error("context.retrieval_tokens must be at most {max}", max = MAX_RETRIEVAL_TOKENS)]
     RetrievalTokens,
-    #[error("offer.words {0}")]
+    #[error("{0}")]
     OfferWords(WordsProblem),
 }
 
@@ -361,14 +361,20 @@ pub const MAX_WORD_CHARS: usize = 20;
 pub struct OfferPolicy {
     /// Phrases that start the mode's activity ("开始做", "我来做饭").
     pub words: Vec<String>,
+    /// How an answer shows it was this mode's work, to offer the mode after it
+    /// ([`super::answer_signs`]; absent: never offered after an answer).
+    #[serde(default)]
+    pub answer: Option<super::answer_signs::AnswerSigns>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WordsProblem {
-    #[error("must list 1 to {MAX_WORDS} phrases")]
+    #[error("offer.words must list 1 to {MAX_WORDS} phrases")]
     Count,
-    #[error("must be non-empty phrases of at most {MAX_WORD_CHARS} characters")]
+    #[error("offer.words must be non-empty phrases of at most {MAX_WORD_CHARS} characters")]
     Length,
+    #[error("{0}")]
+    Answer(#[from] super::answer_signs::SignsProblem),
 }
 
 impl OfferPolicy {
@@ -379,6 +385,9 @@ impl OfferPolicy {
         let bad = |w: &String| w.trim().is_empty() || w.chars().count() > MAX_WORD_CHARS;
         if self.words.iter().any(bad) {
             return Err(WordsProblem::Length);
+        }
+        if let Some(a) = &self.answer {
+            a.check()?;
         }
         Ok(())
     }

@@ -29,6 +29,7 @@
 //! Nothing here knows about cooking: a mode's specifics come from its skill folder.
 
 pub mod action;
+pub mod answer_signs;
 pub mod archive;
 pub mod carry;
 pub mod dirs;

@@ -10,7 +10,7 @@ use super::{Effective, Strategies, TurnResult};
 use crate::agent::{Agent, AgentOutcome, Prepared, Round, TurnCtx};
 use crate::prompt::TailSection;
 use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError};
-use crate::tools::choice;
+use crate::tools::choice::{self, Asked};
 use crate::tools::set_strategy::Setter;
 use crate::turn::{Failure, TurnError};
 use chrono::{DateTime, FixedOffset};
@@ -141,6 +141,25 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, out: TurnResult) -> Tu
     let Some(asked) = p.env.choice.take() else {
         return out;
     };
+    match keep_question(c, asked).await {
+        Ok(reply) => out.saying(reply, true),
+        Err((reply, e)) => TurnResult {
+            outcome: AgentOutcome {
+                reply: format!("{reply}\n（注意：这个问题没能保存，回答时请把选项说完整。）"),
+                error: Some(TurnError::new(
+                    Failure::Storage,
+                    format!("pending choice not saved: {e}"),
+                )),
+            },
+            awaits_answer: true,
+            ..out
+        },
+    }
+}
+
+/// Keep `asked` as this chat's open question (replacing any other) and word it for the
+/// channel; `Err` carries the wording and why the question could not be kept.
+pub(super) async fn keep_question(c: &Ctx<'_>, asked: Asked) -> Result<String, (String, String)> {
     let reply = choice::render(
         &asked,
         c.t.turn.facts().modality,
@@ -173,18 +192,7 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, out: TurnResult) -> Tu
         serde_json::to_value(&asked.options).ok(),
     )
     .await;
-    match saved {
-        Ok(()) => out.saying(reply, true),
-        Err(e) => TurnResult {
-            outcome: AgentOutcome {
-                reply: format!("{reply}\n（注意：这个问题没能保存，回答时请把选项说完整。）"),
-                error: Some(TurnError::new(
-                    Failure::Storage,
-                    format!("pending choice not saved: {e}"),
-                )),
-            },
-            awaits_answer: true,
-            ..out
-        },
-    }
+    saved
+        .map(|()| reply.clone())
+        .map_err(|e| (reply, e.to_string()))
 }

@@ -57,7 +57,7 @@ pub async fn run(agent: &Agent, strategies: &Strategies, t: &TurnCtx<'_>) -> Tur
         );
         out.outcome.reply = cap_reply(out.outcome.reply, agent.max_reply_chars);
     }
-    out
+    offer::after_answer(&c, out, agent.max_reply_chars).await
 }
 
 /// What an open question makes of this message.

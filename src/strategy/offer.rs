@@ -9,15 +9,19 @@
 //! session's first record, exiting its last before the archive, recorded with the
 //! question it answered. Any other answer, or anyone else's, drops the question, and the
 //! message is answered as usual.
+//!
+//! [`after_answer`]: the offer made from the answer rather than the words — when a normal
+//! chat's answer turns out to be a mode's work (its `offer.answer` signs), the question
+//! follows the answer and waits like any offer.
 
-use super::ctx::{finish, older_than, Ctx};
+use super::ctx::{finish, keep_question, older_than, Ctx};
 use super::state::PendingChoice;
 use super::TurnResult;
 use crate::modes::mode_core::offer::{chose_yes, chose_yes_to, OFFER_FOR_MINUTES};
 use crate::modes::Switched;
 use crate::prompt::TailSection;
 use crate::provider::{Message, ToolCall};
-use crate::tools::choice::rules::{Asking, OfferTag};
+use crate::tools::choice::rules::{Asking, OfferTag, MAX_AFTER_ANSWER_CHARS};
 use chrono::{DateTime, FixedOffset};
 
 /// What a message makes of a pending offer (the offer is gone either way).
@@ -112,7 +116,12 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> TurnResult {
     let (stage, result) = match &switched {
         Ok(s) => (
             "accepted",
-            format!("User selected: {yes}. The backend {did} as their command: {s}"),
+            match &tag.after_answer {
+                None => format!("User selected: {yes}. The backend {did} as their command: {s}"),
+                Some(answer) => format!(
+                    "User selected: {yes}. The backend {did} as their command: {s}. The offer followed this answer of yours outside the mode; go on from it: {answer}"
+                ),
+            },
         ),
         Err(e) => (
             "failed",
@@ -149,4 +158,49 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> TurnResult {
         out.recorded_user = Some(format!("{}（回答“{}”）", c.t.text, p.asked.question));
     }
     out
+}
+
+/// After a normal chat's answer: when the answer was a mode's work
+/// ([`crate::modes::answer_signs`]), offer that mode once — the fixed question follows
+/// the answer and waits in the chat's one question slot, judged as any offer. On the
+/// limits of the model's offer (no mode active, not a guest, only a sender who may switch
+/// modes here, once a day per chat or satellite), without the user's words; never after
+/// an error or a question. The reply stays within `max_chars`: the answer is cut, never
+/// the question.
+pub(super) async fn after_answer(c: &Ctx<'_>, out: TurnResult, max_chars: usize) -> TurnResult {
+    let turn = c.t.turn;
+    let reply = &out.outcome.reply;
+    if out.outcome.error.is_some()
+        || out.awaits_answer
+        || reply.trim().is_empty()
+        || c.t.ticket.mode.is_some()
+        || turn.facts().trust == crate::turn::Trust::Guest
+        || !turn.may_switch_modes
+    {
+        return out;
+    }
+    let key = crate::tools::offer_mode::chat_key(
+        turn.facts().place.as_deref(),
+        &turn.channel,
+        &turn.chat_id,
+    );
+    let offered = match c.t.modes.offer_after_answer(key, reply.clone()).await {
+        Ok(Ok(offered)) => offered,
+        Ok(Err(_)) | Err(_) => return out,
+    };
+    let call_id = format!("offer-after-answer-{}", c.t.ticket.turn_id);
+    let mut asked = crate::tools::offer_mode::offer_question(&offered, &call_id);
+    if let Some(tag) = asked.offer.as_mut() {
+        tag.after_answer = Some(reply.chars().take(MAX_AFTER_ANSWER_CHARS).collect());
+    }
+    c.log("offer", "after-answer", &asked.question, None).await;
+    let Ok(question) = keep_question(c, asked).await else {
+        // not kept: the answer stands alone rather than ask what cannot be answered
+        return out;
+    };
+    // the question is never the part cut off
+    let room = max_chars.saturating_sub(question.chars().count() + 2);
+    let answer = crate::agent::cap_reply(out.outcome.reply.clone(), room);
+    let reply = format!("{answer}\n\n{question}");
+    out.saying(reply, true)
 }

@@ -10,11 +10,11 @@
 //! enter or exit (`switch::unsure`), the backend asks "要退出做饭模式吗？" itself, and only
 //! the asker's short yes switches.
 
-use crate::modes::mode_core::offer::{confirm_question, question, NO, YES};
+use crate::modes::mode_core::offer::{confirm_question, question, Offered, NO, YES};
 use crate::modes::switch::{SwitchAction, WordsRefusal};
 use crate::modes::ModesHandle;
 use crate::provider::ToolCall;
-use crate::tools::choice::rules::{validate, Args as ChoiceArgs, Asking, OfferTag};
+use crate::tools::choice::rules::{validate, Args as ChoiceArgs, Asked, Asking, OfferTag};
 use crate::tools::env::ToolEnv;
 use crate::tools::result::ToolResult;
 
@@ -33,12 +33,11 @@ pub async fn offer(
     if env.mode().is_some() {
         return ToolResult::err("not offered: a mode is active already; answer as usual");
     }
-    // once a day per chat, and per satellite where one is known: a voice chat is one
-    // wake or one conversation, so the kitchen speaker would be offered it at every wake
-    let chat_key = match &env.place {
-        Some(place) => format!("place:{place}"),
-        None => format!("{}:{}", env.origin.channel, env.origin.chat_id),
-    };
+    let chat_key = chat_key(
+        env.place.as_deref(),
+        &env.origin.channel,
+        &env.origin.chat_id,
+    );
     let offered = match manager
         .offer(mode_id, chat_key, env.user_text.clone())
         .await
@@ -47,22 +46,41 @@ pub async fn offer(
         Ok(Err(no)) => return ToolResult::err(no),
         Err(e) => return ToolResult::err(format!("not offered: {e}; answer as usual")),
     };
-    let q = question(&offered.display_name);
-    let arguments = serde_json::json!({"question": q, "options": [YES, NO]}).to_string();
-    let parsed: ChoiceArgs =
-        serde_json::from_str(&arguments).expect("the offer's question is valid choice arguments");
-    let mut asked = validate(parsed, &call.id, &arguments)
-        .expect("the offer's fixed question passes the choice rules");
-    asked.offer = Some(OfferTag {
-        mode_id: offered.mode_id,
-        display_name: offered.display_name.clone(),
-        action: SwitchAction::Enter,
-        why: Asking::Offer,
-    });
+    let asked = offer_question(&offered, &call.id);
+    let q = asked.question.clone();
     env.choice.put(asked);
     ToolResult::ok(format!(
         "offered: the backend asked “{q}” and the turn ends here; the answer is the backend's to judge"
     ))
+}
+
+/// Whom an offer is remembered for (once a day each): the satellite where one is known —
+/// a voice chat is one wake or one conversation, so the kitchen speaker would be offered
+/// the mode at every wake — else the chat.
+pub fn chat_key(place: Option<&str>, channel: &str, chat_id: &str) -> String {
+    match place {
+        Some(place) => format!("place:{place}"),
+        None => format!("{channel}:{chat_id}"),
+    }
+}
+
+/// The backend's fixed question for an offer it agreed to make ("要打开做饭模式吗？",
+/// 打开 / 不用), as the choice slot keeps it; `call_id` is the call it stands in for.
+pub fn offer_question(offered: &Offered, call_id: &str) -> Asked {
+    let q = question(&offered.display_name);
+    let arguments = serde_json::json!({"question": q, "options": [YES, NO]}).to_string();
+    let parsed: ChoiceArgs =
+        serde_json::from_str(&arguments).expect("the offer's question is valid choice arguments");
+    let mut asked = validate(parsed, call_id, &arguments)
+        .expect("the offer's fixed question passes the choice rules");
+    asked.offer = Some(OfferTag {
+        mode_id: offered.mode_id.clone(),
+        display_name: offered.display_name.clone(),
+        action: SwitchAction::Enter,
+        why: Asking::Offer,
+        after_answer: None,
+    });
+    asked
 }
 
 /// `switch_mode {action: "enter" | "exit"}` whose words the guard could not place: the
@@ -84,6 +102,7 @@ pub fn confirm(env: &ToolEnv, unsure: &WordsRefusal, call: &ToolCall) -> ToolRes
         display_name: unsure.display_name.clone(),
         action: unsure.action,
         why: Asking::Unsure,
+        after_answer: None,
     });
     env.choice.put(asked);
     ToolResult::ok(format!(

@@ -71,6 +71,7 @@ mod limits_net;
 mod memory;
 mod mode_confirm;
 mod mode_offer;
+mod mode_offer_answer;
 mod mode_session;
 mod ownership;
 mod provider;

@@ -139,6 +139,8 @@ pub enum NoOffer {
     NotOfferable(String),
     #[error("not offered: the user's own words do not start the activity of {0} (they must say one of its words, plainly and now); answer as usual")]
     NotSaid(String),
+    #[error("not offered: the answer is no mode's work")]
+    NotTheWork,
     #[error("not offered: a mode is active already")]
     ModeActive,
     #[error("not offered: this chat was offered a mode today already (at most once a day); answer as usual")]
@@ -187,6 +189,46 @@ impl ModeCore {
             mode_id: m.id.clone(),
             display_name: m.display_name.clone(),
         };
+        self.remember_offer(now, chat_key)?;
+        Ok(offered)
+    }
+
+    /// Decide an offer made after a normal chat's `answer` ([`crate::modes::answer_signs`]):
+    /// the mode whose `offer.answer` the answer matches best, on the limits of any offer
+    /// (no mode active, once per chat per day) but without the user's words.
+    pub fn offer_after_answer(
+        &mut self,
+        now: DateTime<Utc>,
+        chat_key: &str,
+        answer: &str,
+    ) -> Result<Offered, NoOffer> {
+        self.check_expiry(now);
+        if self.active.is_some() {
+            return Err(NoOffer::ModeActive);
+        }
+        let best = self
+            .registry
+            .modes()
+            .iter()
+            .filter_map(|mode| {
+                let signs = mode.manifest.offer.as_ref()?.answer.as_ref()?;
+                Some((signs.matches(answer)?, &mode.manifest))
+            })
+            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.id.cmp(&a.1.id)));
+        let Some((_, m)) = best else {
+            return Err(NoOffer::NotTheWork);
+        };
+        let offered = Offered {
+            mode_id: m.id.clone(),
+            display_name: m.display_name.clone(),
+        };
+        self.remember_offer(now, chat_key)?;
+        Ok(offered)
+    }
+
+    /// Record `chat_key` as offered a mode today (household time), in `offers.json`; a
+    /// chat offered one today already is refused.
+    fn remember_offer(&mut self, now: DateTime<Utc>, chat_key: &str) -> Result<(), NoOffer> {
         let today = self.local(now).date_naive().to_string();
         let path = self.ws.modes_dir().join(FILE);
         let mut day: Day = std::fs::read(&path)
@@ -207,8 +249,7 @@ impl ModeCore {
         let bytes = serde_json::to_vec_pretty(&day).expect("the offers of a day serialize");
         crate::fsutil::create_private_dirs(&self.ws.modes_dir())
             .and_then(|()| crate::fsutil::write_atomic(&path, &bytes))
-            .map_err(|e| NoOffer::NotRemembered(e.to_string()))?;
-        Ok(offered)
+            .map_err(|e| NoOffer::NotRemembered(e.to_string()))
     }
 
     /// The asker's yes to an offer: enter `mode_id` as their command; the answering turn
@@ -316,6 +357,7 @@ mod tests {
     fn the_words_are_bounded() {
         let p = |w: &[&str]| OfferPolicy {
             words: w.iter().map(|s| s.to_string()).collect(),
+            answer: None,
         };
         assert!(p(&["开始做"]).check().is_ok());
         assert_eq!(p(&[]).check(), Err(WordsProblem::Count));

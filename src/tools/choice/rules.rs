@@ -48,7 +48,14 @@ pub struct OfferTag {
     pub action: crate::modes::switch::SwitchAction,
     #[serde(default)]
     pub why: Asking,
+    /// An offer made after an answer: that answer (at most [`MAX_AFTER_ANSWER_CHARS`]),
+    /// handed to the mode's first turn so it goes on from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_answer: Option<String>,
 }
+
+/// The longest answer an offer carries into the mode it opens.
+pub const MAX_AFTER_ANSWER_CHARS: usize = 2000;
 
 /// Why the backend asks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
