@@ -231,8 +231,20 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
         ),
         Err(e) => tracing::warn!(error = %e, "cannot raise the descriptor limit"),
     }
-    let kernel = Kernel::start(root, KernelOptions::default())
-        .with_context(|| format!("cannot start homebot in {}", root.display()))?;
+    let env = homebot::config::EnvOverrides::from_env();
+    // as a Home Assistant add-on, a wrong option stops the start before anything is
+    // written (the workspace, the agent token)
+    if let Some(addon) = &env.addon {
+        addon.options()?;
+    }
+    let kernel = Kernel::start(
+        root,
+        KernelOptions {
+            env: Some(env),
+            ..Default::default()
+        },
+    )
+    .with_context(|| format!("cannot start homebot in {}", root.display()))?;
     let running = match homebot::channels::start_enabled(&kernel).await {
         Ok(r) => r,
         Err(e) => {
@@ -241,10 +253,14 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
         }
     };
     // one HTTP server: the dashboard, and the routes the channels provide
-    if let Err(e) = homebot::dashboard::start(&kernel, running.routes).await {
-        kernel.shutdown_gracefully(Duration::ZERO).await;
-        anyhow::bail!("cannot start the dashboard: {e}");
-    }
+    let http_addr = match homebot::dashboard::start(&kernel, running.routes).await {
+        Ok(a) => a,
+        Err(e) => {
+            kernel.shutdown_gracefully(Duration::ZERO).await;
+            anyhow::bail!("cannot start the dashboard: {e}");
+        }
+    };
+    announce_addon(&kernel, http_addr);
     // a long-running process: what its threads freed goes back to the system
     let trim = homebot::heap::release_periodically(kernel.tasks(), homebot::heap::PERIOD);
     tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
@@ -259,6 +275,30 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
     let clean = kernel.shutdown_gracefully(grace).await;
     tracing::info!(clean, "stopped");
     Ok(())
+}
+
+/// As a Home Assistant add-on: tell Home Assistant the URL and agent token through the
+/// Supervisor (in the background, retried until it worked or the gateway stops).
+fn announce_addon(kernel: &Kernel, http_addr: Option<std::net::SocketAddr>) {
+    let cfg = kernel.config();
+    let (Some(supervisor), Some(addr), Some(agent_token)) = (
+        cfg.addon.clone(),
+        http_addr,
+        cfg.http.ha_agent_token.clone(),
+    ) else {
+        return;
+    };
+    let a = homebot::addon::Announcement {
+        supervisor,
+        agent_token,
+        port: addr.port(),
+        hostname_fallback: std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()),
+    };
+    kernel
+        .tasks()
+        .spawn_in(homebot::actor::Group::Background, async move {
+            homebot::addon::announce(a).await;
+        });
 }
 
 /// `homebot status`.
