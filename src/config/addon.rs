@@ -145,12 +145,14 @@ impl AddonOptions {
                 "openai" => AddonProvider::Openai,
                 "anthropic" => AddonProvider::Anthropic,
                 "openai_compatible" => AddonProvider::OpenaiCompatible,
-                other => return Err(bad(
-                    "provider",
-                    format!(
+                other => {
+                    return Err(bad(
+                        "provider",
+                        format!(
                         "{other:?} is not one of deepseek, openai, anthropic, openai_compatible"
                     ),
-                )),
+                    ))
+                }
             },
         };
         let api_key = text(map, "api_key")
