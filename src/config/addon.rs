@@ -12,7 +12,7 @@
 //! on every start. `crate::addon` announces the URL and that token to Home Assistant.
 //! Read from [`super::EnvOverrides`], applied by `Config::apply_env` (`load`).
 
-use super::provider::{ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, DEEPSEEK_BASE_URL};
+use super::provider::{ProviderKind, ANTHROPIC_BASE_URL, DEEPSEEK_BASE_URL};
 use super::{Config, ConfigError, Language, Secret};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -248,7 +248,7 @@ pub struct AddonRuntime {
 /// before anything is written.
 pub fn apply(cfg: &mut Config, source: &AddonSource) -> Result<(), ConfigError> {
     let o = source.options()?;
-    let mut p = cfg.provider.take().unwrap_or_else(ProviderConfig::default);
+    let mut p = cfg.provider.take().unwrap_or_default();
     let (url, kind) = match o.provider {
         AddonProvider::Deepseek => (DEEPSEEK_BASE_URL, ProviderKind::Openai),
         AddonProvider::Openai => (OPENAI_BASE_URL, ProviderKind::Openai),
