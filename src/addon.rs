@@ -12,6 +12,7 @@
 //! from `config::addon`; `main` starts this after the HTTP server is up.
 
 use crate::config::{addon::AddonRuntime, Secret};
+use crate::kernel::Kernel;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tracing::{debug, info, warn};
@@ -35,6 +36,30 @@ pub struct Announcement {
     pub port: u16,
     /// `HOSTNAME`, when the Supervisor's answer names none.
     pub hostname_fallback: Option<String>,
+}
+
+/// As an add-on whose HTTP server listens at `http_addr`: announce in the background
+/// (retried until it worked or the gateway stops). Anything else: nothing.
+pub fn start(kernel: &Kernel, http_addr: Option<std::net::SocketAddr>) {
+    let cfg = kernel.config();
+    let (Some(supervisor), Some(addr), Some(agent_token)) = (
+        cfg.addon.clone(),
+        http_addr,
+        cfg.http.ha_agent_token.clone(),
+    ) else {
+        return;
+    };
+    let a = Announcement {
+        supervisor,
+        agent_token,
+        port: addr.port(),
+        hostname_fallback: std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()),
+    };
+    kernel
+        .tasks()
+        .spawn_in(crate::actor::Group::Background, async move {
+            announce(a).await;
+        });
 }
 
 /// Announce until the Supervisor took it; returns the URL announced.

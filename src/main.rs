@@ -260,7 +260,7 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
             anyhow::bail!("cannot start the dashboard: {e}");
         }
     };
-    announce_addon(&kernel, http_addr);
+    homebot::addon::start(&kernel, http_addr);
     // a long-running process: what its threads freed goes back to the system
     let trim = homebot::heap::release_periodically(kernel.tasks(), homebot::heap::PERIOD);
     tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");
@@ -275,30 +275,6 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
     let clean = kernel.shutdown_gracefully(grace).await;
     tracing::info!(clean, "stopped");
     Ok(())
-}
-
-/// As a Home Assistant add-on: tell Home Assistant the URL and agent token through the
-/// Supervisor (in the background, retried until it worked or the gateway stops).
-fn announce_addon(kernel: &Kernel, http_addr: Option<std::net::SocketAddr>) {
-    let cfg = kernel.config();
-    let (Some(supervisor), Some(addr), Some(agent_token)) = (
-        cfg.addon.clone(),
-        http_addr,
-        cfg.http.ha_agent_token.clone(),
-    ) else {
-        return;
-    };
-    let a = homebot::addon::Announcement {
-        supervisor,
-        agent_token,
-        port: addr.port(),
-        hostname_fallback: std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()),
-    };
-    kernel
-        .tasks()
-        .spawn_in(homebot::actor::Group::Background, async move {
-            homebot::addon::announce(a).await;
-        });
 }
 
 /// `homebot status`.

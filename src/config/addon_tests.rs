@@ -2,7 +2,7 @@
 //! and the agent token kept across starts.
 
 use super::*;
-use crate::config::EnvOverrides;
+use crate::config::{EnvOverrides, Language};
 use serde_json::json;
 
 fn parse(v: Value) -> Result<AddonOptions, ConfigError> {
