@@ -40,6 +40,9 @@
 //!   system (the gateway, every 10 s); [`failpoint`] — stop points for crash tests;
 //!   [`netutil`] — connection caps, the descriptor budget, the accept loop (used by
 //!   the channels).
+//! - [`addon`] — as a Home Assistant OS add-on, the gateway announces its URL and agent
+//!   token to Home Assistant through the Supervisor's discovery (`config::addon` reads
+//!   the add-on's options).
 //! - [`channels`] (folder `channels/`) — the channel adapters; [`skills`] (folder
 //!   `skills/`) — skill folders and the table of compiled-in mode plugins; [`dashboard`]
 //!   (folder `dashboard/`) — the household's web page and its JSON API (`[http]`);
@@ -56,6 +59,7 @@
 //! `Kernel`, and it reaches them only through their registered [`outbound`] doors.
 
 pub mod actor;
+pub mod addon;
 pub mod agent;
 pub mod audit;
 pub mod chats;

@@ -231,8 +231,20 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
         ),
         Err(e) => tracing::warn!(error = %e, "cannot raise the descriptor limit"),
     }
-    let kernel = Kernel::start(root, KernelOptions::default())
-        .with_context(|| format!("cannot start homebot in {}", root.display()))?;
+    let env = homebot::config::EnvOverrides::from_env();
+    // as a Home Assistant add-on, a wrong option stops the start before anything is
+    // written (the workspace, the agent token)
+    if let Some(addon) = &env.addon {
+        addon.options()?;
+    }
+    let kernel = Kernel::start(
+        root,
+        KernelOptions {
+            env: Some(env),
+            ..Default::default()
+        },
+    )
+    .with_context(|| format!("cannot start homebot in {}", root.display()))?;
     let running = match homebot::channels::start_enabled(&kernel).await {
         Ok(r) => r,
         Err(e) => {
@@ -241,10 +253,14 @@ async fn gateway(root: &Path) -> anyhow::Result<()> {
         }
     };
     // one HTTP server: the dashboard, and the routes the channels provide
-    if let Err(e) = homebot::dashboard::start(&kernel, running.routes).await {
-        kernel.shutdown_gracefully(Duration::ZERO).await;
-        anyhow::bail!("cannot start the dashboard: {e}");
-    }
+    let http_addr = match homebot::dashboard::start(&kernel, running.routes).await {
+        Ok(a) => a,
+        Err(e) => {
+            kernel.shutdown_gracefully(Duration::ZERO).await;
+            anyhow::bail!("cannot start the dashboard: {e}");
+        }
+    };
+    homebot::addon::start(&kernel, http_addr);
     // a long-running process: what its threads freed goes back to the system
     let trim = homebot::heap::release_periodically(kernel.tasks(), homebot::heap::PERIOD);
     tracing::info!(workspace = %kernel.workspace().root().display(), "gateway running; Ctrl-C or SIGTERM to stop");

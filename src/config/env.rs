@@ -33,6 +33,9 @@ pub struct EnvOverrides {
     /// Home Assistant's access token, given directly (tests); `None`: read from the
     /// variable `[home_assistant] token_env` names when the channel starts.
     pub ha_token: Option<Secret>,
+    /// Set when the Supervisor started homebot as an add-on (`SUPERVISOR_TOKEN`): where
+    /// its options and data are (`addon`).
+    pub addon: Option<super::addon::AddonSource>,
 }
 
 impl EnvOverrides {
@@ -57,6 +60,7 @@ impl EnvOverrides {
             http_token: get("HOMEBOT_HTTP_TOKEN").map(Secret),
             ha_agent_token: None,
             ha_token: None,
+            addon: super::addon::AddonSource::from_vars(get),
         }
     }
 }

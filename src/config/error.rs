@@ -17,4 +17,11 @@ pub enum ConfigError {
         key: String,
         message: String,
     },
+    /// An option of the Home Assistant add-on (`/data/options.json`, see `addon`).
+    #[error("{path}: add-on option `{option}`: {message}")]
+    AddonOption {
+        path: PathBuf,
+        option: String,
+        message: String,
+    },
 }

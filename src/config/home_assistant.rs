@@ -15,6 +15,11 @@ pub struct HomeAssistantConfig {
     /// Base URL, e.g. `http://homeassistant.local:8123` or `https://…` (the WebSocket is
     /// `{url}/api/websocket`, `ws://` or `wss://`).
     pub url: Option<String>,
+    /// The WebSocket URL when it is not `{url}/api/websocket`: the add-on reaches Home
+    /// Assistant through the Supervisor's proxy (`ws://supervisor/core/websocket`, see
+    /// `config::addon`); never from the file.
+    #[serde(skip)]
+    pub websocket: Option<String>,
     /// For an `https://` url: a PEM file of the private CA that signed Home Assistant's
     /// certificate, trusted besides the built-in public roots (relative: to the workspace).
     pub ca_file: Option<std::path::PathBuf>,
@@ -119,6 +124,7 @@ impl Default for HomeAssistantConfig {
     fn default() -> Self {
         Self {
             url: None,
+            websocket: None,
             ca_file: None,
             fingerprint: None,
             token_env: DEFAULT_TOKEN_ENV.into(),
@@ -148,8 +154,11 @@ impl HomeAssistantConfig {
     }
 
     /// The WebSocket URL (`ws://host:8123/api/websocket`) of an `http://` base URL,
-    /// `wss://…` of an `https://` one.
+    /// `wss://…` of an `https://` one; `websocket` when it is set.
     pub fn websocket_url(&self) -> Option<String> {
+        if let Some(ws) = &self.websocket {
+            return Some(ws.clone());
+        }
         let url = self.url.as_deref()?.trim_end_matches('/');
         match url.strip_prefix("https://") {
             Some(rest) => Some(format!("wss://{rest}/api/websocket")),

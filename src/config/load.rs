@@ -37,6 +37,10 @@ pub struct Config {
     pub members: Vec<Member>,
     pub context: ContextConfig,
     pub http: HttpConfig,
+    /// Set when homebot runs as a Home Assistant add-on (`addon`): how to reach the
+    /// Supervisor once the gateway listens. Never from the file.
+    #[serde(skip)]
+    pub addon: Option<super::addon::AddonRuntime>,
 }
 
 fn id_list(s: &str) -> Vec<String> {
@@ -86,6 +90,10 @@ impl Config {
     /// Apply the channel environment overrides (the provider ones are applied by
     /// [`Config::resolve_provider`]), then re-check what they touched.
     pub fn apply_env(&mut self, env: &EnvOverrides) -> Result<(), ConfigError> {
+        // the add-on's options lie over the file; the variables below still win
+        if let Some(source) = &env.addon {
+            super::addon::apply(self, source)?;
+        }
         if let Some(l) = &env.qq_listen {
             self.qq.listen = Some(l.clone());
         }
@@ -118,6 +126,7 @@ impl Config {
         }
         if let Some(u) = &env.ha_url {
             self.home_assistant.url = Some(u.clone());
+            self.home_assistant.websocket = None;
         }
         if let Some(l) = &env.http_listen {
             self.http.listen = Some(l.clone());
@@ -127,6 +136,14 @@ impl Config {
         }
         match &env.ha_agent_token {
             Some(t) => self.http.ha_agent_token = Some(t.clone()),
+            // the add-on's own token, unless the variable names another
+            None if self.addon.is_some() => {
+                let kept = self.http.ha_agent_token.take();
+                self.http.read_ha_agent_token();
+                if self.http.ha_agent_token.is_none() {
+                    self.http.ha_agent_token = kept;
+                }
+            }
             None => self.http.read_ha_agent_token(),
         }
         self.validate(Path::new("environment (HOMEBOT_*)"))

@@ -11,8 +11,13 @@
 //! - `provider` — the `[provider]` section and its endpoints, and which key goes where
 //!   (resolved by `Config::resolve_provider`, in `load`);
 //! - `channels` — the QQ and voice sections; `home_assistant` — `[home_assistant]` (`ha_tls`: its https trust); `context` — the context window (`[context]`);
+//! - `addon` — homebot as a Home Assistant OS add-on: the add-on's options laid over the
+//!   file, Home Assistant through the Supervisor, the agent token kept in `/data`
+//!   (`addon_options`: each option checked);
 //! - `assets/default-config.toml` — the commented file written on first use.
 
+pub mod addon;
+mod addon_options;
 mod channels;
 mod context;
 #[cfg(test)]

@@ -48,6 +48,7 @@ mod doctor;
 mod expiry;
 mod frozen_prompt;
 mod gateway;
+mod ha_addon;
 mod ha_agent;
 mod ha_agent_ask;
 mod ha_agent_wakes;

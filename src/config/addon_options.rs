@@ -1,0 +1,158 @@
+//! The Home Assistant add-on's options (`/data/options.json`, as `config.yaml`'s `schema`
+//! has them), each checked with an error that names it; `addon` lays them over the
+//! configuration.
+
+use super::{ConfigError, Language, Secret};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// Which LLM vendor the add-on talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddonProvider {
+    Deepseek,
+    Openai,
+    Anthropic,
+    /// Any OpenAI-compatible endpoint (`base_url` required): Ollama, llama.cpp, …
+    OpenaiCompatible,
+}
+
+/// The add-on's options, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AddonOptions {
+    pub provider: AddonProvider,
+    pub api_key: Option<Secret>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub household_name: Option<String>,
+    pub language: Option<Language>,
+    pub timezone: Option<String>,
+}
+
+/// The option names, as `config.yaml`'s `schema` has them.
+pub const OPTIONS: [&str; 7] = [
+    "provider",
+    "api_key",
+    "model",
+    "base_url",
+    "household_name",
+    "language",
+    "timezone",
+];
+
+impl AddonOptions {
+    /// Check every option of `value` (the options file's JSON).
+    pub fn parse(value: &Value, path: &Path) -> Result<Self, ConfigError> {
+        let bad = |option: &str, message: String| ConfigError::AddonOption {
+            path: path.to_path_buf(),
+            option: option.to_string(),
+            message,
+        };
+        let Some(map) = value.as_object() else {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: "the add-on's options must be a JSON object".into(),
+            });
+        };
+        if let Some(k) = map.keys().find(|k| !OPTIONS.contains(&k.as_str())) {
+            return Err(bad(
+                k,
+                format!("unknown option; the options are {}", OPTIONS.join(", ")),
+            ));
+        }
+        let provider = match text(map, "provider").map_err(|m| bad("provider", m))? {
+            None => AddonProvider::Deepseek,
+            Some(p) => match p.as_str() {
+                "deepseek" => AddonProvider::Deepseek,
+                "openai" => AddonProvider::Openai,
+                "anthropic" => AddonProvider::Anthropic,
+                "openai_compatible" => AddonProvider::OpenaiCompatible,
+                other => {
+                    return Err(bad(
+                        "provider",
+                        format!(
+                        "{other:?} is not one of deepseek, openai, anthropic, openai_compatible"
+                    ),
+                    ))
+                }
+            },
+        };
+        let api_key = text(map, "api_key")
+            .map_err(|m| bad("api_key", m))?
+            .map(Secret);
+        let model = text(map, "model").map_err(|m| bad("model", m))?;
+        let base_url = text(map, "base_url").map_err(|m| bad("base_url", m))?;
+        if let Some(u) = &base_url {
+            let host = u
+                .strip_prefix("http://")
+                .or_else(|| u.strip_prefix("https://"))
+                .and_then(|r| r.split('/').next())
+                .unwrap_or_default();
+            if host.is_empty() || u.contains(char::is_whitespace) {
+                return Err(bad("base_url", format!("must be an http:// or https:// URL with a host, like http://192.168.1.20:11434/v1, got {u:?}")));
+            }
+        }
+        match provider {
+            AddonProvider::OpenaiCompatible if base_url.is_none() => {
+                return Err(bad("base_url", "openai_compatible needs the endpoint's URL (the part before /chat/completions)".into()));
+            }
+            AddonProvider::Openai if model.is_none() => {
+                return Err(bad(
+                    "model",
+                    "openai needs a model name (for example gpt-4.1-mini)".into(),
+                ));
+            }
+            AddonProvider::OpenaiCompatible => {}
+            _ if api_key.is_none() => {
+                return Err(bad(
+                    "api_key",
+                    "this provider needs an API key: set it in the add-on's Configuration tab"
+                        .into(),
+                ));
+            }
+            _ => {}
+        }
+        let household_name = text(map, "household_name").map_err(|m| bad("household_name", m))?;
+        if household_name
+            .as_ref()
+            .is_some_and(|n| n.chars().count() > 64)
+        {
+            return Err(bad("household_name", "at most 64 characters".into()));
+        }
+        let language = match text(map, "language").map_err(|m| bad("language", m))? {
+            None => None,
+            Some(l) => Some(match l.as_str() {
+                "zh" => Language::Zh,
+                "en" => Language::En,
+                other => return Err(bad("language", format!("{other:?} is not zh or en"))),
+            }),
+        };
+        let timezone = text(map, "timezone").map_err(|m| bad("timezone", m))?;
+        if let Some(tz) = &timezone {
+            if tz.parse::<crate::zone::Zone>().is_err() {
+                return Err(bad(
+                    "timezone",
+                    format!("unknown IANA time zone {tz:?} (like Asia/Shanghai)"),
+                ));
+            }
+        }
+        Ok(Self {
+            provider,
+            api_key,
+            model,
+            base_url,
+            household_name,
+            language,
+            timezone,
+        })
+    }
+}
+
+/// A string option: absent, `null` and blank are unset; any other type is refused.
+fn text(map: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
+        Some(other) => Err(format!("must be a string, got {other}")),
+    }
+}
