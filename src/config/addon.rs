@@ -116,6 +116,9 @@ pub fn apply(cfg: &mut Config, source: &AddonSource) -> Result<(), ConfigError> 
     if let Some(n) = &o.household_name {
         cfg.household.name = n.clone();
     }
+    if !o.members.is_empty() {
+        cfg.members = o.members.clone();
+    }
     if let Some(l) = o.language {
         cfg.household.language = l;
     }

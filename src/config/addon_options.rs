@@ -2,7 +2,7 @@
 //! has them), each checked with an error that names it; `addon` lays them over the
 //! configuration.
 
-use super::{ConfigError, Language, Secret};
+use super::{ConfigError, Language, Member, Secret};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -26,10 +26,17 @@ pub struct AddonOptions {
     pub household_name: Option<String>,
     pub language: Option<Language>,
     pub timezone: Option<String>,
+    /// Who is who: replaces `config.toml`'s `[[members]]` when any are given.
+    pub members: Vec<Member>,
 }
 
+/// Members the option takes, at most.
+pub const MAX_MEMBERS: usize = 50;
+/// Ids in one member's comma-separated list, at most.
+pub const MAX_MEMBER_IDS: usize = 20;
+
 /// The option names, as `config.yaml`'s `schema` has them.
-pub const OPTIONS: [&str; 7] = [
+pub const OPTIONS: [&str; 8] = [
     "provider",
     "api_key",
     "model",
@@ -37,6 +44,7 @@ pub const OPTIONS: [&str; 7] = [
     "household_name",
     "language",
     "timezone",
+    "members",
 ];
 
 impl AddonOptions {
@@ -135,6 +143,7 @@ impl AddonOptions {
                 ));
             }
         }
+        let members = members(map).map_err(|(option, m)| bad(&option, m))?;
         Ok(Self {
             provider,
             api_key,
@@ -143,9 +152,71 @@ impl AddonOptions {
             household_name,
             language,
             timezone,
+            members,
         })
     }
 }
+
+/// `members`: a list of `{id, name?, ha_user_ids?, qq_ids?}`, the id lists comma-separated
+/// (the Supervisor's option schema nests two levels at most). The ids themselves are
+/// checked with the rest of the configuration (`members[i].id` …).
+fn members(map: &Map<String, Value>) -> Result<Vec<Member>, (String, String)> {
+    let list = match map.get("members") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(other) => return Err(("members".into(), format!("must be a list, got {other}"))),
+    };
+    if list.len() > MAX_MEMBERS {
+        return Err(("members".into(), format!("at most {MAX_MEMBERS} members")));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let at = |field: &str| format!("members[{i}].{field}");
+            let Some(m) = v.as_object() else {
+                return Err((
+                    format!("members[{i}]"),
+                    format!("must be an object, got {v}"),
+                ));
+            };
+            if let Some(k) = m.keys().find(|k| !MEMBER_FIELDS.contains(&k.as_str())) {
+                return Err((
+                    at(k),
+                    format!("unknown field; a member has {}", MEMBER_FIELDS.join(", ")),
+                ));
+            }
+            let id = text(m, "id")
+                .map_err(|e| (at("id"), e))?
+                .ok_or_else(|| (at("id"), "a member needs an id (like mom)".to_string()))?;
+            let ids = |field: &str| -> Result<Vec<String>, (String, String)> {
+                let list: Vec<String> = text(m, field)
+                    .map_err(|e| (at(field), e))?
+                    .map(|s| {
+                        s.split([',', '，'])
+                            .map(str::trim)
+                            .filter(|s| !s.is_empty())
+                            .map(String::from)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if list.len() > MAX_MEMBER_IDS {
+                    return Err((at(field), format!("at most {MAX_MEMBER_IDS} ids")));
+                }
+                Ok(list)
+            };
+            Ok(Member {
+                id,
+                name: text(m, "name").map_err(|e| (at("name"), e))?,
+                qq_ids: ids("qq_ids")?,
+                speaker_ids: Vec::new(),
+                ha_user_ids: ids("ha_user_ids")?,
+            })
+        })
+        .collect()
+}
+
+/// A member's fields in the option.
+const MEMBER_FIELDS: [&str; 4] = ["id", "name", "ha_user_ids", "qq_ids"];
 
 /// A string option: absent, `null` and blank are unset; any other type is refused.
 fn text(map: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {

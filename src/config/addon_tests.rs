@@ -159,3 +159,53 @@ fn a_bad_option_writes_no_token() {
     assert!(!src.token_file().exists());
     assert!(!src.data_dir.exists());
 }
+
+#[test]
+fn members_come_from_the_option_with_their_ha_users_and_each_field_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = source(
+        dir.path(),
+        json!({"provider": "deepseek", "api_key": "k", "members": [
+            {"id": "mom", "name": "妈妈", "ha_user_ids": "a1b2, c3d4", "qq_ids": "10001"},
+            {"id": "kid"}
+        ]}),
+    );
+    let mut c = Config::parse("[[members]]\nid = \"old\"\n", Path::new("/ws/config.toml")).unwrap();
+    c.apply_env(&EnvOverrides {
+        addon: Some(src),
+        ..Default::default()
+    })
+    .unwrap();
+    let ids: Vec<&str> = c.members.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["mom", "kid"],
+        "the option replaces the file's members"
+    );
+    assert_eq!(c.members[0].name.as_deref(), Some("妈妈"));
+    assert_eq!(c.members[0].ha_user_ids, ["a1b2", "c3d4"]);
+    assert_eq!(c.members[0].qq_ids, ["10001"]);
+    assert!(c.members[1].ha_user_ids.is_empty());
+
+    let key = json!("k");
+    let e = err(json!({"api_key": key, "members": [{"name": "x"}]}));
+    assert!(
+        e.contains("option `members[0].id`: a member needs an id"),
+        "{e}"
+    );
+    let e = err(json!({"api_key": key, "members": [{"id": "a", "phone": "1"}]}));
+    assert!(
+        e.contains("option `members[0].phone`: unknown field"),
+        "{e}"
+    );
+    let e = err(json!({"api_key": key, "members": "mom"}));
+    assert!(e.contains("option `members`: must be a list"), "{e}");
+    let many: Vec<Value> = (0..51).map(|i| json!({"id": format!("m{i}")})).collect();
+    assert!(err(json!({"api_key": key, "members": many})).contains("at most 50 members"));
+    let ids = (0..21).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let e = err(json!({"api_key": key, "members": [{"id": "a", "qq_ids": ids}]}));
+    assert!(
+        e.contains("option `members[0].qq_ids`: at most 20 ids"),
+        "{e}"
+    );
+}
