@@ -11,7 +11,12 @@
 //!   message, and during a tool loop the newest message (so the next round reads it back)
 //!   — never more than the API's 4 breakpoints ([`breakpoints`]);
 //! - usage: `input_tokens` excludes the cached part, so `prompt_tokens` is input + cache
-//!   read + cache creation, and the read part is `cache_read_tokens`.
+//!   read + cache creation, and the read part is `cache_read_tokens`; thinking is inside
+//!   `output_tokens` (the API reports no separate count);
+//! - reasoning depth: a `careful` call on a model that thinks sends `thinking` (after
+//!   `messages`) with its `max_tokens` raised and no `temperature`
+//!   ([`Anthropic::thinking`]); the thinking blocks of the current tool loop go back
+//!   first in their assistant message, signature and all ([`thinking_replay_from`]).
 //!
 //! Bodies go through the same fragment cache as the OpenAI dialect ([`super::encode`]).
 //! Streaming is in [`super::anthropic_stream`].
@@ -21,8 +26,8 @@ use super::encode::{write_json, FragmentCache, Key, ToolsCache, DEFAULT_CACHE_BY
 use super::error::ProviderError;
 use super::http::{is_event_stream, Endpoint};
 use super::model::{ChatModel, DeltaSink};
-use super::types::{ChatRequest, ChatResponse, Message};
-use crate::config::{ModelChoice, ResolvedProvider, Secret, DEFAULT_MAX_TOKENS};
+use super::types::{ChatRequest, ChatResponse, Depth, Message, ThinkingBlock};
+use crate::config::{ModelChoice, Reasoning, ResolvedProvider, Secret, DEFAULT_MAX_TOKENS};
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
@@ -40,7 +45,24 @@ pub struct Anthropic {
     temperature: Option<f32>,
     max_tokens: u32,
     stream: bool,
+    /// How a preset's depth is sent ([`Anthropic::thinking`]).
+    reasoning: Reasoning,
     cache: Mutex<(FragmentCache, ToolsCache)>,
+}
+
+/// The thinking budget a `careful` call asks for (`budget_tokens`; the API's least is
+/// 1024, and it must stay under the call's `max_tokens`).
+pub const THINKING_BUDGET: u32 = 8192;
+/// The most `max_tokens` a thinking call is raised to: the smallest output limit of the
+/// models that think (Claude Opus 4 and 4.1: 32,000).
+pub const MAX_THINKING_CALL_TOKENS: u32 = 32_000;
+
+/// The `thinking` parameter.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ThinkingParam {
+    Enabled { budget_tokens: u32 },
+    Adaptive,
 }
 
 /// A wire message: neutral messages `[from, to)` under one role.
@@ -90,6 +112,16 @@ pub fn units(messages: &[Message]) -> (usize, Vec<Unit>) {
     (systems, out)
 }
 
+/// Which units carry their thinking blocks back: those from this message index on — the
+/// ones after the last user message, i.e. the current turn's tool loop (the API requires
+/// them there with thinking and tools; earlier turns are replayed as text only).
+pub fn thinking_replay_from(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .rposition(|m| matches!(m, Message::User { .. }))
+        .map_or(0, |i| i + 1)
+}
+
 /// The stable prefix's breakpoints: the last tool, the system, the last history unit
 /// before the current (last) user message, and the newest unit when it comes after that
 /// user message (a tool round). At most [`MAX_BREAKPOINTS`].
@@ -131,6 +163,14 @@ const EPHEMERAL: Ephemeral = Ephemeral { kind: "ephemeral" };
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
+    /// Replayed as received; the API takes no `cache_control` on them.
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
     Text {
         text: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,7 +195,10 @@ impl Block<'_> {
     fn mark(&mut self) {
         let (Block::Text { cache_control, .. }
         | Block::ToolUse { cache_control, .. }
-        | Block::ToolResult { cache_control, .. }) = self;
+        | Block::ToolResult { cache_control, .. }) = self
+        else {
+            return; // never the last block of a unit (see `unit_blocks`)
+        };
         *cache_control = Some(EPHEMERAL);
     }
 }
@@ -175,7 +218,9 @@ struct ToolOut<'a> {
     cache_control: Option<Ephemeral>,
 }
 
-fn unit_blocks(msgs: &[Message]) -> Vec<Block<'_>> {
+/// The wire blocks of a unit; an assistant's thinking blocks come first, and only when
+/// `replay` says they go back (the current tool loop's).
+fn unit_blocks(msgs: &[Message], replay: bool) -> Vec<Block<'_>> {
     let mut blocks = Vec::new();
     for m in msgs {
         match m {
@@ -186,8 +231,21 @@ fn unit_blocks(msgs: &[Message]) -> Vec<Block<'_>> {
             Message::Assistant {
                 content,
                 tool_calls,
+                thinking,
                 ..
             } => {
+                let thought = if replay { thinking.as_slice() } else { &[] };
+                blocks.extend(thought.iter().map(|b| match b {
+                    ThinkingBlock::Thinking {
+                        thinking,
+                        signature,
+                    } => Block::Thinking {
+                        thinking,
+                        signature,
+                    },
+                    ThinkingBlock::RedactedThinking { data } => Block::RedactedThinking { data },
+                }));
+                let before = blocks.len();
                 if let Some(t) = content.as_deref().filter(|t| !t.trim().is_empty()) {
                     blocks.push(Block::Text {
                         text: t,
@@ -208,7 +266,7 @@ fn unit_blocks(msgs: &[Message]) -> Vec<Block<'_>> {
                         cache_control: None,
                     });
                 }
-                if blocks.is_empty() {
+                if blocks.len() == before {
                     blocks.push(Block::Text {
                         text: "…",
                         cache_control: None,
@@ -239,11 +297,47 @@ impl Anthropic {
             temperature: cfg.temperature,
             max_tokens: cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             stream: cfg.stream,
+            reasoning: cfg.reasoning,
             cache: Mutex::new((
                 FragmentCache::new(DEFAULT_CACHE_BYTES),
                 ToolsCache::default(),
             )),
         })
+    }
+
+    /// The `thinking` a call with `depth` sends: only `careful` ([`Depth::High`]) on a
+    /// model that thinks — `adaptive` where the model prefers it (Claude 4.6 and later;
+    /// a budget is refused from 4.7), else `enabled` with [`THINKING_BUDGET`] (kept under
+    /// the call's `max_tokens`). `quick` sends nothing: thinking is off unless asked for.
+    pub fn thinking(&self, depth: Option<Depth>) -> Option<ThinkingParam> {
+        match (self.reasoning, depth) {
+            (Reasoning::Anthropic { adaptive: true }, Some(Depth::High)) => {
+                Some(ThinkingParam::Adaptive)
+            }
+            (Reasoning::Anthropic { adaptive: false }, Some(Depth::High)) => {
+                Some(ThinkingParam::Enabled {
+                    budget_tokens: THINKING_BUDGET.min(self.max_tokens_for(depth) - 1),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// A call's `max_tokens`: the configured cap, raised by the thinking budget when the
+    /// call thinks (thinking counts against it), up to [`MAX_THINKING_CALL_TOKENS`] —
+    /// never below the configured cap.
+    pub fn max_tokens_for(&self, depth: Option<Depth>) -> u32 {
+        let thinks = matches!(
+            (self.reasoning, depth),
+            (Reasoning::Anthropic { .. }, Some(Depth::High))
+        );
+        if !thinks {
+            return self.max_tokens;
+        }
+        self.max_tokens
+            .saturating_add(THINKING_BUDGET)
+            .min(MAX_THINKING_CALL_TOKENS)
+            .max(self.max_tokens)
     }
 
     /// The body as a tree, for tests.
@@ -274,7 +368,7 @@ impl Anthropic {
             out.push(b',');
         }
         out.extend_from_slice(b"\"max_tokens\":");
-        write_json(&mut out, &self.max_tokens);
+        write_json(&mut out, &self.max_tokens_for(req.depth));
         if !req.tools.is_empty() {
             out.extend_from_slice(b",\"tools\":");
             tools.emit(req.tools, &mut out, |o| {
@@ -301,7 +395,7 @@ impl Anthropic {
                 key.message(m);
             }
             frags.emit(key.finish(), &mut out, |o| {
-                let mut blocks = unit_blocks(sys);
+                let mut blocks = unit_blocks(sys, false);
                 if let Some(b) = blocks.last_mut() {
                     b.mark();
                 }
@@ -309,19 +403,21 @@ impl Anthropic {
             });
         }
         out.extend_from_slice(b",\"messages\":[");
+        let replay_from = thinking_replay_from(req.messages);
         for (i, u) in units.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             let marked = bp.units.contains(&i);
+            let replay = u.from >= replay_from;
             let msgs = &req.messages[u.from..u.to];
             let mut key = Key::new("anthropic");
-            key.flag(marked);
+            key.flag(marked).flag(replay);
             for m in msgs {
                 key.message(m);
             }
             frags.emit(key.finish(), &mut out, |o| {
-                let mut content = unit_blocks(msgs);
+                let mut content = unit_blocks(msgs, replay);
                 if marked {
                     if let Some(b) = content.last_mut() {
                         b.mark();
@@ -335,7 +431,14 @@ impl Anthropic {
         if stream {
             out.extend_from_slice(b",\"stream\":true");
         }
-        if let Some(t) = self.temperature {
+        // the depth after `messages`, like the other options
+        let thinking = self.thinking(req.depth);
+        if let Some(t) = &thinking {
+            out.extend_from_slice(b",\"thinking\":");
+            write_json(&mut out, t);
+        }
+        // thinking takes no temperature
+        if let Some(t) = self.temperature.filter(|_| thinking.is_none()) {
             out.extend_from_slice(b",\"temperature\":");
             write_json(&mut out, &t);
         }
