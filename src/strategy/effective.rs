@@ -138,6 +138,15 @@ mod tests {
     }
 
     #[test]
+    fn only_a_quick_or_careful_preset_asks_the_provider_for_a_depth() {
+        let depth = |p| eff(StrategyKind::Build, p).depth();
+        assert_eq!(depth(None), None);
+        assert_eq!(depth(Some(Preset::Standard)), None);
+        assert_eq!(depth(Some(Preset::Quick)), Some(Depth::Low));
+        assert_eq!(depth(Some(Preset::Careful)), Some(Depth::High));
+    }
+
+    #[test]
     fn the_standing_block_is_the_system_messages_and_a_switch_adds_one_to_the_tail() {
         let build = eff(StrategyKind::Build, None);
         let (system, tail) = build.blocks(&build);
