@@ -28,6 +28,7 @@ fn cfg() -> ResolvedProvider {
         max_response_bytes: 1 << 20,
         kind: ProviderKind::Openai,
         stream: false,
+        reasoning: Default::default(),
     }
 }
 
@@ -43,6 +44,7 @@ fn session(turns: usize) -> Vec<Message> {
             content: Some("切成一厘米见方的小块，下锅前先把蛋液炒到七分熟盛出备用。".into()),
             tool_calls: vec![],
             reasoning_content: None,
+            thinking: vec![],
         });
     }
     m
@@ -114,6 +116,7 @@ fn main() {
             let r = ChatRequest {
                 messages: &msgs,
                 tools: &tools,
+                depth: None,
             };
             let t = Instant::now();
             let b2 = fresh.encode(&r);
@@ -127,10 +130,12 @@ fn main() {
                 content: Some("新回答".into()),
                 tool_calls: vec![],
                 reasoning_content: None,
+                thinking: vec![],
             });
             let r = ChatRequest {
                 messages: &msgs,
                 tools: &tools,
+                depth: None,
             };
             let t = Instant::now();
             let _ = fresh.encode(&r);

@@ -3,7 +3,8 @@
 //! models it lists (`GET {base}/models`), the context size where the server reports it
 //! (llama.cpp's `/props`), and a hint when the configured model is not among them. Then
 //! each `[[provider.fallback]]` endpoint, one line each: its model and address, and
-//! whether it answers and lists that model.
+//! whether it answers and lists that model. For the primary and each fallback, one line
+//! says how a preset's reasoning depth reaches the model ([`depth_line`]).
 //!
 //! Everything here talks to a peer we do not control: every probe has a 5 s timeout and
 //! reads at most 1 MiB. The key is sent only to the configured endpoint (the same origin)
@@ -55,6 +56,11 @@ pub async fn run(root: &Path) -> Result<Report, DoctorError> {
         let name = crate::provider::backend::Backend::fallback_name(i + 1);
         let (line, reachable) = fallback_line(&name, f).await;
         report.lines.push(line);
+        // under its fallback's line, indented: the line per fallback stays one
+        report.lines.push(format!(
+            "  {}",
+            depth_line(f, "reasoning in its [[provider.fallback]] table")
+        ));
         report.reachable &= reachable;
     }
     Ok(report)
@@ -103,6 +109,18 @@ pub async fn fallback_line(name: &str, p: &ResolvedProvider) -> (String, bool) {
         ),
         true,
     )
+}
+
+/// How a preset's reasoning depth reaches the endpoint's model (`provider.reasoning`,
+/// or what `auto` found): `reasoning depth: …`; `key` is where to override it.
+pub fn depth_line(p: &ResolvedProvider, key: &str) -> String {
+    match p.reasoning {
+        crate::config::Reasoning::None => format!(
+            "reasoning depth: not sent: model {} takes none known (set {key} to override)",
+            p.model
+        ),
+        way => format!("reasoning depth: {}", way.describe()),
+    }
 }
 
 /// The client every probe uses: short timeouts, no redirects (a key never follows one).
@@ -157,6 +175,7 @@ pub async fn diagnose(provider: Option<&ResolvedProvider>, env: &EnvOverrides) -
         p.max_retries,
         p.max_concurrent
     ));
+    lines.push(depth_line(p, "[provider] reasoning"));
 
     let client = match probe_client() {
         Ok(c) => c,

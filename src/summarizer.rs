@@ -128,6 +128,7 @@ impl Summarizer {
         let req = ChatRequest {
             messages: &messages,
             tools: &[],
+            depth: None,
         };
         let answer = self
             .provider

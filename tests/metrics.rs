@@ -260,6 +260,7 @@ async fn a_fallback_is_priced_by_its_own_model_and_refusals_are_counted() {
     let req = ChatRequest {
         messages: &msgs,
         tools: &[],
+        depth: None,
     };
     let p0 = page();
     // the primary fails and its circuit opens; the fallback answers; then it fails too;

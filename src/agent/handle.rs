@@ -187,6 +187,7 @@ impl Agent {
             tokens: built.tokens,
             partials: t.turn.partials.clone(),
             sent,
+            depth: None,
         }
     }
 

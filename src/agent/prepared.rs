@@ -2,7 +2,7 @@
 //! the call's metadata, and the budget the tool loop keeps to.
 
 use super::AgentOutcome;
-use crate::provider::{CallMeta, Message};
+use crate::provider::{CallMeta, Depth, Message};
 use crate::tools::ToolEnv;
 
 /// A turn made ready for the provider by [`super::Agent::prepare`].
@@ -27,4 +27,7 @@ pub struct Prepared {
     /// Where the turn's own messages start in `messages` (after the first request's):
     /// the tools called are counted from here.
     pub turn_from: usize,
+    /// The reasoning depth every call of this turn asks for (the strategy's preset sets
+    /// it; `None`: the model as configured).
+    pub depth: Option<Depth>,
 }

@@ -35,6 +35,7 @@ impl Agent {
             counted,
             tokens,
             partials,
+            depth,
             ..
         } = prepared;
         let partials = partials.as_ref().filter(|_| meta.purpose == ANSWER);
@@ -51,6 +52,7 @@ impl Agent {
             let req = ChatRequest {
                 messages,
                 tools: self.tools.definitions(),
+                depth: *depth,
             };
             let answer = partials.map(speech::Answer::new);
             let deltas = answer.as_ref().map(|a| a as &dyn DeltaSink);
@@ -149,6 +151,7 @@ impl Agent {
             content: resp.content.clone(),
             tool_calls: resp.tool_calls.clone(),
             reasoning_content: resp.reasoning_content.clone(),
+            thinking: resp.thinking.clone(),
         });
         let cut_off = resp.finish_reason.as_deref() == Some("length");
         let asked = resp.tool_calls.len();

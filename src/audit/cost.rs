@@ -205,6 +205,7 @@ mod tests {
                 prompt,
                 cached,
                 completion,
+                reasoning: 0,
             }),
             latency_ms: 10,
             retries: 0,

@@ -2,7 +2,8 @@
 //!
 //! A readable line is `key=value` fields separated by two spaces, in this order (absent
 //! ones left out): the timestamp, `purpose`, `model`, `chat` (channel/chat id),
-//! `session`, `prompt`, `cached`, `completion`, `hit` (cached ÷ prompt), `latency`,
+//! `session`, `prompt`, `cached`, `completion`, `reasoning` (the part of `completion`
+//! spent reasoning, when reported), `hit` (cached ÷ prompt), `latency`,
 //! `retries`, `blocks` (name:tokens,…), `history` (from..to), `compacted` (turns before
 //! it are in the checkpoint), `prefix` (the prefix hash, 12 hex digits), then `ok`, `error: <text>` or
 //! `cancelled: <text>` last.
@@ -35,6 +36,9 @@ pub fn readable_line(r: &AuditRecord) -> String {
         f.push(format!("prompt={}", u.prompt));
         f.push(format!("cached={}", u.cached));
         f.push(format!("completion={}", u.completion));
+        if u.reasoning > 0 {
+            f.push(format!("reasoning={}", u.reasoning));
+        }
         f.push(format!("hit={}", percent(u.cached, u.prompt)));
     }
     f.push(format!("latency={}ms", r.latency_ms));

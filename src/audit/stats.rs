@@ -15,6 +15,8 @@ pub struct Totals {
     pub prompt: u64,
     pub cached: u64,
     pub completion: u64,
+    /// Of `completion`, what the model spent reasoning (where the server says).
+    pub reasoning: u64,
 }
 
 impl Totals {
@@ -26,6 +28,7 @@ impl Totals {
                 self.prompt = self.prompt.saturating_add(u.prompt);
                 self.cached = self.cached.saturating_add(u.cached);
                 self.completion = self.completion.saturating_add(u.completion);
+                self.reasoning = self.reasoning.saturating_add(u.reasoning);
             }
             None => self.errors += 1,
         }
@@ -59,28 +62,46 @@ pub fn compute(records: &[AuditRecord]) -> Stats {
     s
 }
 
-fn row(out: &mut String, name: &str, t: &Totals) {
+/// The `reasoning` cell: a column only when some call reported reasoning tokens.
+fn reasoning_cell(shown: bool, v: impl std::fmt::Display) -> String {
+    if shown {
+        format!(" {v:>10}")
+    } else {
+        String::new()
+    }
+}
+
+fn row(out: &mut String, name: &str, t: &Totals, reasoning: bool) {
     let _ = writeln!(
         out,
-        "{name:<30} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7}",
+        "{name:<30} {:>6} {:>6} {:>10} {:>10} {:>10}{} {:>7}",
         t.calls,
         t.errors,
         t.prompt,
         t.cached,
         t.completion,
+        reasoning_cell(reasoning, t.reasoning),
         percent(t.cached, t.prompt)
     );
 }
 
-fn header(out: &mut String, first: &str) {
+fn header(out: &mut String, first: &str, reasoning: bool) {
     let _ = writeln!(
         out,
-        "{first:<30} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7}",
-        "calls", "errors", "prompt", "cached", "completion", "hit"
+        "{first:<30} {:>6} {:>6} {:>10} {:>10} {:>10}{} {:>7}",
+        "calls",
+        "errors",
+        "prompt",
+        "cached",
+        "completion",
+        reasoning_cell(reasoning, "reasoning"),
+        "hit"
     );
 }
 
-/// The tables: per day, per mode session, and the total. `hit` is cached ÷ prompt.
+/// The tables: per day, per mode session, and the total. `hit` is cached ÷ prompt;
+/// `reasoning`, shown once any call reported it, is the part of `completion` the model
+/// spent reasoning (OpenAI, DeepSeek; Anthropic counts thinking in `completion` only).
 pub fn render(s: &Stats) -> String {
     let mut out = String::new();
     if s.total.calls == 0 {
@@ -88,20 +109,21 @@ pub fn render(s: &Stats) -> String {
         fast_path(&mut out, s);
         return out;
     }
-    header(&mut out, "day");
+    let r = s.total.reasoning > 0;
+    header(&mut out, "day", r);
     for (d, t) in &s.days {
-        row(&mut out, d, t);
+        row(&mut out, d, t, r);
     }
     out.push('\n');
-    header(&mut out, "mode session");
+    header(&mut out, "mode session", r);
     for (id, t) in &s.sessions {
-        row(&mut out, id, t);
+        row(&mut out, id, t, r);
     }
     if s.sessions.is_empty() {
         out.push_str("(none)\n");
     }
     out.push('\n');
-    row(&mut out, "total", &s.total);
+    row(&mut out, "total", &s.total, r);
     fast_path(&mut out, s);
     out
 }

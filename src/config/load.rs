@@ -254,8 +254,11 @@ impl Config {
         // the same output cap everywhere: a slow local model is given time instead
         // (`timeout_secs`), and its owner may lower `max_tokens` (docs/providers.md)
         let max_tokens = file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        let kind = file.kind.unwrap_or_else(|| ProviderKind::infer(&base_url));
+        let model = ModelChoice(model);
         Some(ResolvedProvider {
-            model: ModelChoice(model),
+            reasoning: Reasoning::resolve(file.reasoning, &base_url, kind, &model),
+            model,
             api_key_source: key.as_ref().map(|(_, src)| *src),
             api_key: key.map(|(k, _)| k),
             timeout_secs: file.timeout_secs.unwrap_or(if local {
@@ -270,7 +273,7 @@ impl Config {
             max_response_bytes: file
                 .max_response_bytes
                 .unwrap_or_else(|| default_max_response_bytes(max_tokens)),
-            kind: file.kind.unwrap_or_else(|| ProviderKind::infer(&base_url)),
+            kind,
             stream: file.stream.unwrap_or(false),
             base_url,
         })

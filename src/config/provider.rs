@@ -57,6 +57,8 @@ pub struct ProviderConfig {
     pub kind: Option<ProviderKind>,
     /// Ask for the answer as server-sent events (default off).
     pub stream: Option<bool>,
+    /// How a preset's reasoning depth is sent (default `auto`; see [`reasoning`]).
+    pub reasoning: Option<ReasoningSetting>,
     /// Failed calls in a row that open the circuit (default [`DEFAULT_BREAKER_FAILURES`]).
     pub breaker_failures: Option<u32>,
     /// How long an open circuit fails fast before one trial call (default
@@ -128,6 +130,9 @@ pub struct ResolvedProvider {
     pub kind: ProviderKind,
     /// Answers as server-sent events (`provider.stream`).
     pub stream: bool,
+    /// How a preset's reasoning depth is sent to this endpoint (`provider.reasoning`,
+    /// `auto` decided).
+    pub reasoning: Reasoning,
 }
 
 /// A base URL parsed, without credentials, query or fragment; `None` unless it is http(s)
@@ -216,6 +221,10 @@ pub fn is_loopback(url: &str) -> bool {
 #[path = "provider_fallback.rs"]
 pub(super) mod fallback;
 pub use fallback::*;
+
+#[path = "reasoning.rs"]
+pub mod reasoning;
+pub use reasoning::{Reasoning, ReasoningSetting};
 
 #[path = "price.rs"]
 pub mod price;

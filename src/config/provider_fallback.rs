@@ -20,6 +20,7 @@ pub struct FallbackConfig {
     pub max_response_bytes: Option<usize>,
     pub kind: Option<ProviderKind>,
     pub stream: Option<bool>,
+    pub reasoning: Option<ReasoningSetting>,
 }
 
 pub const DEFAULT_BREAKER_FAILURES: u32 = 5;
@@ -77,8 +78,11 @@ pub(in crate::config) fn resolve_fallback(
         .or_else(|| is_deepseek(&base_url).then(|| DEEPSEEK_MODEL.to_string()))
         .or_else(|| is_anthropic(&base_url).then(|| ANTHROPIC_MODEL.to_string()));
     let max_tokens = f.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let kind = f.kind.unwrap_or_else(|| ProviderKind::infer(&base_url));
+    let model = ModelChoice(model);
     Some(ResolvedProvider {
-        model: ModelChoice(model),
+        reasoning: Reasoning::resolve(f.reasoning, &base_url, kind, &model),
+        model,
         api_key_source: key.as_ref().map(|(_, src)| *src),
         api_key: key.map(|(k, _)| k),
         timeout_secs: f.timeout_secs.unwrap_or(if is_loopback(&base_url) {
@@ -93,7 +97,7 @@ pub(in crate::config) fn resolve_fallback(
         max_response_bytes: f
             .max_response_bytes
             .unwrap_or_else(|| default_max_response_bytes(max_tokens)),
-        kind: f.kind.unwrap_or_else(|| ProviderKind::infer(&base_url)),
+        kind,
         stream: f.stream.unwrap_or(false),
         base_url,
     })

@@ -404,3 +404,49 @@ fn fallback_tables_are_checked_like_the_provider() {
     .to_string();
     assert!(e.contains("max_retries"), "{e}");
 }
+
+#[test]
+fn the_reasoning_way_is_configured_per_endpoint_or_found_by_auto() {
+    let env = EnvOverrides {
+        base_url: Some("http://127.0.0.1:8080/v1".into()),
+        model: Some("qwen2.5-7b-instruct".into()),
+        ..Default::default()
+    };
+    let r = Config::default().resolve_provider(&env).unwrap();
+    assert_eq!(
+        r.reasoning,
+        Reasoning::None,
+        "auto: a local qwen takes none"
+    );
+    let cfg = Config::parse(
+        "[provider]\nreasoning = \"deepseek\"\n\n\
+         [[provider.fallback]]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"o3-mini\"\n\n\
+         [[provider.fallback]]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"deepseek-chat\"\nreasoning = \"none\"\n",
+        &p(),
+    )
+    .unwrap();
+    assert_eq!(
+        cfg.resolve_provider(&env).unwrap().reasoning,
+        Reasoning::Deepseek
+    );
+    let f = cfg.resolve_fallbacks(&env);
+    assert_eq!(
+        (f[0].reasoning, f[1].reasoning),
+        (Reasoning::Openai, Reasoning::None),
+        "each endpoint its own"
+    );
+    for text in [
+        "[provider]\nreasoning = \"max\"\n",
+        "[[provider.fallback]]\nbase_url = \"http://a/v1\"\nreasoning = \"max\"\n",
+    ] {
+        let msg = Config::parse(text, &p()).unwrap_err().to_string();
+        assert!(
+            msg.contains("/ws/config.toml") && msg.contains("reasoning") && msg.contains("max"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("deepseek") && msg.contains("anthropic"),
+            "says what is allowed: {msg}"
+        );
+    }
+}

@@ -317,6 +317,7 @@ impl Context {
         let req = ChatRequest {
             messages,
             tools: &[],
+            depth: None,
         };
         let summary = match provider.complete(&req, meta).await {
             Ok(r) => r.content.unwrap_or_default().trim().to_string(),

@@ -30,6 +30,7 @@ pub fn build_messages(
             content: Some(assistant),
             tool_calls: vec![],
             reasoning_content: None,
+            thinking: vec![],
         });
     }
     if let Some(c) = &plan.checkpoint {
@@ -39,6 +40,7 @@ pub fn build_messages(
             content: Some(assistant),
             tool_calls: vec![],
             reasoning_content: None,
+            thinking: vec![],
         });
     }
     ticket.history.with_range(plan.from, |records, _| {
@@ -55,6 +57,7 @@ pub fn build_messages(
                 content: Some(r.assistant.clone()),
                 tool_calls: vec![],
                 reasoning_content: None,
+                thinking: vec![],
             });
         }
     });

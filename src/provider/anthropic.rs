@@ -11,7 +11,12 @@
 //!   message, and during a tool loop the newest message (so the next round reads it back)
 //!   — never more than the API's 4 breakpoints ([`breakpoints`]);
 //! - usage: `input_tokens` excludes the cached part, so `prompt_tokens` is input + cache
-//!   read + cache creation, and the read part is `cache_read_tokens`.
+//!   read + cache creation, and the read part is `cache_read_tokens`; thinking is inside
+//!   `output_tokens` (the API reports no separate count);
+//! - reasoning depth: a `careful` call on a model that thinks sends `thinking` (after
+//!   `messages`) with its `max_tokens` raised and no `temperature`
+//!   ([`Anthropic::thinking`]); the thinking blocks of the current tool loop go back
+//!   first in their assistant message, signature and all ([`thinking_replay_from`]).
 //!
 //! Bodies go through the same fragment cache as the OpenAI dialect ([`super::encode`]).
 //! Streaming is in [`super::anthropic_stream`].
@@ -21,8 +26,8 @@ use super::encode::{write_json, FragmentCache, Key, ToolsCache, DEFAULT_CACHE_BY
 use super::error::ProviderError;
 use super::http::{is_event_stream, Endpoint};
 use super::model::{ChatModel, DeltaSink};
-use super::types::{ChatRequest, ChatResponse, Message};
-use crate::config::{ModelChoice, ResolvedProvider, Secret, DEFAULT_MAX_TOKENS};
+use super::types::{ChatRequest, ChatResponse, Message, ThinkingBlock};
+use crate::config::{ModelChoice, Reasoning, ResolvedProvider, Secret, DEFAULT_MAX_TOKENS};
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
@@ -40,6 +45,8 @@ pub struct Anthropic {
     temperature: Option<f32>,
     max_tokens: u32,
     stream: bool,
+    /// How a preset's depth is sent ([`Anthropic::thinking`]).
+    reasoning: Reasoning,
     cache: Mutex<(FragmentCache, ToolsCache)>,
 }
 
@@ -131,6 +138,14 @@ const EPHEMERAL: Ephemeral = Ephemeral { kind: "ephemeral" };
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
+    /// Replayed as received; the API takes no `cache_control` on them.
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
     Text {
         text: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,7 +170,10 @@ impl Block<'_> {
     fn mark(&mut self) {
         let (Block::Text { cache_control, .. }
         | Block::ToolUse { cache_control, .. }
-        | Block::ToolResult { cache_control, .. }) = self;
+        | Block::ToolResult { cache_control, .. }) = self
+        else {
+            return; // never the last block of a unit (see `unit_blocks`)
+        };
         *cache_control = Some(EPHEMERAL);
     }
 }
@@ -175,7 +193,9 @@ struct ToolOut<'a> {
     cache_control: Option<Ephemeral>,
 }
 
-fn unit_blocks(msgs: &[Message]) -> Vec<Block<'_>> {
+/// The wire blocks of a unit; an assistant's thinking blocks come first, and only when
+/// `replay` says they go back (the current tool loop's).
+fn unit_blocks(msgs: &[Message], replay: bool) -> Vec<Block<'_>> {
     let mut blocks = Vec::new();
     for m in msgs {
         match m {
@@ -186,8 +206,21 @@ fn unit_blocks(msgs: &[Message]) -> Vec<Block<'_>> {
             Message::Assistant {
                 content,
                 tool_calls,
+                thinking,
                 ..
             } => {
+                let thought = if replay { thinking.as_slice() } else { &[] };
+                blocks.extend(thought.iter().map(|b| match b {
+                    ThinkingBlock::Thinking {
+                        thinking,
+                        signature,
+                    } => Block::Thinking {
+                        thinking,
+                        signature,
+                    },
+                    ThinkingBlock::RedactedThinking { data } => Block::RedactedThinking { data },
+                }));
+                let before = blocks.len();
                 if let Some(t) = content.as_deref().filter(|t| !t.trim().is_empty()) {
                     blocks.push(Block::Text {
                         text: t,
@@ -208,7 +241,7 @@ fn unit_blocks(msgs: &[Message]) -> Vec<Block<'_>> {
                         cache_control: None,
                     });
                 }
-                if blocks.is_empty() {
+                if blocks.len() == before {
                     blocks.push(Block::Text {
                         text: "…",
                         cache_control: None,
@@ -239,6 +272,7 @@ impl Anthropic {
             temperature: cfg.temperature,
             max_tokens: cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             stream: cfg.stream,
+            reasoning: cfg.reasoning,
             cache: Mutex::new((
                 FragmentCache::new(DEFAULT_CACHE_BYTES),
                 ToolsCache::default(),
@@ -274,7 +308,7 @@ impl Anthropic {
             out.push(b',');
         }
         out.extend_from_slice(b"\"max_tokens\":");
-        write_json(&mut out, &self.max_tokens);
+        write_json(&mut out, &self.max_tokens_for(req.depth));
         if !req.tools.is_empty() {
             out.extend_from_slice(b",\"tools\":");
             tools.emit(req.tools, &mut out, |o| {
@@ -301,7 +335,7 @@ impl Anthropic {
                 key.message(m);
             }
             frags.emit(key.finish(), &mut out, |o| {
-                let mut blocks = unit_blocks(sys);
+                let mut blocks = unit_blocks(sys, false);
                 if let Some(b) = blocks.last_mut() {
                     b.mark();
                 }
@@ -309,19 +343,21 @@ impl Anthropic {
             });
         }
         out.extend_from_slice(b",\"messages\":[");
+        let replay_from = thinking_replay_from(req.messages);
         for (i, u) in units.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             let marked = bp.units.contains(&i);
+            let replay = u.from >= replay_from;
             let msgs = &req.messages[u.from..u.to];
             let mut key = Key::new("anthropic");
-            key.flag(marked);
+            key.flag(marked).flag(replay);
             for m in msgs {
                 key.message(m);
             }
             frags.emit(key.finish(), &mut out, |o| {
-                let mut content = unit_blocks(msgs);
+                let mut content = unit_blocks(msgs, replay);
                 if marked {
                     if let Some(b) = content.last_mut() {
                         b.mark();
@@ -335,7 +371,14 @@ impl Anthropic {
         if stream {
             out.extend_from_slice(b",\"stream\":true");
         }
-        if let Some(t) = self.temperature {
+        // the depth after `messages`, like the other options
+        let thinking = self.thinking(req.depth);
+        if let Some(t) = &thinking {
+            out.extend_from_slice(b",\"thinking\":");
+            write_json(&mut out, t);
+        }
+        // thinking takes no temperature
+        if let Some(t) = self.temperature.filter(|_| thinking.is_none()) {
             out.extend_from_slice(b",\"temperature\":");
             write_json(&mut out, &t);
         }
@@ -385,6 +428,11 @@ impl ChatModel for Anthropic {
         &self.model_label
     }
 }
+
+mod thinking;
+pub use thinking::{
+    thinking_replay_from, ThinkingParam, MAX_THINKING_CALL_TOKENS, THINKING_BUDGET,
+};
 
 #[cfg(test)]
 mod tests;

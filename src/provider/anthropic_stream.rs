@@ -1,13 +1,14 @@
 //! Anthropic answers read back: a whole `message`, or its server-sent events
 //! (`message_start` with the input usage, `content_block_start` / `_delta` by block index
-//! — text, `tool_use` with its `input_json_delta` pieces, thinking — `message_delta` with
+//! — text, `tool_use` with its `input_json_delta` pieces, thinking with its
+//! `signature_delta`, redacted thinking — `message_delta` with
 //! the stop reason and output usage, `message_stop`; `ping` ignored; an `error` event
 //! becomes the HTTP error it stands for, so an overloaded stream is retried).
 
 use super::error::ProviderError;
 use super::http::{call_id, malformed, short};
 use super::model::DeltaSink;
-use super::types::{ChatResponse, ToolCall, Usage};
+use super::types::{ChatResponse, ThinkingBlock, ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -42,6 +43,13 @@ enum BlockIn {
     Thinking {
         #[serde(default)]
         thinking: String,
+        /// Whole in an answer; empty at a stream's block start, then a `signature_delta`.
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
     },
     #[serde(other)]
     Other,
@@ -156,12 +164,25 @@ pub fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ProviderError> {
         .content
         .ok_or_else(|| ProviderError::Malformed("no content in the response".into()))?;
     let (mut text, mut reasoning, mut calls) = (None::<String>, None::<String>, Vec::new());
+    let mut kept = Vec::new();
     for b in blocks {
         match b {
             BlockIn::Text { text: t } => text.get_or_insert_with(String::new).push_str(&t),
-            BlockIn::Thinking { thinking } => reasoning
-                .get_or_insert_with(String::new)
-                .push_str(&thinking),
+            BlockIn::Thinking {
+                thinking,
+                signature,
+            } => {
+                reasoning
+                    .get_or_insert_with(String::new)
+                    .push_str(&thinking);
+                kept.push(ThinkingBlock::Thinking {
+                    thinking,
+                    signature,
+                });
+            }
+            BlockIn::RedactedThinking { data } => {
+                kept.push(ThinkingBlock::RedactedThinking { data })
+            }
             BlockIn::ToolUse { id, name, input } => {
                 calls.push(tool_call(calls.len(), id, name, &input)?)
             }
@@ -172,6 +193,7 @@ pub fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ProviderError> {
         content: text,
         tool_calls: calls,
         reasoning_content: reasoning,
+        thinking: kept,
         usage: a.usage.map(Usage::from).unwrap_or_default(),
         finish_reason: finish_reason(a.stop_reason),
         model: a.model,
@@ -221,6 +243,10 @@ enum DeltaIn {
         #[serde(default)]
         thinking: String,
     },
+    SignatureDelta {
+        #[serde(default)]
+        signature: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -238,7 +264,11 @@ enum Acc {
         name: String,
         json: String,
     },
-    Thinking(String),
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    Redacted(String),
 }
 
 #[derive(Default)]
@@ -271,7 +301,14 @@ impl StreamAssembler {
             } => {
                 let acc = match content_block {
                     BlockIn::Text { text } => Acc::Text(text),
-                    BlockIn::Thinking { thinking } => Acc::Thinking(thinking),
+                    BlockIn::Thinking {
+                        thinking,
+                        signature,
+                    } => Acc::Thinking {
+                        text: thinking,
+                        signature,
+                    },
+                    BlockIn::RedactedThinking { data } => Acc::Redacted(data),
                     BlockIn::ToolUse { id, name, .. } => {
                         if let Some(s) = sink {
                             s.tool_call();
@@ -297,9 +334,13 @@ impl StreamAssembler {
                     (Some(Acc::Tool { json, .. }), DeltaIn::InputJsonDelta { partial_json }) => {
                         json.push_str(&partial_json)
                     }
-                    (Some(Acc::Thinking(t)), DeltaIn::ThinkingDelta { thinking }) => {
-                        t.push_str(&thinking)
+                    (Some(Acc::Thinking { text, .. }), DeltaIn::ThinkingDelta { thinking }) => {
+                        text.push_str(&thinking)
                     }
+                    (
+                        Some(Acc::Thinking { signature, .. }),
+                        DeltaIn::SignatureDelta { signature: s },
+                    ) => signature.push_str(&s),
                     _ => {} // a delta for no block, or of another kind: nothing to add it to
                 }
             }
@@ -339,10 +380,18 @@ impl StreamAssembler {
             return Err(ProviderError::Truncated);
         }
         let (mut text, mut reasoning, mut calls) = (None::<String>, None::<String>, Vec::new());
+        let mut kept = Vec::new();
         for acc in self.blocks.into_values() {
             match acc {
                 Acc::Text(t) => text.get_or_insert_with(String::new).push_str(&t),
-                Acc::Thinking(t) => reasoning.get_or_insert_with(String::new).push_str(&t),
+                Acc::Thinking { text: t, signature } => {
+                    reasoning.get_or_insert_with(String::new).push_str(&t);
+                    kept.push(ThinkingBlock::Thinking {
+                        thinking: t,
+                        signature,
+                    });
+                }
+                Acc::Redacted(data) => kept.push(ThinkingBlock::RedactedThinking { data }),
                 Acc::Tool { id, name, json } => {
                     let input = if json.trim().is_empty() {
                         Value::Object(Default::default())
@@ -359,6 +408,7 @@ impl StreamAssembler {
             content: text,
             tool_calls: calls,
             reasoning_content: reasoning,
+            thinking: kept,
             usage: usage.into(),
             finish_reason: finish_reason(self.stop),
             model: self.model,

@@ -58,6 +58,16 @@ pub struct AuditUsage {
     pub prompt: u64,
     pub cached: u64,
     pub completion: u64,
+    /// The part of `completion` the model spent reasoning, where the server reports it
+    /// (OpenAI, DeepSeek); billed as output, so never added to `completion` again.
+    /// Absent (0) in older records and for Anthropic, whose thinking is only inside
+    /// `completion`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl From<&Usage> for AuditUsage {
@@ -66,6 +76,7 @@ impl From<&Usage> for AuditUsage {
             prompt: u.prompt_tokens,
             cached: u.cached(),
             completion: u.completion_tokens,
+            reasoning: u.reasoning_tokens.unwrap_or(0),
         }
     }
 }

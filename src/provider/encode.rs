@@ -16,7 +16,7 @@
 //!
 //! Tools (the same list on every request) are encoded once and reused while equal.
 
-use super::types::{Message, ToolDef};
+use super::types::{Message, ThinkingBlock, ToolDef};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use xxhash_rust::xxh3::xxh3_128_with_seed;
@@ -170,6 +170,7 @@ impl Key {
                 content,
                 tool_calls,
                 reasoning_content,
+                thinking,
             } => {
                 self.str("a");
                 self.opt(content.as_deref());
@@ -177,6 +178,16 @@ impl Key {
                 self.str(&tool_calls.len().to_string());
                 for c in tool_calls {
                     self.str(&c.id).str(&c.name).str(&c.arguments);
+                }
+                self.str(&thinking.len().to_string());
+                for b in thinking {
+                    match b {
+                        ThinkingBlock::Thinking {
+                            thinking,
+                            signature,
+                        } => self.str("t").str(thinking).str(signature),
+                        ThinkingBlock::RedactedThinking { data } => self.str("r").str(data),
+                    };
                 }
                 self
             }

@@ -70,6 +70,7 @@ impl Ledger {
             provider = at.backend.map_or("-", |b| b.name.as_str()),
             prompt = usage.prompt_tokens,
             completion = usage.completion_tokens,
+            reasoning = usage.reasoning_tokens.unwrap_or(0),
             cached = usage.cached(),
             latency_ms = latency.as_millis() as u64,
             "provider call"

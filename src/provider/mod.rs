@@ -68,4 +68,6 @@ pub use model::*;
 pub use types::*;
 
 #[cfg(test)]
+mod depth_tests;
+#[cfg(test)]
 mod tests;

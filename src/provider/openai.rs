@@ -14,8 +14,8 @@ use super::http::{is_event_stream, Endpoint};
 use super::model::{ChatModel, DeltaSink};
 use super::openai_stream::StreamAssembler;
 use super::openai_wire::parse_response;
-use super::types::{ChatRequest, ChatResponse, Message};
-use crate::config::{ModelChoice, ResolvedProvider, Secret};
+use super::types::{ChatRequest, ChatResponse, Depth, Message};
+use crate::config::{ModelChoice, Reasoning, ResolvedProvider, Secret};
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
@@ -30,6 +30,8 @@ pub struct OpenAiCompatible {
     temperature: Option<f32>,
     max_tokens: Option<u32>,
     stream: bool,
+    /// How a preset's depth is sent ([`depth_fields`]).
+    reasoning: Reasoning,
     cache: Mutex<(FragmentCache, ToolsCache)>,
 }
 
@@ -44,6 +46,7 @@ impl OpenAiCompatible {
             temperature: cfg.temperature,
             max_tokens: cfg.max_tokens,
             stream: cfg.stream,
+            reasoning: cfg.reasoning,
             cache: Mutex::new((
                 FragmentCache::new(DEFAULT_CACHE_BYTES),
                 ToolsCache::default(),
@@ -148,12 +151,21 @@ impl OpenAiCompatible {
         } else {
             out.extend_from_slice(b",\"stream\":false");
         }
-        if let Some(t) = self.temperature {
+        // the depth, like every option, after `messages`: the cached prefix is the same
+        // whatever the preset
+        let depth = depth_fields(self.reasoning, req.depth);
+        out.extend_from_slice(depth.fields.as_bytes());
+        if let Some(t) = self.temperature.filter(|_| depth.temperature) {
             out.extend_from_slice(b",\"temperature\":");
             write_json(&mut out, &t);
         }
         if let Some(m) = self.max_tokens {
-            out.extend_from_slice(b",\"max_tokens\":");
+            // OpenAI's reasoning models refuse `max_tokens` (their cap counts the reasoning)
+            out.extend_from_slice(if self.reasoning == Reasoning::Openai {
+                b",\"max_completion_tokens\":".as_slice()
+            } else {
+                b",\"max_tokens\":".as_slice()
+            });
             write_json(&mut out, &m);
         }
         out.push(b'}');
@@ -164,6 +176,40 @@ impl OpenAiCompatible {
     /// (hits, misses) of the fragment cache: for tests and the benchmark.
     pub fn cache_counts(&self) -> (u64, u64) {
         self.cache.lock().expect("never poisoned").0.counts()
+    }
+}
+
+/// What a request says about its reasoning depth: JSON fields to append (each with its
+/// leading comma), and whether `temperature` may still be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DepthFields {
+    pub fields: &'static str,
+    pub temperature: bool,
+}
+
+/// The depth's fields for an endpoint's way ([`Reasoning`]):
+///
+/// - DeepSeek (api-docs.deepseek.com/guides/thinking_mode): `quick` turns thinking off
+///   (`"thinking": {"type": "disabled"}`); `careful` turns it on at the highest effort
+///   (`"type": "enabled"` + `"reasoning_effort": "max"`). Thinking mode ignores
+///   `temperature`, so it is left out then.
+/// - OpenAI reasoning models: `"reasoning_effort"` `low` / `high`, without `temperature`
+///   (those models refuse it).
+/// - otherwise, or with no depth asked for: nothing, and the configured temperature.
+pub fn depth_fields(way: Reasoning, depth: Option<Depth>) -> DepthFields {
+    let (fields, temperature) = match (way, depth) {
+        (Reasoning::Deepseek, Some(Depth::Low)) => (r#","thinking":{"type":"disabled"}"#, true),
+        (Reasoning::Deepseek, Some(Depth::High)) => (
+            r#","thinking":{"type":"enabled"},"reasoning_effort":"max""#,
+            false,
+        ),
+        (Reasoning::Openai, Some(Depth::Low)) => (r#","reasoning_effort":"low""#, false),
+        (Reasoning::Openai, Some(Depth::High)) => (r#","reasoning_effort":"high""#, false),
+        _ => ("", true),
+    };
+    DepthFields {
+        fields,
+        temperature,
     }
 }
 
@@ -245,6 +291,7 @@ fn wire_message(m: &Message, with_reasoning: bool) -> WireOut<'_> {
             content,
             tool_calls,
             reasoning_content,
+            ..
         } => WireOut::Assistant {
             content: content.as_deref(),
             tool_calls: tool_calls

@@ -189,6 +189,7 @@ impl StreamAssembler {
             content: self.content,
             tool_calls,
             reasoning_content: self.reasoning,
+            thinking: Vec::new(),
             usage: self.usage.unwrap_or_default(),
             finish_reason: self.finish,
             model: self.model,

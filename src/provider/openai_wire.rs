@@ -75,6 +75,9 @@ pub(crate) struct WireUsage {
     /// OpenAI, llama.cpp.
     #[serde(default)]
     prompt_tokens_details: Option<WirePromptDetails>,
+    /// OpenAI and DeepSeek: `reasoning_tokens`, a part of `completion_tokens`.
+    #[serde(default)]
+    completion_tokens_details: Option<WireCompletionDetails>,
     /// DeepSeek.
     #[serde(default)]
     prompt_cache_hit_tokens: Option<u64>,
@@ -88,6 +91,12 @@ pub(crate) struct WirePromptDetails {
     cached_tokens: Option<u64>,
 }
 
+#[derive(Deserialize)]
+pub(crate) struct WireCompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
 impl From<WireUsage> for Usage {
     fn from(u: WireUsage) -> Self {
         Usage {
@@ -96,6 +105,7 @@ impl From<WireUsage> for Usage {
             cached_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens),
             cache_hit_tokens: u.prompt_cache_hit_tokens,
             cache_miss_tokens: u.prompt_cache_miss_tokens,
+            reasoning_tokens: u.completion_tokens_details.and_then(|d| d.reasoning_tokens),
             ..Default::default()
         }
     }
@@ -138,6 +148,7 @@ pub(crate) fn parse_response(bytes: &[u8]) -> Result<ChatResponse, ProviderError
         content: msg.content,
         tool_calls,
         reasoning_content: msg.reasoning_content,
+        thinking: Vec::new(),
         usage: answer.usage.map(Usage::from).unwrap_or_default(),
         finish_reason: choice.finish_reason,
         model: answer.model,

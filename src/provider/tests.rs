@@ -78,6 +78,7 @@ pub(crate) fn test_cfg() -> ResolvedProvider {
         max_response_bytes: 1 << 20,
         kind: crate::config::ProviderKind::Openai,
         stream: false,
+        reasoning: Default::default(),
     }
 }
 

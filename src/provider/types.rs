@@ -19,11 +19,41 @@ pub enum Message {
         /// DeepSeek thinking models need their reasoning replayed within a turn.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning_content: Option<String>,
+        /// Anthropic's thinking blocks, replayed unchanged (signature and all) within
+        /// the turn's tool loop, as the API requires with thinking and tools.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        thinking: Vec<ThinkingBlock>,
     },
     Tool {
         tool_call_id: String,
         content: String,
     },
+}
+
+/// An Anthropic thinking block as the API gave it: sent back byte for byte (its
+/// `signature` is checked), so nothing in it is ever rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ThinkingBlock {
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// Thinking the safety systems encrypted: only its `data` is kept and returned.
+    RedactedThinking {
+        data: String,
+    },
+}
+
+/// How deep a turn's calls ask the model to reason, from the strategy's preset:
+/// `quick` → [`Depth::Low`], `careful` → [`Depth::High`]; `standard` and no preset send
+/// none (the model as configured). Each endpoint turns it into its own fields (see
+/// `config::Reasoning`), or into nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Depth {
+    Low,
+    High,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,10 +72,13 @@ pub struct ToolDef {
 }
 
 /// One request: borrowed, so a long mode history is not copied per round trip.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolDef],
+    /// The reasoning depth a turn's preset asks for; `None` for background calls
+    /// (compaction, summaries) and whenever no preset asks.
+    pub depth: Option<Depth>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -67,6 +100,10 @@ pub struct Usage {
     /// Anthropic `cache_creation_input_tokens` (also counted in `prompt_tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_creation_tokens: Option<u64>,
+    /// OpenAI / DeepSeek `completion_tokens_details.reasoning_tokens`: the part of
+    /// `completion_tokens` spent reasoning (already counted there, billed as output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
 }
 
 impl Usage {
@@ -86,6 +123,8 @@ pub struct ChatResponse {
     pub content: Option<String>,
     pub tool_calls: Vec<ToolCall>,
     pub reasoning_content: Option<String>,
+    /// Anthropic's thinking blocks with their signatures, in order.
+    pub thinking: Vec<ThinkingBlock>,
     pub usage: Usage,
     pub finish_reason: Option<String>,
     /// The model the server says answered (it may differ from the one asked for, or

@@ -77,6 +77,7 @@ impl Ctx<'_> {
             sections,
         );
         p.env.strategy = Some(self.setter.clone());
+        p.depth = self.eff.depth();
         p
     }
     /// One round of the agent's tool loop at this turn's round cap: what it did, to fold
@@ -104,6 +105,7 @@ pub(super) fn push_assistant(messages: &mut Vec<Message>, text: &str) {
         content: Some(text.to_string()),
         tool_calls: vec![],
         reasoning_content: None,
+        thinking: vec![],
     });
 }
 
@@ -118,6 +120,7 @@ pub(super) async fn ask(
     let req = ChatRequest {
         messages: &p.messages,
         tools: agent.tools.definitions(),
+        depth: p.depth,
     };
     agent.provider.complete(&req, &meta).await
 }

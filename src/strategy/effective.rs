@@ -5,6 +5,7 @@
 use super::state::{Preset, Thinking};
 use crate::config::StrategyKind;
 use crate::prompt::TailSection;
+use crate::provider::Depth;
 
 /// The label of the strategy's block (the system message's, a switched one's in the tail).
 pub const SECTION_LABEL: &str = crate::prompt::STRATEGY_LABEL;
@@ -37,6 +38,18 @@ impl Effective {
         self.preset
             .map(Preset::thinking)
             .unwrap_or(Thinking::Standard)
+    }
+
+    /// The reasoning depth the turn's calls ask the provider for: only a preset asks —
+    /// `quick` the least, `careful` the most; `standard` (and no preset) is the model as
+    /// configured, so nothing is sent. Whether and how an endpoint takes it is its own
+    /// (`provider.reasoning`).
+    pub fn depth(&self) -> Option<Depth> {
+        match self.preset?.thinking() {
+            Thinking::None => Some(Depth::Low),
+            Thinking::Standard => None,
+            Thinking::Deep => Some(Depth::High),
+        }
     }
 
     /// Tool round trips per turn (per step in Plan / Spec): the preset's cap, never more
@@ -122,6 +135,15 @@ mod tests {
             preset,
             custom: None,
         }
+    }
+
+    #[test]
+    fn only_a_quick_or_careful_preset_asks_the_provider_for_a_depth() {
+        let depth = |p| eff(StrategyKind::Build, p).depth();
+        assert_eq!(depth(None), None);
+        assert_eq!(depth(Some(Preset::Standard)), None);
+        assert_eq!(depth(Some(Preset::Quick)), Some(Depth::Low));
+        assert_eq!(depth(Some(Preset::Careful)), Some(Depth::High));
     }
 
     #[test]

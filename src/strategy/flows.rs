@@ -183,6 +183,7 @@ async fn answered(c: &Ctx<'_>, p: PendingChoice, parsed: Parsed) -> TurnResult {
             arguments: p.asked.arguments.clone(),
         }],
         reasoning_content: None,
+        thinking: vec![],
     });
     prep.messages.push(Message::Tool {
         tool_call_id: p.asked.call_id.clone(),

@@ -145,6 +145,7 @@ pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> TurnResult {
             arguments: p.asked.arguments.clone(),
         }],
         reasoning_content: None,
+        thinking: vec![],
     });
     prep.messages.push(Message::Tool {
         tool_call_id: p.asked.call_id.clone(),

@@ -275,6 +275,7 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
         &ChatRequest {
             messages: &msgs,
             tools: &[],
+            depth: None,
         },
         &meta,
     )
@@ -288,6 +289,7 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
         &ChatRequest {
             messages: &msgs,
             tools: &[],
+            depth: None,
         },
         &CallMeta {
             session_dir: Some(gone.clone()),
@@ -347,6 +349,7 @@ async fn calls_do_not_wait_for_the_log_writer_and_share_its_syncs() {
     let req = ChatRequest {
         messages: &msgs,
         tools: &[],
+        depth: None,
     };
     let sdir = dir
         .path()
@@ -398,6 +401,7 @@ async fn a_call_cancelled_mid_flight_is_recorded() {
             let req = ChatRequest {
                 messages: &msgs,
                 tools: &[],
+                depth: None,
             };
             let meta = CallMeta {
                 channel: "voice".into(),

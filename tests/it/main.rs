@@ -78,6 +78,8 @@ mod ownership;
 mod provider;
 mod provider_anthropic;
 mod provider_breaker;
+mod provider_depth;
+mod provider_depth_anthropic;
 mod qq;
 mod qq_delivery;
 mod reminders;

@@ -421,6 +421,7 @@ async fn usage_lines_carry_the_households_offset() {
     let req = homebot::provider::ChatRequest {
         messages: &msgs,
         tools: &[],
+        depth: None,
     };
     let r = p.complete(&req, &Default::default()).await.unwrap();
     assert_eq!(r.content.as_deref(), Some("好的：你好"));

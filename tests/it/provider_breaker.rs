@@ -69,6 +69,7 @@ async fn call(p: &Provider) -> Result<String, ProviderError> {
     let req = ChatRequest {
         messages: &msgs,
         tools: &[],
+        depth: None,
     };
     p.complete(&req, &CallMeta::default())
         .await
@@ -305,6 +306,7 @@ async fn the_calibration_learns_only_from_the_primary() {
     let req = ChatRequest {
         messages: &msgs,
         tools: &[],
+        depth: None,
     };
     let meta = CallMeta::default();
     p.complete_and_calibrate(&req, &meta, None, Some(&calibrate))

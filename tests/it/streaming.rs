@@ -157,6 +157,7 @@ async fn text_deltas_reach_the_callers_sink_and_anthropic_streams_too() {
     let req = ChatRequest {
         messages: &msgs,
         tools: &[],
+        depth: None,
     };
     for (kind, base, expect, prompt, cached) in [
         ("openai", format!("{url}/v1"), "一二三", 77, 64),

@@ -16,6 +16,7 @@ fn said(s: &str) -> Message {
         content: Some(s.into()),
         tool_calls: vec![],
         reasoning_content: None,
+        thinking: vec![],
     }
 }
 fn calls(ids: &[&str]) -> Message {
@@ -30,6 +31,7 @@ fn calls(ids: &[&str]) -> Message {
             })
             .collect(),
         reasoning_content: None,
+        thinking: vec![],
     }
 }
 fn result(id: &str) -> Message {
@@ -90,6 +92,7 @@ fn tool_results_merge_and_breakpoints_sit_on_the_stable_prefix() {
     let body = client.body(&ChatRequest {
         messages: &msgs,
         tools: &tools,
+        depth: None,
     });
     assert_eq!(body["max_tokens"], 4096, "required by the API");
     assert_eq!(body["system"][0]["text"], "你是家里的助手");
@@ -126,6 +129,7 @@ fn tool_results_merge_and_breakpoints_sit_on_the_stable_prefix() {
     let body = client.body(&ChatRequest {
         messages: &first[1..],
         tools: &[],
+        depth: None,
     });
     let mut found = Vec::new();
     marks(&body, String::new(), &mut found);
@@ -135,6 +139,7 @@ fn tool_results_merge_and_breakpoints_sit_on_the_stable_prefix() {
     let body = client.body(&ChatRequest {
         messages: &[sys("s"), user("q")],
         tools: &[],
+        depth: None,
     });
     let mut found = Vec::new();
     marks(&body, String::new(), &mut found);

@@ -44,6 +44,7 @@ fn body_carries_tools_and_replays_reasoning() {
                 arguments: "{}".into(),
             }],
             reasoning_content: Some("thinking".into()),
+            thinking: vec![],
         },
         Message::Tool {
             tool_call_id: "c1".into(),
@@ -56,6 +57,7 @@ fn body_carries_tools_and_replays_reasoning() {
     let body = client.body(&ChatRequest {
         messages: &messages,
         tools: &tools,
+        depth: None,
     });
     assert_eq!(body["model"], "deepseek-reasoner");
     assert_eq!(body["max_tokens"], 512);
@@ -162,6 +164,7 @@ fn body_omits_the_model_when_none_is_configured() {
     let body = client.body(&ChatRequest {
         messages: &[],
         tools: &[],
+        depth: None,
     });
     assert!(body.get("model").is_none(), "{body}");
     assert!(body.get("max_tokens").is_none(), "{body}");
@@ -193,12 +196,14 @@ fn reasoning_goes_back_only_within_the_current_turns_tool_loop() {
             content: Some("昨天的回答".into()),
             tool_calls: vec![],
             reasoning_content: Some("earlier turn's thinking".into()),
+            thinking: vec![],
         },
         user("今天的问题"),
         Message::Assistant {
             content: None,
             tool_calls: vec![call.clone()],
             reasoning_content: Some("this turn's thinking".into()),
+            thinking: vec![],
         },
         Message::Tool {
             tool_call_id: "c1".into(),
@@ -209,6 +214,7 @@ fn reasoning_goes_back_only_within_the_current_turns_tool_loop() {
     let body = client.body(&ChatRequest {
         messages: &messages,
         tools: &[],
+        depth: None,
     });
     let msgs = body["messages"].as_array().unwrap();
     assert!(msgs[2].get("reasoning_content").is_none(), "{}", msgs[2]);
@@ -221,11 +227,13 @@ fn reasoning_goes_back_only_within_the_current_turns_tool_loop() {
         content: Some("答".into()),
         tool_calls: vec![],
         reasoning_content: None,
+        thinking: vec![],
     });
     later.push(user("明天的问题"));
     let body = client.body(&ChatRequest {
         messages: &later,
         tools: &[],
+        depth: None,
     });
     let msgs = body["messages"].as_array().unwrap();
     assert!(msgs[4].get("reasoning_content").is_none(), "{}", msgs[4]);
@@ -249,6 +257,7 @@ fn tools_come_before_messages_and_old_messages_are_not_encoded_again() {
     let first = client.encode(&ChatRequest {
         messages: &messages,
         tools: &tools,
+        depth: None,
     });
     let text = String::from_utf8(first.clone()).unwrap();
     let (t, m) = (
@@ -261,11 +270,13 @@ fn tools_come_before_messages_and_old_messages_are_not_encoded_again() {
         content: Some("好".into()),
         tool_calls: vec![],
         reasoning_content: None,
+        thinking: vec![],
     });
     messages.push(user("二"));
     let second = client.encode(&ChatRequest {
         messages: &messages,
         tools: &tools,
+        depth: None,
     });
     assert_eq!(
         client.cache_counts(),
