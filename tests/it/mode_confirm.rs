@@ -8,6 +8,7 @@
 //! declared only in a test workspace.
 
 use crate::common;
+use crate::mode_offer::{active, pending};
 
 use common::*;
 use homebot::channels::{cli, voice};
@@ -41,18 +42,6 @@ fn switcher(body: &Value, _n: usize) -> FakeReply {
         .any(|v| words.contains(v));
     let action = if exit { "exit" } else { "enter" };
     tool_call("switch_mode", json!({"action": action, "mode_id": mode}))
-}
-
-fn active(ws: &Path) -> bool {
-    ws.join("modes/action.json").exists() && action(ws)["active"] == true
-}
-
-fn pending(ws: &Path) -> Value {
-    let p = ws.join("strategy/state.json");
-    if !p.exists() {
-        return json!({});
-    }
-    read_json(&p)["choices"].clone()
 }
 
 fn kernel_at(ws: &Path, fake: &FakeLlm, clock: Arc<ManualClock>) -> Kernel {

@@ -14,7 +14,7 @@ use homebot::turn::Reply;
 use serde_json::{json, Value};
 use std::path::Path;
 
-const QUESTION: &str = "要打开做饭模式吗？\n1. 打开\n2. 不用\n（回复序号或选项名）";
+pub(crate) const QUESTION: &str = "要打开做饭模式吗？\n1. 打开\n2. 不用\n（回复序号或选项名）";
 
 /// A model that asks for the offer whenever cooking or the weather comes up (the backend
 /// must refuse the weather), relays tool results, and otherwise echoes.
@@ -37,11 +37,13 @@ fn offerer(body: &Value, _n: usize) -> FakeReply {
     text(&format!("好的：{words}"))
 }
 
-fn active(ws: &Path) -> bool {
+/// Whether a mode is active now.
+pub(crate) fn active(ws: &Path) -> bool {
     ws.join("modes/action.json").exists() && action(ws)["active"] == true
 }
 
-fn pending(ws: &Path) -> Value {
+/// The chats' open questions (`strategy/state.json` `choices`).
+pub(crate) fn pending(ws: &Path) -> Value {
     let p = ws.join("strategy/state.json");
     if !p.exists() {
         return json!({});

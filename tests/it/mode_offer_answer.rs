@@ -6,16 +6,15 @@
 //! how-to.
 
 use crate::common;
+use crate::mode_offer::{active, pending, QUESTION};
 
 use common::*;
 use homebot::channels::{cli, qq, voice};
-use serde_json::{json, Value};
-use std::path::Path;
+use serde_json::Value;
 
 const RECIPE: &str = "红烧肉这样做：\n1. 五花肉切块，冷水下锅焯水。\n2. 少油小火炒糖色。\n3. 肉块下锅翻炒上色，加生抽和料酒。\n4. 加热水小火炖四十分钟，大火收汁出锅。";
 const SPOKEN: &str = "先把五花肉焯水，然后小火炒糖色，再把肉下锅翻炒，最后加生抽小火炖四十分钟。";
 const ROUTER: &str = "这样设置：\n1. 插上电源。\n2. 连上网线。\n3. 打开管理页面设置密码。";
-const QUESTION: &str = "要打开做饭模式吗？\n1. 打开\n2. 不用\n（回复序号或选项名）";
 
 /// A model that answers how-to questions step by step (a recipe, a spoken recipe, a
 /// router), relays tool results and otherwise echoes. It never asks for an offer.
@@ -39,18 +38,6 @@ fn teacher(body: &Value, _n: usize) -> FakeReply {
         return text(RECIPE);
     }
     text(&format!("好的：{words}"))
-}
-
-fn active(ws: &Path) -> bool {
-    ws.join("modes/action.json").exists() && action(ws)["active"] == true
-}
-
-fn pending(ws: &Path) -> Value {
-    let p = ws.join("strategy/state.json");
-    if !p.exists() {
-        return json!({});
-    }
-    read_json(&p)["choices"].clone()
 }
 
 #[tokio::test]
