@@ -124,6 +124,8 @@ impl Summarizer {
             session_dir: Some(dir.to_path_buf()),
             purpose: purpose::SUMMARY,
             shape: None,
+
+            turn: None,
         };
         let req = ChatRequest {
             messages: &messages,

@@ -181,6 +181,10 @@ impl Agent {
                 session_dir: ticket.mode.as_ref().map(|m| m.session_dir.clone()),
                 purpose: "turn",
                 shape: built.shape,
+                turn: Some(crate::provider::TurnTag::new(
+                    ticket.began_at.timestamp_millis(),
+                    ticket.turn_id,
+                )),
             },
             refused: built.refused,
             counted: built.counted,

@@ -212,6 +212,7 @@ mod tests {
             outcome: if usage.is_some() { "ok" } else { "error" }.into(),
             error: None,
             stream: false,
+            turn: None,
         }
     }
 

@@ -9,9 +9,11 @@
 //! - `read` — finding the files (a session by its id, archived ones too) and reading;
 //! - [`show`] — the readable and JSON lines of `homebot audit`;
 //! - [`stats`] — cache hit ratio and tokens per day and per mode session;
-//! - [`cost`] — what the calls cost at `[provider.price]`, and without the cache.
+//! - [`cost`] — what the calls cost at `[provider.price]`, and without the cache;
+//! - [`last_turn`] — one chat's last turn, every call it made (`/why`).
 
 pub mod cost;
+pub mod last_turn;
 pub mod show;
 pub mod stats;
 

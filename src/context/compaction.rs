@@ -301,6 +301,8 @@ impl Context {
             session_dir: job.session_dir.clone(),
             purpose: purpose::COMPACTION,
             shape: Some(Arc::new(shape)),
+
+            turn: None,
         };
         (messages, meta)
     }

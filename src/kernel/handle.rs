@@ -203,6 +203,11 @@ impl Kernel {
             door_status: channel_details.then_some(&*inner.doors),
             strategies: &inner.strategies,
             who: None,
+            turn: None,
+            workspace: &inner.ws,
+            calls: &inner.agent.provider,
+            memory: &inner.agent.memory,
+            language: inner.cfg.household.language,
         }
     }
 

@@ -92,7 +92,8 @@ impl<'k> TurnRun<'k> {
             Ok(admitted) => admitted,
             Err(refused) => return refused,
         };
-        if let Some(command) = Command::of(admitted.text) {
+        let said = || crate::commands::spoken::command_in(admitted.text);
+        if let Some(command) = Command::of(admitted.text).or_else(said) {
             return self.slash(command).await;
         }
         let begun = match self.begin(admitted).await {
@@ -146,6 +147,7 @@ impl<'k> TurnRun<'k> {
             speaker_name: self.speaker_name(),
             channel: turn.channel.clone(),
         });
+        ctx.turn = Some(turn);
         crate::commands::run(&ctx, command, turn.may_switch_modes).await
     }
 

@@ -7,7 +7,7 @@
 //! by the household's date.
 
 use super::model::CallMeta;
-use super::types::{PromptShape, Usage};
+use super::types::{PromptShape, TurnTag, Usage};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -51,6 +51,10 @@ pub struct AuditRecord {
     pub error: Option<String>,
     #[serde(default)]
     pub stream: bool,
+    /// The turn this call was made for: every call of one turn carries the same tag.
+    /// Absent for background calls and in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<TurnTag>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -148,6 +148,7 @@ impl Ledger {
             outcome: word.into(),
             error,
             stream: at.backend.is_some_and(|b| b.stream),
+            turn: meta.turn.clone(),
         };
         let path = audit_path(meta, &self.logs_dir, &now.format("%Y-%m-%d").to_string());
         match serde_json::to_string(&rec) {

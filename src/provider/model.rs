@@ -65,6 +65,9 @@ pub struct CallMeta {
     pub purpose: &'static str,
     /// The request's blocks, history range and prefix hash, when the builder knows them.
     pub shape: Option<Arc<PromptShape>>,
+    /// The turn the call is made for (`None`: background work), so the audit trail can
+    /// say what one turn did (`/why`).
+    pub turn: Option<super::types::TurnTag>,
 }
 
 /// The purposes of the calls nobody waits on: they yield their concurrency slot to turns

@@ -164,3 +164,23 @@ pub struct BlockTokens {
     pub name: String,
     pub tokens: u64,
 }
+
+/// Which turn a call was made for, and the strategy in force for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnTag {
+    /// Unique per turn: when it began (ms since the epoch) and its number in the process.
+    pub id: String,
+    /// The strategy in force (`build`, `plan · careful`, …); `None` when no strategy
+    /// flow made the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+}
+
+impl TurnTag {
+    pub fn new(began_ms: i64, turn: u64) -> Self {
+        Self {
+            id: format!("{began_ms}-{turn}"),
+            strategy: None,
+        }
+    }
+}

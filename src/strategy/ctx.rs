@@ -78,6 +78,9 @@ impl Ctx<'_> {
         );
         p.env.strategy = Some(self.setter.clone());
         p.depth = self.eff.depth();
+        if let Some(tag) = &mut p.meta.turn {
+            tag.strategy = Some(self.eff.label());
+        }
         p
     }
     /// One round of the agent's tool loop at this turn's round cap: what it did, to fold

@@ -52,6 +52,15 @@ impl Effective {
         }
     }
 
+    /// How the audit trail and `/why` name it: the kind, and the preset when one is set
+    /// (`plan · careful`).
+    pub fn label(&self) -> String {
+        match self.preset {
+            Some(p) => format!("{} · {}", self.kind, p.name()),
+            None => self.kind.to_string(),
+        }
+    }
+
     /// Tool round trips per turn (per step in Plan / Spec): the preset's cap, never more
     /// than `configured` (`agent.max_tool_rounds`), which applies when the preset has none.
     pub fn max_tool_rounds(&self, configured: u32) -> u32 {

@@ -18,6 +18,8 @@ pub enum Command {
     CancelReminder(Option<u32>),
     /// `/strategy` (show) or `/strategy NAME | PRESET | custom TEXT`; the rest of the line.
     Strategy(String),
+    /// `/why`, or the spoken "你为什么这么说": what the chat's last answer was made of.
+    Why,
     Help,
 }
 
@@ -35,6 +37,7 @@ impl Command {
             ["/mode", "exit"] => Command::Exit(None),
             ["/mode", "exit", id] => Command::Exit(Some(id.to_string())),
             ["/mode"] | ["/mode", "status"] | ["/status"] => Command::Status,
+            ["/why"] => Command::Why,
             ["/reminders"] => Command::Reminders { all: false },
             ["/reminders", "all"] | ["/reminders", "--all"] => Command::Reminders { all: true },
             ["/reminders", "cancel", id] => {
@@ -84,6 +87,7 @@ impl fmt::Display for Command {
             Command::CancelReminder(Some(id)) => write!(f, "/reminders cancel {id}"),
             Command::Strategy(arg) if arg.is_empty() => f.write_str("/strategy"),
             Command::Strategy(arg) => write!(f, "/strategy {arg}"),
+            Command::Why => f.write_str("/why"),
             Command::Help => f.write_str("/help"),
         }
     }
@@ -107,6 +111,7 @@ mod tests {
             Command::CancelReminder(Some(7)),
             Command::Strategy(String::new()),
             Command::Strategy("custom 回答前先说“收到”".into()),
+            Command::Why,
             Command::Help,
         ];
         for c in all {

@@ -267,6 +267,7 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
         session_dir: Some(sdir.clone()),
         purpose: "compaction",
         shape: Some(Arc::new(shape.clone())),
+        turn: None,
     };
     let msgs = [Message::User {
         content: "总结一下".into(),

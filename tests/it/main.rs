@@ -96,3 +96,4 @@ mod tool_list;
 mod tool_registry;
 mod voice;
 mod voice_stream;
+mod why;

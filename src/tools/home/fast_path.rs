@@ -98,6 +98,7 @@ impl HomeAccess {
             outcome: "ok".into(),
             error: None,
             stream: false,
+            turn: None,
         };
         let mut line = serde_json::to_string(&rec).expect("an audit record always encodes");
         line.push('\n');

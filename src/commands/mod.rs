@@ -1,13 +1,16 @@
 //! Slash commands and the status text: what a user can do without the LLM.
 //!
 //! `/mode enter <id>`, `/mode exit [id]`, `/mode status`, `/status`, `/reminders [all]`,
-//! `/reminders cancel <id>`, `/strategy [...]`, `/help` (and `/quit` in the interactive
+//! `/reminders cancel <id>`, `/strategy [...]`, `/why` ([`why`]), `/help` (and `/quit` in the interactive
 //! CLI, handled there). They change or show state directly, are not recorded, and never
 //! call the provider nor take a provider slot (a mode's summary is written later, by the
 //! summarizer). But a chat's command runs in that chat's queue (`kernel::turn_run`), so it
 //! waits behind the chat's running turn, which may be waiting for the provider; the
 //! kernel's own `command` (no chat) does not. Entering or leaving a mode is subject to
 //! the channel's permission rule for the sender (`Turn::may_switch_modes`).
+
+pub mod spoken;
+pub mod why;
 
 use crate::cron::ReminderError;
 use crate::modes::switch::SwitchAction;
@@ -40,6 +43,15 @@ pub struct Context<'a> {
     /// Who sent the command (`None` from no chat: the kernel's own `command`); a
     /// `/mode enter` keeps it in the session's `entered.json`.
     pub who: Option<crate::modes::entered::Entrant>,
+    /// The command's own turn (`/why` explains only its chat's last answer); `None`
+    /// from no chat.
+    pub turn: Option<&'a crate::turn::Turn>,
+    pub workspace: &'a crate::workspace::Workspace,
+    /// Its audit lines are flushed before `/why` reads them.
+    pub calls: &'a crate::provider::Provider,
+    /// Which memories `/why` may name, and their words.
+    pub memory: &'a crate::memory::Memory,
+    pub language: crate::config::Language,
 }
 
 /// Run a slash command for a sender who may (or may not) switch modes here.
@@ -110,6 +122,7 @@ pub async fn run(ctx: &Context<'_>, cmd: Command, may_switch: bool) -> Reply {
                 }
             };
         }
+        Command::Why => return Reply::ok(why::answer(ctx).await),
         Command::Help => return Reply::ok(help_text(ctx.registry)),
     };
     match result {
@@ -150,7 +163,7 @@ pub fn help_text(registry: &ModeRegistry) -> String {
         .map(|m| format!("{}（{}）", m.manifest.id, m.manifest.display_name))
         .collect();
     format!(
-        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /strategy [名称]        查看或切换策略（build/plan/spec/reflect/assist/custom，预设 quick/standard/careful）\n  /strategy log          最近的计划、评审和选择记录\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
+        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /strategy [名称]        查看或切换策略（build/plan/spec/reflect/assist/custom，预设 quick/standard/careful）\n  /strategy log          最近的计划、评审和选择记录\n  /why                   上一次回答用了什么（模式、策略、资料、记忆、历史、用量）\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
         if ids.is_empty() { "—".to_string() } else { ids.join(", ") }
     )
 }
