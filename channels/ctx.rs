@@ -8,7 +8,7 @@
 use crate::actor::{Lifecycle, Tasks};
 use crate::config::Config;
 use crate::kernel::{Kernel, KernelInner, PendingReply};
-use crate::outbound::{DeliveryError, Doors};
+use crate::outbound::DeliveryError;
 use crate::presence::Presence;
 use crate::turn::Turn;
 use std::path::Path;
@@ -67,8 +67,10 @@ impl ChannelCtx {
         self.kernel.presence()
     }
 
-    /// The configuration, read only: the channel's own section, and the household's
-    /// limits it applies (`[agent]`, the members, the speakers).
+    /// The configuration, read only. A channel reads its own section and the
+    /// household-wide settings it applies: `[agent]`'s limits, the members (who a QQ
+    /// number or an HA user is), the household's name, and for voice the speakers of
+    /// `[home_assistant]`.
     pub fn config(&self) -> &Config {
         self.kernel.config()
     }
@@ -84,10 +86,16 @@ impl ChannelCtx {
         self.kernel.provider().streams()
     }
 
-    /// The running channels' doors, to deliver a message another channel carries (a Home
-    /// Assistant watch that fires goes to the chat that set it).
-    pub fn doors(&self) -> &Doors {
-        self.kernel.doors()
+    /// Deliver `message` to `origin`'s chat through whichever running channel carries it,
+    /// retried by `retry` (a Home Assistant watch that fires goes to the chat that set
+    /// it). The doors themselves stay the kernel's: a channel cannot register one.
+    pub async fn deliver_to(
+        &self,
+        origin: &crate::reminders::Origin,
+        message: &str,
+        retry: crate::cron::RetryPolicy,
+    ) -> Result<(), DeliveryError> {
+        crate::cron::deliver(self.kernel.doors(), origin, message, retry).await
     }
 
     /// Deliver a message through a running channel's door (the owner's `announce`).

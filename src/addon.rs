@@ -87,11 +87,25 @@ pub async fn announce(a: Announcement) -> String {
     }
 }
 
+/// Why one announcement did not go through (never with a token in it).
+#[derive(Debug, thiserror::Error)]
+enum AnnounceError {
+    #[error("no hostname: the Supervisor's add-on info names none and HOSTNAME is unset")]
+    NoHostname,
+    #[error("the Supervisor cannot be reached: {0}")]
+    Unreachable(String),
+    #[error("the Supervisor answered {status}: {message}")]
+    Refused {
+        status: reqwest::StatusCode,
+        message: String,
+    },
+}
+
 /// One attempt: the hostname, then the discovery message; the URL and the message's id.
 async fn announce_once(
     http: &reqwest::Client,
     a: &Announcement,
-) -> Result<(String, String), String> {
+) -> Result<(String, String), AnnounceError> {
     let base = &a.supervisor.supervisor_url;
     let info = call(a, http.get(format!("{base}/addons/self/info"))).await;
     let host = match info {
@@ -104,7 +118,7 @@ async fn announce_once(
     let host = host
         .filter(|h| !h.is_empty())
         .or_else(|| a.hostname_fallback.clone())
-        .ok_or("no hostname: the Supervisor's add-on info names none and HOSTNAME is unset")?;
+        .ok_or(AnnounceError::NoHostname)?;
     let url = format!("http://{host}:{}", a.port);
     let body = json!({
         "service": SERVICE,
@@ -117,12 +131,12 @@ async fn announce_once(
 
 /// A Supervisor call: `{"result": "ok", "data": …}` → the data; anything else an error
 /// (its status and message, never a token).
-async fn call(a: &Announcement, req: reqwest::RequestBuilder) -> Result<Value, String> {
+async fn call(a: &Announcement, req: reqwest::RequestBuilder) -> Result<Value, AnnounceError> {
     let r = req
         .bearer_auth(a.supervisor.supervisor_token.expose())
         .send()
         .await
-        .map_err(|e| e.without_url().to_string())?;
+        .map_err(|e| AnnounceError::Unreachable(e.without_url().to_string()))?;
     let status = r.status();
     let v: Value = r.json().await.unwrap_or(Value::Null);
     if status.is_success() && v["result"] == "ok" {
@@ -134,5 +148,5 @@ async fn call(a: &Announcement, req: reqwest::RequestBuilder) -> Result<Value, S
         .chars()
         .take(200)
         .collect();
-    Err(format!("the Supervisor answered {status}: {message}"))
+    Err(AnnounceError::Refused { status, message })
 }

@@ -45,7 +45,7 @@ pub async fn deliver(mut rx: mpsc::Receiver<HaWatch>, ctx: ChannelCtx) {
             let retry = crate::cron::RetryPolicy::default();
             tokio::select! {
                 _ = cancel.cancelled() => {}
-                r = crate::cron::deliver(ctx.doors(), &origin, &w.message, retry) => match r {
+                r = ctx.deliver_to(&origin, &w.message, retry) => match r {
                     Ok(()) => info!(entity = %w.entity_id, channel = %w.channel, target = %w.target, "watch message delivered"),
                     Err(e) => warn!(entity = %w.entity_id, channel = %w.channel, target = %w.target, error = %e, "watch message not delivered"),
                 },

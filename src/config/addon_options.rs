@@ -67,7 +67,7 @@ impl AddonOptions {
                 format!("unknown option; the options are {}", OPTIONS.join(", ")),
             ));
         }
-        let provider = match text(map, "provider").map_err(|m| bad("provider", m))? {
+        let provider = match text(map, "provider").map_err(|m| bad("provider", m.to_string()))? {
             None => AddonProvider::Deepseek,
             Some(p) => match p.as_str() {
                 "deepseek" => AddonProvider::Deepseek,
@@ -85,10 +85,10 @@ impl AddonOptions {
             },
         };
         let api_key = text(map, "api_key")
-            .map_err(|m| bad("api_key", m))?
+            .map_err(|m| bad("api_key", m.to_string()))?
             .map(Secret);
-        let model = text(map, "model").map_err(|m| bad("model", m))?;
-        let base_url = text(map, "base_url").map_err(|m| bad("base_url", m))?;
+        let model = text(map, "model").map_err(|m| bad("model", m.to_string()))?;
+        let base_url = text(map, "base_url").map_err(|m| bad("base_url", m.to_string()))?;
         if let Some(u) = &base_url {
             let host = u
                 .strip_prefix("http://")
@@ -119,14 +119,15 @@ impl AddonOptions {
             }
             _ => {}
         }
-        let household_name = text(map, "household_name").map_err(|m| bad("household_name", m))?;
+        let household_name =
+            text(map, "household_name").map_err(|m| bad("household_name", m.to_string()))?;
         if household_name
             .as_ref()
             .is_some_and(|n| n.chars().count() > 64)
         {
             return Err(bad("household_name", "at most 64 characters".into()));
         }
-        let language = match text(map, "language").map_err(|m| bad("language", m))? {
+        let language = match text(map, "language").map_err(|m| bad("language", m.to_string()))? {
             None => None,
             Some(l) => Some(match l.as_str() {
                 "zh" => Language::Zh,
@@ -134,7 +135,7 @@ impl AddonOptions {
                 other => return Err(bad("language", format!("{other:?} is not zh or en"))),
             }),
         };
-        let timezone = text(map, "timezone").map_err(|m| bad("timezone", m))?;
+        let timezone = text(map, "timezone").map_err(|m| bad("timezone", m.to_string()))?;
         if let Some(tz) = &timezone {
             if tz.parse::<crate::zone::Zone>().is_err() {
                 return Err(bad(
@@ -186,11 +187,11 @@ fn members(map: &Map<String, Value>) -> Result<Vec<Member>, (String, String)> {
                 ));
             }
             let id = text(m, "id")
-                .map_err(|e| (at("id"), e))?
+                .map_err(|e| (at("id"), e.to_string()))?
                 .ok_or_else(|| (at("id"), "a member needs an id (like mom)".to_string()))?;
             let ids = |field: &str| -> Result<Vec<String>, (String, String)> {
                 let list: Vec<String> = text(m, field)
-                    .map_err(|e| (at(field), e))?
+                    .map_err(|e| (at(field), e.to_string()))?
                     .map(|s| {
                         s.split([',', '，'])
                             .map(str::trim)
@@ -206,7 +207,7 @@ fn members(map: &Map<String, Value>) -> Result<Vec<Member>, (String, String)> {
             };
             Ok(Member {
                 id,
-                name: text(m, "name").map_err(|e| (at("name"), e))?,
+                name: text(m, "name").map_err(|e| (at("name"), e.to_string()))?,
                 qq_ids: ids("qq_ids")?,
                 speaker_ids: Vec::new(),
                 ha_user_ids: ids("ha_user_ids")?,
@@ -218,12 +219,29 @@ fn members(map: &Map<String, Value>) -> Result<Vec<Member>, (String, String)> {
 /// A member's fields in the option.
 const MEMBER_FIELDS: [&str; 4] = ["id", "name", "ha_user_ids", "qq_ids"];
 
+/// An option that must be a string and is not: named by its type only, never its value
+/// (it may be a key).
+#[derive(Debug, thiserror::Error)]
+#[error("must be a string, got {0}")]
+struct NotAString(&'static str);
+
+fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// A string option: absent, `null` and blank are unset; any other type is refused.
-fn text(map: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+fn text(map: &Map<String, Value>, key: &str) -> Result<Option<String>, NotAString> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
-        Some(other) => Err(format!("must be a string, got {other}")),
+        Some(other) => Err(NotAString(type_of(other))),
     }
 }

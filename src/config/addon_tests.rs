@@ -53,7 +53,9 @@ fn every_option_is_checked_and_named() {
         e,
         "/data/options.json: add-on option `provider`: \"skynet\" is not one of deepseek, openai, anthropic, openai_compatible"
     );
-    assert!(err(json!({"provider": 5})).contains("option `provider`: must be a string, got 5"));
+    assert!(
+        err(json!({"provider": 5})).contains("option `provider`: must be a string, got a number")
+    );
     assert!(err(json!({"provider": "deepseek"})).contains("option `api_key`"));
     assert!(err(json!({"provider": "openai", "api_key": "k"})).contains("option `model`"));
     assert!(err(json!({"provider": "openai_compatible"})).contains("option `base_url`"));

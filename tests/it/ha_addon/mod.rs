@@ -206,7 +206,7 @@ async fn a_bad_add_on_option_stops_the_start_naming_it_and_writes_nothing() {
         ),
         (
             json!({"provider": "deepseek", "api_key": 42}),
-            "add-on option `api_key`: must be a string, got 42",
+            "add-on option `api_key`: must be a string, got a number",
         ),
         (
             json!({"provider": "deepseek", "api_key": API_KEY, "language": "fr"}),
