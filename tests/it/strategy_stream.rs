@@ -2,10 +2,12 @@
 //! satellite, Home Assistant's agent endpoint (HA's chat log) — the card's words go out
 //! as partials while the model still writes the JSON, never the markup; the parsed card
 //! ends the reply (`rest`: what the partials did not say); a spec that does not parse
-//! says so at the end and what was said stays said; QQ, which does not stream, gets the
-//! card in one message. The fake model streams real server-sent events and holds the rest
-//! of the spec behind a gate the test opens only once it has seen the first part, so
-//! "before the model finished" is an order, not a timing.
+//! says so at the end and what was said stays said; the terminal (its own kernel, and
+//! beside a gateway through the control socket) prints the spec as it is written, then
+//! the card's end; QQ, which does not stream, gets the card in one message. The fake
+//! model streams real server-sent events and holds the rest of the spec behind a gate
+//! the test opens only once it has seen the first part, so "before the model finished"
+//! is an order, not a timing.
 
 use crate::common;
 use crate::ha_agent;
@@ -318,4 +320,95 @@ async fn qq_which_does_not_stream_gets_the_card_in_one_message() {
     s.private_msg(MOM, 303, json!("/strategy")).await;
     let a = s.expect_send().await;
     assert!(text_of(&a).contains("当前策略: spec"), "{a}");
+}
+
+/// `homebot chat -m WORDS` on `ws` (its own kernel, or through the running gateway's
+/// control socket): what it printed up to `until` while the model was held at gate 1,
+/// then everything it printed.
+async fn chat_streamed(ws: &Path, fake: &FakeLlm, words: &str, until: &str) -> (String, String) {
+    use tokio::io::AsyncReadExt;
+    let mut c = homebot(ws, Some(fake));
+    c.args(["chat", "-m", words])
+        .stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains(until) {
+        let n = tokio::time::timeout(Duration::from_secs(30), out.read(&mut buf))
+            .await
+            .expect("the terminal prints within 30 s")
+            .unwrap();
+        assert!(
+            n > 0,
+            "ended before {until:?}: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let before = String::from_utf8(seen.clone()).unwrap();
+    fake.open(1);
+    out.read_to_end(&mut seen).await.unwrap();
+    assert!(child.wait().await.unwrap().success());
+    (before, String::from_utf8(seen).unwrap())
+}
+
+fn streaming_spec_workspace(ws: &Path) {
+    std::fs::write(
+        ws.join("config.toml"),
+        "[provider]\nstream = true\nmax_retries = 0\n",
+    )
+    .unwrap();
+}
+
+const CARD: &str = "需求规格：一桌年夜饭\n需求：\n- 荤素搭配\n- 两小时内做完\n约束：\n- 没有烤箱\n交付物：\n- 买菜\n- 做四道菜\n将依次完成：\n1. 买菜\n2. 做四道菜\n（回复“确认”开始执行，“取消”放弃，或者直接说要改哪里。）";
+
+#[tokio::test]
+async fn the_terminal_prints_a_spec_as_it_is_written_then_the_card_s_end() {
+    let dir = workspace();
+    let ws = dir.path();
+    let (_, fake) = start_sse(|body, _| {
+        if is_spec_request(body) {
+            return gated_spec();
+        }
+        answer(vec![say("好的。")])
+    })
+    .await;
+    streaming_spec_workspace(ws);
+    // the terminal's own kernel (no gateway runs)
+    let out = homebot(ws, Some(&fake))
+        .args(["chat", "-m", "/strategy spec"])
+        .output()
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("当前策略: spec"));
+    let (before, all) = chat_streamed(ws, &fake, "年夜饭怎么安排", "- 荤素搭配\n").await;
+    assert_eq!(before, "需求规格：一桌年夜饭\n需求：\n- 荤素搭配\n");
+    // the card's end follows what was printed; nothing is printed twice
+    assert_eq!(all, format!("{CARD}\n"));
+}
+
+#[tokio::test]
+async fn a_terminal_beside_the_gateway_gets_the_spec_as_it_is_written() {
+    let dir = workspace();
+    let ws = dir.path();
+    let (_, fake) = start_sse(|body, _| {
+        if is_spec_request(body) {
+            return gated_spec();
+        }
+        answer(vec![say("好的。")])
+    })
+    .await;
+    streaming_spec_workspace(ws);
+    let _gw = common::gateway::Gateway::start(ws, &fake, &[], &[]).await;
+    let out = homebot(ws, None)
+        .args(["chat", "-m", "/strategy spec"])
+        .output()
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("当前策略: spec"));
+    // through the control socket: the partial lines come before the reply line
+    let (before, all) = chat_streamed(ws, &fake, "年夜饭怎么安排", "- 荤素搭配\n").await;
+    assert_eq!(before, "需求规格：一桌年夜饭\n需求：\n- 荤素搭配\n");
+    assert_eq!(all, format!("{CARD}\n"));
 }
