@@ -200,12 +200,9 @@ async fn chat(root: &Path, args: ChatArgs) -> anyhow::Result<()> {
             cli::interactive(&door, history, &opts).await?
         }
     };
-    // the reply is out before the shutdown's housekeeping (its record is on the disk
-    // already: a reply is only given once it is)
+    // the reply was printed (`one_shot`) before the shutdown's housekeeping (its record
+    // is on the disk already: a reply is only given once it is)
     if let cli::Typed::Replied(reply) = &ended {
-        if !reply.text.is_empty() {
-            println!("{}", reply.text);
-        }
         if let Some(e) = reply.problem() {
             eprintln!("homebot: turn not answered: {e}");
         }

@@ -6,17 +6,36 @@ use super::control;
 use super::door::{Door, Typed};
 use super::interrupts::Interrupts;
 use super::options::CliOptions;
+use super::shown::Shown;
 use crate::turn::Reply;
 use rustyline::error::ReadlineError;
 
-/// One turn typed at the terminal (`chat -m`, or a line of an interactive chat).
+/// One turn typed at the terminal (`chat -m`), its answer printed: as the model writes
+/// it when the provider streams, then what of the reply is left (see [`Shown`]).
 pub async fn one_shot(
     door: &Door,
     opts: &CliOptions,
     text: &str,
     ctrl_c: &mut Interrupts,
 ) -> Typed {
-    door.typed_turn(opts.turn(text), ctrl_c).await
+    typed(door, opts, text, ctrl_c, "", "\n").await
+}
+
+/// One typed turn, its answer printed after `prefix` and ended with `end`.
+async fn typed(
+    door: &Door,
+    opts: &CliOptions,
+    text: &str,
+    ctrl_c: &mut Interrupts,
+    prefix: &'static str,
+    end: &str,
+) -> Typed {
+    let mut shown = Shown::new(std::io::stdout(), prefix);
+    let typed = door.typed_turn(opts.turn(text), ctrl_c, &mut shown).await;
+    if let Typed::Replied(reply) = &typed {
+        shown.reply(&reply.text, end);
+    }
+    typed
 }
 
 /// While it lives, proactive messages for `chat` print in this terminal: this process's
@@ -110,8 +129,8 @@ pub async fn interactive(
             _ = ctrl_c.next() => None, // between turns Ctrl-C ends the chat
         };
         let Some(line) = line else { break };
-        match one_shot(door, opts, &line, &mut ctrl_c).await {
-            Typed::Replied(reply) => println!("homebot> {}\n", reply.text),
+        match typed(door, opts, &line, &mut ctrl_c, "homebot> ", "\n\n").await {
+            Typed::Replied(_) => {}
             Typed::Quit => {
                 ended = Typed::Quit;
                 break;

@@ -23,7 +23,8 @@
 //!
 //! A `turn` request carries a [`Turn`] itself. A `homebot chat -m` started beside a
 //! running gateway finds the lock taken and sends its turn through the socket instead;
-//! the gateway runs it like any other turn.
+//! the gateway runs it like any other turn. A `turn_streamed` request is the same turn
+//! with its partials as lines before the reply ([`super::served`]).
 //!
 //! A `listen` request turns its connection into a stream of the proactive messages for a
 //! CLI chat (a reminder set from `homebot chat` rings in that terminal even when a gateway
@@ -37,6 +38,7 @@
 
 pub use super::actor::MAX_LISTENERS;
 use super::actor::{Terminals, LISTENER_QUEUE};
+use super::served::{self, hung_up};
 use crate::actor::TaskGuard;
 use crate::channels::ctx::{ChannelCtx, WeakChannelCtx};
 use crate::netutil::{self, ConnLimit, CONTROL_IDLE, CONTROL_MAX_CONNECTIONS};
@@ -54,6 +56,9 @@ const MAX_LINE: usize = 256 * 1024;
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum Request {
     Turn(Box<Turn>),
+    /// A turn whose partials come as lines before its reply (`super::served`).
+    #[serde(rename = "turn_streamed")]
+    TurnStreamed(Box<Turn>),
     Status,
     Announce {
         channel: String,
@@ -73,6 +78,10 @@ impl Request {
             Request::Turn(mut t) => {
                 t.facts = super::options::terminal_facts(&t.chat_id);
                 Request::Turn(t)
+            }
+            Request::TurnStreamed(mut t) => {
+                t.facts = super::options::terminal_facts(&t.chat_id);
+                Request::TurnStreamed(t)
             }
             other => other,
         }
@@ -211,9 +220,10 @@ async fn handle_conn(
                     ),
                     Some(k) => {
                         let guard = k.tasks().guard(crate::actor::Group::Turn);
+                        let streamed = matches!(req, Request::TurnStreamed(_));
                         let reply = match req {
-                            Request::Turn(turn) => {
-                                match turn_until_hangup(&k, *turn, &mut lines).await {
+                            Request::Turn(turn) | Request::TurnStreamed(turn) => {
+                                match served::serve(&k, *turn, streamed, &mut lines, &mut w).await {
                                     Some(r) => r,
                                     // the client went away: its turn was cancelled and recorded
                                     None => return Ok(()),
@@ -235,39 +245,6 @@ async fn handle_conn(
         if buf.len() > MAX_LINE {
             return Ok(()); // the rest of that line is unread; end the connection
         }
-    }
-}
-
-/// Run a turn for a control client; if the client hangs up meanwhile (Ctrl-C in `homebot
-/// chat`), cancel the turn — it is recorded as cancelled — and return `None`.
-async fn turn_until_hangup<R>(k: &ChannelCtx, turn: Turn, conn: &mut R) -> Option<Reply>
-where
-    R: tokio::io::AsyncBufRead + Unpin,
-{
-    let cancel = CancellationToken::new();
-    let reply = k.submit_cancellable(turn, cancel.clone()).reply();
-    tokio::pin!(reply);
-    let mut watching = true;
-    loop {
-        tokio::select! {
-            r = &mut reply => return Some(r),
-            gone = hung_up(conn), if watching => {
-                if gone {
-                    cancel.cancel();
-                    reply.await;
-                    return None;
-                }
-                watching = false; // a pipelined request: it waits in the buffer
-            }
-        }
-    }
-}
-
-/// Resolves when the peer sent something (`false`) or closed the connection (`true`).
-async fn hung_up<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> bool {
-    match r.fill_buf().await {
-        Ok(b) => b.is_empty(),
-        Err(_) => true,
     }
 }
 
@@ -323,7 +300,7 @@ async fn answer(k: &ChannelCtx, req: Request) -> Reply {
             Refusal::BadRequest,
             "listen",
         ),
-        Request::Turn(turn) => k.submit(*turn).reply().await,
+        Request::Turn(turn) | Request::TurnStreamed(turn) => k.submit(*turn).reply().await,
         Request::Status => Reply::ok(k.status_text().await),
         Request::Announce {
             channel,
@@ -370,25 +347,36 @@ impl Client {
     }
 
     pub async fn request(&mut self, req: &Request) -> std::io::Result<Reply> {
+        self.request_with(req, |_| {}).await
+    }
+
+    /// [`Client::request`], the partials before the reply (a streamed turn's) handed to `on`.
+    async fn request_with(
+        &mut self,
+        req: &Request,
+        on: impl FnMut(crate::turn::Partial),
+    ) -> std::io::Result<Reply> {
         if self.closed_by_peer() {
             *self = Self::connect(&self.root).await?;
         }
         let mut line = serde_json::to_vec(req).expect("Request always serializes");
         line.push(b'\n');
         self.writer.write_all(&line).await?;
-        let mut resp = String::new();
-        if self.reader.read_line(&mut resp).await? == 0 {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the gateway closed the control connection",
-            ));
-        }
-        serde_json::from_str(&resp)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        served::read_reply(&mut self.reader, on).await
     }
 
     pub async fn turn(&mut self, turn: &Turn) -> std::io::Result<Reply> {
         self.request(&Request::Turn(Box::new(turn.clone()))).await
+    }
+
+    /// A turn whose partials (when the gateway's provider streams) go to `on` as they come.
+    pub async fn turn_streamed(
+        &mut self,
+        turn: &Turn,
+        on: impl FnMut(crate::turn::Partial),
+    ) -> std::io::Result<Reply> {
+        let req = Request::TurnStreamed(Box::new(turn.clone()));
+        self.request_with(&req, on).await
     }
 }
 

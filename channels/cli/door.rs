@@ -7,11 +7,12 @@ use super::channel::serve;
 use super::control::{self, Request};
 use super::interrupts::Interrupts;
 use super::options::CHANNEL;
+use super::shown::Shown;
 use crate::kernel::{Kernel, KernelError, KernelOptions};
-use crate::turn::{Failure, Reply, Turn};
+use crate::turn::{Failure, Partial, Reply, Turn};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use tokio::sync::Mutex;
+use tokio::sync::{mpsc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 /// Where the CLI's turns go.
@@ -79,8 +80,44 @@ impl Door {
 
     /// A turn that `cancel` stops: the owner records it as cancelled.
     pub async fn turn_cancellable(&self, turn: Turn, cancel: CancellationToken) -> Reply {
+        self.turn_with(turn, cancel, None).await
+    }
+
+    /// [`Door::turn_cancellable`]; with `partials`, the answer's partials (when the
+    /// provider streams) go there as they come.
+    async fn turn_with(
+        &self,
+        mut turn: Turn,
+        cancel: CancellationToken,
+        partials: Option<mpsc::UnboundedSender<Partial>>,
+    ) -> Reply {
         match self {
-            Door::Local(k, _) => k.submit_cancellable(turn, cancel).reply().await,
+            Door::Local(k, _) => {
+                let streamed = partials.filter(|_| k.provider().streams()).map(|tx| {
+                    let (p, rx) = super::served::sink(k.config().agent.max_reply_chars);
+                    turn.partials = Some(p);
+                    (tx, rx)
+                });
+                let reply = k.submit_cancellable(turn, cancel).reply();
+                match streamed {
+                    None => reply.await,
+                    Some((tx, mut rx)) => {
+                        tokio::pin!(reply);
+                        loop {
+                            tokio::select! {
+                                biased;
+                                r = &mut reply => {
+                                    while let Ok(p) = rx.try_recv() {
+                                        let _ = tx.send(p);
+                                    }
+                                    break r;
+                                }
+                                Some(p) = rx.recv() => { let _ = tx.send(p); }
+                            }
+                        }
+                    }
+                }
+            }
             #[cfg(unix)]
             Door::Remote { root, conn } => {
                 let mut conn = conn.lock().await;
@@ -88,8 +125,20 @@ impl Door {
                     Ok(c) => c,
                     Err(e) => return unreachable_gateway(e),
                 };
+                let asked = async {
+                    match &partials {
+                        None => client.turn(&turn).await,
+                        Some(tx) => {
+                            client
+                                .turn_streamed(&turn, |p| {
+                                    let _ = tx.send(p);
+                                })
+                                .await
+                        }
+                    }
+                };
                 let answered = tokio::select! {
-                    r = client.turn(&turn) => Some(r),
+                    r = asked => Some(r),
                     _ = cancel.cancelled() => None,
                 };
                 match answered {
@@ -105,14 +154,28 @@ impl Door {
     }
 
     /// A turn typed in the terminal: the first Ctrl-C cancels it (it is recorded as
-    /// cancelled), a second one asks to leave.
-    pub async fn typed_turn(&self, turn: Turn, ctrl_c: &mut Interrupts) -> Typed {
+    /// cancelled), a second one asks to leave. Its partials, when the provider streams,
+    /// go to `shown` as they come; the reply is returned, not shown.
+    pub async fn typed_turn<W: std::io::Write>(
+        &self,
+        turn: Turn,
+        ctrl_c: &mut Interrupts,
+        shown: &mut Shown<W>,
+    ) -> Typed {
         let cancel = CancellationToken::new();
-        let reply = self.turn_cancellable(turn, cancel.clone());
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let reply = self.turn_with(turn, cancel.clone(), Some(tx));
         tokio::pin!(reply);
         loop {
             tokio::select! {
-                r = &mut reply => return Typed::Replied(r),
+                biased;
+                r = &mut reply => {
+                    while let Ok(p) = rx.try_recv() {
+                        shown.partial(p);
+                    }
+                    return Typed::Replied(r);
+                }
+                Some(p) = rx.recv() => shown.partial(p),
                 _ = ctrl_c.next() => {
                     if cancel.is_cancelled() {
                         return Typed::Quit;

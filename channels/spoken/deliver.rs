@@ -167,7 +167,7 @@ pub fn joiner(before: &str, next: &str) -> &'static str {
 
 /// Closing punctuation and spaces: said with the sentence before them.
 fn trailing(c: char) -> bool {
-    c.is_whitespace() || "。！？!?；;，,、：:…”’」』）)】》〉\"'".contains(c)
+    c.is_whitespace() || "。.！？!?；;，,、：:…”’」』）)】》〉\"'".contains(c)
 }
 
 /// What of `text` is left to say once the texts in `heard` were said, in order:
@@ -236,6 +236,7 @@ mod tests {
                 "",
             ),
             ("Ready? Go now.", &["Ready?"], "Go now."),
+            ("Sure. Three eggs.", &["Sure."], "Three eggs."),
             // a closing quote said with its sentence or not: either way not again
             ("他说：“好。”然后走了。", &["他说：“好。"], "然后走了。"),
             // an opening mark of the rest stays

@@ -9,7 +9,7 @@ use super::state::{PendingChoice, MAX_PENDING_CHOICES};
 use super::{Effective, Strategies, TurnResult};
 use crate::agent::{Agent, AgentOutcome, Prepared, Round, TurnCtx};
 use crate::prompt::TailSection;
-use crate::provider::{ChatRequest, ChatResponse, Message, ProviderError};
+use crate::provider::{ChatRequest, ChatResponse, DeltaSink, Message, ProviderError};
 use crate::tools::choice::{self, Asked};
 use crate::tools::set_strategy::Setter;
 use crate::turn::{Failure, TurnError};
@@ -118,6 +118,16 @@ pub(super) async fn ask(
     p: &Prepared,
     purpose: &'static str,
 ) -> Result<ChatResponse, ProviderError> {
+    ask_with(agent, p, purpose, None).await
+}
+
+/// [`ask`], its text handed to `deltas` as it streams in (a spec said as it is written).
+pub(super) async fn ask_with(
+    agent: &Agent,
+    p: &Prepared,
+    purpose: &'static str,
+    deltas: Option<&dyn DeltaSink>,
+) -> Result<ChatResponse, ProviderError> {
     let mut meta = p.meta.clone();
     meta.purpose = purpose;
     let req = ChatRequest {
@@ -125,7 +135,7 @@ pub(super) async fn ask(
         tools: agent.tools.definitions(),
         depth: p.depth,
     };
-    agent.provider.complete(&req, &meta).await
+    agent.provider.complete_with(&req, &meta, deltas).await
 }
 
 pub(super) fn failed(e: ProviderError) -> TurnResult {

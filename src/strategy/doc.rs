@@ -8,6 +8,18 @@ const MAX_GOAL_CHARS: usize = 500;
 const MAX_ITEM_CHARS: usize = 300;
 const MAX_LIST: usize = 20;
 
+/// How a spec's card begins, before its goal ("需求规格：一桌年夜饭").
+pub const SPEC_TITLE: &str = "需求规格";
+/// A spec's lists in the card's order: the JSON key, and the heading the card shows the
+/// list under (the streamed spec, `super::spec_stream`, uses the same words).
+pub const SPEC_LISTS: [(&str, &str); 5] = [
+    ("requirements", "需求"),
+    ("constraints", "约束"),
+    ("acceptance_criteria", "验收标准"),
+    ("deliverables", "交付物"),
+    ("risks", "风险"),
+];
+
 /// A validated plan or spec: what it is for and what runs, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Work {
@@ -201,16 +213,17 @@ pub fn parse(kind: WorkKind, text: &str, max_steps: usize) -> Result<Work, Inval
             Ok(Work {
                 goal,
                 steps,
-                sections: vec![
-                    ("需求", requirements),
-                    ("约束", clean_list("constraints", s.constraints)?),
-                    (
-                        "验收标准",
+                sections: SPEC_LISTS
+                    .iter()
+                    .map(|(_, heading)| *heading)
+                    .zip([
+                        requirements,
+                        clean_list("constraints", s.constraints)?,
                         clean_list("acceptance_criteria", s.acceptance_criteria)?,
-                    ),
-                    ("交付物", deliverables),
-                    ("风险", clean_list("risks", s.risks)?),
-                ],
+                        deliverables,
+                        clean_list("risks", s.risks)?,
+                    ])
+                    .collect(),
                 doc,
             })
         }
@@ -231,7 +244,7 @@ pub fn render(kind: WorkKind, w: &Work) -> String {
             }
         }
         WorkKind::Spec => {
-            s.push_str(&format!("需求规格：{}", w.goal));
+            s.push_str(&format!("{SPEC_TITLE}：{}", w.goal));
             for (name, items) in &w.sections {
                 if items.is_empty() {
                     continue;

@@ -22,7 +22,8 @@
 //! Layout: `handle` — the state handle; `command` — `/strategy`; `effective` — the effective
 //! strategy and where its instruction goes;
 //! [`flows`] — one turn through the strategy; `result` — the [`TurnResult`] it ends in, its
-//! rounds folded in; `work` — Plan / Spec; `reflect` (an `ask_user_choice`
+//! rounds folded in; `work` — Plan / Spec; `spec_stream` — a spec said as it is written
+//! (the card's words, not the JSON) to a channel that streams; `reflect` (an `ask_user_choice`
 //! question rendered per channel and its answer parsed: `tools::choice::answer`); [`doc`] — plan / spec JSON; [`state`] — the file;
 //! [`journal`] — the visible record of every step; `offer` — the answer to the
 //! backend's offer of a mode, judged here, not by the model; `spoken` — a spoken change of
@@ -35,6 +36,7 @@ pub mod journal;
 mod offer;
 mod reflect;
 mod result;
+mod spec_stream;
 mod spoken;
 pub mod state;
 mod work;

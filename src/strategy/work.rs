@@ -1,13 +1,16 @@
 //! Plan and Spec: ask for the document (re-asked once when invalid), keep it pending for
-//! the household, and run it step by step once someone confirms it.
+//! the household, and run it step by step once someone confirms it. A spec is said as it
+//! is written where the turn's channel streams (`spec_stream`); its card is the reply.
 
-use super::ctx::{ask, failed, finish, older_than, push_assistant, push_user, Ctx};
+use super::ctx::{ask_with, failed, finish, older_than, push_assistant, push_user, Ctx};
 use super::doc::{self, Verdict};
+use super::spec_stream::SpecSpeech;
 use super::state::{PendingWork, WorkKind};
 use super::TurnResult;
 use crate::agent::AgentOutcome;
 use crate::prompt::TailSection;
-use crate::turn::{Failure, TurnError};
+use crate::provider::DeltaSink;
+use crate::turn::{Failure, Partials, TurnError};
 use tracing::warn;
 
 fn kind_name(k: WorkKind) -> (&'static str, &'static str) {
@@ -106,6 +109,15 @@ async fn ask_for_work(
     max: usize,
 ) -> Result<doc::Work, TurnResult> {
     let (flow, cn) = kind_name(kind);
+    // a spec is said as it is written where the channel streams (the card's words)
+    let sink = p.partials.clone().filter(|_| kind == WorkKind::Spec);
+    let said_before = sink.as_ref().map_or(0, Partials::count);
+    let speech = sink.as_ref().map(SpecSpeech::new);
+    let end = |parsed: bool| {
+        if let Some(s) = &speech {
+            s.ended(parsed);
+        }
+    };
     let mut why = String::new();
     for attempt in 0..2 {
         let purpose = match (kind, attempt) {
@@ -114,19 +126,36 @@ async fn ask_for_work(
             (WorkKind::Spec, 0) => "spec",
             (WorkKind::Spec, _) => "spec-retry",
         };
-        let resp = ask(c.agent, p, purpose).await.map_err(failed)?;
+        if let (Some(s), 1) = (&speech, attempt) {
+            // asked again: the lines it writes as before are not said twice
+            s.retry();
+        }
+        let deltas = speech.as_ref().map(|s| s as &dyn DeltaSink);
+        let resp = match ask_with(c.agent, p, purpose, deltas).await {
+            Ok(r) => r,
+            Err(e) => {
+                end(false);
+                return Err(failed(e));
+            }
+        };
         let text = resp.content.clone().unwrap_or_default();
         let parsed = if resp.tool_calls.is_empty() {
             doc::parse(kind, &text, max)
         } else {
             match spoken_switch(c, p, &resp.tool_calls, flow).await {
-                Ok(Some(out)) => return Err(out),
+                Ok(Some(out)) => {
+                    end(false);
+                    return Err(out);
+                }
                 Ok(None) => Err(doc::InvalidWork::ToolCalled { flow }),
                 Err(refused) => Err(refused),
             }
         };
         match parsed {
-            Ok(w) => return Ok(w),
+            Ok(w) => {
+                end(true);
+                return Ok(w);
+            }
             Err(e) => {
                 c.log(
                     flow,
@@ -144,10 +173,16 @@ async fn ask_for_work(
             }
         }
     }
+    end(false);
+    // what was said of it stays said: the end says plainly that it is not kept
+    let streamed = sink.as_ref().is_some_and(|s| s.count() > said_before);
+    let what = if streamed {
+        format!("刚才说的这份{cn}没能解析（{why}），没有保存，不能确认")
+    } else {
+        format!("没能做出一个有效的{cn}（{why}）")
+    };
     Err(TurnResult::done(AgentOutcome {
-        reply: format!(
-            "抱歉，没能做出一个有效的{cn}（{why}）。可以换个说法再试一次，或者用 /strategy build 让我直接做。"
-        ),
+        reply: format!("抱歉，{what}。可以换个说法再试一次，或者用 /strategy build 让我直接做。"),
         error: Some(TurnError::new(
             Failure::Provider,
             format!("the model gave no valid {flow} after one retry: {why}"),

@@ -88,6 +88,7 @@ mod skills_load;
 mod strategy;
 mod strategy_choice;
 mod strategy_spoken;
+mod strategy_stream;
 mod strategy_switch;
 mod streaming;
 mod terminal;
