@@ -19,7 +19,6 @@
 use crate::channels::ctx::ChannelCtx;
 use crate::netutil::{self, CONTROL_IDLE};
 use crate::turn::{Partial, Partials, Reply, Turn};
-use serde_json::json;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
@@ -30,13 +29,21 @@ pub(super) fn sink(max_reply_chars: usize) -> (Partials, UnboundedReceiver<Parti
     Partials::new(max_reply_chars.saturating_sub(crate::agent::TRUNCATION_MARK.chars().count()))
 }
 
+/// A partial's line on the control socket: `{"partial": "…"}` or `{"aside": true}`.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum PartialLine {
+    Text { partial: String },
+    Aside { aside: bool },
+}
+
 /// One partial as its line.
 fn line(p: &Partial) -> Vec<u8> {
     let v = match p {
-        Partial::Text(t) => json!({ "partial": t }),
-        Partial::Aside => json!({ "aside": true }),
+        Partial::Text(t) => PartialLine::Text { partial: t.clone() },
+        Partial::Aside => PartialLine::Aside { aside: true },
     };
-    let mut out = v.to_string().into_bytes();
+    let mut out = serde_json::to_vec(&v).expect("a partial's line always encodes");
     out.push(b'\n');
     out
 }
@@ -126,13 +133,10 @@ pub(super) async fn read_reply<R: AsyncBufRead + Unpin>(
                 "the gateway closed the control connection",
             ));
         }
-        let v: serde_json::Value = serde_json::from_str(&resp).map_err(bad)?;
-        if let Some(t) = v.get("partial").and_then(|t| t.as_str()) {
-            on(Partial::Text(t.to_string()));
-        } else if v.get("aside").is_some() {
-            on(Partial::Aside);
-        } else {
-            return serde_json::from_value(v).map_err(bad);
+        match serde_json::from_str::<PartialLine>(&resp) {
+            Ok(PartialLine::Text { partial }) => on(Partial::Text(partial)),
+            Ok(PartialLine::Aside { .. }) => on(Partial::Aside),
+            Err(_) => return serde_json::from_str(&resp).map_err(bad),
         }
     }
 }
