@@ -365,6 +365,13 @@ fn deferred(part: &str) -> bool {
         || from_now(part)
 }
 
+/// Does `part` name a time other than now (later, a time of day, a time from now)? A
+/// clause beside a command that does leaves the command's time open ("打开做饭模式｜下午做
+/// 蛋糕": now, or for the afternoon?).
+pub fn names_a_time(part: &str) -> bool {
+    deferred(part) || at_a_time_of_day(part)
+}
+
 /// A time of day (今晚, 晚上, 下午 …; tonight): a plan for then, not a command for now.
 fn at_a_time_of_day(part: &str) -> bool {
     contains_any(part, TIME_OF_DAY_ZH) || contains_any(part, TIME_OF_DAY_EN)

@@ -100,7 +100,7 @@ const SPOKEN: &[(SwitchAction, &str, Expect)] = &[
     (Exit, "收工了关闭做饭模式", S),
     (Exit, "结束做饭模式吧辛苦了", S),
     (Enter, "开一个做饭模式", S),
-    (Enter, "打开做饭模式一会儿要做鱼", S),
+    (Enter, "打开做饭模式一会儿要做鱼", A),
     (Exit, "关闭做饭模式下次再做鱼", S),
     (Exit, "先关做饭模式", S),
     // now, beside the deferral rules below: a finished precondition with 了 and no 再,
@@ -112,7 +112,7 @@ const SPOKEN: &[(SwitchAction, &str, Expect)] = &[
     (Enter, "现在再打开做饭模式", S),
     (Exit, "做饭模式再关一下", S),
     (Enter, "晚上好打开做饭模式", S),
-    (Enter, "打开做饭模式今晚做红烧肉", S),
+    (Enter, "打开做饭模式今晚做红烧肉", A),
     (Enter, "打开做饭模式十分钟后提醒我翻面", S),
     (Exit, "关闭做饭模式然后提醒我关火", S),
     (Exit, "立刻关闭做饭模式", S),
@@ -246,6 +246,13 @@ const SPOKEN: &[(SwitchAction, &str, Expect)] = &[
     (Exit, "homebot 他说要关闭做饭模式", A),
     (Exit, "就是说做饭模式关了吗", R),
     (Enter, "小助手你觉得要不要打开做饭模式", A),
+    // ---- the issue's own unsure examples: the command's time left open -----------------
+    (Enter, "今天打开做饭模式", A),
+    (Enter, "打开做饭模式下午做蛋糕", A),
+    (Enter, "打开做饭模式，晚上做红烧肉", S),
+    (Enter, "待会儿蒸馒头，开启做饭模式", A),
+    (Enter, "打开做饭模式，我要做红烧肉", S),
+    (Exit, "关掉做饭模式，我吃完了", S),
     // ---- cooking, without the mode's name ------------------------------------------
     (Enter, "我要开始做红烧肉了", R),
     (Enter, "今晚我来做饭", R),
@@ -381,8 +388,10 @@ fn the_spoken_table() {
 
 /// The held-out split: its figures printed as they come (docs/modes-and-skills.md,
 /// "How well the words are judged"), and held to them: a rule change may improve them,
-/// never make them worse. They miss two goals (a false switch, goal 0; three commands
-/// refused of 18, goal ≤ 2 %); the rows that miss are not tuned on.
+/// never make them worse. They miss one goal (three commands refused of 18, goal ≤ 2 %);
+/// the rows that miss are not tuned on. (The one false switch they had, a plan said
+/// before the command, went when the issue's own example of a time beside the command
+/// was made to ask — a rule written from the words, not from this row.)
 #[test]
 fn the_held_out_split() {
     let rows = rows_of(HELD_OUT);
@@ -393,7 +402,7 @@ fn the_held_out_split() {
         println!("  {w}");
     }
     let line = f.line("held out");
-    assert!(f.false_switches <= 1, "{line}");
+    assert_eq!(f.false_switches, 0, "{line}");
     assert!(f.commands_refused <= 3, "{line}");
     assert!(f.asked * 100 <= f.rows * 15, "{line}");
 }

@@ -125,7 +125,7 @@ const UNPUNCTUATED: &[(SwitchAction, &str, bool)] = &[
     (Exit, "做饭模式可以结束了", true),
     (Exit, "退出做饭模式吧我吃完了", true),
     (Enter, "start cooking mode please", true),
-    (Enter, "打开做饭模式我们今晚做鱼", true),
+    (Enter, "打开做饭模式我们今晚做鱼", false), // asks: run on, now or for tonight?
     (Enter, "进入做饭模式然后告诉我先做哪个菜", true),
     (Enter, "开启做饭模式帮我看看冰箱里有什么", true),
     (Enter, "人都到齐了开始做饭模式吧", true),

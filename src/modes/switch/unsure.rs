@@ -9,18 +9,19 @@
 //!   command, maybe meaning one;
 //! - **the parts apart** — "做饭模式，开始吧": the name and the verb in clauses of their
 //!   own, which the judge reads one at a time;
-//! - **extra words around the command** — "今天打开做饭模式", "打开做饭模式下午做蛋糕":
-//!   the command's own clause says more than the command (what is left once the name, the
-//!   verb and the words every command may carry — requests, now-words, particles, 把 … —
-//!   are taken out).
+//! - **extra words around the command** — "今天打开做饭模式": the command's own clause
+//!   says more than the command (what is left once the name, the verb and the words every
+//!   command may carry — requests, now-words, particles, 把 … — are taken out); or a
+//!   clause beside it names a time ("打开做饭模式下午做蛋糕"), so the command may be meant
+//!   for then.
 //!
 //! Everything else keeps the judge's verdict: a command switches, a clear non-command
 //! (negated, retracted, a how/what question, deferred to a time it can place, a state
 //! asked about) is refused.
 
-use super::clause::{blank, clean, normalize, segments, Lexicon};
+use super::clause::{blank, clean, contains_any, normalize, segments, Lexicon};
 use super::judge::{judge, Verdict};
-use super::words::{PARTICLES, REQUESTS_EN, REQUESTS_ZH, VERB_TAILS};
+use super::words::{BOUNDARIES, PARTICLES, REQUESTS_EN, REQUESTS_ZH, VERB_TAILS};
 
 /// What the guard makes of a `switch_mode` call's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +162,7 @@ pub fn decide(text: &str, lex: &Lexicon) -> Decision {
     match verdict {
         Verdict::Command => match command_clause(&cleaned, lex) {
             Some(c) if extra(&c, lex) => Decision::Ask(Unsure::Extra),
+            Some(c) if timed_elsewhere(&cleaned, &c, lex) => Decision::Ask(Unsure::Extra),
             _ if habitual(&said) => Decision::Ask(Unsure::Retold),
             _ => Decision::Switch,
         },
@@ -240,6 +242,33 @@ fn command_clause(cleaned: &str, lex: &Lexicon) -> Option<String> {
         .map(|s| s.text)
         .find(|t| lex.named_in(t) && judge(t, lex) == Verdict::Command)
 }
+
+/// Does another clause beside the command's own name a time so that the command's own
+/// time is left open? Before the command ("待会儿蒸馒头，开启做饭模式": a plan first), or
+/// run on after it with nothing between ("打开做饭模式下午做蛋糕"); a clause after the
+/// command's own punctuation tells what the mode is for ("进入做饭模式吧，今晚三个人吃").
+/// Not a question ("…今晚吃什么" plans now), not a reminder's time ("…十分钟后提醒我翻面")
+/// and not another occasion ("关闭做饭模式下次再做鱼", "退出做饭模式明天再做").
+fn timed_elsewhere(cleaned: &str, command: &str, lex: &Lexicon) -> bool {
+    let Some(at) = cleaned.find(command) else {
+        return false;
+    };
+    let end = at + command.len();
+    segments(cleaned, lex)
+        .iter()
+        .filter(|s| s.text != command && !s.asked)
+        .filter(|s| !contains_any(&s.text, NOT_THE_COMMANDS_TIME))
+        .filter(|s| super::judge::names_a_time(&s.text))
+        .any(|s| match cleaned[end..].find(s.text.as_str()) {
+            Some(gap) => !cleaned[end..end + gap].contains(BOUNDARIES),
+            None => true,
+        })
+}
+
+/// A clause with one of these has a time of its own, not the command's.
+const NOT_THE_COMMANDS_TIME: &[&str] = &[
+    "什么", "啥", "吗", "提醒", "叫我", "下次", "下回", "再", "remind", "next time",
+];
 
 /// Does the command's clause say more than the command?
 fn extra(clause: &str, lex: &Lexicon) -> bool {
