@@ -79,6 +79,18 @@ pub struct ModeStatus {
     pub warnings: Vec<String>,
     /// Turns are failing to be recorded (cleared when a record or a probe write succeeds).
     pub recording_failure: Option<RecordingFailure>,
+    /// Switches since the ModeManager opened, and when it opened (see [`Self::stamp`]).
+    #[serde(skip)]
+    pub switches: (u64, u128),
+}
+
+impl ModeStatus {
+    /// What changes with every switch, from any chat (an entry, an exit requested, an
+    /// expiry): a question about switching compares it with the stamp of when it was
+    /// asked. After a restart no stamp matches: a question from before is void.
+    pub fn stamp(&self) -> String {
+        format!("{}#{}", self.switches.1, self.switches.0)
+    }
 }
 
 /// The current streak of turns that could not be recorded.

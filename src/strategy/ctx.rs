@@ -175,7 +175,15 @@ pub(super) async fn finish(c: &Ctx<'_>, p: &mut Prepared, out: TurnResult) -> Tu
 
 /// Keep `asked` as this chat's open question (replacing any other) and word it for the
 /// channel; `Err` carries the wording and why the question could not be kept.
-pub(super) async fn keep_question(c: &Ctx<'_>, asked: Asked) -> Result<String, (String, String)> {
+pub(super) async fn keep_question(
+    c: &Ctx<'_>,
+    mut asked: Asked,
+) -> Result<String, (String, String)> {
+    // a question about switching remembers the modes as they stand: any switch before
+    // the yes voids it
+    if let Some(tag) = asked.offer.as_mut() {
+        tag.asked_in = c.t.modes.status().await.ok().map(|s| s.stamp());
+    }
     let reply = choice::render(
         &asked,
         c.t.turn.facts().modality,

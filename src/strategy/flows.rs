@@ -130,6 +130,10 @@ async fn dispatch(c: &Ctx<'_>) -> TurnResult {
     match check_answer(c).await {
         Answer::None => {}
         Answer::Answered(p, parsed) => return answered(c, p, parsed).await,
+        Answer::OfferAccepted(p) if offer::switched_since(c, &p).await => {
+            c.log("offer", "voided", &p.asked.question, None).await;
+            extra.push(offer::voided_section(&p));
+        }
         Answer::OfferAccepted(p) => return offer::accepted(c, p).await,
         Answer::OfferDropped(p) => {
             c.log("offer", "dropped", &p.asked.question, None).await;

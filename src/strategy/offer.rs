@@ -87,6 +87,34 @@ pub(super) fn dropped_section(p: &PendingChoice, speaker: &str) -> TailSection {
     }
 }
 
+/// Has a mode been switched (entered or left, from any chat) since `p` was asked? Then
+/// its yes answers a question about a state that is gone.
+pub(super) async fn switched_since(c: &Ctx<'_>, p: &PendingChoice) -> bool {
+    let Some(asked_in) = p.asked.offer.as_ref().and_then(|t| t.asked_in.as_deref()) else {
+        return false;
+    };
+    match c.t.modes.status().await {
+        Ok(now) => now.stamp() != asked_in,
+        // the modes cannot say: the yes is not taken on a guess
+        Err(_) => true,
+    }
+}
+
+/// What the model is told when a yes came after a switch that voided the question.
+pub(super) fn voided_section(p: &PendingChoice) -> TailSection {
+    let label = match p.asked.is_confirmation() {
+        true => "已作废的确认",
+        false => "已作废的提议",
+    };
+    TailSection {
+        label: label.into(),
+        body: format!(
+            "后端刚才问“{}”，但之后模式已经切换过了，这个“是”不再算数，没有切换模式。照常回应这条消息；要切换的话请对方明确地再说一次。",
+            p.asked.question
+        ),
+    }
+}
+
 /// The asker said yes: switch as their command, then let the model answer (the call is
 /// replayed with the outcome as its result, as for any answered question).
 pub(super) async fn accepted(c: &Ctx<'_>, p: PendingChoice) -> TurnResult {

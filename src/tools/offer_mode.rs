@@ -79,6 +79,7 @@ pub fn offer_question(offered: &Offered, call_id: &str) -> Asked {
         action: SwitchAction::Enter,
         why: Asking::Offer,
         after_answer: None,
+        asked_in: None,
     });
     asked
 }
@@ -103,6 +104,7 @@ pub fn confirm(env: &ToolEnv, unsure: &WordsRefusal, call: &ToolCall) -> ToolRes
         action: unsure.action,
         why: Asking::Unsure,
         after_answer: None,
+        asked_in: None,
     });
     env.choice.put(asked);
     ToolResult::ok(format!(

@@ -222,18 +222,7 @@ async fn a_satellite_listens_again_after_the_question() {
 async fn a_mode_declared_only_here_is_asked_about_alike() {
     let dir = workspace();
     let ws = dir.path();
-    let skills = ws.join("skills/homework");
-    std::fs::create_dir_all(&skills).unwrap();
-    std::fs::write(
-        skills.join("mode.json"),
-        r#"{"id":"homework","display_name":"作业模式","enter_verbs":["开始"],"exit_verbs":["收工"]}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        skills.join("SKILL.md"),
-        "---\nname: homework\ndescription: 陪孩子写作业\n---\n引导孩子自己思考。\n",
-    )
-    .unwrap();
+    declare_homework(ws);
     let fake = FakeLlm::start(switcher).await;
     let kernel = start_kernel(ws, &fake);
     let kid = |t: &str| cli::turn("desk", "kid", t);
@@ -251,4 +240,128 @@ async fn a_mode_declared_only_here_is_asked_about_alike() {
     kernel.handle_turn(kid("开始作业模式")).await;
     assert_eq!(action(ws)["mode_id"], "homework");
     assert!(active(ws));
+}
+
+/// A switch since the question — from another chat, by command — voids its yes: asked to
+/// enter, someone enters and leaves again; the yes that follows enters nothing.
+#[tokio::test]
+async fn a_switch_since_the_question_voids_its_yes() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = FakeLlm::start(switcher).await;
+    let kernel = start_kernel(ws, &fake);
+    let mom = |t: &str| cli::turn("local", "mom", t);
+    let dad = |t: &str| cli::turn("study", "dad", t);
+    let r = kernel.handle_turn(mom("做饭模式，开始吧")).await;
+    assert_eq!(r.text, "要打开做饭模式吗？", "{r:?}");
+    assert!(kernel
+        .handle_turn(dad("/mode enter cooking"))
+        .await
+        .is_answered());
+    assert!(active(ws));
+    assert!(kernel.handle_turn(dad("/mode exit")).await.is_answered());
+    until(|| !active(ws)).await;
+    let before = fake.requests().len();
+    let r = kernel.handle_turn(mom("好")).await;
+    assert!(!active(ws), "the yes entered nothing: {r:?}");
+    assert!(
+        pending(ws).as_object().unwrap().is_empty(),
+        "{}",
+        pending(ws)
+    );
+    // answered as a message, told why the yes did not count
+    let asked = fake.requests()[before..].to_vec();
+    assert!(
+        asked
+            .iter()
+            .any(|b| last_user(b).contains("之后模式已经切换过了")),
+        "{asked:?}"
+    );
+    // a question asked after the switch is answered as ever
+    let r = kernel.handle_turn(mom("做饭模式，开始吧")).await;
+    assert_eq!(r.text, "要打开做饭模式吗？", "{r:?}");
+    kernel.handle_turn(mom("好")).await;
+    assert!(active(ws));
+}
+
+/// A newer question replaces the older one in the chat's one slot: the yes answers the
+/// newer (another mode's), not the first.
+#[tokio::test]
+async fn a_newer_question_replaces_the_older() {
+    let dir = workspace();
+    let ws = dir.path();
+    declare_homework(ws);
+    let fake = FakeLlm::start(switcher).await;
+    let kernel = start_kernel(ws, &fake);
+    let mom = |t: &str| cli::turn("local", "mom", t);
+    let r = kernel.handle_turn(mom("做饭模式，开始吧")).await;
+    assert_eq!(r.text, "要打开做饭模式吗？", "{r:?}");
+    let r = kernel.handle_turn(mom("作业模式，开始吧")).await;
+    assert_eq!(r.text, "要打开作业模式吗？", "{r:?}");
+    assert_eq!(
+        pending(ws)["cli:local"]["asked"]["offer"]["mode_id"],
+        "homework",
+        "{}",
+        pending(ws)
+    );
+    kernel.handle_turn(mom("好")).await;
+    assert_eq!(action(ws)["mode_id"], "homework");
+    assert!(active(ws));
+}
+
+/// Through Home Assistant's conversation-agent endpoint, as a satellite's pipeline asks:
+/// the question's reply frame says `continue`, so HA keeps the microphone open, and the
+/// spoken yes that follows switches.
+#[tokio::test]
+async fn through_home_assistant_the_satellite_keeps_listening_for_the_yes() {
+    use crate::ha_agent::{frames, house};
+    use common::sse::{answer, call, say, start_sse};
+    let (url, fake) = start_sse(|body, _| {
+        let msgs = body["messages"].as_array().unwrap();
+        let last = msgs.last().unwrap();
+        if last["role"] == "tool" {
+            return answer(vec![say("好的。")]);
+        }
+        if user_words(last).contains("做饭模式") {
+            return answer(vec![call(
+                "switch_mode",
+                json!({"action": "enter", "mode_id": "cooking"}),
+            )]);
+        }
+        answer(vec![say("好的。")])
+    })
+    .await;
+    let dir = workspace();
+    let ws = dir.path();
+    let h = house(ws, &url).await;
+    let say_it = |text: &str| {
+        json!({"text": text, "conversation_id": "01jqhaconv0009", "device_id": "dev-kitchen-sat",
+               "language": "zh-cn", "user_id": "ha-user-mom"})
+    };
+    let mut f = frames(&h.base, say_it("做饭模式，开始吧")).await;
+    let frames_seen = f.until_reply().await;
+    let reply = frames_seen.last().unwrap();
+    assert_eq!(reply["text"], "要打开做饭模式吗？", "{reply}");
+    assert_eq!(reply["dialogue_state"], "continue", "{reply}");
+    assert!(!active(ws));
+    let mut f = frames(&h.base, say_it("好")).await;
+    let reply = f.until_reply().await.pop().unwrap();
+    assert_eq!(reply["error"], false, "{reply}");
+    assert!(active(ws), "{reply}");
+    drop(fake);
+}
+
+fn declare_homework(ws: &Path) {
+    let skills = ws.join("skills/homework");
+    std::fs::create_dir_all(&skills).unwrap();
+    std::fs::write(
+        skills.join("mode.json"),
+        r#"{"id":"homework","display_name":"作业模式","enter_verbs":["开始"],"exit_verbs":["收工"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        skills.join("SKILL.md"),
+        "---\nname: homework\ndescription: 陪孩子写作业\n---\n引导孩子自己思考。\n",
+    )
+    .unwrap();
 }

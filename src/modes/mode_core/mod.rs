@@ -107,6 +107,9 @@ pub struct ModeCore {
     syncs: super::durable::Syncs,
     pub(super) warnings: Warnings,
     pub(super) recording_failure: Option<RecordingFailure>,
+    /// Switches since this ModeCore opened (an entry, an exit requested), with when it
+    /// opened: what a pending switch question compares with ([`ModeStatus::stamp`]).
+    pub(super) switches: (u64, u128),
 }
 
 /// Where a switch request comes from.
@@ -182,6 +185,12 @@ impl ModeCore {
             syncs: Default::default(),
             warnings: Warnings::default(),
             recording_failure: None,
+            switches: (
+                0,
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            ),
         }
     }
 
@@ -397,6 +406,7 @@ impl ModeCore {
                 .collect(),
             warnings: self.warnings.to_vec(),
             recording_failure: self.recording_failure.clone(),
+            switches: self.switches,
         }
     }
 

@@ -129,6 +129,7 @@ impl ModeCore {
             ));
             return Err(SwitchError::Failed(e));
         }
+        self.switches.0 += 1;
         let s = self
             .active
             .as_mut()
@@ -307,6 +308,7 @@ impl ModeCore {
             }));
         }
         s.exit = Some(marker);
+        self.switches.0 += 1;
         crate::failpoint::hit("archive.after_marker");
         if let Some(t) = turn_id {
             if !s.in_flight.contains(&t) && self.turns.contains_key(&t) {

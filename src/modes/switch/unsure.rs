@@ -267,7 +267,16 @@ fn timed_elsewhere(cleaned: &str, command: &str, lex: &Lexicon) -> bool {
 
 /// A clause with one of these has a time of its own, not the command's.
 const NOT_THE_COMMANDS_TIME: &[&str] = &[
-    "什么", "啥", "吗", "提醒", "叫我", "下次", "下回", "再", "remind", "next time",
+    "什么",
+    "啥",
+    "吗",
+    "提醒",
+    "叫我",
+    "下次",
+    "下回",
+    "再",
+    "remind",
+    "next time",
 ];
 
 /// Does the command's clause say more than the command?

@@ -52,6 +52,10 @@ pub struct OfferTag {
     /// handed to the mode's first turn so it goes on from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_answer: Option<String>,
+    /// The modes as they stood when it was asked ([`crate::modes::ModeStatus::stamp`]): a
+    /// yes after any switch since (from any chat, a command too) is no yes to this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_in: Option<String>,
 }
 
 /// The longest answer an offer carries into the mode it opens.
