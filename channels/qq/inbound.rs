@@ -26,6 +26,7 @@ pub fn facts(target: &Target, member: bool) -> Facts {
         trust: if member { Trust::Member } else { Trust::Guest },
         memory_peer: Some(memory_peer),
         place: None,
+        scenes: Vec::new(),
     }
 }
 
