@@ -7,6 +7,7 @@ pub(crate) mod kit;
 mod maintenance;
 mod recall;
 mod snapshot;
+mod wording;
 
 use kit::*;
 
