@@ -290,7 +290,7 @@ impl Agent {
             prompt::peer_log_section(&t.turn.peer_log),
         ];
         kept.extend(peer.into_iter().flatten().filter(|s| !seen(&s.body)));
-        kept.extend(recall.kept(&seen));
+        kept.extend(recall.kept(seen));
         match self.context.replay {
             // the window says which strategy it last heard of; a message says so only
             // when that is not the one in force

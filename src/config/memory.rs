@@ -33,10 +33,10 @@ pub struct MemoryConfig {
     /// Weighted-Jaccard similarity at which a turn is "the same situation" as a piece of
     /// evidence (a scene emerges) or as a scene (it joins).
     pub join_threshold: f64,
-    /// Similarity at which a scene's memories are recalled into the turn. With the default
-    /// bounds a turn's own scene never falls below 2.0 / 9.6 ≈ 0.21 (identity against at
-    /// most 7.6 of weak features on both sides), so 0.2 recalls it whatever was said; raising
-    /// the bounds on words or tools, or this threshold, makes recall need similar wording.
+    /// Similarity at which a wider scene's memories (`chan:qq` above a group) are recalled
+    /// into the turn. A scene of the turn's own key is recalled whatever the similarity:
+    /// with a room, the words, the time and the tools all unshared, its identity weighs
+    /// 2.0 of 10.8 ≈ 0.185, below any useful threshold.
     pub recall_threshold: f64,
     /// Memories recalled into one request, at most.
     pub recall_max_memories: usize,

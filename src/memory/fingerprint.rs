@@ -5,12 +5,12 @@
 //! | `chan` | the turn's channel | 1.0 |
 //! | `peer` | the chat: `group_<id>` / `private_<id>` on QQ (the design's `peer_group` is the group form, so a group and a private chat never share it); on voice the member the trusted speaker mapping named, else `guest` (all unknown voices are one peer, never the whole channel); elsewhere the chat id | 1.0 |
 //! | `tool` | tools the turn called | 0.8 |
-//! | `room` | where it was said: the room of a voice satellite (its Home Assistant area) | 0.6 |
+//! | `room` | where it was said: the room of a voice satellite (its Home Assistant area); heard in a room, it is also the key of the room's own scene, `room:<name>`, stated by the channel | 0.6 |
 //! | `topic` | content words ([`super::topic`]) | 0.4 |
 //! | `part` | night / morning / afternoon / evening | 0.2 |
 //!
-//! `chan` and `peer` are the identity of a situation and make its key; the others are
-//! weak. Similarity is weighted Jaccard (Ruzicka: Σ min ÷ Σ max; for features present or
+//! `chan` and `peer` are the identity of a situation and make its key (a key's every
+//! segment weighs 1.0, a room's too); the others are weak. Similarity is weighted Jaccard (Ruzicka: Σ min ÷ Σ max; for features present or
 //! absent that is Σ shared weights ÷ Σ union weights). A scene's profile weighs each
 //! weak feature by how often it occurred, so its topic mass stays bounded however many
 //! turns joined it.
