@@ -47,6 +47,7 @@ pub fn terminal_facts(chat_id: &str) -> Facts {
         trust: Trust::Owner,
         memory_peer: Some(chat_id.to_string()).filter(|c| !c.is_empty()),
         place: None,
+        scenes: Vec::new(),
     }
 }
 

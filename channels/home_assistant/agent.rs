@@ -235,6 +235,17 @@ impl Agent {
             Some(f) => format!("{}（{f}）", a.name),
             None => a.name.clone(),
         });
+        // heard at a satellite, the words were said in its room for whoever is there: the
+        // room's scene (typed, on a tablet or a phone, they stay the speaker's own)
+        if place.satellite.is_some() {
+            turn.facts.scenes.extend(
+                place
+                    .area
+                    .as_ref()
+                    .and_then(|a| crate::memory::SceneKey::room(&a.name))
+                    .map(|k| k.to_string()),
+            );
+        }
         turn.peer_note = ask.extra_system_prompt.clone();
         turn.peer_name = ask.user_name.clone();
         turn.peer_log = ask

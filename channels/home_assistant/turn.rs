@@ -28,6 +28,7 @@ pub fn facts(speaker: &str, satellite: Option<&str>) -> Facts {
         trust: if guest { Trust::Guest } else { Trust::Member },
         memory_peer: Some(if guest { GUEST } else { speaker }.to_string()),
         place: satellite.map(str::to_string),
+        scenes: Vec::new(),
     }
 }
 

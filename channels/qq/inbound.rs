@@ -4,6 +4,7 @@
 
 use super::events::MessageEvent;
 use super::id::Id;
+use super::marker;
 use super::message::{self, Addressed};
 use super::target::Target;
 use crate::config::{Access, Config, QqConfig, QqPolicy, QqSwitchPolicy};
@@ -26,6 +27,7 @@ pub fn facts(target: &Target, member: bool) -> Facts {
         trust: if member { Trust::Member } else { Trust::Guest },
         memory_peer: Some(memory_peer),
         place: None,
+        scenes: Vec::new(),
     }
 }
 
@@ -99,10 +101,13 @@ pub fn read(
         None => sender.in_private(cfg)?,
     };
     let text = message::plain_text(&segs, self_id);
-    if text.is_empty() {
+    // a leading `#不记` / `#记` is the message's own scene policy, never its words
+    let (marked, words) = marker::scene_marker(&text);
+    if words.is_empty() {
         return Some(Incoming { target, turn: None });
     }
-    let turn = sender.turn(cfg, &target, text);
+    let mut turn = sender.turn(cfg, &target, words.to_string());
+    turn.scene_policy = marker::policy(&household.memory, &target, marked);
     Some(Incoming {
         target,
         turn: Some(turn),

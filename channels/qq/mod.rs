@@ -30,7 +30,8 @@
 //!   and out as typed segments); `action`: the actions homebot sends, typed, and what a
 //!   send answers;
 //!   `target`: where a message goes (a group, a person) and the door's target syntax;
-//! - `events`: typed OneBot frames; `inbound`: a message event into a turn;
+//! - `events`: typed OneBot frames; `marker`: a message's own scene policy (`#不记`,
+//!   `#记`) and a group's; `inbound`: a message event into a turn;
 //! - the state, each part owned by the actor: `conns` — who is connected (accounts,
 //!   connections, the bot's sent message ids); `rpc` — actions waiting for their
 //!   response; `delivery` — the per-target delivery queues and the refusal limiter;
@@ -55,6 +56,7 @@ mod forward;
 mod handle;
 pub mod id;
 mod inbound;
+pub mod marker;
 pub mod message;
 mod outbox;
 mod rpc;

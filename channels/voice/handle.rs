@@ -54,7 +54,8 @@ impl Voice {
         self.submit_in(session_id, speaker, text, front, None)
     }
 
-    /// [`Voice::submit`] for a speaker in a known room (said in the dynamic tail).
+    /// [`Voice::submit`] for a speaker in a known room (said in the dynamic tail, and the
+    /// room's scene key beside the speaker's).
     pub fn submit_in(
         &self,
         session_id: &str,
@@ -64,6 +65,12 @@ impl Voice {
         room: Option<String>,
     ) -> PendingReply {
         let mut turn = voice_turn(session_id, speaker, text, front);
+        // whoever is in the room hears it: the room's scene too
+        turn.facts.scenes.extend(
+            room.as_deref()
+                .and_then(crate::memory::SceneKey::room)
+                .map(|k| k.to_string()),
+        );
         turn.room = room;
         self.shared.ctx.submit(turn)
     }

@@ -20,6 +20,7 @@ pub fn facts(speaker: &str) -> Facts {
         trust: if guest { Trust::Guest } else { Trust::Member },
         memory_peer: Some(if guest { GUEST } else { speaker }.to_string()),
         place: None,
+        scenes: Vec::new(),
     }
 }
 

@@ -17,6 +17,7 @@
 //! After a turn is recorded: the observation handed to scene memory, and the compaction
 //! started off every actor when a history has grown.
 
+use super::recall::{Recall, RecallAudit};
 use super::{prompt_shape, AgentOutcome, Prepared, TurnCtx};
 use crate::config::Replay;
 use crate::config::ToolsConfig;
@@ -24,13 +25,12 @@ use crate::context::budget::Source;
 use crate::context::compaction;
 use crate::context::Context;
 use crate::context::{Plan, PlanError};
-use crate::memory::{recall_line, recall_section_of, Recalled};
 use crate::modes::TurnTicket;
 use crate::prompt::{self, TailInfo, TailSection};
 use crate::provider::Provider;
 use crate::provider::{CallMeta, Message, PromptShape};
 use crate::tools::{self, ToolEnv};
-use crate::turn::{Audience, Failure, TurnError};
+use crate::turn::{Failure, TurnError};
 use std::sync::Arc;
 use tracing::warn;
 
@@ -124,6 +124,8 @@ struct First {
     current: prompt::Current,
     planned: Result<Plan, PlanError>,
     snippets: Vec<String>,
+    /// The memories recalled, and what their blocks cost in this request.
+    recalled: RecallAudit,
 }
 
 /// The first request built from a plan.
@@ -167,7 +169,14 @@ impl Agent {
         let first = self.first_message(t, &system, source, strategy, extra);
         let sent = first.planned.is_ok().then(|| first.current.message.clone());
         let built = match first.planned {
-            Ok(plan) => self.build(t, system, plan, first.current, first.snippets),
+            Ok(plan) => self.build(
+                t,
+                system,
+                plan,
+                first.current,
+                first.snippets,
+                first.recalled,
+            ),
             Err(e) => too_big(e),
         };
         Prepared {
@@ -208,36 +217,27 @@ impl Agent {
         extra: &[TailSection],
     ) -> First {
         let (ticket, replay) = (t.ticket, self.context.replay);
-        // recalled memories: kept like snippets, sent once while the replayed window holds
-        // them, so turns that recall one after the other still hold each other whole — in
-        // a normal chat (whose own scene they were recalled for), and in a mode session
-        // when several people hear the turn anyway (a group, a room); a private chat's or
-        // the terminal's memories in a mode session (shared by several chats) and every
-        // memory under lean replay hold for this turn only
-        let recalled = self
-            .memory
-            .recall(t.scene_in(&self.memory), t.tail.now.timestamp());
-        let shared = matches!(t.turn.facts().audience, Audience::Group | Audience::Room);
-        let keep_recalled = replay == Replay::Exact && (ticket.mode.is_none() || shared);
-        // what holds for this turn only: those memories, a strategy's blocks
-        let mut aside: Vec<TailSection> = Vec::new();
-        if !keep_recalled {
-            aside.extend(recall_section_of(&recalled));
-        }
-        let recalled: &[Recalled] = if keep_recalled { &recalled } else { &[] };
+        // recalled memories (by scene, and by wording when the scene brings too few):
+        // kept like snippets, sent once while the replayed window holds them, so turns
+        // that recall one after the other still hold each other whole (`recall`)
+        let recall = Recall::of(&self.memory, t, replay);
+        // what holds for this turn only: those memories when not kept, a strategy's blocks
+        let mut aside: Vec<TailSection> = recall.aside();
         aside.extend(extra.iter().cloned());
         let mut from = match replay {
             Replay::Exact => self.context.replay_start(&ticket.history, source),
             Replay::Lean => usize::MAX,
         };
         loop {
-            let (kept, mut turn_aside) = self.kept_blocks(t, from, strategy, recalled);
+            let (kept, mut turn_aside) = self.kept_blocks(t, from, strategy, &recall);
             turn_aside.extend(aside.iter().cloned());
             let snippets: Vec<String> = kept
                 .iter()
                 .filter(|s| s.label == crate::knowledge::LABEL)
                 .flat_map(|s| crate::knowledge::sources_in(&s.body))
                 .collect();
+            let sent: Vec<&TailSection> = kept.iter().chain(&turn_aside).collect();
+            let recalled = recall.audit(&self.context.calibration, &sent);
             let current = prompt::current(ticket, &t.tail, &kept, &turn_aside, t.text);
             let parts: Vec<&str> = std::iter::once(current.message.as_str())
                 .chain(current.aside.as_deref())
@@ -250,6 +250,7 @@ impl Agent {
                         current,
                         planned,
                         snippets,
+                        recalled,
                     }
                 }
             }
@@ -258,13 +259,14 @@ impl Agent {
 
     /// The blocks the current message keeps (sent with the words, replayed after) and
     /// those of the turn's aside, for a replayed window that starts at record `from`;
-    /// `recalled`: the memories to keep (those the window does not hold yet are sent).
+    /// `recall`: the memories recalled (those kept that the window does not hold yet are
+    /// sent).
     fn kept_blocks(
         &self,
         t: &TurnCtx<'_>,
         from: usize,
         strategy: prompt::StrategyBlocks<'_>,
-        recalled: &[Recalled],
+        recall: &Recall,
     ) -> (Vec<TailSection>, Vec<TailSection>) {
         let history = &t.ticket.history;
         let seen = |text: &str| window_holds(history, from, text);
@@ -292,12 +294,7 @@ impl Agent {
             prompt::peer_log_section(&t.turn.peer_log),
         ];
         kept.extend(peer.into_iter().flatten().filter(|s| !seen(&s.body)));
-        let fresh: Vec<Recalled> = recalled
-            .iter()
-            .filter(|r| !seen(&recall_line(r)))
-            .cloned()
-            .collect();
-        kept.extend(recall_section_of(&fresh));
+        kept.extend(recall.kept(seen));
         match self.context.replay {
             // the window says which strategy it last heard of; a message says so only
             // when that is not the one in force
@@ -318,6 +315,7 @@ impl Agent {
         plan: Plan,
         current: prompt::Current,
         snippets: Vec<String>,
+        recalled: RecallAudit,
     ) -> Built {
         if plan.wants_compaction {
             // the safety net: this prompt had to be cut; compact in the background
@@ -330,6 +328,7 @@ impl Agent {
         let mut shape = prompt_shape(&self.context, &plan, &messages);
         shape.snippets = snippets;
         shape.aside = aside;
+        super::shape::with_recall(&mut shape, recalled);
         Built {
             messages,
             refused: None,

@@ -12,7 +12,9 @@
 //! first request (`prepared`: what it makes ready) and the observation and compaction
 //! after a turn; `tool_loop` — the capped tool loop, one round at a time (`round`: what a
 //! round did, as a value); `turn_ctx` — one turn's context, built once; `outcome` — how a
-//! turn ended and the reply's cap; `shape` — what the audit records of the requests.
+//! turn ended and the reply's cap; `recall` — the memories a turn recalls, by scene and
+//! by wording, and where their blocks go; `shape` — what the audit records of the
+//! requests.
 //!
 //! [`TurnTicket`]: crate::modes::TurnTicket
 
@@ -26,6 +28,7 @@ mod tests;
 mod handle;
 mod outcome;
 mod prepared;
+mod recall;
 mod shape;
 
 pub use handle::Agent;

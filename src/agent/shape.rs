@@ -57,5 +57,33 @@ pub fn prompt_shape(ctx: &Context, plan: &Plan, messages: &[Message]) -> PromptS
         snippets: Vec::new(),
         aside: false,
         prefix_hash: format!("{h:016x}"),
+        memories_scene: Vec::new(),
+        memories_wording: Vec::new(),
+    }
+}
+
+/// The memories a first request recalled, into its audit shape: their ids by recall, and
+/// each recall block's tokens as a block of its own (`memory_scene`, `memory_wording`),
+/// counted out of the `tail` that holds them, so the blocks still add up to the request.
+pub fn with_recall(shape: &mut PromptShape, recalled: super::recall::RecallAudit) {
+    shape.memories_scene = recalled.scene;
+    shape.memories_wording = recalled.wording;
+    for (name, tokens) in [
+        ("memory_scene", recalled.scene_tokens),
+        ("memory_wording", recalled.wording_tokens),
+    ] {
+        let tokens = u64::from(tokens);
+        if tokens == 0 {
+            continue;
+        }
+        let Some(tail) = shape.blocks.iter_mut().find(|b| b.name == "tail") else {
+            continue;
+        };
+        let tokens = tokens.min(tail.tokens);
+        tail.tokens -= tokens;
+        shape.blocks.push(BlockTokens {
+            name: name.into(),
+            tokens,
+        });
     }
 }

@@ -4,9 +4,11 @@
 //! ones left out): the timestamp, `purpose`, `model`, `chat` (channel/chat id),
 //! `session`, `prompt`, `cached`, `completion`, `reasoning` (the part of `completion`
 //! spent reasoning, when reported), `hit` (cached ÷ prompt), `latency`,
-//! `retries`, `blocks` (name:tokens,…), `history` (from..to), `compacted` (turns before
-//! it are in the checkpoint), `prefix` (the prefix hash, 12 hex digits), then `ok`, `error: <text>` or
-//! `cancelled: <text>` last.
+//! `retries`, `blocks` (name:tokens,…; `memory_scene` and `memory_wording` are the
+//! recalled memories' blocks), `history` (from..to), `compacted` (turns before it are in
+//! the checkpoint), `snippets`, `memories_scene` and `memories_wording` (the ids each
+//! recall brought), `aside`, `prefix` (the prefix hash, 12 hex digits), then `ok`,
+//! `error: <text>` or `cancelled: <text>` last.
 
 use crate::provider::audit::AuditRecord;
 
@@ -58,6 +60,15 @@ pub fn readable_line(r: &AuditRecord) -> String {
         }
         if !s.snippets.is_empty() {
             f.push(format!("snippets={}", s.snippets.join(",")));
+        }
+        for (name, ids) in [
+            ("memories_scene", &s.memories_scene),
+            ("memories_wording", &s.memories_wording),
+        ] {
+            if !ids.is_empty() {
+                let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                f.push(format!("{name}={}", ids.join(",")));
+            }
         }
         if s.aside {
             f.push("aside".into());

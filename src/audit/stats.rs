@@ -17,6 +17,9 @@ pub struct Totals {
     pub completion: u64,
     /// Of `completion`, what the model spent reasoning (where the server says).
     pub reasoning: u64,
+    /// Of `prompt`, what the memories recalled by wording cost (the `memory_wording`
+    /// block of the answered requests that sent one).
+    pub wording: u64,
 }
 
 impl Totals {
@@ -29,6 +32,10 @@ impl Totals {
                 self.cached = self.cached.saturating_add(u.cached);
                 self.completion = self.completion.saturating_add(u.completion);
                 self.reasoning = self.reasoning.saturating_add(u.reasoning);
+                let wording = r.shape.iter().flat_map(|s| &s.blocks);
+                for b in wording.filter(|b| b.name == "memory_wording") {
+                    self.wording = self.wording.saturating_add(b.tokens);
+                }
             }
             None => self.errors += 1,
         }
@@ -62,8 +69,8 @@ pub fn compute(records: &[AuditRecord]) -> Stats {
     s
 }
 
-/// The `reasoning` cell: a column only when some call reported reasoning tokens.
-fn reasoning_cell(shown: bool, v: impl std::fmt::Display) -> String {
+/// An optional cell (`reasoning`, `wording`): a column only when some call has it.
+fn cell(shown: bool, v: impl std::fmt::Display) -> String {
     if shown {
         format!(" {v:>10}")
     } else {
@@ -71,37 +78,48 @@ fn reasoning_cell(shown: bool, v: impl std::fmt::Display) -> String {
     }
 }
 
-fn row(out: &mut String, name: &str, t: &Totals, reasoning: bool) {
+/// Which optional columns the tables show.
+#[derive(Clone, Copy)]
+struct Shown {
+    reasoning: bool,
+    wording: bool,
+}
+
+fn row(out: &mut String, name: &str, t: &Totals, c: Shown) {
     let _ = writeln!(
         out,
-        "{name:<30} {:>6} {:>6} {:>10} {:>10} {:>10}{} {:>7}",
+        "{name:<30} {:>6} {:>6} {:>10} {:>10} {:>10}{}{} {:>7}",
         t.calls,
         t.errors,
         t.prompt,
         t.cached,
         t.completion,
-        reasoning_cell(reasoning, t.reasoning),
+        cell(c.reasoning, t.reasoning),
+        cell(c.wording, t.wording),
         percent(t.cached, t.prompt)
     );
 }
 
-fn header(out: &mut String, first: &str, reasoning: bool) {
+fn header(out: &mut String, first: &str, c: Shown) {
     let _ = writeln!(
         out,
-        "{first:<30} {:>6} {:>6} {:>10} {:>10} {:>10}{} {:>7}",
+        "{first:<30} {:>6} {:>6} {:>10} {:>10} {:>10}{}{} {:>7}",
         "calls",
         "errors",
         "prompt",
         "cached",
         "completion",
-        reasoning_cell(reasoning, "reasoning"),
+        cell(c.reasoning, "reasoning"),
+        cell(c.wording, "wording"),
         "hit"
     );
 }
 
 /// The tables: per day, per mode session, and the total. `hit` is cached ÷ prompt;
 /// `reasoning`, shown once any call reported it, is the part of `completion` the model
-/// spent reasoning (OpenAI, DeepSeek; Anthropic counts thinking in `completion` only).
+/// spent reasoning (OpenAI, DeepSeek; Anthropic counts thinking in `completion` only);
+/// `wording`, shown once any request sent memories recalled by wording, is the part of
+/// `prompt` their block took.
 pub fn render(s: &Stats) -> String {
     let mut out = String::new();
     if s.total.calls == 0 {
@@ -109,7 +127,10 @@ pub fn render(s: &Stats) -> String {
         fast_path(&mut out, s);
         return out;
     }
-    let r = s.total.reasoning > 0;
+    let r = Shown {
+        reasoning: s.total.reasoning > 0,
+        wording: s.total.wording > 0,
+    };
     header(&mut out, "day", r);
     for (d, t) in &s.days {
         row(&mut out, d, t, r);

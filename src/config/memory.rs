@@ -33,10 +33,10 @@ pub struct MemoryConfig {
     /// Weighted-Jaccard similarity at which a turn is "the same situation" as a piece of
     /// evidence (a scene emerges) or as a scene (it joins).
     pub join_threshold: f64,
-    /// Similarity at which a scene's memories are recalled into the turn. With the default
-    /// bounds a turn's own scene never falls below 2.0 / 9.6 ≈ 0.21 (identity against at
-    /// most 7.6 of weak features on both sides), so 0.2 recalls it whatever was said; raising
-    /// the bounds on words or tools, or this threshold, makes recall need similar wording.
+    /// Similarity at which a wider scene's memories (`chan:qq` above a group) are recalled
+    /// into the turn. A scene of the turn's own key is recalled whatever the similarity:
+    /// with a room, the words, the time and the tools all unshared, its identity weighs
+    /// 2.0 of 10.8 ≈ 0.185, below any useful threshold.
     pub recall_threshold: f64,
     /// Memories recalled into one request, at most.
     pub recall_max_memories: usize,
@@ -65,6 +65,19 @@ pub struct MemoryConfig {
     /// Per-channel policy (`qq = "none"`); unnamed channels are `auto`, except the
     /// internal ones ([`INTERNAL_CHANNELS`]) which are `none`.
     pub channels: BTreeMap<String, ScenePolicy>,
+    /// Per QQ group policy, by group number (`"1027" = "none"`): before the channel's,
+    /// after a message's own marker (`#不记` / `#记`).
+    pub groups: BTreeMap<String, ScenePolicy>,
+    /// Recall by wording runs when scene recall found fewer memories than this (1: only
+    /// when it found none; 0: never).
+    pub wording_below: usize,
+    /// Memories recalled by wording into one request, at most.
+    pub wording_max_memories: usize,
+    /// Estimated tokens of the wording block, at most.
+    pub wording_max_tokens: usize,
+    /// The share of the message's content words a memory must hold to be recalled by
+    /// wording (a memory holding the whole message as a phrase always does).
+    pub wording_min_score: f64,
 }
 
 impl Default for MemoryConfig {
@@ -86,6 +99,11 @@ impl Default for MemoryConfig {
             link_floor: 0.1,
             evidence_days: 30,
             channels: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            wording_below: 1,
+            wording_max_memories: 2,
+            wording_max_tokens: 150,
+            wording_min_score: 0.5,
         }
     }
 }
@@ -98,6 +116,15 @@ impl MemoryConfig {
             None if INTERNAL_CHANNELS.contains(&channel) => ScenePolicy::None,
             None => ScenePolicy::Auto,
         }
+    }
+
+    /// The policy a QQ group's turns take when the message does not say: the group's,
+    /// else the channel's.
+    pub fn policy_for_group(&self, channel: &str, group: &str) -> ScenePolicy {
+        self.groups
+            .get(group)
+            .copied()
+            .unwrap_or_else(|| self.policy_for(channel))
     }
 
     pub(super) fn validate(&self, path: &Path) -> Result<(), ConfigError> {
@@ -116,6 +143,7 @@ impl MemoryConfig {
                 3650.0,
             ),
             ("link_floor", self.link_floor, 0.0, 0.99),
+            ("wording_min_score", self.wording_min_score, 0.01, 1.0),
         ] {
             if !(lo..=hi).contains(&v) {
                 return Err(invalid(
@@ -135,6 +163,9 @@ impl MemoryConfig {
             ("max_scenes", self.max_scenes, 1, 100_000),
             ("max_commits_per_turn", self.max_commits_per_turn, 0, 100),
             ("evidence_days", self.evidence_days as usize, 1, 3650),
+            ("wording_below", self.wording_below, 0, 50),
+            ("wording_max_memories", self.wording_max_memories, 0, 10),
+            ("wording_max_tokens", self.wording_max_tokens, 0, 2000),
         ] {
             if !(lo..=hi).contains(&v) {
                 return Err(invalid(
@@ -148,6 +179,14 @@ impl MemoryConfig {
                 return Err(invalid(
                     &format!("channels.{name}"),
                     "is not a channel name".into(),
+                ));
+            }
+        }
+        for group in self.groups.keys() {
+            if group.is_empty() || group.len() > 20 || !group.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(invalid(
+                    &format!("groups.{group}"),
+                    "is not a QQ group number (digits only, at most 20)".into(),
                 ));
             }
         }
@@ -189,5 +228,33 @@ mod tests {
         }
         let e = parse("[memory.channels]\nqq = \"sometimes\"\n").unwrap_err();
         assert!(e.to_string().contains("sometimes"), "{e}");
+    }
+
+    #[test]
+    fn a_group_sets_its_own_policy_before_the_channels() {
+        let c = parse("[memory.channels]\nqq = \"none\"\n[memory.groups]\n\"1027\" = \"auto\"\n2048 = \"none\"\n").unwrap();
+        assert_eq!(c.memory.policy_for_group("qq", "1027"), ScenePolicy::Auto);
+        assert_eq!(c.memory.policy_for_group("qq", "2048"), ScenePolicy::None);
+        assert_eq!(c.memory.policy_for_group("qq", "9"), ScenePolicy::None);
+        let c = parse("[memory.groups]\n\"1027\" = \"none\"\n").unwrap();
+        assert_eq!(c.memory.policy_for_group("qq", "9"), ScenePolicy::Auto);
+        for bad in [
+            "\"family\" = \"none\"",
+            "\"123456789012345678901\" = \"none\"",
+        ] {
+            let e = parse(&format!("[memory.groups]\n{bad}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("memory.groups."), "{bad}: {e}");
+            assert!(e.contains("QQ group number"), "{bad}: {e}");
+        }
+        let e = parse("[memory]\nwording_max_memories = 11\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("key `memory.wording_max_memories`"), "{e}");
+        let e = parse("[memory]\nwording_min_score = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("key `memory.wording_min_score`"), "{e}");
     }
 }

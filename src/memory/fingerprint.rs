@@ -5,12 +5,12 @@
 //! | `chan` | the turn's channel | 1.0 |
 //! | `peer` | the chat: `group_<id>` / `private_<id>` on QQ (the design's `peer_group` is the group form, so a group and a private chat never share it); on voice the member the trusted speaker mapping named, else `guest` (all unknown voices are one peer, never the whole channel); elsewhere the chat id | 1.0 |
 //! | `tool` | tools the turn called | 0.8 |
-//! | `room` | where it was said: the room of a voice satellite (its Home Assistant area) | 0.6 |
+//! | `room` | where it was said: the room of a voice satellite (its Home Assistant area); heard in a room, it is also the key of the room's own scene, `room:<name>`, stated by the channel | 0.6 |
 //! | `topic` | content words ([`super::topic`]) | 0.4 |
 //! | `part` | night / morning / afternoon / evening | 0.2 |
 //!
-//! `chan` and `peer` are the identity of a situation and make its key; the others are
-//! weak. Similarity is weighted Jaccard (Ruzicka: Σ min ÷ Σ max; for features present or
+//! `chan` and `peer` are the identity of a situation and make its key (a key's every
+//! segment weighs 1.0, a room's too); the others are weak. Similarity is weighted Jaccard (Ruzicka: Σ min ÷ Σ max; for features present or
 //! absent that is Σ shared weights ÷ Σ union weights). A scene's profile weighs each
 //! weak feature by how often it occurred, so its topic mass stays bounded however many
 //! turns joined it.
@@ -20,26 +20,18 @@
 //! a key's turns never enter the key. Unweighted, or ungated, one chance overlap of words
 //! at the same hour would fold two family groups into one scene.
 
-use super::key::SceneKey;
+pub use super::key::MAX_ROOM_CHARS;
+use super::key::{stand_in, SceneKey};
 use super::topic::topic_words;
 use crate::config::{MemoryConfig, ScenePolicy};
 use crate::turn::Turn;
 use chrono::{DateTime, FixedOffset, Timelike};
 use std::collections::BTreeMap;
 
-/// A stable stand-in for an id no key can hold (too long): FNV-1a, 64 bits. Stable across
-/// builds (keys are stored), unlike `std`'s hasher.
-fn stand_in(id: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in id.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("id_{h:016x}")
-}
-
 /// The weight of a feature `kind:value` by its kind (identity kinds of explicit keys,
-/// such as `place`, weigh like `peer`).
+/// such as `place`, weigh like `peer`). A segment of a scene's key weighs [`IDENTITY`]
+/// whatever its kind: `room:厨房` is a weak feature of the speaker's scene and the
+/// identity of the room's own ([`with_identity`]).
 pub fn weight(feature: &str) -> f64 {
     match feature.split_once(':').map(|(k, _)| k).unwrap_or("") {
         "tool" => 0.8,
@@ -48,6 +40,22 @@ pub fn weight(feature: &str) -> f64 {
         "part" => 0.2,
         _ => 1.0,
     }
+}
+
+/// What a segment of a scene's key weighs: the situation's identity.
+pub const IDENTITY: f64 = 1.0;
+
+/// `key`'s segments at [`IDENTITY`], then `features` at their weights — those that are
+/// a segment of the key stay identity.
+pub fn with_identity(
+    key: &SceneKey,
+    features: impl IntoIterator<Item = (String, f64)>,
+) -> Weighted {
+    let mut w: Weighted = key.segments().map(|s| (s.to_string(), IDENTITY)).collect();
+    for (f, v) in features {
+        w.entry(f).or_insert(v);
+    }
+    w
 }
 
 pub fn is_weak(feature: &str) -> bool {
@@ -105,14 +113,13 @@ pub struct TurnScene {
     pub weak: Vec<String>,
 }
 
-/// Explicit keys one turn may carry.
+/// Keys one turn may carry (those its channel states, then its own or the explicit ones).
 pub const MAX_TURN_KEYS: usize = 4;
-/// The longest room name kept as a feature (a name comes from Home Assistant's areas).
-pub const MAX_ROOM_CHARS: usize = 40;
 
 impl TurnScene {
-    /// Derive a turn's scene: policy (the turn's own, else its channel's), keys (the
-    /// turn's explicit ones, else `chan:<channel>/peer:<peer>`), weak features.
+    /// Derive a turn's scene: policy (the turn's own, else its channel's), keys (those
+    /// the channel states, `room:厨房`, first; then the turn's explicit ones, else
+    /// `chan:<channel>/peer:<peer>`), weak features.
     pub fn of(turn: &Turn, now: DateTime<FixedOffset>, cfg: &MemoryConfig) -> Self {
         let policy = turn
             .scene_policy
@@ -151,9 +158,24 @@ impl TurnScene {
                 }
             }
         }
+        // the keys the channel states (a room) come first: recall ranks their memories first
+        let mut stated: Vec<SceneKey> = Vec::new();
+        for raw in turn.facts().scenes.iter().take(MAX_TURN_KEYS) {
+            match SceneKey::parse(raw) {
+                Ok(k) if !stated.contains(&k) && !keys.contains(&k) => stated.push(k),
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(channel = %turn.channel, error = %e, "stated scene key ignored")
+                }
+            }
+        }
         if keys.is_empty() {
             return Self::default();
         }
+        // the turn's own key always stays: the room keys give way to it at the bound
+        stated.truncate(MAX_TURN_KEYS.saturating_sub(keys.len()));
+        stated.append(&mut keys);
+        let keys = stated;
         let mut weak = vec![format!("part:{}", part_of_day(now))];
         if let Some(room) = turn
             .room
@@ -180,10 +202,12 @@ impl TurnScene {
     /// turn's weak ones (and `tools`). Identity features of the turn below `key` are not
     /// counted against an ancestor scene: they are what it generalizes over.
     pub fn features_for(&self, key: &SceneKey, tools: &[String]) -> Weighted {
-        weighted(
-            key.segments()
-                .chain(self.weak.iter().map(String::as_str))
-                .chain(tools.iter().map(String::as_str)),
+        with_identity(
+            key,
+            self.weak
+                .iter()
+                .chain(tools)
+                .map(|f| (f.clone(), weight(f))),
         )
     }
 }
@@ -271,6 +295,32 @@ mod tests {
                 > similarity(&f(&kitchen), &f(&bedroom))
         );
         assert!(weight("room:厨房") > weight("topic:晚饭") && is_weak("room:厨房"));
+    }
+
+    #[test]
+    fn the_keys_a_channel_states_come_first_and_the_turns_own_always_stays() {
+        let cfg = MemoryConfig::default();
+        let mut t = turn_in("voice", "wake-1", "mom", "晚饭吃什么");
+        t.facts.scenes = vec!["room:厨房".into(), "Room:厨房 ".into(), "room:".into()];
+        let s = TurnScene::of(&t, at(19), &cfg);
+        let keys: Vec<&str> = s.keys.iter().map(SceneKey::as_str).collect();
+        assert_eq!(keys, ["room:厨房", "chan:voice/peer:mom"]);
+        t.facts.scenes = (0..10).map(|i| format!("room:r{i}")).collect();
+        let s = TurnScene::of(&t, at(19), &cfg);
+        assert_eq!(s.keys.len(), MAX_TURN_KEYS);
+        assert_eq!(s.keys.last().unwrap().as_str(), "chan:voice/peer:mom");
+        t.scene_policy = Some(ScenePolicy::None);
+        assert!(TurnScene::of(&t, at(19), &cfg).is_none());
+        // a room is the identity of its own scene, a weak feature of the speaker's
+        let room = SceneKey::parse("room:厨房").unwrap();
+        let mut t = turn_in("voice", "wake-1", "mom", "晚饭吃什么");
+        t.room = Some("厨房".into());
+        let s = TurnScene::of(&t, at(19), &cfg);
+        assert_eq!(s.features_for(&room, &[])["room:厨房"], IDENTITY);
+        assert_eq!(
+            s.features_for(&s.keys[0], &[])["room:厨房"],
+            weight("room:厨房")
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::fingerprint::TurnScene;
 use super::key::SceneKey;
+use super::lines::memory_line;
 use super::messages::Cmd;
 use super::store::index::{Index, Recalled};
 use super::store::maintain::Maintained;
@@ -178,6 +179,25 @@ impl Memory {
         recall_section_of(&self.recall(&self.scene_of(turn, now), now.timestamp()))
     }
 
+    /// The memories the turn's words find (see [`super::wording`]) beside the `by_scene`
+    /// its scene recall brought, among those `visible` to the chat (no I/O).
+    pub fn recall_wording(
+        &self,
+        scene: &TurnScene,
+        text: &str,
+        by_scene: &[Recalled],
+        visible: impl Fn(i64, &str, &[&SceneKey]) -> bool,
+    ) -> Vec<super::wording::Worded> {
+        super::wording::recall(
+            &self.index(),
+            &self.inner.cfg,
+            scene,
+            text,
+            by_scene,
+            visible,
+        )
+    }
+
     /// Record a finished turn's situation; returns at once (the memory thread does the work).
     pub fn observe(&self, scene: TurnScene, tools: Vec<String>, now: i64) {
         if scene.is_none() {
@@ -247,8 +267,11 @@ impl Memory {
 /// A recalled memory's line in the recall block (`- [#id] content`, without its line
 /// end): what a replayed window is searched for, so a memory is sent once while it holds it.
 pub fn recall_line(r: &Recalled) -> String {
-    format!("- [#{}] {}", r.memory, one_line(&r.content))
+    memory_line(r.memory, &r.content)
 }
+
+/// The label of the block of memories recalled by scene.
+pub const SCENE_LABEL: &str = "场景记忆";
 
 /// The recall block for `found`, or `None` when nothing was recalled.
 pub fn recall_section_of(found: &[Recalled]) -> Option<crate::prompt::TailSection> {
@@ -263,18 +286,7 @@ pub fn recall_section_of(found: &[Recalled]) -> Option<crate::prompt::TailSectio
         body.push('\n');
     }
     Some(crate::prompt::TailSection {
-        label: "场景记忆".into(),
+        label: SCENE_LABEL.into(),
         body,
     })
-}
-
-/// A memory as one line that cannot close or open a block of the tail: what a chat
-/// member once said must not pass for the system's own markers.
-fn one_line(content: &str) -> String {
-    content
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace('[', "［")
-        .replace(']', "］")
 }

@@ -21,6 +21,22 @@ pub const MAX_KEY_DEPTH: usize = 6;
 pub const MAX_SEGMENT_CHARS: usize = 64;
 /// Kinds that are features of a turn but never part of a key.
 pub const WEAK_KINDS: &[&str] = &["part", "topic", "tool"];
+/// The kind of a room's key, `room:厨房`: a place, whichever channel heard the words there.
+pub const ROOM_KIND: &str = "room";
+/// The longest room name a key holds as it is (after normalization); a longer one is
+/// held as a stable stand-in ([`stand_in`]), never cut into another room's name.
+pub const MAX_ROOM_CHARS: usize = 40;
+
+/// A stable stand-in for an id no key can hold (too long): FNV-1a, 64 bits. Stable across
+/// builds (keys are stored), unlike `std`'s hasher.
+pub fn stand_in(id: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("id_{h:016x}")
+}
 
 /// A normalized scene key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -113,6 +129,24 @@ impl SceneKey {
             return Err(KeyError::TooLong);
         }
         Ok(Self(key))
+    }
+
+    /// The key of the room named `name` (a Home Assistant area's name): `room:<name>`,
+    /// normalized like every key (`厨房`, ` 厨房 ` and `厨房!` are one room); a name longer
+    /// than [`MAX_ROOM_CHARS`] once normalized is held as a stable stand-in. `None` for a
+    /// name with nothing a key can hold (blank, punctuation only).
+    pub fn room(name: &str) -> Option<SceneKey> {
+        let wide: String = name.chars().map(half_width).collect();
+        let value = clean(&wide);
+        if value.is_empty() {
+            return None;
+        }
+        let value = if value.chars().count() > MAX_ROOM_CHARS {
+            stand_in(&value)
+        } else {
+            value
+        };
+        Self::parse(&format!("{ROOM_KIND}:{value}")).ok()
     }
 
     /// A key from identity features already clean (`chan:qq`, `peer:group_1027`).
@@ -215,6 +249,35 @@ mod tests {
             .collect::<Vec<_>>()
             .join("/");
         assert_eq!(SceneKey::parse(&four), Err(KeyError::TooLong));
+    }
+
+    #[test]
+    fn a_rooms_key_is_its_normalized_name_bounded() {
+        assert_eq!(SceneKey::room("厨房").unwrap().as_str(), "room:厨房");
+        assert_eq!(
+            SceneKey::room(" 厨房！").unwrap(),
+            SceneKey::room("厨房").unwrap()
+        );
+        assert_eq!(
+            SceneKey::room("Living Room").unwrap().as_str(),
+            "room:living_room"
+        );
+        // a slash in a name never makes a second level
+        assert_eq!(
+            SceneKey::room("客厅/餐厅").unwrap().as_str(),
+            "room:客厅_餐厅"
+        );
+        assert_eq!(SceneKey::room(" !? "), None);
+        let long = "房".repeat(MAX_ROOM_CHARS + 1);
+        let k = SceneKey::room(&long).unwrap();
+        assert!(k.as_str().starts_with("room:id_"), "{k}");
+        assert_ne!(k, SceneKey::room(&"房".repeat(MAX_ROOM_CHARS + 2)).unwrap());
+        assert_eq!(
+            SceneKey::room(&"房".repeat(MAX_ROOM_CHARS))
+                .unwrap()
+                .as_str(),
+            format!("room:{}", "房".repeat(MAX_ROOM_CHARS))
+        );
     }
 
     #[test]

@@ -20,6 +20,10 @@
 //! and search read without I/O; it also notices, every couple of seconds, when another
 //! process (`homebot memory forget`) changed the database, and reloads.
 //!
+//! Beside the scene, [`wording`]: when scene recall finds too little, the memories the
+//! turn's words match (as `memory_search` finds them, among those the chat may see) join
+//! the turn in a block of their own.
+//!
 //! Layout: `handle` — [`Memory`], the handle; `messages` — what it sends the thread;
 //! `thread` — the memory thread; `store/` — [`Store`], the database, and all its methods
 //! (opening and writing, `index`, `scenes`, `maintain`).
@@ -31,6 +35,7 @@ pub mod store;
 mod thread;
 pub mod topic;
 pub mod topic_dict;
+pub mod wording;
 pub use fingerprint::TurnScene;
 pub use key::{KeyError, SceneKey};
 pub use store::index::{estimate_tokens, Index, Recalled, SceneEntry};
@@ -41,6 +46,9 @@ pub use store::{MemoryError, Stats, Store};
 mod tests;
 
 mod handle;
+mod lines;
 mod messages;
 
-pub use handle::{recall_line, recall_section_of, Memory};
+pub use handle::{recall_line, recall_section_of, Memory, SCENE_LABEL};
+pub use lines::memory_line;
+pub use wording::{Worded, WORDING_LABEL};

@@ -137,7 +137,9 @@ pub struct ChatResponse {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PromptShape {
     /// The request's blocks in order with their token counts (names such as `system`,
-    /// `tools`, `checkpoint`, `history`, `tail`, `turn` for this turn's tool rounds).
+    /// `tools`, `checkpoint`, `history`, `tail`, `turn` for this turn's tool rounds;
+    /// `memory_scene` and `memory_wording`, the recalled memories' blocks this request
+    /// sent, are counted apart from the `tail` that holds them).
     pub blocks: Vec<BlockTokens>,
     /// The recorded turns replayed verbatim: indexes `[from, to)` into the session's
     /// `conversation.jsonl` (or the chat's log).
@@ -157,6 +159,16 @@ pub struct PromptShape {
     /// request cannot hold this one whole.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aside: bool,
+    /// The memories scene recall brought this turn (ids, best first) — sent in the
+    /// `[场景记忆]` block, or already in the replayed window; the block's tokens are the
+    /// `memory_scene` block of `blocks`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memories_scene: Vec<i64>,
+    /// The memories recall by wording brought this turn (ids, best first; scene recall
+    /// found too few) — sent in the `[按字面找到的记忆]` block, or already in the window;
+    /// the block's tokens are the `memory_wording` block of `blocks`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memories_wording: Vec<i64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

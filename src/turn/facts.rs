@@ -57,6 +57,10 @@ pub struct Facts {
     /// is a chat of its own, so an ended mode's carry is kept under the satellite that
     /// heard it and reaches the next wake there. `None`: the chat.
     pub place: Option<String>,
+    /// Scene keys the channel states beside the turn's own (`chan:…/peer:…`): the room a
+    /// turn is heard in, `room:厨房` ([`crate::memory::SceneKey::room`]), so what is said
+    /// there is kept for the room and recalled there first. Empty: the turn's own key only.
+    pub scenes: Vec<String>,
 }
 
 /// The speaker id of people a channel could not place.
@@ -73,6 +77,7 @@ impl Default for Facts {
             trust: Trust::Guest,
             memory_peer: None,
             place: None,
+            scenes: Vec::new(),
         }
     }
 }

@@ -255,6 +255,8 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
         prefix_hash: "abcdef0123456789abcdef".into(),
         snippets: vec!["basics/家常菜.md".into()],
         aside: true,
+        memories_scene: vec![3, 1],
+        memories_wording: vec![7],
     };
     let sdir = dir
         .path()
@@ -314,12 +316,14 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
     let line = homebot::audit::show::readable_line(&rec);
     let f: Vec<&str> = line.split("  ").collect();
     assert_eq!(
-        f[f.len() - 7..],
+        f[f.len() - 9..],
         [
             "blocks=system:800,history:1200",
             "history=4..12",
             "compacted=4",
             "snippets=basics/家常菜.md",
+            "memories_scene=3,1",
+            "memories_wording=7",
             "aside",
             "prefix=abcdef012345",
             "ok"

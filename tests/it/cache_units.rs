@@ -530,6 +530,7 @@ async fn a_guest_s_turn_is_a_new_base_and_members_go_on_from_the_request_before_
             trust: Trust::Guest,
             memory_peer: Some("group_5550001".into()),
             place: None,
+            scenes: Vec::new(),
         };
         Turn::new(qq::CHANNEL, "group:5550001", "qq:20002", words, facts)
     };

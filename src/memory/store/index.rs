@@ -75,6 +75,18 @@ pub struct Recalled {
     pub score: f64,
 }
 
+/// Where a scene of `key` stands for a turn: `2i` when it is the turn's `i`-th key
+/// itself, `2i + 1` when it is wider than it (covers it), the lowest such; `None` when it
+/// covers none of the turn's keys. Even: the turn's own scene.
+fn tier(turn: &TurnScene, key: &SceneKey) -> Option<usize> {
+    turn.keys
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| key.covers(k))
+        .map(|(i, k)| 2 * i + usize::from(k != key))
+        .min()
+}
+
 /// Tokens a text will cost, roughly: a CJK character is about one, other text about
 /// four characters each (never zero for a non-empty text).
 pub fn estimate_tokens(s: &str) -> usize {
@@ -221,20 +233,24 @@ impl Store {
 const MEMORIES_BY_ID: &str = "SELECT id, content, created_at, origin FROM memories ORDER BY id";
 
 impl Index {
-    /// The memories of the scenes that cover the turn's keys and are like the turn,
-    /// best first: score = scene similarity × link strength (decayed to `now`). At most
-    /// `recall_max_memories`, and within `recall_max_tokens`.
+    /// The memories of the scenes that cover the turn's keys: a scene of one of the
+    /// turn's own keys always (the key is the situation, however unlike the words), a
+    /// wider one (`chan:qq` above a group) when it is like the turn (`recall_threshold`).
+    /// Ranked by the turn's key they came by — its first key (the room its channel
+    /// states) first, a key's own scene before a wider one — then by score = scene
+    /// similarity × link strength (decayed to `now`). At most `recall_max_memories`, and
+    /// within `recall_max_tokens`.
     pub fn recall(&self, turn: &TurnScene, cfg: &MemoryConfig, now: i64) -> Vec<Recalled> {
         if turn.is_none() || cfg.recall_max_memories == 0 {
             return Vec::new();
         }
-        // memory → (score, the scene it scored in): nothing is copied until chosen, since a
-        // scene may hold hundreds of memories of which five are recalled
-        let mut best: BTreeMap<i64, (f64, usize)> = BTreeMap::new();
+        // memory → (tier, score, the scene it scored in): nothing is copied until chosen,
+        // since a scene may hold hundreds of memories of which five are recalled
+        let mut best: BTreeMap<i64, (usize, f64, usize)> = BTreeMap::new();
         for (si, s) in self.scenes.iter().enumerate() {
-            if !turn.keys.iter().any(|k| s.key.covers(k)) {
+            let Some(tier) = tier(turn, &s.key) else {
                 continue;
-            }
+            };
             // a scene anchored by a commit and not seen since has no situation to compare:
             // its key is all there is, and the key covers the turn
             let sim = if s.occurrences == 0 {
@@ -242,7 +258,8 @@ impl Index {
             } else {
                 similarity(&turn.features_for(&s.key, &[]), &s.profile)
             };
-            if sim < cfg.recall_threshold {
+            let own = tier % 2 == 0;
+            if !own && sim < cfg.recall_threshold {
                 continue;
             }
             for l in &s.links {
@@ -251,19 +268,22 @@ impl Index {
                     continue;
                 }
                 let score = sim * strength;
-                if best.get(&l.memory).is_none_or(|b| score > b.0) {
-                    best.insert(l.memory, (score, si));
+                if best
+                    .get(&l.memory)
+                    .is_none_or(|b| tier < b.0 || (tier == b.0 && score > b.1))
+                {
+                    best.insert(l.memory, (tier, score, si));
                 }
             }
         }
-        let mut ranked: Vec<(i64, f64, usize)> = best
+        let mut ranked: Vec<(i64, usize, f64, usize)> = best
             .into_iter()
-            .map(|(m, (score, si))| (m, score, si))
+            .map(|(m, (tier, score, si))| (m, tier, score, si))
             .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        ranked.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)).then(b.0.cmp(&a.0)));
         let mut out = Vec::new();
         let mut tokens = 0;
-        for (memory, score, si) in ranked {
+        for (memory, _, score, si) in ranked {
             if out.len() >= cfg.recall_max_memories {
                 break;
             }

@@ -13,7 +13,7 @@
 //! Evidence is per key, so weak features never carry a turn into another place's scene.
 
 use super::{exec, row, MemoryError, Store, EVIDENCE_PER_KEY, EVIDENCE_TOTAL, FEATURES_PER_SCENE};
-use crate::memory::fingerprint::{similarity, weight, Weighted};
+use crate::memory::fingerprint::{similarity, weight, with_identity, Weighted};
 use crate::memory::key::SceneKey;
 use crate::memory::TurnScene;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -43,12 +43,13 @@ pub struct Observation {
 /// A scene's profile: its key's identity features at full weight, each weak feature at
 /// its weight times the share of the scene's occurrences that had it.
 pub fn profile(key: &SceneKey, occurrences: i64, features: &[(String, i64)]) -> Weighted {
-    let mut p: Weighted = key.segments().map(|s| (s.to_string(), weight(s))).collect();
     let occ = occurrences.max(1) as f64;
-    for (f, count) in features {
-        p.insert(f.clone(), weight(f) * (*count as f64 / occ).min(1.0));
-    }
-    p
+    with_identity(
+        key,
+        features
+            .iter()
+            .map(|(f, count)| (f.clone(), weight(f) * (*count as f64 / occ).min(1.0))),
+    )
 }
 
 fn load_features(tx: &Connection, scene: i64) -> rusqlite::Result<Vec<(String, i64)>> {
@@ -221,9 +222,7 @@ fn best_evidence(
         let Ok(ev) = serde_json::from_str::<Vec<String>>(&json) else {
             continue;
         };
-        let evw = crate::memory::fingerprint::weighted(
-            key.segments().chain(ev.iter().map(String::as_str)),
-        );
+        let evw = with_identity(key, ev.iter().map(|f| (f.clone(), weight(f))));
         let sim = similarity(turn, &evw);
         if sim >= join && best.as_ref().is_none_or(|b| sim > b.2) {
             best = Some((id, ev, sim));

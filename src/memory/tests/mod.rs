@@ -5,7 +5,9 @@ use crate::config::{MemoryConfig, ScenePolicy};
 
 pub(crate) mod kit;
 mod maintenance;
+mod recall;
 mod snapshot;
+mod wording;
 
 use kit::*;
 
@@ -457,42 +459,4 @@ async fn a_close_at_shutdown_writes_what_was_sent_and_the_log_stays_bounded() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("closed for the shutdown"), "{e}");
-}
-
-#[test]
-fn with_the_default_bounds_a_turns_own_scene_always_reaches_the_recall_threshold() {
-    // the worst case: a scene whose every occurrence had other words and all the tools,
-    // at another time of day, and a turn with as many new words as allowed
-    let cfg = MemoryConfig::default();
-    let d = tempfile::tempdir().unwrap();
-    let mut s = open(&d);
-    let tools: Vec<String> = ["a", "b", "c"]
-        .iter()
-        .map(|t| format!("tool:{t}"))
-        .collect();
-    for (day, text) in [
-        (2, "番茄 土豆 茄子 黄瓜 白菜 萝卜"),
-        (3, "番茄 土豆 茄子 黄瓜 白菜 萝卜"),
-    ] {
-        let sc = scene("qq", "group:1", text, at(day, 19));
-        s.observe(&sc, &tools, at(day, 19).timestamp()).unwrap();
-    }
-    let key = SceneKey::parse("chan:qq/peer:group_1").unwrap();
-    s.commit(
-        "约定",
-        std::slice::from_ref(&key),
-        "t",
-        at(4, 8).timestamp(),
-    )
-    .unwrap();
-    let idx = s.snapshot().unwrap();
-    let other = scene("qq", "group:1", "电脑 手机 耳机 键盘 鼠标 屏幕", at(4, 8));
-    assert_eq!(other.weak.len(), 1 + cfg.max_topic_words);
-    let got = idx.recall(&other, &cfg, at(4, 8).timestamp());
-    assert_eq!(got.len(), 1, "{got:?}");
-    assert!(
-        got[0].score >= cfg.recall_threshold && got[0].score < 0.3,
-        "{}",
-        got[0].score
-    );
 }
