@@ -42,10 +42,11 @@ pub async fn answer(ctx: &Context<'_>) -> String {
         Some(m) => format!("{} ({id})", m.manifest.display_name),
         None => id,
     });
+    let memories = memories_seen(ctx, turn, &calls);
     render(&Explained {
         calls: &calls,
         mode,
-        memories: Vec::new(),
+        memories,
         language: ctx.language,
         tz: ctx.tz,
     })
@@ -70,6 +71,46 @@ pub struct Explained<'a> {
     pub memories: Vec<MemoryLine>,
     pub language: Language,
     pub tz: crate::zone::Zone,
+}
+
+/// The memories the turn was given (by scene, then by wording) that the asking chat may
+/// see — the rule of `memory_search` — with their words as they are now (a memory
+/// forgotten since is left out).
+fn memories_seen(
+    ctx: &Context<'_>,
+    asker: &crate::turn::Turn,
+    calls: &TurnCalls,
+) -> Vec<MemoryLine> {
+    let Some(shape) = calls.records.iter().find_map(|r| r.shape.as_ref()) else {
+        return Vec::new();
+    };
+    let index = ctx.memory.index();
+    let scene = ctx
+        .memory
+        .scene_of(asker, chrono::Utc::now().fixed_offset());
+    let owner = asker.facts().trust == crate::turn::Trust::Owner;
+    let origin = format!("{}:{}", asker.channel, asker.chat_id);
+    let ids = (shape.memories_scene.iter().map(|id| (*id, false)))
+        .chain(shape.memories_wording.iter().map(|id| (*id, true)));
+    let mut out: Vec<MemoryLine> = Vec::new();
+    for (id, by_wording) in ids {
+        let Some(m) = index.memories.get(&id) else {
+            continue;
+        };
+        let keys: Vec<&crate::memory::SceneKey> = (index.scenes.iter())
+            .filter(|s| s.links.iter().any(|l| l.memory == id))
+            .map(|s| &s.key)
+            .collect();
+        let may = crate::tools::memory::visible(&scene, owner, &origin, &m.origin, &keys);
+        if may && !out.iter().any(|l| l.id == id) {
+            out.push(MemoryLine {
+                id,
+                text: m.content.clone(),
+                by_wording,
+            });
+        }
+    }
+    out
 }
 
 /// At most this many characters of a memory are shown.
@@ -331,11 +372,19 @@ mod tests {
         let text = render(&Explained {
             calls: &calls,
             mode: Some("做饭模式 (cooking)".into()),
-            memories: vec![MemoryLine {
-                id: 3,
-                text: "在这个群里回答要简短".into(),
-                by_wording: false,
-            }],
+            memories: vec![
+                MemoryLine {
+                    id: 3,
+                    text: "在这个群里回答要简短".into(),
+                    by_wording: false,
+                },
+                MemoryLine {
+                    id: 9,
+                    text: "周末的菜单发到群里，不要太长，一道主菜两道配菜一个汤，甜点可以不写"
+                        .into(),
+                    by_wording: true,
+                },
+            ],
             language: Language::Zh,
             tz: crate::zone::Zone::utc(),
         });
@@ -344,7 +393,7 @@ mod tests {
             "模式：做饭模式 (cooking)",
             "策略：plan · careful（步骤：plan、plan-step×2）",
             "资料：recipes/红烧肉.md",
-            "记忆：#3 在这个群里回答要简短（场景）",
+            "记忆：#3 在这个群里回答要简短（场景）；#9 周末的菜单发到群里，不要太长，一道主菜两道配菜一个汤，甜点可以不写（按字面）",
             "回放了最近 8 轮（第 13–20 轮）；更早的 12 轮已压缩成摘要",
             "调用模型 3 次；输入 3000 tokens，缓存命中 90.0%；输出 150",
         ] {

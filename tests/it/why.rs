@@ -61,6 +61,7 @@ async fn over_qq_a_group_sees_its_own_last_answer_and_no_private_memory() {
         "模式：无",
         "策略：build",
         "资料：没用到",
+        "这个群里说话要简短（场景）",
         "调用模型 1 次",
         "缓存命中",
     ] {
@@ -75,6 +76,7 @@ async fn over_qq_a_group_sees_its_own_last_answer_and_no_private_memory() {
     // the private chat's own last answer is what its /why explains
     s.private_msg(MOM, 7, json!([seg("/why")])).await;
     let private = onebot::text_of(&s.expect_send().await);
+    assert!(private.contains("下周二去医院复查（场景）"), "{private}");
     assert!(!private.contains("说话要简短"), "{private}");
     // a question about a thing is a message, not /why
     s.group_msg(GROUP, MOM, 8, said("为什么要早点出发？")).await;
