@@ -487,7 +487,18 @@ struct Script {
     window: u32,
     ask: fn(usize) -> String,
     /// Household memories kept beforehand for each speaker's chat, recalled every turn.
-    memories: bool,
+    memories: Memories,
+}
+
+/// What the household remembered before the session, and how a turn finds it.
+#[derive(Clone, Copy, PartialEq)]
+enum Memories {
+    None,
+    /// In the scene of each speaker's chat: recalled by the scene.
+    Scene,
+    /// Kept from each speaker's chat but in a scene of its own the turns never stand in:
+    /// found only by wording (the turn's words share the memories' words).
+    Wording,
 }
 
 const MEMBERS: &str = "[[members]]\nid = \"mom\"\nname = \"妈妈\"\n[[members]]\nid = \"kid\"\nname = \"小明\"\n[[members]]\nid = \"dad\"\nname = \"爸爸\"\n";
@@ -510,7 +521,7 @@ async fn session_bill(sc: &Script, replay: &str) -> Bill {
     )
     .unwrap();
     let k = http_kernel_with(dir.path(), &url, sc.window, &extra, MEMBERS);
-    if sc.memories {
+    if sc.memories != Memories::None {
         keep_memories(&k, sc).await;
     }
     if sc.mode {
@@ -548,12 +559,25 @@ async fn keep_memories(k: &homebot::kernel::Kernel, sc: &Script) {
     for i in 0..6 {
         let (ch, chat, who) = speaker_of(sc.cast, i);
         let turn = cast_turn(&ch, &chat, who, (sc.ask)(i));
-        let keys = k.memory().scene_of(&turn, now).keys;
-        for fact in [
-            "家里三个人吃饭",
-            "小明对花生过敏，菜里不放花生",
-            "周三晚上不吃辣",
-        ] {
+        let (keys, facts) = match sc.memories {
+            Memories::Wording => (
+                vec![homebot::memory::SceneKey::parse("chan:notes/peer:recipes").unwrap()],
+                [
+                    "番茄炒蛋先放鸡蛋，炒好盛出再放番茄",
+                    "番茄炒蛋的问题：鸡蛋要先打匀",
+                    "番茄炒蛋放一点糖",
+                ],
+            ),
+            _ => (
+                k.memory().scene_of(&turn, now).keys,
+                [
+                    "家里三个人吃饭",
+                    "小明对花生过敏，菜里不放花生",
+                    "周三晚上不吃辣",
+                ],
+            ),
+        };
+        for fact in facts {
             let origin = format!("{ch}:{chat}");
             k.memory()
                 .commit(fact.into(), keys.clone(), origin, now.timestamp())
@@ -643,7 +667,7 @@ async fn bill_tables(full: bool) {
             turns: 30,
             window: 65_536,
             ask: one_question,
-            memories: false,
+            memories: Memories::None,
         },
         Script {
             name: "mode session, 3 speakers, an evening",
@@ -652,7 +676,7 @@ async fn bill_tables(full: bool) {
             turns: 30,
             window: 65_536,
             ask: cooking_question,
-            memories: false,
+            memories: Memories::None,
         },
         Script {
             name: "mode session at the kitchen speaker, a wake/3",
@@ -661,7 +685,7 @@ async fn bill_tables(full: bool) {
             turns: 30,
             window: 65_536,
             ask: one_question,
-            memories: false,
+            memories: Memories::None,
         },
         Script {
             name: "normal chat (trim at 20 turns)",
@@ -670,7 +694,7 @@ async fn bill_tables(full: bool) {
             turns: normal_turns,
             window: 65_536,
             ask: one_question,
-            memories: false,
+            memories: Memories::None,
         },
         Script {
             name: "group chat, mom and the kid in turn",
@@ -679,7 +703,7 @@ async fn bill_tables(full: bool) {
             turns: normal_turns,
             window: 65_536,
             ask: one_question,
-            memories: false,
+            memories: Memories::None,
         },
         Script {
             name: "normal chat, memories recalled every turn",
@@ -688,7 +712,16 @@ async fn bill_tables(full: bool) {
             turns: 30,
             window: 65_536,
             ask: one_question,
-            memories: true,
+            memories: Memories::Scene,
+        },
+        Script {
+            name: "normal chat, memories found by wording",
+            cast: Cast::Private,
+            mode: false,
+            turns: 30,
+            window: 65_536,
+            ask: one_question,
+            memories: Memories::Wording,
         },
         Script {
             name: "mode session, 3 speakers, memories every turn",
@@ -697,7 +730,7 @@ async fn bill_tables(full: bool) {
             turns: 30,
             window: 65_536,
             ask: one_question,
-            memories: true,
+            memories: Memories::Scene,
         },
         Script {
             name: "cooking, knowledge questions, window 9400",
@@ -706,10 +739,11 @@ async fn bill_tables(full: bool) {
             turns: cooking_turns,
             window: 9_400,
             ask: cooking_question,
-            memories: false,
+            memories: Memories::None,
         },
     ];
     let mut first_stats = None;
+    let mut wording_stats = None;
     for sc in &scripts {
         for replay in ["exact", "lean"] {
             let b = session_bill(sc, replay).await;
@@ -727,11 +761,17 @@ async fn bill_tables(full: bool) {
                 b.history_per_dialogue,
                 b.compactions
             );
+            if sc.memories == Memories::Wording && replay == "exact" {
+                wording_stats = Some(b.stats.clone());
+            }
             first_stats.get_or_insert(b.stats);
         }
     }
     if let Some(s) = first_stats {
         println!("\n`homebot stats` over the 30-turn mode session (exact replay):\n{s}");
+    }
+    if let Some(s) = wording_stats {
+        println!("`homebot stats` over the chat whose memories are found by wording (exact replay; `wording` = the tokens its wording blocks cost):\n{s}");
     }
 }
 
