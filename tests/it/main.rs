@@ -92,6 +92,7 @@ mod strategy_stream;
 mod strategy_switch;
 mod streaming;
 mod submode;
+mod submode_concurrency;
 mod submode_crash;
 mod terminal;
 mod tool_limits;
