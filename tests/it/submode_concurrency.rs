@@ -36,7 +36,7 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
         if p.is_dir() {
             files(&p, out);
         } else if p.extension().is_some_and(|e| e == "jsonl")
-            && !p.file_name().is_some_and(|n| n == "audit.jsonl")
+            && p.file_name().is_none_or(|n| n != "audit.jsonl")
         {
             out.push(p);
         }
