@@ -487,3 +487,57 @@ fn the_parents_expiry_archives_the_sub_mode_first_then_the_parent() {
     );
     assert_eq!(last.timestamp, "2026-10-23T00:10:00+08:00");
 }
+
+#[test]
+fn unsure_words_ask_and_a_yes_enters_or_returns_like_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = t("2026-10-22T19:55:00+08:00");
+    let mut c = core_at(dir.path(), now);
+    say_switch(
+        &mut c,
+        now,
+        "打开做饭模式",
+        SwitchAction::Enter,
+        "cooking",
+        None,
+    )
+    .0
+    .unwrap();
+    let cook = sid(&c);
+    for (words, mode) in [
+        ("打开烘焙模式吧？", "baking"),
+        ("要不要回到做饭模式呢", "cooking"),
+    ] {
+        let turn = c.begin_turn(now, meta("g"));
+        let r = c.switch(
+            now,
+            SwitchAction::Enter,
+            Some(mode),
+            None,
+            SwitchOrigin::Tool {
+                turn_id: turn.turn_id,
+                user_text: words,
+            },
+        );
+        match r {
+            Err(SwitchError::Refused(Refusal::Words(w))) => assert!(w.kind.asks(), "{words}: {w}"),
+            other => panic!("{words}: {other:?}"),
+        }
+        // the person's yes, in the next turn, is the command
+        c.end_turn(now, turn.turn_id, rec(words), None).unwrap();
+        let yes = c.begin_turn(now, meta("g"));
+        let r = c.switch(
+            now,
+            SwitchAction::Enter,
+            Some(mode),
+            None,
+            SwitchOrigin::Confirmed {
+                turn_id: yes.turn_id,
+            },
+        );
+        assert!(r.is_ok(), "{words}: {r:?}");
+        c.end_turn(now, yes.turn_id, rec("好"), None).unwrap();
+    }
+    assert_eq!(sid(&c), cook, "back in the same cooking session");
+    assert!(c.status().paused.is_none());
+}
