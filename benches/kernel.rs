@@ -161,6 +161,14 @@ struct Seen {
     /// it whole.
     prev_unit: Option<u64>,
     prev_unit_hits: u64,
+    /// By system message (a mode session's frozen prompt): the end of its last request.
+    /// A turn request whose system message differs from the previous one's but was
+    /// seen before goes back to a session (a sub-mode's parent resumed): counted in
+    /// `returns`, and in `return_hits` when it held that session's last request whole.
+    last_of: std::collections::HashMap<u64, u64>,
+    prev_system: Option<u64>,
+    returns: u64,
+    return_hits: u64,
 }
 
 impl Seen {
@@ -212,6 +220,20 @@ impl Seen {
                 self.prev_unit_hits += u64::from(chain.iter().any(|&(h, _)| h == p));
             }
         }
+        let system = fold(
+            homebot::context::FNV_SEED,
+            v["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        if self.prev_system.is_some_and(|p| p != system) {
+            if let Some(&last) = self.last_of.get(&system) {
+                self.returns += 1;
+                self.return_hits += u64::from(chain.iter().any(|&(h, _)| h == last));
+            }
+        }
+        self.prev_system = Some(system);
         self.turns += 1;
         self.prev = body.to_vec();
         // rule 1: the end of the input, and the end of the output
@@ -221,6 +243,7 @@ impl Seen {
         self.units.insert(fold(end, message_key(&out).as_bytes()));
         self.prefixes.extend(chain.iter().map(|&(h, _)| h));
         self.prev_unit = Some(end);
+        self.last_of.insert(system, end);
     }
 }
 
@@ -259,17 +282,23 @@ async fn loopback_llm() -> (String, Arc<std::sync::Mutex<Seen>>) {
     ) -> axum::Json<serde_json::Value> {
         let v: serde_json::Value = serde_json::from_slice(&body).expect("a JSON request");
         let n = v["messages"].as_array().map_or(0, Vec::len);
-        let compaction = v["messages"][0]["content"]
-            .as_str()
-            .is_some_and(|s| s.starts_with("[压缩历史]"));
+        // a sub-mode's summary, written after it ends, is no turn either (billed apart
+        // like a compaction)
+        let summary_head: String = homebot::summarizer::instruction(None)
+            .chars()
+            .take(12)
+            .collect();
+        let system = v["messages"][0]["content"].as_str().unwrap_or_default();
+        let summary = system.starts_with(&summary_head);
+        let compaction = system.starts_with("[压缩历史]");
         let content = if compaction {
             "前面几轮：一家三口做番茄炒蛋，鸡蛋六个、番茄三个，18:05 蛋已炒好盛出。".to_string()
         } else {
             format!("好的，两个人放两个番茄，约一百五十克。（{n}）")
         };
         let mut s = seen.lock().unwrap();
-        let (prompt, cached) = if compaction {
-            s.compactions += 1;
+        let (prompt, cached) = if compaction || summary {
+            s.compactions += u64::from(compaction);
             (body.len() as u64, 0)
         } else {
             let common = s
@@ -399,6 +428,9 @@ struct Bill {
     /// and the replies alone).
     history_per_dialogue: f64,
     compactions: u64,
+    /// Returns to a session after another's requests (a sub-mode's parent resumed), and
+    /// those that held that session's last request whole.
+    returns: (u64, u64),
     /// `homebot stats` over the session's audit records.
     stats: String,
 }
@@ -488,6 +520,9 @@ struct Script {
     ask: fn(usize) -> String,
     /// Household memories kept beforehand for each speaker's chat, recalled every turn.
     memories: Memories,
+    /// A sub-mode inside the mode session: 烘焙模式 entered before turn `.0` and left
+    /// (`/mode enter cooking`, back to the same cooking session) before turn `.1`.
+    sub: Option<(usize, usize)>,
 }
 
 /// What the household remembered before the session, and how a turn finds it.
@@ -528,6 +563,15 @@ async fn session_bill(sc: &Script, replay: &str) -> Bill {
         k.command("/mode enter cooking").await;
     }
     for i in 0..sc.turns {
+        match sc.sub {
+            Some((enter, _)) if enter == i => {
+                k.command("/mode enter baking").await;
+            }
+            Some((_, back)) if back == i => {
+                k.command("/mode enter cooking").await;
+            }
+            _ => {}
+        }
         let (ch, chat, who) = speaker_of(sc.cast, i);
         let r = k.handle_turn(cast_turn(&ch, &chat, who, (sc.ask)(i))).await;
         assert!(r.is_answered(), "{r:?}");
@@ -546,8 +590,19 @@ async fn session_bill(sc: &Script, replay: &str) -> Bill {
         uncached_lcp: (s.prompt_bytes - s.cached_bytes) as f64 / 4.0 / counted,
         uncached_units: (s.unit_bytes - s.unit_cached) as f64 / 4.0 / counted,
         prev_unit_hits: s.prev_unit_hits,
-        history_per_dialogue: history_per_dialogue(&s.prev, &log_records(dir.path(), sc.mode)),
+        // a mode session's last request is the cooking session's (a sub-mode's is beside it)
+        history_per_dialogue: history_per_dialogue(
+            &s.prev,
+            &log_records(
+                &match sc.mode {
+                    true => dir.path().join("modes/sessions/cooking"),
+                    false => dir.path().to_path_buf(),
+                },
+                sc.mode,
+            ),
+        ),
         compactions: s.compactions,
+        returns: (s.returns, s.return_hits),
         stats,
     }
 }
@@ -668,6 +723,7 @@ async fn bill_tables(full: bool) {
             window: 65_536,
             ask: one_question,
             memories: Memories::None,
+            sub: None,
         },
         Script {
             name: "mode session, 3 speakers, an evening",
@@ -677,6 +733,7 @@ async fn bill_tables(full: bool) {
             window: 65_536,
             ask: cooking_question,
             memories: Memories::None,
+            sub: None,
         },
         Script {
             name: "mode session at the kitchen speaker, a wake/3",
@@ -686,6 +743,7 @@ async fn bill_tables(full: bool) {
             window: 65_536,
             ask: one_question,
             memories: Memories::None,
+            sub: None,
         },
         Script {
             name: "normal chat (trim at 20 turns)",
@@ -695,6 +753,7 @@ async fn bill_tables(full: bool) {
             window: 65_536,
             ask: one_question,
             memories: Memories::None,
+            sub: None,
         },
         Script {
             name: "group chat, mom and the kid in turn",
@@ -704,6 +763,7 @@ async fn bill_tables(full: bool) {
             window: 65_536,
             ask: one_question,
             memories: Memories::None,
+            sub: None,
         },
         Script {
             name: "normal chat, memories recalled every turn",
@@ -713,6 +773,7 @@ async fn bill_tables(full: bool) {
             window: 65_536,
             ask: one_question,
             memories: Memories::Scene,
+            sub: None,
         },
         Script {
             name: "normal chat, memories found by wording",
@@ -722,6 +783,7 @@ async fn bill_tables(full: bool) {
             window: 65_536,
             ask: one_question,
             memories: Memories::Wording,
+            sub: None,
         },
         Script {
             name: "mode session, 3 speakers, memories every turn",
@@ -731,6 +793,17 @@ async fn bill_tables(full: bool) {
             window: 65_536,
             ask: one_question,
             memories: Memories::Scene,
+            sub: None,
+        },
+        Script {
+            name: "mode session with 烘焙模式 in turns 10-19",
+            cast: Cast::Mixed,
+            mode: true,
+            turns: 30,
+            window: 65_536,
+            ask: cooking_question,
+            memories: Memories::None,
+            sub: Some((10, 20)),
         },
         Script {
             name: "cooking, knowledge questions, window 9400",
@@ -740,9 +813,11 @@ async fn bill_tables(full: bool) {
             window: 9_400,
             ask: cooking_question,
             memories: Memories::None,
+            sub: None,
         },
     ];
     let mut first_stats = None;
+    let mut returns = Vec::new();
     let mut wording_stats = None;
     for sc in &scripts {
         for replay in ["exact", "lean"] {
@@ -765,7 +840,15 @@ async fn bill_tables(full: bool) {
                 wording_stats = Some(b.stats.clone());
             }
             first_stats.get_or_insert(b.stats);
+            if sc.sub.is_some() {
+                returns.push((sc.name, replay, b.returns));
+            }
         }
+    }
+    for (name, replay, (n, hits)) in returns {
+        println!(
+            "{name} ({replay}): {hits} of {n} returns to the cooking session held its last request whole"
+        );
     }
     if let Some(s) = first_stats {
         println!("\n`homebot stats` over the 30-turn mode session (exact replay):\n{s}");

@@ -7,6 +7,10 @@
 //! and blocks forever, so a test can SIGKILL it at exactly that step —
 //! `archive.after_marker`, `archive.after_summary`, `archive.after_index`,
 //! `session.before_rename` (a new session folder is complete under its temporary name),
+//! `submode.after_paused` (a sub-mode's `paused.json` written, `action.json` not yet),
+//! `submode.after_parent_marker` (a paused parent's `exit.json` written, its sub-mode's
+//! not yet), `archive.after_conclusion` (a sub-mode's conclusion appended to its parent),
+//! `archive.after_resume` (`action.json` names the parent again, `paused.json` still there),
 //! `append.partial` (half a record written and fsynced, then stop),
 //! `reminder.before_marked` (a reminder delivered, not yet marked fired).
 //!

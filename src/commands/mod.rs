@@ -187,6 +187,16 @@ pub async fn status_text(ctx: &Context<'_>) -> String {
             a.expires_at.as_deref().unwrap_or("?"),
             st.turns_recorded
         ));
+        if let Some(p) = &st.paused {
+            out.push_str(&format!(
+                "  暂停中: {} ({}) · 会话 {}（结束子模式或说“回到{}”后继续）
+",
+                p.display_name.as_deref().unwrap_or("?"),
+                p.mode_id.as_deref().unwrap_or("?"),
+                p.session_id.as_deref().unwrap_or("?"),
+                p.display_name.as_deref().unwrap_or("?"),
+            ));
+        }
     } else {
         out.push_str(&format!(
             "模式: 无活动模式（上次结束原因: {}）\n",

@@ -16,10 +16,12 @@
 
 use super::action::ActionDoc;
 use super::error::{io, ModeError};
+use super::paused::{self, PausedDoc};
 use super::plugin::{ArchivedSession, PluginContext};
 use super::registry::{ModeRegistry, RegisteredMode};
 use super::session::{
-    self, ExitMarker, Record, SummaryJob, INDEX_PENDING_FILE, SUMMARY_FILE, SUMMARY_PENDING_FILE,
+    self, ExitMarker, HistoryLog, Record, SummaryJob, CONVERSATION_FILE, INDEX_PENDING_FILE,
+    SUMMARY_FILE, SUMMARY_PENDING_FILE,
 };
 use super::warnings::Warnings;
 use crate::chats::ChatHistories;
@@ -52,6 +54,18 @@ pub(super) struct Ending<'a> {
     pub started_at: &'a str,
     pub marker: &'a ExitMarker,
     pub records: &'a [Record],
+    /// A sub-mode that ends hands its conclusion to the parent it paused, which then
+    /// runs again; `None` for a top-level session (the state goes inactive).
+    pub resume: Option<Resume<'a>>,
+}
+
+/// The parent a sub-mode paused, as the sub-mode's archive resumes it: the conclusion
+/// goes into its history (once), `action.json` names it again, `paused.json` goes.
+pub(super) struct Resume<'a> {
+    pub dir: &'a Path,
+    pub log: &'a HistoryLog,
+    pub doc: &'a ActionDoc,
+    pub conclusion: Record,
 }
 
 /// What an archive changes of the live state: the chats that took part carry the ended
@@ -121,12 +135,46 @@ impl Archivist {
             }
         }
         let is_current = action.active && action.session_id.as_deref() == Some(e.session_id);
-        if is_current {
-            let doc = ActionDoc::inactive(Some(marker.reason.clone()));
-            doc.write(&self.ws.action_file())?;
-            *action = doc;
+        match &e.resume {
+            None if is_current => {
+                let doc = ActionDoc::inactive(Some(marker.reason.clone()));
+                doc.write(&self.ws.action_file())?;
+                *action = doc;
+            }
+            None => {}
+            Some(r) => self.resume_parent(r, is_current, action)?,
         }
         Ok(())
+    }
+
+    /// A sub-mode's last archive steps: its conclusion appended to the parent's
+    /// `conversation.jsonl` unless a record from this sub-session is there already (so a
+    /// resumed archive appends it exactly once; a torn append is cut at the next load and
+    /// made again), then `action.json` names the parent, then `paused.json` goes.
+    fn resume_parent(
+        &self,
+        r: &Resume<'_>,
+        is_current: bool,
+        action: &mut ActionDoc,
+    ) -> Result<(), ModeError> {
+        let sub = r.conclusion.chat_id.as_str();
+        if !r
+            .log
+            .view()
+            .with(|records| paused::has_conclusion(records, sub))
+        {
+            let path = r.dir.join(CONVERSATION_FILE);
+            session::append_record(&path, &r.conclusion).map_err(io("append to", &path))?;
+            r.log.push(r.conclusion.clone());
+        }
+        crate::failpoint::hit("archive.after_conclusion");
+        if is_current {
+            r.doc.write(&self.ws.action_file())?;
+            *action = r.doc.clone();
+        }
+        crate::failpoint::hit("archive.after_resume");
+        let path = PausedDoc::path(&self.ws.modes_dir());
+        PausedDoc::remove(&path).map_err(io("remove", &path))
     }
 
     /// The mechanical summary.md, and — when the session ended without a model summary —
@@ -228,7 +276,18 @@ fn carry(e: &Ending<'_>, chats: &mut ChatHistories, warnings: &mut Warnings) {
             session_dir: e.dir.to_path_buf(),
             ended_at: marker.requested_at.clone(),
         };
-        if let Err(err) = chats.session_ended(e.records, carried, ended) {
+        // a sub-mode's conclusion in a parent's records is no chat that took part
+        let records: std::borrow::Cow<'_, [Record]> =
+            if e.records.iter().any(super::paused::is_conclusion) {
+                let own = e
+                    .records
+                    .iter()
+                    .filter(|r| !super::paused::is_conclusion(r));
+                own.cloned().collect::<Vec<_>>().into()
+            } else {
+                e.records.into()
+            };
+        if let Err(err) = chats.session_ended(&records, carried, ended) {
             warnings.push(format!(
                 "session {}: the chats that took part will not carry it: {err}",
                 e.session_id

@@ -3,7 +3,8 @@
 //!
 //! States: `archived` (has `summary.md`), `exiting` (an exit was requested and the archive
 //! has not finished), `active` (the session `action.json` names), `expired` (named, but
-//! past its `expires_at`: archived as soon as homebot opens the state), `unfinished` (none
+//! past its `expires_at`: archived as soon as homebot opens the state), `paused` (the
+//! parent a running sub-mode paused, `paused.json`), `unfinished` (none
 //! of those: archived as `recovered` at the next start).
 
 use super::action::ActionDoc;
@@ -22,6 +23,8 @@ pub enum SessionState {
     Expired,
     Exiting,
     Archived,
+    /// The parent session a running sub-mode paused.
+    Paused,
     Unfinished,
 }
 
@@ -32,6 +35,7 @@ impl SessionState {
             SessionState::Expired => "expired",
             SessionState::Exiting => "exiting",
             SessionState::Archived => "archived",
+            SessionState::Paused => "paused",
             SessionState::Unfinished => "unfinished",
         }
     }
@@ -55,6 +59,10 @@ pub fn list_sessions(ws: &Workspace, tz: Zone, now: DateTime<chrono::Utc>) -> Ve
         .and_then(|a| a.expires_at.as_deref())
         .and_then(|e| DateTime::parse_from_rfc3339(e).ok())
         .is_some_and(|e| e <= now);
+    let paused = super::paused::PausedDoc::read(&super::paused::PausedDoc::path(&ws.modes_dir()))
+        .ok()
+        .flatten()
+        .map(|p| p.session_id().to_string());
     let mut rows = Vec::new();
     for mode_dir in read_dirs(&ws.sessions_root()) {
         for sdir in read_dirs(&mode_dir) {
@@ -79,6 +87,8 @@ pub fn list_sessions(ws: &Workspace, tz: Zone, now: DateTime<chrono::Utc>) -> Ve
                 } else {
                     SessionState::Active
                 }
+            } else if paused.as_deref() == Some(session_id.as_str()) {
+                SessionState::Paused
             } else {
                 SessionState::Unfinished
             };

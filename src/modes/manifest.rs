@@ -33,6 +33,11 @@ pub struct ModeManifest {
     /// Whether homebot may offer this mode, and on which words (absent: never offered).
     #[serde(default)]
     pub offer: Option<OfferPolicy>,
+    /// The mode this one is a sub-mode of (`"cooking"`): entered only while that mode is
+    /// active, which it pauses; its conclusion goes back into the parent's history when
+    /// it ends (see `mode_core::submode`). The parent must be a top-level mode.
+    #[serde(default)]
+    pub parent: Option<String>,
 }
 
 /// When a session ends by itself: at `at` (local time), `days_after_start` days after
@@ -205,6 +210,10 @@ pub enum ManifestError {
     RetrievalTokens,
     #[error("{0}")]
     OfferWords(WordsProblem),
+    #[error("parent {0:?} must be another mode's id (letters, digits, '-', '_' or '.')")]
+    Parent(String),
+    #[error("a sub-mode is entered only by its own words: it cannot have `offer`")]
+    SubModeOffered,
 }
 
 /// Why a knowledge folder of a mode is refused.
@@ -232,6 +241,14 @@ impl ModeManifest {
         }
         if let Some(o) = &m.offer {
             o.check().map_err(ManifestError::OfferWords)?;
+        }
+        if let Some(p) = &m.parent {
+            if !crate::config::is_safe_id(p) || *p == m.id {
+                return Err(ManifestError::Parent(p.clone()));
+            }
+            if m.offer.is_some() {
+                return Err(ManifestError::SubModeOffered);
+            }
         }
         let expiry = m.expiry.clone().unwrap_or_default();
         expiry.time()?;
@@ -304,6 +321,7 @@ impl ModeManifest {
             context: None,
             strategy: None,
             offer: None,
+            parent: None,
         }
     }
 }

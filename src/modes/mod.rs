@@ -7,7 +7,9 @@
 //!   the caller's table names.
 //! - [`switch`] — validation of a switch request against the user's own words;
 //!   [`switched`] — the typed outcomes of a switch.
-//! - [`action`] — `action.json`, the lifecycle document.
+//! - [`action`] — `action.json`, the lifecycle document; [`paused`] — `paused.json`, the
+//!   parent session a sub-mode paused, and the record that brings the sub-mode's
+//!   conclusion back to it ([`mode_core::submode`]).
 //! - [`session`] — session files: names, the exit marker, `summary.md`; [`entered`] —
 //!   `entered.json`, who entered the session and how;
 //!   [`session_id`] — `SessionId`, the session's name and start time.
@@ -40,6 +42,7 @@ pub mod listing;
 pub mod manager;
 pub mod manifest;
 pub mod mode_core;
+pub mod paused;
 pub mod plugin;
 pub mod recovery;
 pub mod registry;
@@ -50,6 +53,10 @@ pub mod switched;
 pub mod ticket;
 pub mod warnings;
 
+#[cfg(test)]
+mod submode_recovery_tests;
+#[cfg(test)]
+mod submode_tests;
 #[cfg(test)]
 mod tests;
 

@@ -217,14 +217,15 @@ impl Archivist {
         DateTime::parse_from_rfc3339(&first.timestamp).ok()
     }
 
-    /// Session folders without `summary.md` that are not the active session: archived
+    /// Session folders without `summary.md` that are not live (the active session, or the
+    /// parent a sub-mode paused): archived
     /// as `recovered` if they hold records, removed or set aside if they hold none (never
     /// indexed as a session). A failure leaves the folder as it is, with a warning, for
     /// the next start: it never stops this one.
     pub(super) fn recover_orphans(
         &self,
         now: DateTime<Utc>,
-        active_dir: Option<&Path>,
+        live_dirs: &[PathBuf],
         live: Live<'_>,
     ) {
         let root = self.ws.sessions_root();
@@ -232,7 +233,7 @@ impl Archivist {
         for mode_dir in read_dirs(&root) {
             self.clean_half_made(&mode_dir, live.warnings);
             for sdir in read_dirs(&mode_dir) {
-                let is_active = active_dir == Some(sdir.as_path());
+                let is_active = live_dirs.contains(&sdir);
                 if !is_active && !sdir.join(SUMMARY_FILE).exists() {
                     if SessionId::parse(&file_name(&sdir)).is_some() {
                         orphans.push((mode_dir.clone(), sdir));
@@ -292,6 +293,7 @@ impl Archivist {
                 started_at: &started,
                 marker: &marker,
                 records: &loaded.records,
+                resume: None,
             };
             let archived = self.archive_files(
                 &ending,

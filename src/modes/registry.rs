@@ -131,6 +131,7 @@ impl ModeRegistry {
                 reg.load_skill(&sd, name, plugins);
             }
         }
+        reg.check_parents();
         reg.modes.sort_by(|a, b| a.manifest.id.cmp(&b.manifest.id));
         reg.skills.sort_by(|a, b| a.name.cmp(&b.name));
         reg
@@ -189,6 +190,38 @@ impl ModeRegistry {
             skill_name,
             plugin,
         });
+    }
+
+    /// A sub-mode whose `parent` is not a loaded top-level mode does not load (one level
+    /// of nesting: a sub-mode's parent has no parent).
+    fn check_parents(&mut self) {
+        let top: std::collections::HashSet<String> = self
+            .modes
+            .iter()
+            .filter(|m| m.manifest.parent.is_none())
+            .map(|m| m.manifest.id.clone())
+            .collect();
+        let (kept, refused): (Vec<_>, Vec<_>) = std::mem::take(&mut self.modes)
+            .into_iter()
+            .partition(|m| m.manifest.parent.as_ref().is_none_or(|p| top.contains(p)));
+        self.modes = kept;
+        for m in refused {
+            let parent = m.manifest.parent.clone().unwrap_or_default();
+            self.issues.push(LoadIssue {
+                path: m.skill_dir.join("mode.json"),
+                error: format!(
+                    "parent {parent:?} is not a loaded mode without a parent of its own (a sub-mode nests one level, under a top-level mode)"
+                ),
+            });
+        }
+    }
+
+    /// The sub-mode ids of `parent`.
+    pub fn children(&self, parent: &str) -> Vec<&RegisteredMode> {
+        self.modes
+            .iter()
+            .filter(|m| m.manifest.parent.as_deref() == Some(parent))
+            .collect()
     }
 
     pub fn modes(&self) -> &[RegisteredMode] {

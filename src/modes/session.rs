@@ -41,6 +41,17 @@ pub struct ExitMarker {
     pub requested_at: String,
 }
 
+/// Persist an exit request in the session's folder (`exit.json`, atomic replace), so an
+/// archive interrupted by a crash resumes.
+pub fn write_exit_marker(
+    dir: &std::path::Path,
+    marker: &ExitMarker,
+) -> Result<(), super::error::ModeError> {
+    let path = dir.join(EXIT_MARKER_FILE);
+    let bytes = serde_json::to_vec_pretty(marker).expect("ExitMarker always serializes");
+    crate::fsutil::write_atomic(&path, &bytes).map_err(super::error::io("write", &path))
+}
+
 /// What `render_summary` writes when no model summary exists.
 pub const NO_MODEL_SUMMARY: &str = "（没有模型给出的总结；以下为对话摘录。）";
 

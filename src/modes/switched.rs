@@ -15,18 +15,24 @@ pub enum Switched {
         display_name: String,
         session_id: String,
         session_dir: PathBuf,
+        /// A sub-mode: the parent it paused (its display name).
+        paused: Option<String>,
     },
     /// The exit is recorded; the session is archived once this turn (and any other
     /// in-flight turn of the session) has been recorded.
     ExitRequested {
         mode_id: String,
         display_name: String,
+        /// A sub-mode: the parent that then runs again.
+        returns_to: Option<String>,
     },
     /// Archived already (nothing of the session was in flight).
     Exited {
         mode_id: String,
         display_name: String,
         session_id: String,
+        /// A sub-mode: the parent that runs again.
+        returns_to: Option<String>,
     },
     AlreadyEnding {
         mode_id: String,
@@ -76,6 +82,11 @@ pub enum Refusal {
     StillArchiving {
         display_name: String,
     },
+    /// A sub-mode is entered only while its parent runs.
+    ParentNotActive {
+        display_name: String,
+        parent_name: String,
+    },
     /// The user's own words do not ask for the switch.
     Words(WordsRefusal),
     /// The channel does not let this sender switch modes here.
@@ -90,30 +101,60 @@ impl fmt::Display for Switched {
                 display_name,
                 session_id,
                 session_dir,
-            } => write!(
-                f,
-                "ok: entered {mode_id} (session {session_id}). 已进入{display_name}。会话目录: {}。从现在起，对话会记录到本模式会话中，跨频道、跨唤醒延续。",
-                session_dir.display()
-            ),
+                paused,
+            } => {
+                write!(
+                    f,
+                    "ok: entered {mode_id} (session {session_id}). 已进入{display_name}。会话目录: {}。从现在起，对话会记录到本模式会话中，跨频道、跨唤醒延续。",
+                    session_dir.display()
+                )?;
+                match paused {
+                    Some(p) => write!(
+                        f,
+                        "{p}已暂停（不归档）；结束{display_name}或说“回到{p}”时，{display_name}的结论会带回{p}，接着原来的会话。"
+                    ),
+                    None => Ok(()),
+                }
+            }
             Switched::ExitRequested {
                 mode_id,
                 display_name,
-            } => write!(
-                f,
-                "ok: {mode_id} will end after this reply; the session is archived with a summary. 已请求退出{display_name}，本轮回复后归档。"
-            ),
+                returns_to,
+            } => {
+                write!(
+                    f,
+                    "ok: {mode_id} will end after this reply; the session is archived with a summary. 已请求退出{display_name}，本轮回复后归档。"
+                )?;
+                match returns_to {
+                    Some(p) => write!(
+                        f,
+                        "之后回到{p}，接着原来的会话，{display_name}的结论会带回去。"
+                    ),
+                    None => Ok(()),
+                }
+            }
             Switched::Exited {
                 mode_id,
                 display_name,
                 session_id,
-            } => write!(
-                f,
-                "ok: {mode_id} ended; session {session_id} archived with a summary. 已退出{display_name}，本次会话已归档。"
-            ),
+                returns_to,
+            } => {
+                write!(
+                    f,
+                    "ok: {mode_id} ended; session {session_id} archived with a summary. 已退出{display_name}，本次会话已归档。"
+                )?;
+                match returns_to {
+                    Some(p) => write!(f, "已回到{p}，接着原来的会话，{display_name}的结论已带回。"),
+                    None => Ok(()),
+                }
+            }
             Switched::AlreadyEnding {
                 mode_id,
                 display_name,
-            } => write!(f, "ok: {mode_id} is already ending. {display_name}正在结束。"),
+            } => write!(
+                f,
+                "ok: {mode_id} is already ending. {display_name}正在结束。"
+            ),
         }
     }
 }
@@ -154,6 +195,13 @@ impl fmt::Display for Refusal {
             Refusal::StillArchiving { display_name } => write!(
                 f,
                 "refused: {display_name} is still being archived; try again in a moment. 上一个模式正在结束归档，请稍后再试。"
+            ),
+            Refusal::ParentNotActive {
+                display_name,
+                parent_name,
+            } => write!(
+                f,
+                "refused: {display_name} is a sub-mode of {parent_name}; it is entered only while {parent_name} is active. {display_name}是{parent_name}的子模式，只能在{parent_name}里打开：请先说“打开{parent_name}”。"
             ),
             Refusal::Words(w) => write!(f, "{w}"),
             Refusal::NotPermitted => write!(

@@ -72,6 +72,8 @@ pub struct ChatReplay {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ModeStatus {
     pub action: ActionDoc,
+    /// The parent session the running sub-mode paused (`modes/paused.json`).
+    pub paused: Option<ActionDoc>,
     pub exiting: bool,
     pub in_flight: usize,
     pub turns_recorded: usize,

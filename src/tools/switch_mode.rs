@@ -20,6 +20,8 @@ pub struct SwitchMode {
     /// `做饭模式 (cooking): enter 打开/…; exit 关闭/…` per mode.
     modes: Vec<String>,
     ids: Vec<String>,
+    /// Some mode is a sub-mode of another.
+    nested: bool,
     /// `做饭模式 (cooking)` per mode that may be offered.
     offerable: Vec<String>,
     /// The ModeManager the switches go to.
@@ -33,9 +35,13 @@ impl SwitchMode {
             .iter()
             .map(|m| {
                 format!(
-                    "{} ({}): enter {}; exit {}",
+                    "{} ({}{}): enter {}; exit {}",
                     m.manifest.display_name,
                     m.manifest.id,
+                    match m.manifest.parent.as_deref() {
+                        Some(p) => format!(", a sub-mode of {p}"),
+                        None => String::new(),
+                    },
                     verbs_for(&m.manifest, SwitchAction::Enter).join("/"),
                     verbs_for(&m.manifest, SwitchAction::Exit).join("/")
                 )
@@ -47,8 +53,10 @@ impl SwitchMode {
             .filter(|m| m.manifest.offer.is_some())
             .map(|m| format!("{} ({})", m.manifest.display_name, m.manifest.id))
             .collect();
+        let nested = registry.modes().iter().any(|m| m.manifest.parent.is_some());
         Self {
             modes,
+            nested,
             ids: registry.ids(),
             offerable,
             manager,
@@ -113,6 +121,9 @@ impl Tool for SwitchMode {
                 self.modes.join("; ")
             }
         );
+        if self.nested {
+            d.push_str(" A sub-mode is entered only inside its parent mode, which it pauses; to go back to the parent (e.g. \"回到做饭模式\") call enter with the parent's mode_id, and give the summary then: it is carried back into the parent's conversation. Exiting the parent ends both.");
+        }
         if !self.offerable.is_empty() {
             d.push_str(&format!(
                 " Outside any mode, when the user clearly starts, now, the activity a mode is for but does not name the mode, call it with action \"offer\" to ask the backend to offer that mode: the backend decides whether to ask (the user's own words must start the activity; at most once a day per chat) and words the question itself; if it asks, your turn ends there, and if not, answer as usual. Modes that may be offered: {}.",

@@ -78,8 +78,9 @@ pub fn user_words(msg: &Value) -> String {
     }
 }
 
-/// A stand-in model: asks for `switch_mode` when the user mentions 做饭模式 with a
-/// verb (letting the backend decide), relays tool results, otherwise echoes.
+/// A stand-in model: asks for `switch_mode` when the user mentions 做饭模式 or its
+/// sub-mode 烘焙模式 with a verb, or says 回到做饭模式 (letting the backend decide),
+/// relays tool results, otherwise echoes.
 pub fn scripted(body: &Value) -> FakeReply {
     let msgs = body["messages"].as_array().cloned().unwrap_or_default();
     let last = msgs.last().cloned().unwrap_or(Value::Null);
@@ -88,6 +89,19 @@ pub fn scripted(body: &Value) -> FakeReply {
         return text(&format!("（模式操作结果）{result}"));
     }
     let words = user_words(&last);
+    if words.contains("烘焙模式") {
+        let exit = ["退出", "结束", "关闭"].iter().any(|v| words.contains(v));
+        let args = if exit {
+            json!({"action": "exit", "mode_id": "baking", "summary": "烤了一个六寸戚风，150度50分钟，正在放凉。"})
+        } else {
+            json!({"action": "enter", "mode_id": "baking"})
+        };
+        return tool_call("switch_mode", args);
+    }
+    if words.contains("回到做饭模式") {
+        let args = json!({"action": "enter", "mode_id": "cooking", "summary": "烤了一个六寸戚风，150度50分钟，正在放凉。"});
+        return tool_call("switch_mode", args);
+    }
     if words.contains("做饭模式") {
         let exit = ["退出", "结束", "关闭"].iter().any(|v| words.contains(v));
         let args = if exit {

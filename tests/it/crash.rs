@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-async fn chat(ws: &Path, fake: &FakeLlm, text: &str) -> String {
+pub(crate) async fn chat(ws: &Path, fake: &FakeLlm, text: &str) -> String {
     let o = homebot(ws, Some(fake))
         .args(["chat", "-m", text])
         .output()
@@ -20,7 +20,7 @@ async fn chat(ws: &Path, fake: &FakeLlm, text: &str) -> String {
 }
 
 /// Run `chat -m text` with a failpoint; SIGKILL the process when it gets there.
-async fn chat_killed_at(ws: &Path, fake: &FakeLlm, text: &str, point: &str) {
+pub(crate) async fn chat_killed_at(ws: &Path, fake: &FakeLlm, text: &str, point: &str) {
     let mut child = homebot(ws, Some(fake))
         .env("HOMEBOT_FAILPOINT", point)
         .args(["chat", "-m", text])

@@ -295,14 +295,14 @@ async fn refused_switches_change_nothing() {
         .next()
         .is_none());
     // an unknown mode id is refused with the list of modes
-    let fake2 = always_enters("baking").await;
+    let fake2 = always_enters("sewing").await;
     drop(kernel);
     let kernel = start_kernel(ws, &fake2);
     let r = kernel
-        .handle_turn(cli::turn("local", "mom", "打开烘焙模式"))
+        .handle_turn(cli::turn("local", "mom", "打开缝纫模式"))
         .await;
     assert!(
-        r.text.contains("unknown mode \"baking\"") && r.text.contains("cooking"),
+        r.text.contains("unknown mode \"sewing\"") && r.text.contains("cooking"),
         "{}",
         r.text
     );

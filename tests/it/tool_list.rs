@@ -39,7 +39,8 @@ fn check(name: &str, defs: &[ToolDef]) {
     assert_eq!(got, want, "{name}: the tool list changed");
 }
 
-/// The repository's skills (cooking) and a second mode, as a household with two modes.
+/// The repository's skills (cooking and its sub-mode baking) and a second mode, as a
+/// household with two top-level modes.
 fn two_modes() -> (tempfile::TempDir, ModeRegistry) {
     let d = tempfile::tempdir().unwrap();
     let skill = d.path().join("homework");
@@ -62,7 +63,8 @@ fn two_modes() -> (tempfile::TempDir, ModeRegistry) {
 #[test]
 fn the_tool_list_of_a_household_with_two_modes_is_pinned() {
     let (_d, reg) = two_modes();
-    assert_eq!(reg.ids(), ["cooking", "homework"]);
+    // the shipped cooking mode, its sub-mode baking, and a second top-level mode
+    assert_eq!(reg.ids(), ["baking", "cooking", "homework"]);
     let defs = homebot::tools::definitions(&reg, &["notes/".into(), "cooking/recipes/".into()]);
     check("tools_two_modes.jsonl", &defs);
 }

@@ -30,6 +30,7 @@
 
 pub mod offer;
 pub mod recording;
+pub mod submode;
 pub mod switching;
 
 use super::action::ActionDoc;
@@ -82,6 +83,26 @@ pub(super) struct ActiveSession {
     pub(super) exit_turn: Option<TurnId>,
 }
 
+/// The parent a running sub-mode paused, and the document that keeps it on disk
+/// (`modes/paused.json`); see [`submode`].
+pub(in crate::modes) struct Paused {
+    pub session: ActiveSession,
+    pub doc: super::paused::PausedDoc,
+}
+
+/// The live session `sid` among the active one and the paused parent (a function of the
+/// two fields, so the caller can go on borrowing the core's others).
+pub(super) fn live_in<'a>(
+    active: &'a mut Option<ActiveSession>,
+    paused: &'a mut Option<Paused>,
+    sid: &str,
+) -> Option<&'a mut ActiveSession> {
+    [active.as_mut(), paused.as_mut().map(|p| &mut p.session)]
+        .into_iter()
+        .flatten()
+        .find(|s| s.session_id == sid)
+}
+
 pub(super) struct TurnEntry {
     /// The session the turn is recorded in, and its folder.
     pub(super) session: Option<(String, PathBuf)>,
@@ -98,6 +119,9 @@ pub struct ModeCore {
     pub(super) tz: Zone,
     pub(super) action: ActionDoc,
     pub(super) active: Option<ActiveSession>,
+    /// The parent session a running sub-mode paused (`modes/paused.json`), resumed when
+    /// the sub-mode ends ([`submode`]).
+    pub(super) paused: Option<Paused>,
     pub(super) turns: HashMap<TurnId, TurnEntry>,
     next_turn: TurnId,
     /// Turn ids below this were handed out before a restart of the ModeManager.
@@ -146,14 +170,21 @@ impl ModeCore {
                 .reload_active(&core.action, &mut core.warnings);
             core.active = Some(active);
         }
-        let active_dir = core.active.as_ref().map(|a| a.dir.clone());
+        core.load_paused();
+        let live_dirs: Vec<PathBuf> = [
+            core.active.as_ref(),
+            core.paused.as_ref().map(|p| &p.session),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|a| a.dir.clone())
+        .collect();
         let live = Live {
             chats: &mut core.chats,
             action: &mut core.action,
             warnings: &mut core.warnings,
         };
-        core.archivist
-            .recover_orphans(now, active_dir.as_deref(), live);
+        core.archivist.recover_orphans(now, &live_dirs, live);
         core.maybe_archive();
         core.archivist.retry_pending_indexes(&mut core.warnings);
         // a session that expired while homebot was down ends now, before anyone (a
@@ -178,6 +209,7 @@ impl ModeCore {
             tz,
             action: ActionDoc::inactive(None),
             active: None,
+            paused: None,
             turns: HashMap::new(),
             next_turn: 1,
             first_turn: 1,
@@ -245,8 +277,8 @@ impl ModeCore {
         let turn_id = self.next_turn;
         self.next_turn += 1;
         let began_at = self.local(now);
-        let (mode, history, session, chat) = match self.active.as_mut() {
-            Some(s) if s.exit.is_none() => {
+        let (mode, history, session, chat) = match self.joinable() {
+            Some(s) => {
                 s.in_flight.insert(turn_id);
                 (
                     Some(snapshot(s)),
@@ -321,10 +353,8 @@ impl ModeCore {
             None if turn_id >= self.first_turn => return Err(ModeError::UnknownTurn(turn_id)),
             // begun before a restart of the ModeManager: place it by its ticket
             None => {
-                let placed = self
-                    .active
-                    .as_ref()
-                    .filter(|s| began_in == Some(s.session_id.as_str()))
+                let placed = began_in
+                    .and_then(|sid| self.live_mut(sid))
                     .map(|s| (s.session_id.clone(), s.dir.clone()));
                 if let (Some(sid), None) = (began_in, &placed) {
                     self.warn(format!(
@@ -339,7 +369,7 @@ impl ModeCore {
         let (channel, chat_id) = (record.channel.clone(), record.chat_id.clone());
         let result = match session {
             Some((sid, dir)) => {
-                let active = self.active.as_mut().filter(|s| s.session_id == sid);
+                let active = live_in(&mut self.active, &mut self.paused, &sid);
                 let defer = defer_sync && active.as_ref().is_some_and(|s| s.exit.is_none());
                 let path = dir.join(session::CONVERSATION_FILE);
                 let r = session::append_record_unsynced(&path, &record)
@@ -395,6 +425,7 @@ impl ModeCore {
     pub fn status(&self) -> ModeStatus {
         ModeStatus {
             action: self.action.clone(),
+            paused: self.paused_doc(),
             exiting: self.active.as_ref().is_some_and(|s| s.exit.is_some()),
             in_flight: self.turns.len(),
             turns_recorded: self.active.as_ref().map_or(0, |s| s.log.len()),

@@ -7,10 +7,11 @@
 use super::{io, ActiveSession, ModeCore, ModeError, SwitchOrigin, TurnId};
 use crate::fsutil;
 use crate::modes::action::ActionDoc;
-use crate::modes::archive::{Ending, Live};
+use crate::modes::archive::{Ending, Live, Resume};
 use crate::modes::entered::{Entered, EnteredHow, ENTERED_FILE};
+use crate::modes::paused;
 use crate::modes::registry::RegisteredMode;
-use crate::modes::session::{self, ExitMarker, HistoryLog, EXIT_MARKER_FILE};
+use crate::modes::session::{self, ExitMarker, HistoryLog};
 use crate::modes::session_id::SessionId;
 use crate::modes::switch::{self, SwitchAction};
 use crate::modes::switched::{Refusal, SwitchError, Switched};
@@ -64,6 +65,11 @@ impl ModeCore {
                     None => return Err(Refusal::NoActiveMode.into()),
                 },
             };
+            let manifest = match mode_id.filter(|id| self.is_paused_parent(id)) {
+                // "回到做饭模式": the parent's name with a verb of going back enters it
+                Some(_) if action == SwitchAction::Enter => paused::with_return_verbs(manifest),
+                _ => manifest,
+            };
             switch::validate(&manifest, action, user_text).map_err(Refusal::Words)?;
         }
         let turn_id = match origin {
@@ -72,6 +78,17 @@ impl ModeCore {
             }
             SwitchOrigin::Command(_) => None,
         };
+        if let Some(parent) = mode_id.filter(|id| self.is_paused_parent(id)) {
+            let at = Self::rfc3339(self.local(now));
+            return match action {
+                // back to the parent: the running sub-mode ends
+                SwitchAction::Enter => self.request_exit(None, "user", summary, at, turn_id),
+                SwitchAction::Exit => {
+                    let parent = parent.to_string();
+                    self.end_with_parent(&parent, "user", summary, at.clone(), at, turn_id)
+                }
+            };
+        }
         match action {
             SwitchAction::Enter => {
                 let mode = mode.expect("enter always names a registered mode (checked above)");
@@ -108,6 +125,9 @@ impl ModeCore {
         turn_id: Option<TurnId>,
         entered: &Entered,
     ) -> Result<Switched, SwitchError> {
+        if let Some(parent) = mode.manifest.parent.clone() {
+            return self.enter_sub(now, mode, &parent, turn_id, entered);
+        }
         if let Some(a) = &self.active {
             let display_name = a.display_name.clone();
             return Err(if a.exit.is_some() {
@@ -129,7 +149,6 @@ impl ModeCore {
             ));
             return Err(SwitchError::Failed(e));
         }
-        self.switches.0 += 1;
         let s = self
             .active
             .as_mut()
@@ -147,6 +166,7 @@ impl ModeCore {
             display_name: s.display_name.clone(),
             session_id: s.session_id.clone(),
             session_dir: s.dir.clone(),
+            paused: None,
         })
     }
 
@@ -156,7 +176,7 @@ impl ModeCore {
     /// it. On any failure nothing is left behind: the temporary folder is removed, and a
     /// folder already renamed is taken back. (A crash mid-way leaves at most the
     /// temporary folder, which the next start removes.)
-    fn create_session(
+    pub(super) fn create_session(
         &mut self,
         now: DateTime<Utc>,
         mode: &RegisteredMode,
@@ -246,6 +266,8 @@ impl ModeCore {
             exit: None,
             exit_turn: None,
         });
+        // a mode or a sub-mode entered: any question about switching asked before is void
+        self.switches.0 += 1;
         Ok(())
     }
 
@@ -264,7 +286,7 @@ impl ModeCore {
 
     /// Mark the active session as exiting (`exit.json`), then archive at once if nothing
     /// of it is in flight. `requested_at` becomes the session's recorded end.
-    fn request_exit(
+    pub(super) fn request_exit(
         &mut self,
         mode_id: Option<&str>,
         reason: &str,
@@ -297,15 +319,9 @@ impl ModeCore {
             summary,
             requested_at,
         };
-        let path = s.dir.join(EXIT_MARKER_FILE);
-        let bytes = serde_json::to_vec_pretty(&marker).expect("ExitMarker always serializes");
-        if let Err(e) = fsutil::write_atomic(&path, &bytes) {
-            self.warn(format!("could not write {}: {e}", path.display()));
-            return Err(SwitchError::Failed(ModeError::Io {
-                what: "write",
-                path,
-                source: e,
-            }));
+        if let Err(e) = session::write_exit_marker(&s.dir, &marker) {
+            self.warn(e.to_string());
+            return Err(SwitchError::Failed(e));
         }
         s.exit = Some(marker);
         self.switches.0 += 1;
@@ -316,15 +332,25 @@ impl ModeCore {
             }
         }
         info!(mode = %s.mode_id, session = %s.session_id, reason, "mode exit requested");
-        Ok(match self.maybe_archive() {
-            Some(session_id) => Switched::Exited {
+        let sid = s.session_id.clone();
+        let returns_to = self
+            .paused
+            .as_ref()
+            .filter(|p| p.session.exit.is_none())
+            .map(|p| p.session.display_name.clone());
+        self.maybe_archive();
+        let archived = self.active.as_ref().is_none_or(|a| a.session_id != sid);
+        Ok(match archived {
+            true => Switched::Exited {
                 mode_id,
                 display_name,
-                session_id,
+                session_id: sid,
+                returns_to,
             },
-            None => Switched::ExitRequested {
+            false => Switched::ExitRequested {
                 mode_id,
                 display_name,
+                returns_to,
             },
         })
     }
@@ -332,6 +358,9 @@ impl ModeCore {
     /// Expire the active session if its time has passed (its recorded end is
     /// `expires_at`, however late the check runs). Returns the archived session.
     pub fn check_expiry(&mut self, now: DateTime<Utc>) -> Option<String> {
+        if let Some(ended) = self.check_parent_expiry(now) {
+            return ended;
+        }
         let expires_at = self
             .active
             .as_ref()
@@ -391,6 +420,15 @@ impl ModeCore {
     /// Archive the active session if its exit is due. Errors are kept as warnings and
     /// retried at the next call (every turn start/end and every cron tick).
     pub(in crate::modes) fn maybe_archive(&mut self) -> Option<String> {
+        // a sub-mode's archive resumes its parent, whose own exit may then be due
+        let mut archived = None;
+        while let Some(sid) = self.archive_if_due() {
+            archived = Some(sid);
+        }
+        archived
+    }
+
+    fn archive_if_due(&mut self) -> Option<String> {
         let due = self
             .active
             .as_ref()
@@ -405,6 +443,18 @@ impl ModeCore {
             let _ = f.sync_data();
         }
         let result = s.log.view().with(|records| {
+            let resume = self.paused.as_ref().map(|p| Resume {
+                dir: &p.session.dir,
+                log: &p.session.log,
+                doc: &p.doc.parent,
+                conclusion: paused::conclusion_record(
+                    &s.display_name,
+                    &s.session_id,
+                    &p.session.display_name,
+                    &marker,
+                    records,
+                ),
+            });
             let ending = Ending {
                 mode: s.mode.as_ref(),
                 mode_id: &s.mode_id,
@@ -414,6 +464,7 @@ impl ModeCore {
                 started_at: &s.started_at,
                 marker: &marker,
                 records,
+                resume,
             };
             let live = Live {
                 chats: &mut self.chats,
@@ -426,6 +477,11 @@ impl ModeCore {
             Ok(()) => {
                 info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
                 crate::metrics::mode_exited(&s.mode_id, &marker.reason);
+                if let Some(parent) = self.paused.take() {
+                    let parent = parent.session;
+                    info!(mode = %parent.mode_id, session = %parent.session_id, sub = %s.session_id, "parent mode resumed");
+                    self.active = Some(parent);
+                }
                 Some(s.session_id)
             }
             Err(e) => {
