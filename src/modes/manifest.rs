@@ -33,7 +33,15 @@ pub struct ModeManifest {
     /// Whether homebot may offer this mode, and on which words (absent: never offered).
     #[serde(default)]
     pub offer: Option<OfferPolicy>,
+    /// Which mode is offered when someone's words (or an answer) fit two modes: the
+    /// larger wins (default 0, [`MIN_PRIORITY`]..=[`MAX_PRIORITY`]).
+    #[serde(default)]
+    pub priority: i32,
 }
+
+/// The bounds of `priority`.
+pub const MIN_PRIORITY: i32 = -1000;
+pub const MAX_PRIORITY: i32 = 1000;
 
 /// When a session ends by itself: at `at` (local time), `days_after_start` days after
 /// the day it started. Default: 00:10 the next day.
@@ -205,6 +213,8 @@ pub enum ManifestError {
     RetrievalTokens,
     #[error("{0}")]
     OfferWords(WordsProblem),
+    #[error("priority must be {MIN_PRIORITY}..={MAX_PRIORITY}, got {0}")]
+    Priority(i32),
 }
 
 /// Why a knowledge folder of a mode is refused.
@@ -232,6 +242,9 @@ impl ModeManifest {
         }
         if let Some(o) = &m.offer {
             o.check().map_err(ManifestError::OfferWords)?;
+        }
+        if !(MIN_PRIORITY..=MAX_PRIORITY).contains(&m.priority) {
+            return Err(ManifestError::Priority(m.priority));
         }
         let expiry = m.expiry.clone().unwrap_or_default();
         expiry.time()?;
@@ -304,6 +317,7 @@ impl ModeManifest {
             context: None,
             strategy: None,
             offer: None,
+            priority: 0,
         }
     }
 }

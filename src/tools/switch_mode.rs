@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// The modes as the model reads them; fixed at start.
 pub struct SwitchMode {
-    /// `做饭模式 (cooking): enter 打开/…; exit 关闭/…` per mode.
+    /// `做饭模式 (cooking): <its SKILL.md's description>; enter 打开/…; exit 关闭/…` per mode.
     modes: Vec<String>,
     ids: Vec<String>,
     /// `做饭模式 (cooking)` per mode that may be offered.
@@ -33,9 +33,10 @@ impl SwitchMode {
             .iter()
             .map(|m| {
                 format!(
-                    "{} ({}): enter {}; exit {}",
+                    "{} ({}): {}enter {}; exit {}",
                     m.manifest.display_name,
                     m.manifest.id,
+                    about(&m.description),
                     verbs_for(&m.manifest, SwitchAction::Enter).join("/"),
                     verbs_for(&m.manifest, SwitchAction::Exit).join("/")
                 )
@@ -53,6 +54,15 @@ impl SwitchMode {
             offerable,
             manager,
         }
+    }
+}
+
+/// A mode's description as the tool shows it: "<description>; ", or nothing.
+fn about(description: &str) -> String {
+    if description.is_empty() {
+        String::new()
+    } else {
+        format!("{}; ", description.trim_end_matches(['。', '.']))
     }
 }
 
