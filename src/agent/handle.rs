@@ -124,6 +124,8 @@ struct First {
     current: prompt::Current,
     planned: Result<Plan, PlanError>,
     snippets: Vec<String>,
+    /// What each knowledge reference got.
+    shares: crate::knowledge::Shares,
     /// The memories recalled, and what their blocks cost in this request.
     recalled: RecallAudit,
 }
@@ -174,7 +176,7 @@ impl Agent {
                 system,
                 plan,
                 first.current,
-                first.snippets,
+                (first.snippets, first.shares),
                 first.recalled,
             ),
             Err(e) => too_big(e),
@@ -229,7 +231,7 @@ impl Agent {
             Replay::Lean => usize::MAX,
         };
         loop {
-            let (kept, mut turn_aside) = self.kept_blocks(t, from, strategy, &recall);
+            let (kept, mut turn_aside, shares) = self.kept_blocks(t, from, strategy, &recall);
             turn_aside.extend(aside.iter().cloned());
             let snippets: Vec<String> = kept
                 .iter()
@@ -250,6 +252,7 @@ impl Agent {
                         current,
                         planned,
                         snippets,
+                        shares,
                         recalled,
                     }
                 }
@@ -267,16 +270,17 @@ impl Agent {
         from: usize,
         strategy: prompt::StrategyBlocks<'_>,
         recall: &Recall,
-    ) -> (Vec<TailSection>, Vec<TailSection>) {
+    ) -> (Vec<TailSection>, Vec<TailSection>, crate::knowledge::Shares) {
         let history = &t.ticket.history;
         let seen = |text: &str| window_holds(history, from, text);
         let mut kept: Vec<TailSection> = Vec::new();
         let mut turn_aside: Vec<TailSection> = Vec::new();
+        let mut shares = Vec::new();
         if let Some(m) = &t.ticket.mode {
-            for s in self
-                .knowledge
-                .sections_for(&m.mode_id, t.text, &m.system_prompt, &seen)
-            {
+            let (sections, got) =
+                (self.knowledge).sections_for(&m.mode_id, t.text, &m.system_prompt, &seen);
+            shares = got;
+            for s in sections {
                 // a constant objective is in the frozen prompt; one with the words filled
                 // in holds for this turn only
                 if s.label == crate::knowledge::LABEL {
@@ -304,7 +308,7 @@ impl Agent {
             )),
             Replay::Lean => turn_aside.extend(strategy.switched.cloned()),
         }
-        (kept, turn_aside)
+        (kept, turn_aside, shares)
     }
 
     /// The first request's messages and audit shape from its plan.
@@ -314,7 +318,7 @@ impl Agent {
         system: String,
         plan: Plan,
         current: prompt::Current,
-        snippets: Vec<String>,
+        (snippets, shares): (Vec<String>, crate::knowledge::Shares),
         recalled: RecallAudit,
     ) -> Built {
         if plan.wants_compaction {
@@ -327,6 +331,7 @@ impl Agent {
         let messages = prompt::build_messages(system, t.ticket, &plan, replay, guest, current);
         let mut shape = prompt_shape(&self.context, &plan, &messages);
         shape.snippets = snippets;
+        shape.knowledge = shares;
         shape.aside = aside;
         super::shape::with_recall(&mut shape, recalled);
         Built {

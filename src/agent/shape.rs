@@ -59,6 +59,7 @@ pub fn prompt_shape(ctx: &Context, plan: &Plan, messages: &[Message]) -> PromptS
         prefix_hash: format!("{h:016x}"),
         memories_scene: Vec::new(),
         memories_wording: Vec::new(),
+        knowledge: Vec::new(),
     }
 }
 
