@@ -126,6 +126,8 @@ struct First {
     snippets: Vec<String>,
     /// What each knowledge reference got.
     shares: crate::knowledge::Shares,
+    /// The tokens of the `[工具结果]` block this message sent.
+    tool_tokens: u32,
     /// The memories recalled, and what their blocks cost in this request.
     recalled: RecallAudit,
 }
@@ -176,7 +178,7 @@ impl Agent {
                 system,
                 plan,
                 first.current,
-                (first.snippets, first.shares),
+                (first.snippets, first.shares, first.tool_tokens),
                 first.recalled,
             ),
             Err(e) => too_big(e),
@@ -203,6 +205,7 @@ impl Agent {
             partials: t.turn.partials.clone(),
             sent,
             depth: None,
+            kept: Vec::new(),
         }
     }
 
@@ -240,6 +243,7 @@ impl Agent {
                 .collect();
             let sent: Vec<&TailSection> = kept.iter().chain(&turn_aside).collect();
             let recalled = recall.audit(&self.context.calibration, &sent);
+            let tool_tokens = super::tool_results::tokens(&self.context.calibration, &sent);
             let current = prompt::current(ticket, &t.tail, &kept, &turn_aside, t.text);
             let parts: Vec<&str> = std::iter::once(current.message.as_str())
                 .chain(current.aside.as_deref())
@@ -253,6 +257,7 @@ impl Agent {
                         planned,
                         snippets,
                         shares,
+                        tool_tokens,
                         recalled,
                     }
                 }
@@ -290,6 +295,9 @@ impl Agent {
                 }
             }
         }
+        // what earlier turns' tools returned that matters later: each line sent once
+        let replay = self.context.replay;
+        kept.extend(super::tool_results::section(history, from, replay, &seen));
         kept.extend(profile_section(&t.tail, t.profile.as_deref()).filter(|s| !seen(&s.body)));
         // what the channel's peer added to the conversation: sent once while the window
         // holds it, again when it changed
@@ -318,7 +326,7 @@ impl Agent {
         system: String,
         plan: Plan,
         current: prompt::Current,
-        (snippets, shares): (Vec<String>, crate::knowledge::Shares),
+        (snippets, shares, tool_tokens): (Vec<String>, crate::knowledge::Shares, u32),
         recalled: RecallAudit,
     ) -> Built {
         if plan.wants_compaction {
@@ -334,6 +342,7 @@ impl Agent {
         shape.knowledge = shares;
         shape.aside = aside;
         super::shape::with_recall(&mut shape, recalled);
+        super::shape::out_of_tail(&mut shape, "tool_results", tool_tokens);
         Built {
             messages,
             refused: None,

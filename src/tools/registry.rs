@@ -114,6 +114,12 @@ impl ToolRegistry {
         self.get(name).map(|t| t.permissions())
     }
 
+    /// Whether a successful result of the tool named `name` is kept for later turns
+    /// ([`Tool::keeps_result`]).
+    pub fn keeps_result(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.keeps_result())
+    }
+
     fn get(&self, name: &str) -> Option<&dyn Offered> {
         self.tools
             .iter()
