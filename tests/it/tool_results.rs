@@ -73,6 +73,17 @@ fn roles(body: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn a_reminder_set_two_turns_ago_answers_when_it_rings() {
+    two_turns_later(false).await;
+}
+
+#[tokio::test]
+async fn a_reminder_set_in_a_cooking_session_answers_two_turns_later() {
+    two_turns_later(true).await;
+}
+
+/// A timer set, another question, then "when?" — in a normal chat, or in a cooking
+/// session (the session's record keeps the result).
+async fn two_turns_later(in_mode: bool) {
     let dir = workspace();
     let ws = dir.path();
     let fake = model().await;
@@ -82,16 +93,23 @@ async fn a_reminder_set_two_turns_ago_answers_when_it_rings() {
             .with_timezone(&Utc),
     );
     let k = kernel(ws, &fake, &clock);
+    if in_mode {
+        assert!(k.command("/mode enter cooking").await.is_answered());
+    }
     let say = |words: &'static str| k.handle_turn(cli::turn("local", "mom", words));
 
     let r1 = say("十分钟后提醒我关火").await;
     assert!(r1.text.contains("定好了"), "{}", r1.text);
     // the turn's record keeps what set_reminder returned
-    let log = std::fs::read_dir(ws.join("chats/cli"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .unwrap();
+    let log = if in_mode {
+        session_dir(ws).join("conversation.jsonl")
+    } else {
+        std::fs::read_dir(ws.join("chats/cli"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .unwrap()
+    };
     let recs = jsonl(&log);
     assert_eq!(
         recs[0]["tool_results"][0]["tool"], "set_reminder",
