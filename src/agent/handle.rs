@@ -283,7 +283,8 @@ impl Agent {
         let mut shares = Vec::new();
         if let Some(m) = &t.ticket.mode {
             let (sections, got) =
-                (self.knowledge).sections_for(&m.mode_id, t.text, &m.system_prompt, &seen);
+                self.knowledge
+                    .sections_for(&m.mode_id, t.text, &m.system_prompt, &seen);
             shares = got;
             for s in sections {
                 // a constant objective is in the frozen prompt; one with the words filled
