@@ -182,9 +182,9 @@ impl Seen {
         frac(self.unit_cached_r2, self.unit_bytes)
     }
 
-    /// Bill one turn request (parsed `v`, raw `body`) and persist its units; `reply` is
-    /// the answer it gets.
-    fn bill(&mut self, v: &serde_json::Value, body: &[u8], reply: &str) {
+    /// Bill one turn request (parsed `v`, raw `body`) and persist its units; `out` is
+    /// the assistant message it gets (words, or tool calls).
+    fn bill(&mut self, v: &serde_json::Value, body: &[u8], out: &serde_json::Value) {
         let fold = |h: u64, bytes: &[u8]| homebot::context::fnv1a(h, bytes);
         let tools = v.get("tools").map(|t| t.to_string()).unwrap_or_default();
         let mut h = fold(homebot::context::FNV_SEED, tools.as_bytes());
@@ -239,8 +239,7 @@ impl Seen {
         // rule 1: the end of the input, and the end of the output
         let end = chain.last().map_or(h, |&(h, _)| h);
         self.units.insert(end);
-        let out = serde_json::json!({"role": "assistant", "content": reply});
-        self.units.insert(fold(end, message_key(&out).as_bytes()));
+        self.units.insert(fold(end, message_key(out).as_bytes()));
         self.prefixes.extend(chain.iter().map(|&(h, _)| h));
         self.prev_unit = Some(end);
         self.last_of.insert(system, end);
@@ -291,10 +290,25 @@ async fn loopback_llm() -> (String, Arc<std::sync::Mutex<Seen>>) {
         let system = v["messages"][0]["content"].as_str().unwrap_or_default();
         let summary = system.starts_with(&summary_head);
         let compaction = system.starts_with("[压缩历史]");
+        let last = v["messages"].as_array().and_then(|m| m.last());
+        let last_role = last.map_or("", |m| m["role"].as_str().unwrap_or_default());
+        let last_text = last.map_or("", |m| m["content"].as_str().unwrap_or_default());
+        // a timer asked for: one tool round (set_reminder), then the words
+        let timer = !compaction && !summary && last_role == "user" && last_text.contains("提醒我");
         let content = if compaction {
             "前面几轮：一家三口做番茄炒蛋，鸡蛋六个、番茄三个，18:05 蛋已炒好盛出。".to_string()
+        } else if last_role == "tool" {
+            format!("好的，十分钟后提醒你关火。（{n}）")
         } else {
             format!("好的，两个人放两个番茄，约一百五十克。（{n}）")
+        };
+        let message = if timer {
+            serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{
+                "id": format!("call_{n}"), "type": "function",
+                "function": {"name": "set_reminder",
+                             "arguments": "{\"in_seconds\":600,\"text\":\"关火\"}"}}]})
+        } else {
+            serde_json::json!({"role": "assistant", "content": content})
         };
         let mut s = seen.lock().unwrap();
         let (prompt, cached) = if compaction || summary {
@@ -307,13 +321,14 @@ async fn loopback_llm() -> (String, Arc<std::sync::Mutex<Seen>>) {
                 .zip(body.iter())
                 .take_while(|(a, b)| a == b)
                 .count() as u64;
-            s.bill(&v, &body, &content);
+            s.bill(&v, &body, &message);
             (body.len() as u64, common)
         };
         drop(s);
         axum::Json(serde_json::json!({
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
-                "content": content}}],
+            "choices": [{"index": 0,
+                "finish_reason": if timer { "tool_calls" } else { "stop" },
+                "message": message}],
             "usage": {"prompt_tokens": prompt / 4, "completion_tokens": 10,
                       "prompt_cache_hit_tokens": cached / 4}
         }))
@@ -433,6 +448,9 @@ struct Bill {
     returns: (u64, u64),
     /// `homebot stats` over the session's audit records.
     stats: String,
+    /// The `[工具结果]` blocks' tokens over the session (the audit shapes'
+    /// `tool_results` blocks, each request once), and how many requests sent one.
+    tool_results: (u64, usize),
 }
 
 /// The replayed history of the last request body ÷ the dialogue it holds: the replayed
@@ -580,6 +598,17 @@ async fn session_bill(sc: &Script, replay: &str) -> Bill {
     let ws = homebot::workspace::Workspace::open(&dir.path().canonicalize().unwrap()).unwrap();
     let audit = homebot::audit::load(&ws, None).unwrap();
     let stats = homebot::audit::stats::render(&homebot::audit::stats::compute(&audit.records));
+    // a turn's tool rounds share its first request's shape: count each shape once
+    let mut shapes: Vec<&homebot::provider::PromptShape> = audit
+        .records
+        .iter()
+        .filter_map(|r| r.shape.as_ref())
+        .collect();
+    shapes.dedup();
+    let tool_results = shapes
+        .iter()
+        .flat_map(|s| s.blocks.iter().filter(|b| b.name == "tool_results"))
+        .fold((0, 0), |(t, n), b| (t + b.tokens, n + 1));
     let s = seen.lock().unwrap();
     let counted = s.turns.saturating_sub(1).max(1) as f64;
     Bill {
@@ -604,6 +633,7 @@ async fn session_bill(sc: &Script, replay: &str) -> Bill {
         compactions: s.compactions,
         returns: (s.returns, s.return_hits),
         stats,
+        tool_results,
     }
 }
 
@@ -680,6 +710,17 @@ fn cooking_question(i: usize) -> String {
 
 fn one_question(i: usize) -> String {
     format!("第{i}个问题：番茄炒蛋先放什么？")
+}
+
+/// Every third turn sets a kitchen timer (a tool round: `set_reminder`, whose result the
+/// record keeps and the next request sends once as `[工具结果]`); the others ask one
+/// question.
+fn timer_question(i: usize) -> String {
+    if i.is_multiple_of(3) {
+        format!("十分钟后提醒我关火（第{i}轮）")
+    } else {
+        one_question(i)
+    }
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -806,6 +847,26 @@ async fn bill_tables(full: bool) {
             sub: Some((10, 20)),
         },
         Script {
+            name: "mode session, 3 speakers, a timer every 3rd",
+            cast: Cast::Mixed,
+            mode: true,
+            turns: 30,
+            window: 65_536,
+            ask: timer_question,
+            memories: Memories::None,
+            sub: None,
+        },
+        Script {
+            name: "normal chat, a timer every 3rd turn",
+            cast: Cast::Private,
+            mode: false,
+            turns: 30,
+            window: 65_536,
+            ask: timer_question,
+            memories: Memories::None,
+            sub: None,
+        },
+        Script {
             name: "cooking, knowledge questions, window 9400",
             cast: Cast::Mixed,
             mode: true,
@@ -819,6 +880,7 @@ async fn bill_tables(full: bool) {
     let mut first_stats = None;
     let mut returns = Vec::new();
     let mut wording_stats = None;
+    let mut timers = Vec::new();
     for sc in &scripts {
         for replay in ["exact", "lean"] {
             let b = session_bill(sc, replay).await;
@@ -836,6 +898,12 @@ async fn bill_tables(full: bool) {
                 b.history_per_dialogue,
                 b.compactions
             );
+            if b.tool_results.1 > 0 {
+                timers.push(format!(
+                    "{} ({replay}): {} requests sent a [工具结果] block, {} tokens in all",
+                    sc.name, b.tool_results.1, b.tool_results.0
+                ));
+            }
             if sc.memories == Memories::Wording && replay == "exact" {
                 wording_stats = Some(b.stats.clone());
             }
@@ -849,6 +917,9 @@ async fn bill_tables(full: bool) {
         println!(
             "{name} ({replay}): {hits} of {n} returns to the cooking session held its last request whole"
         );
+    }
+    for t in &timers {
+        println!("{t}");
     }
     if let Some(s) = first_stats {
         println!("\n`homebot stats` over the 30-turn mode session (exact replay):\n{s}");

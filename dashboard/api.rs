@@ -42,6 +42,15 @@ pub struct Status {
     pub channels: Vec<ChannelState>,
     /// Pending reminders (`null` when the reminders could not be listed in time).
     pub reminders: Option<Vec<ReminderView>>,
+    /// The modes this household has, with what each is for (its SKILL.md's description).
+    pub modes: Vec<ModeView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeView {
+    pub id: String,
+    pub display_name: String,
+    pub description: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -132,6 +141,16 @@ pub async fn gather(dash: &Dash) -> Option<Status> {
         session,
         channels: kernel.presence().snapshot(),
         reminders,
+        modes: kernel
+            .registry()
+            .modes()
+            .iter()
+            .map(|m| ModeView {
+                id: m.manifest.id.clone(),
+                display_name: m.manifest.display_name.clone(),
+                description: m.description.clone(),
+            })
+            .collect(),
     })
 }
 

@@ -383,6 +383,7 @@ mod tests {
                 "19:55 妈妈：{user}\n\n[上下文]\n…\n[/上下文]\n\n[成员资料]\n私事\n[/成员资料]"
             )),
             place: None,
+            tool_results: Vec::new(),
         })
         .unwrap()
     }

@@ -118,7 +118,33 @@ fn mode_section(w: &Words, st: &Status, owner: bool) -> String {
     if let Some(e) = &st.mode_error {
         out.push_str(&format!("<p class=\"bad\">{}</p>", esc(e)));
     }
+    out.push_str(&modes_list(w, st));
     out.push_str("</section>");
+    out
+}
+
+/// The household's modes, each with what it is for (its SKILL.md's description).
+fn modes_list(w: &Words, st: &Status) -> String {
+    if st.modes.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<h3>{}</h3><ul class=\"plain\" id=\"modes\">",
+        esc(w.modes_available)
+    );
+    for m in &st.modes {
+        out.push_str(&format!(
+            "<li data-mode=\"{}\"><b>{}</b>{}</li>",
+            esc(&m.id),
+            esc(&m.display_name),
+            if m.description.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", esc(&m.description))
+            }
+        ));
+    }
+    out.push_str("</ul>");
     out
 }
 

@@ -124,6 +124,10 @@ struct First {
     current: prompt::Current,
     planned: Result<Plan, PlanError>,
     snippets: Vec<String>,
+    /// What each knowledge reference got.
+    shares: crate::knowledge::Shares,
+    /// The tokens of the `[工具结果]` block this message sent.
+    tool_tokens: u32,
     /// The memories recalled, and what their blocks cost in this request.
     recalled: RecallAudit,
 }
@@ -174,7 +178,7 @@ impl Agent {
                 system,
                 plan,
                 first.current,
-                first.snippets,
+                (first.snippets, first.shares, first.tool_tokens),
                 first.recalled,
             ),
             Err(e) => too_big(e),
@@ -201,6 +205,7 @@ impl Agent {
             partials: t.turn.partials.clone(),
             sent,
             depth: None,
+            kept: Vec::new(),
         }
     }
 
@@ -229,7 +234,7 @@ impl Agent {
             Replay::Lean => usize::MAX,
         };
         loop {
-            let (kept, mut turn_aside) = self.kept_blocks(t, from, strategy, &recall);
+            let (kept, mut turn_aside, shares) = self.kept_blocks(t, from, strategy, &recall);
             turn_aside.extend(aside.iter().cloned());
             let snippets: Vec<String> = kept
                 .iter()
@@ -238,6 +243,7 @@ impl Agent {
                 .collect();
             let sent: Vec<&TailSection> = kept.iter().chain(&turn_aside).collect();
             let recalled = recall.audit(&self.context.calibration, &sent);
+            let tool_tokens = super::tool_results::tokens(&self.context.calibration, &sent);
             let current = prompt::current(ticket, &t.tail, &kept, &turn_aside, t.text);
             let parts: Vec<&str> = std::iter::once(current.message.as_str())
                 .chain(current.aside.as_deref())
@@ -250,6 +256,8 @@ impl Agent {
                         current,
                         planned,
                         snippets,
+                        shares,
+                        tool_tokens,
                         recalled,
                     }
                 }
@@ -267,16 +275,18 @@ impl Agent {
         from: usize,
         strategy: prompt::StrategyBlocks<'_>,
         recall: &Recall,
-    ) -> (Vec<TailSection>, Vec<TailSection>) {
+    ) -> (Vec<TailSection>, Vec<TailSection>, crate::knowledge::Shares) {
         let history = &t.ticket.history;
         let seen = |text: &str| window_holds(history, from, text);
         let mut kept: Vec<TailSection> = Vec::new();
         let mut turn_aside: Vec<TailSection> = Vec::new();
+        let mut shares = Vec::new();
         if let Some(m) = &t.ticket.mode {
-            for s in self
-                .knowledge
-                .sections_for(&m.mode_id, t.text, &m.system_prompt, &seen)
-            {
+            let (sections, got) =
+                self.knowledge
+                    .sections_for(&m.mode_id, t.text, &m.system_prompt, &seen);
+            shares = got;
+            for s in sections {
                 // a constant objective is in the frozen prompt; one with the words filled
                 // in holds for this turn only
                 if s.label == crate::knowledge::LABEL {
@@ -286,6 +296,9 @@ impl Agent {
                 }
             }
         }
+        // what earlier turns' tools returned that matters later: each line sent once
+        let replay = self.context.replay;
+        kept.extend(super::tool_results::section(history, from, replay, &seen));
         kept.extend(profile_section(&t.tail, t.profile.as_deref()).filter(|s| !seen(&s.body)));
         // what the channel's peer added to the conversation: sent once while the window
         // holds it, again when it changed
@@ -304,7 +317,7 @@ impl Agent {
             )),
             Replay::Lean => turn_aside.extend(strategy.switched.cloned()),
         }
-        (kept, turn_aside)
+        (kept, turn_aside, shares)
     }
 
     /// The first request's messages and audit shape from its plan.
@@ -314,7 +327,7 @@ impl Agent {
         system: String,
         plan: Plan,
         current: prompt::Current,
-        snippets: Vec<String>,
+        (snippets, shares, tool_tokens): (Vec<String>, crate::knowledge::Shares, u32),
         recalled: RecallAudit,
     ) -> Built {
         if plan.wants_compaction {
@@ -327,8 +340,10 @@ impl Agent {
         let messages = prompt::build_messages(system, t.ticket, &plan, replay, guest, current);
         let mut shape = prompt_shape(&self.context, &plan, &messages);
         shape.snippets = snippets;
+        shape.knowledge = shares;
         shape.aside = aside;
         super::shape::with_recall(&mut shape, recalled);
+        super::shape::out_of_tail(&mut shape, "tool_results", tool_tokens);
         Built {
             messages,
             refused: None,

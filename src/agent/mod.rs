@@ -13,7 +13,8 @@
 //! after a turn; `tool_loop` — the capped tool loop, one round at a time (`round`: what a
 //! round did, as a value); `turn_ctx` — one turn's context, built once; `outcome` — how a
 //! turn ended and the reply's cap; `recall` — the memories a turn recalls, by scene and
-//! by wording, and where their blocks go; `shape` — what the audit records of the
+//! by wording, and where their blocks go; `tool_results` — the `[工具结果]` block of
+//! the tool results earlier turns kept; `shape` — what the audit records of the
 //! requests.
 //!
 //! [`TurnTicket`]: crate::modes::TurnTicket
@@ -30,6 +31,7 @@ mod outcome;
 mod prepared;
 mod recall;
 mod shape;
+mod tool_results;
 
 pub use handle::Agent;
 pub use outcome::{cap_reply, AgentOutcome, TRUNCATION_MARK};

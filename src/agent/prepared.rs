@@ -30,4 +30,7 @@ pub struct Prepared {
     /// The reasoning depth every call of this turn asks for (the strategy's preset sets
     /// it; `None`: the model as configured).
     pub depth: Option<Depth>,
+    /// The results this turn's tools returned that the record keeps (the tools say
+    /// which), at most [`crate::history::MAX_KEPT_RESULTS`].
+    pub kept: Vec<crate::history::KeptResult>,
 }

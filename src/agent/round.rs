@@ -14,4 +14,6 @@ pub struct Round {
     /// The request's user message as sent, without its aside (`Prepared::sent`);
     /// `None`: the request could not be sent.
     pub sent: Option<String>,
+    /// The tool results this round kept for later turns.
+    pub kept: Vec<crate::history::KeptResult>,
 }

@@ -59,6 +59,7 @@ pub fn prompt_shape(ctx: &Context, plan: &Plan, messages: &[Message]) -> PromptS
         prefix_hash: format!("{h:016x}"),
         memories_scene: Vec::new(),
         memories_wording: Vec::new(),
+        knowledge: Vec::new(),
     }
 }
 
@@ -72,18 +73,25 @@ pub fn with_recall(shape: &mut PromptShape, recalled: super::recall::RecallAudit
         ("memory_scene", recalled.scene_tokens),
         ("memory_wording", recalled.wording_tokens),
     ] {
-        let tokens = u64::from(tokens);
-        if tokens == 0 {
-            continue;
-        }
-        let Some(tail) = shape.blocks.iter_mut().find(|b| b.name == "tail") else {
-            continue;
-        };
-        let tokens = tokens.min(tail.tokens);
-        tail.tokens -= tokens;
-        shape.blocks.push(BlockTokens {
-            name: name.into(),
-            tokens,
-        });
+        out_of_tail(shape, name, tokens);
     }
+}
+
+/// A block the current message sent, `tokens` of it, as a block of its own named `name`
+/// (`tool_results` for the `[工具结果]` block), counted out of the `tail` that holds it,
+/// so the blocks still add up to the request. Nothing when it sent none.
+pub fn out_of_tail(shape: &mut PromptShape, name: &str, tokens: u32) {
+    let tokens = u64::from(tokens);
+    if tokens == 0 {
+        return;
+    }
+    let Some(tail) = shape.blocks.iter_mut().find(|b| b.name == "tail") else {
+        return;
+    };
+    let tokens = tokens.min(tail.tokens);
+    tail.tokens -= tokens;
+    shape.blocks.push(BlockTokens {
+        name: name.into(),
+        tokens,
+    });
 }

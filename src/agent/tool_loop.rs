@@ -36,6 +36,7 @@ impl Agent {
             tokens,
             partials,
             depth,
+            kept,
             ..
         } = prepared;
         let partials = partials.as_ref().filter(|_| meta.purpose == ANSWER);
@@ -82,7 +83,8 @@ impl Agent {
                 return round_cap(resp, max_rounds);
             }
             round += 1;
-            self.run_calls(env, messages, resp, &mut calls_run).await;
+            self.run_calls(env, messages, resp, &mut calls_run, kept)
+                .await;
             if env.choice.is_set() {
                 return AgentOutcome {
                     reply: String::new(),
@@ -144,6 +146,7 @@ impl Agent {
         messages: &mut Vec<Message>,
         resp: ChatResponse,
         calls_run: &mut usize,
+        kept: &mut Vec<crate::history::KeptResult>,
     ) {
         let per_response = self.tool_limits.max_calls_per_response;
         let per_turn = self.tool_limits.max_calls_per_turn;
@@ -185,6 +188,14 @@ impl Agent {
                     *calls_run += 1;
                     let result = self.tools.execute(env, call).await;
                     debug!(tool = %call.name, error = result.is_error, "tool call");
+                    // what matters later goes in the turn's record (bounded), never
+                    // replayed as a tool message
+                    if !result.is_error
+                        && kept.len() < crate::history::MAX_KEPT_RESULTS
+                        && self.tools.keeps_result(&call.name)
+                    {
+                        kept.push(crate::history::KeptResult::new(&call.name, &result.content));
+                    }
                     result.content
                 }
             };
@@ -245,6 +256,7 @@ impl Agent {
             outcome,
             called: tools_called(&p.messages[from..]),
             sent: p.sent.clone(),
+            kept: std::mem::take(&mut p.kept),
         }
     }
 }

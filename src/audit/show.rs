@@ -6,7 +6,9 @@
 //! spent reasoning, when reported), `hit` (cached ÷ prompt), `latency`,
 //! `retries`, `blocks` (name:tokens,…; `memory_scene` and `memory_wording` are the
 //! recalled memories' blocks), `history` (from..to), `compacted` (turns before it are in
-//! the checkpoint), `snippets`, `memories_scene` and `memories_wording` (the ids each
+//! the checkpoint), `snippets`, `knowledge` (per knowledge reference, in the mode's
+//! order: `recipes:3×180/200t` — snippets sent × their tokens / the reference's cap —
+//! and `+1held` when the window held some of its snippets already), `memories_scene` and `memories_wording` (the ids each
 //! recall brought), `aside`, `prefix` (the prefix hash, 12 hex digits), then `ok`,
 //! `error: <text>` or `cancelled: <text>` last.
 
@@ -60,6 +62,23 @@ pub fn readable_line(r: &AuditRecord) -> String {
         }
         if !s.snippets.is_empty() {
             f.push(format!("snippets={}", s.snippets.join(",")));
+        }
+        if !s.knowledge.is_empty() {
+            // per reference: snippets sent × their tokens / its cap, and those the window
+            // held (`recipes:2×120/200t,basics:0×0/140t+1held`)
+            let refs: Vec<String> = s
+                .knowledge
+                .iter()
+                .map(|k| {
+                    let held = if k.held > 0 {
+                        format!("+{}held", k.held)
+                    } else {
+                        String::new()
+                    };
+                    format!("{}:{}×{}/{}t{held}", k.name, k.sent.len(), k.tokens, k.cap)
+                })
+                .collect();
+            f.push(format!("knowledge={}", refs.join(",")));
         }
         for (name, ids) in [
             ("memories_scene", &s.memories_scene),

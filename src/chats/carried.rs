@@ -275,6 +275,7 @@ mod tests {
             speaker_name: None,
             sent: None,
             place: None,
+            tool_results: Vec::new(),
         };
         let rs = vec![
             rec("qq", "group:1"),

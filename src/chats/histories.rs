@@ -203,6 +203,7 @@ mod tests {
             speaker_name: None,
             sent: None,
             place: None,
+            tool_results: Vec::new(),
         };
         chats.append(r).0.unwrap();
         let mut fresh = ChatHistories::new(d.path());
@@ -221,6 +222,7 @@ mod tests {
             speaker_name: None,
             sent: None,
             place: None,
+            tool_results: Vec::new(),
         }
     }
 

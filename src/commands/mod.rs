@@ -168,6 +168,23 @@ pub fn help_text(registry: &ModeRegistry) -> String {
     )
 }
 
+/// "可用模式:" and a line per mode with what it is for (its SKILL.md's description).
+fn modes_lines(registry: &ModeRegistry, modes: &[(String, String)]) -> String {
+    if modes.is_empty() {
+        return "可用模式: —\n".into();
+    }
+    let mut out = String::from("可用模式:\n");
+    for (id, name) in modes {
+        let about = registry.get(id).map_or("", |m| m.description.as_str());
+        out.push_str(&format!("  {name} ({id})"));
+        if !about.is_empty() {
+            out.push_str(&format!(" — {about}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The status text (`/status`, `homebot status`), in the household's language.
 pub async fn status_text(ctx: &Context<'_>) -> String {
     let st = match ctx.modes.status().await {
@@ -203,19 +220,7 @@ pub async fn status_text(ctx: &Context<'_>) -> String {
             a.exit_reason.as_deref().unwrap_or("—")
         ));
     }
-    let modes: Vec<String> = st
-        .modes
-        .iter()
-        .map(|(id, name)| format!("{name} ({id})"))
-        .collect();
-    out.push_str(&format!(
-        "可用模式: {}\n",
-        if modes.is_empty() {
-            "—".into()
-        } else {
-            modes.join(", ")
-        }
-    ));
+    out.push_str(&modes_lines(ctx.registry, &st.modes));
     out.push_str(&format!("模型: {}\n", ctx.provider));
     if let Some(line) = &ctx.provider_circuit {
         out.push_str(&format!("{line}\n"));

@@ -176,6 +176,7 @@ mod tests {
             speaker_name: None,
             sent: None,
             place: None,
+            tool_results: Vec::new(),
         }
     }
 

@@ -189,6 +189,7 @@ mod tests {
             speaker_name: Some("妈妈".into()),
             sent: None,
             place: None,
+            tool_results: Vec::new(),
         }
     }
 

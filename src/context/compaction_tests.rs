@@ -44,6 +44,7 @@ fn record(i: usize) -> Record {
         speaker_name: None,
         sent: None,
         place: None,
+        tool_results: Vec::new(),
     }
 }
 

@@ -188,6 +188,7 @@ impl<'k> TurnRun<'k> {
                 speaker_name: self.speaker_name(),
                 sent: None,
                 place: turn.facts().place.clone(),
+                tool_results: Vec::new(),
             }),
         };
         Ok(Begun {
@@ -302,6 +303,7 @@ impl<'k> TurnRun<'k> {
         }
         record.error = r.outcome.error.as_ref().map(|e| e.detail.clone());
         record.sent = r.sent;
+        record.tool_results = r.kept;
         let outcome = match r.outcome.error {
             _ if r.cancelled => Outcome::Cancelled,
             None => Outcome::Answered,

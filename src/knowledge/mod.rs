@@ -26,5 +26,8 @@ mod terms;
 
 pub use files::{MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 pub use retrieval::Knowledge;
-pub use snippets::{snippet_text, sources_in, tail_section, Snippet, LABEL};
+pub use snippets::{
+    snippet_cost, snippet_text, sources_in, tail_section, RefShare, Retrieved, Shares, Snippet,
+    LABEL,
+};
 pub use terms::conservative_tokens;

@@ -3,9 +3,9 @@
 //! best of them for the user's words.
 
 use super::files::{collect_files, split_chunks};
-use super::snippets::MAX_SNIPPETS;
+use super::snippets::{snippet_cost, RefShare, Retrieved, Shares, MAX_SNIPPETS};
 use super::terms::{query_terms, terms_of};
-use super::{conservative_tokens, snippet_text, tail_section, Snippet, MAX_FILES, MAX_TOTAL_BYTES};
+use super::{snippet_text, tail_section, Snippet, MAX_FILES, MAX_TOTAL_BYTES};
 use crate::modes::ModeRegistry;
 use crate::prompt::TailSection;
 use crate::prompt::{frozen_objective, SNIPPET_NOTE};
@@ -77,7 +77,8 @@ impl Knowledge {
 
     /// The per-request blocks of `mode_id`'s context policy for the user's words:
     /// `[OBJECTIVE]` (its template, `{query}` filled in) and `[资料]` (the snippets of
-    /// its knowledge within its budget), each only when there is something to say.
+    /// its knowledge, per reference within its share of the budget), each only when
+    /// there is something to say, and what each reference got ([`Shares`]).
     /// What the session's `frozen` prompt already says is not repeated: a constant
     /// objective ([`frozen_objective`]) and the [`SNIPPET_NOTE`].
     ///
@@ -93,7 +94,7 @@ impl Knowledge {
         query: &str,
         frozen: &str,
         seen: &dyn Fn(&str) -> bool,
-    ) -> Vec<TailSection> {
+    ) -> (Vec<TailSection>, Shares) {
         let mut out = Vec::new();
         if let Some(o) = self.objectives.get(mode_id) {
             let in_frozen = frozen_objective(o).is_some_and(|b| frozen.contains(&b));
@@ -105,16 +106,48 @@ impl Knowledge {
             }
         }
         let budget = self.budgets.get(mode_id).copied().unwrap_or(0);
-        let mut snippets = self.retrieve(mode_id, query, budget);
-        snippets.retain(|s| !seen(&snippet_text(s)));
+        let mut snippets = Vec::new();
+        let mut shares = Shares::new();
+        for got in self.retrieve_per_reference(mode_id, query, budget) {
+            let (held, sent): (Vec<Snippet>, Vec<Snippet>) = got
+                .snippets
+                .into_iter()
+                .partition(|s| seen(&snippet_text(s)));
+            shares.push(RefShare {
+                name: got.name,
+                cap: got.cap,
+                tokens: sent.iter().map(snippet_cost).sum(),
+                sent: sent.iter().map(|s| s.source.clone()).collect(),
+                held: held.len(),
+            });
+            snippets.extend(sent);
+        }
         out.extend(tail_section(&snippets, !frozen.contains(SNIPPET_NOTE)));
-        out
+        (out, shares)
     }
 
-    /// The best paragraphs of `mode_id`'s knowledge for `query`, within `max_tokens`
-    /// (counted conservatively: a CJK character is a token, other text four chars one).
-    /// Reads the disk (cached); cheap for the small folders a household keeps.
+    /// The best paragraphs of `mode_id`'s knowledge for `query`, within `max_tokens`,
+    /// reference by reference ([`Self::retrieve_per_reference`]).
     pub fn retrieve(&self, mode_id: &str, query: &str, max_tokens: usize) -> Vec<Snippet> {
+        self.retrieve_per_reference(mode_id, query, max_tokens)
+            .into_iter()
+            .flat_map(|g| g.snippets)
+            .collect()
+    }
+
+    /// The best paragraphs of each of `mode_id`'s knowledge references for `query`, in
+    /// the order the mode lists them: up to [`MAX_SNIPPETS`] a reference, each reference
+    /// within half of `max_tokens` still left after the references before it (counted
+    /// conservatively: a CJK character is a token, other text four chars one) — so
+    /// one large reference cannot take the whole budget. A reference that matches
+    /// nothing is left out. Reads the disk (cached); cheap for the small folders a
+    /// household keeps.
+    pub fn retrieve_per_reference(
+        &self,
+        mode_id: &str,
+        query: &str,
+        max_tokens: usize,
+    ) -> Vec<Retrieved> {
         let Some(folders) = self.folders.get(mode_id) else {
             return Vec::new();
         };
@@ -133,52 +166,75 @@ impl Knowledge {
         let idf: HashMap<&str, f64> = terms
             .iter()
             .map(|t| {
-                let df = chunks.iter().filter(|(_, c)| c.terms.contains(t)).count() as f64;
+                let df = chunks
+                    .iter()
+                    .filter(|(_, _, c)| c.terms.contains(t))
+                    .count() as f64;
                 (t.as_str(), ((n + 1.0) / (df + 0.5)).ln().max(0.0))
             })
             .collect();
-        let mut scored: Vec<Snippet> = chunks
+        let mut scored: Vec<(usize, Snippet)> = chunks
             .iter()
-            .filter_map(|(source, c)| {
+            .filter_map(|(reference, source, c)| {
                 let matched: Vec<&String> = terms.iter().filter(|t| c.terms.contains(*t)).collect();
                 // one shared bigram is chance ("怎么", "一下"); two are a topic
                 if matched.len() < 2 {
                     return None;
                 }
                 let score: f64 = matched.iter().map(|t| idf[t.as_str()]).sum();
-                (score > 0.0).then(|| Snippet {
-                    source: source.clone(),
-                    text: c.text.clone(),
-                    score,
+                (score > 0.0).then(|| {
+                    let snippet = Snippet {
+                        source: source.clone(),
+                        text: c.text.clone(),
+                        score,
+                    };
+                    (*reference, snippet)
                 })
             })
             .collect();
-        scored.sort_by(|a, b| {
+        scored.sort_by(|(_, a), (_, b)| {
             b.score
                 .total_cmp(&a.score)
                 .then_with(|| a.source.cmp(&b.source))
         });
+        let mut left = max_tokens;
         let mut out = Vec::new();
-        let mut used = 0;
-        for s in scored.into_iter().take(MAX_SNIPPETS * 4) {
-            let cost = conservative_tokens(&s.text) + conservative_tokens(&s.source) + 2;
-            if used + cost > max_tokens {
-                continue;
+        for (i, (name, _)) in folders.iter().enumerate() {
+            let cap = left / 2;
+            let mut used = 0;
+            let mut snippets = Vec::new();
+            let mine = scored.iter().filter(|(r, _)| *r == i).map(|(_, s)| s);
+            for s in mine.take(MAX_SNIPPETS * 4) {
+                let cost = snippet_cost(s);
+                if used + cost > cap {
+                    continue;
+                }
+                used += cost;
+                snippets.push(s.clone());
+                if snippets.len() == MAX_SNIPPETS {
+                    break;
+                }
             }
-            used += cost;
-            out.push(s);
-            if out.len() == MAX_SNIPPETS {
-                break;
+            left -= used;
+            if !snippets.is_empty() {
+                out.push(Retrieved {
+                    name: name.clone(),
+                    cap,
+                    snippets,
+                });
             }
         }
         out
     }
 
     /// Every paragraph of the folders with its source, from the cache where unchanged.
-    fn chunks(&self, folders: &[(String, PathBuf)]) -> Vec<(String, Arc<Chunk>)> {
+    fn chunks(&self, folders: &[(String, PathBuf)]) -> Vec<(usize, String, Arc<Chunk>)> {
         let mut files = Vec::new();
-        for (name, dir) in folders {
+        // which reference each file is of (its index in `folders`)
+        let mut of = Vec::new();
+        for (i, (name, dir)) in folders.iter().enumerate() {
             collect_files(dir, dir, name, 0, &mut files);
+            of.resize(files.len(), i);
         }
         if files.len() > MAX_FILES {
             debug!(
@@ -196,7 +252,7 @@ impl Knowledge {
         cache.retain(|p, _| files.iter().any(|(_, f, _)| f == p));
         let mut out = Vec::new();
         let mut total = 0u64;
-        for (source, path, meta) in files {
+        for ((source, path, meta), reference) in files.into_iter().zip(of) {
             total += meta.len();
             if total > MAX_TOTAL_BYTES {
                 debug!(
@@ -232,7 +288,7 @@ impl Knowledge {
                 );
             }
             for c in &cache[&path].chunks {
-                out.push((source.clone(), c.clone()));
+                out.push((reference, source.clone(), c.clone()));
             }
         }
         out

@@ -4,7 +4,7 @@
 use crate::prompt::TailSection;
 use crate::prompt::SNIPPET_NOTE;
 
-/// Snippets put in one tail at most.
+/// Snippets of one knowledge reference put in one tail at most.
 pub(super) const MAX_SNIPPETS: usize = 3;
 
 /// The tail section's label.
@@ -17,6 +17,26 @@ pub struct Snippet {
     pub source: String,
     pub text: String,
     pub score: f64,
+}
+
+/// What one knowledge reference of a mode gave for a request: its snippets, best first,
+/// within `cap` tokens (half of the mode's budget still left when its turn came).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrieved {
+    pub name: String,
+    pub cap: usize,
+    pub snippets: Vec<Snippet>,
+}
+
+/// What each reference got for a request, for the audit (the references that matched,
+/// in the order the mode lists them).
+pub type Shares = Vec<RefShare>;
+pub use crate::provider::KnowledgeShare as RefShare;
+
+/// What a snippet costs against the budget: its text and source, counted
+/// conservatively, and its line.
+pub fn snippet_cost(s: &Snippet) -> usize {
+    super::conservative_tokens(&s.text) + super::conservative_tokens(&s.source) + 2
 }
 
 /// Snippets as the tail section the model sees, the [`SNIPPET_NOTE`] first when `note`;

@@ -81,31 +81,38 @@ fn a_matching_snippet_comes_with_every_turn_that_asks() {
     std::fs::write(d.path().join("汤.md"), "炖汤要小火慢炖两小时。").unwrap();
     let mut k = knowledge(d.path());
     k.budgets.insert("cooking".into(), 400);
-    let first = k.sections_for("cooking", "炖汤要多久", "", &|_| false);
+    let first = k.sections_for("cooking", "炖汤要多久", "", &|_| false).0;
     assert_eq!(first.len(), 1);
     assert!(first[0].body.contains("小火慢炖"), "{first:?}");
     assert_eq!(
-        k.sections_for("cooking", "炖汤要多久", "", &|_| false),
+        k.sections_for("cooking", "炖汤要多久", "", &|_| false).0,
         first
     );
     assert!(k
         .sections_for("cooking", "今天天气", "", &|_| false)
+        .0
         .is_empty());
     // a window that holds it (exact replay): not sent again; another one still is
     std::fs::write(d.path().join("蛋.md"), "炖蛋要蒸八分钟。").unwrap();
     let mut k = knowledge(d.path());
     k.budgets.insert("cooking".into(), 400);
     let window = first[0].body.clone();
-    let both = k.sections_for("cooking", "炖汤要多久，炖蛋要多久", "", &|_| {
-        false
-    });
+    let both = k
+        .sections_for("cooking", "炖汤要多久，炖蛋要多久", "", &|_| {
+            false
+        })
+        .0;
     assert!(
         both[0].body.contains("蒸八分钟") && both[0].body.contains("小火慢炖"),
         "{both:?}"
     );
-    let again = k.sections_for("cooking", "炖汤要多久，炖蛋要多久", "", &|t| {
-        window.contains(t)
-    });
+    let (again, shares) =
+        k.sections_for("cooking", "炖汤要多久，炖蛋要多久", "", &|t| {
+            window.contains(t)
+        });
+    // the audit says the reference sent one and the window held the other
+    assert_eq!(shares.len(), 1);
+    assert_eq!((shares[0].sent.len(), shares[0].held), (1, 1), "{shares:?}");
     assert_eq!(again.len(), 1, "{again:?}");
     assert!(
         again[0].body.contains("蒸八分钟") && !again[0].body.contains("小火慢炖"),
@@ -155,7 +162,7 @@ fn the_objective_fills_in_the_users_words() {
     let mut k = knowledge(d.path());
     k.objectives
         .insert("cooking".into(), "把这件事办好：{query}".into());
-    let s = k.sections_for("cooking", " 炖汤 ", "", &|_| false);
+    let s = k.sections_for("cooking", " 炖汤 ", "", &|_| false).0;
     assert_eq!(s.len(), 1);
     assert_eq!(
         (s[0].label.as_str(), s[0].body.as_str()),
@@ -163,10 +170,11 @@ fn the_objective_fills_in_the_users_words() {
     );
     assert!(k
         .sections_for("homework", "炖汤", "", &|_| false)
+        .0
         .is_empty());
     // a per-request objective is in every tail even when a frozen prompt names it
     let frozen = "\n[OBJECTIVE]\n把这件事办好：{query}\n";
-    assert_eq!(k.sections_for("cooking", "炖汤", frozen, &|_| false), s);
+    assert_eq!(k.sections_for("cooking", "炖汤", frozen, &|_| false).0, s);
 }
 
 #[test]
@@ -182,9 +190,12 @@ fn a_constant_objective_lives_in_the_frozen_prompt() {
     let frozen = format!("[ROLE]\n厨房搭档\n{block}[RULES]\n");
     assert!(k
         .sections_for("cooking", "炖汤", &frozen, &|_| false)
+        .0
         .is_empty());
     // a session frozen by an earlier version (or before mode.json changed it) gets it
-    let old = k.sections_for("cooking", "炖汤", "[ROLE]\n厨房搭档\n", &|_| false);
+    let old = k
+        .sections_for("cooking", "炖汤", "[ROLE]\n厨房搭档\n", &|_| false)
+        .0;
     assert_eq!(old.len(), 1);
     assert_eq!(old[0].body, "带家里人把这顿饭做好。");
 }
@@ -217,4 +228,105 @@ fn terms_are_bigrams_and_words() {
     assert!(!t.contains("2"));
     assert_eq!(conservative_tokens("番茄abcd"), 3);
     assert_eq!(split_chunks(&"长".repeat(1300)).len(), 3);
+}
+
+/// Two references of one mode: `recipes` (listed first) and `basics`.
+fn two_references(recipes: &Path, basics: &Path, budget: usize) -> Knowledge {
+    let mut folders = HashMap::new();
+    folders.insert(
+        "cooking".to_string(),
+        vec![
+            ("recipes".to_string(), recipes.to_path_buf()),
+            ("basics".to_string(), basics.to_path_buf()),
+        ],
+    );
+    Knowledge {
+        folders,
+        budgets: HashMap::from([("cooking".to_string(), budget)]),
+        objectives: HashMap::new(),
+        cache: Mutex::new(HashMap::new()),
+    }
+}
+
+#[test]
+fn each_reference_gets_up_to_three_snippets_within_half_of_what_is_left() {
+    let (recipes, basics) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // five recipe paragraphs that match better than any basics one (each about 60
+    // tokens), three basics ones
+    for i in 0..5 {
+        let text = format!("炖汤要多久：第{i}种汤，小火慢炖{}", "慢".repeat(40));
+        std::fs::write(recipes.path().join(format!("汤{i}.md")), text).unwrap();
+    }
+    for i in 0..3 {
+        let text = format!("炖汤要看火候{i}：{}", "火".repeat(40));
+        std::fs::write(basics.path().join(format!("火候{i}.md")), text).unwrap();
+    }
+    let k = two_references(recipes.path(), basics.path(), 400);
+    let got = k.retrieve_per_reference("cooking", "炖汤要多久", 400);
+    let names: Vec<&str> = got.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["recipes", "basics"],
+        "in the order the mode lists them"
+    );
+    let cost = |g: &Retrieved| g.snippets.iter().map(snippet_cost).sum::<usize>();
+    // recipes: at most 3 of its 5, within half of 400
+    assert_eq!(got[0].cap, 200);
+    assert_eq!(got[0].snippets.len(), 3);
+    assert!(cost(&got[0]) <= 200);
+    assert!(got[0]
+        .snippets
+        .iter()
+        .all(|s| s.source.starts_with("recipes/")));
+    // basics: half of what recipes left — before, the best three overall were all recipes
+    assert_eq!(got[1].cap, (400 - cost(&got[0])) / 2);
+    assert!(!got[1].snippets.is_empty() && cost(&got[1]) <= got[1].cap);
+    assert!(got[1]
+        .snippets
+        .iter()
+        .all(|s| s.source.starts_with("basics/")));
+    // the [资料] block lists them in that order, and the audit says what each got
+    let (sections, shares) = k.sections_for("cooking", "炖汤要多久", "", &|_| false);
+    let sources = sources_in(&sections[0].body);
+    assert_eq!(sources.len(), got[0].snippets.len() + got[1].snippets.len());
+    assert!(sources[..3].iter().all(|s| s.starts_with("recipes/")));
+    assert_eq!(shares.len(), 2);
+    assert_eq!(
+        (
+            shares[0].name.as_str(),
+            shares[0].cap,
+            shares[0].tokens,
+            shares[0].sent.len()
+        ),
+        ("recipes", 200, cost(&got[0]), 3)
+    );
+    assert_eq!(shares[1].tokens, cost(&got[1]));
+}
+
+#[test]
+fn a_reference_too_big_for_its_half_leaves_the_budget_to_the_next() {
+    let (recipes, basics) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // one recipe paragraph of about 250 tokens: more than half of 400
+    std::fs::write(
+        recipes.path().join("大.md"),
+        format!("炖汤要多久：{}", "慢".repeat(245)),
+    )
+    .unwrap();
+    std::fs::write(
+        basics.path().join("火候.md"),
+        "炖汤要多久看火候，小火两小时。",
+    )
+    .unwrap();
+    let k = two_references(recipes.path(), basics.path(), 400);
+    let got = k.retrieve_per_reference("cooking", "炖汤要多久", 400);
+    assert_eq!(got.len(), 1, "recipes got nothing: {got:?}");
+    assert_eq!((got[0].name.as_str(), got[0].cap), ("basics", 200));
+    // with twice the budget the big paragraph fits its half
+    let got = k.retrieve_per_reference("cooking", "炖汤要多久", 800);
+    assert_eq!(got[0].name, "recipes");
+    assert!(got[1].cap < 400 - 250 / 2);
+    // nothing at all: no reference
+    assert!(k
+        .retrieve_per_reference("cooking", "炖汤要多久", 0)
+        .is_empty());
 }

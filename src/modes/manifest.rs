@@ -38,7 +38,15 @@ pub struct ModeManifest {
     /// it ends (see `mode_core::submode`). The parent must be a top-level mode.
     #[serde(default)]
     pub parent: Option<String>,
+    /// Which mode is offered when someone's words (or an answer) fit two modes: the
+    /// larger wins (default 0, [`MIN_PRIORITY`]..=[`MAX_PRIORITY`]).
+    #[serde(default)]
+    pub priority: i32,
 }
+
+/// The bounds of `priority`.
+pub const MIN_PRIORITY: i32 = -1000;
+pub const MAX_PRIORITY: i32 = 1000;
 
 /// When a session ends by itself: at `at` (local time), `days_after_start` days after
 /// the day it started. Default: 00:10 the next day.
@@ -214,6 +222,8 @@ pub enum ManifestError {
     Parent(String),
     #[error("a sub-mode is entered only by its own words: it cannot have `offer`")]
     SubModeOffered,
+    #[error("priority must be {MIN_PRIORITY}..={MAX_PRIORITY}, got {0}")]
+    Priority(i32),
 }
 
 /// Why a knowledge folder of a mode is refused.
@@ -249,6 +259,9 @@ impl ModeManifest {
             if m.offer.is_some() {
                 return Err(ManifestError::SubModeOffered);
             }
+        }
+        if !(MIN_PRIORITY..=MAX_PRIORITY).contains(&m.priority) {
+            return Err(ManifestError::Priority(m.priority));
         }
         let expiry = m.expiry.clone().unwrap_or_default();
         expiry.time()?;
@@ -322,6 +335,7 @@ impl ModeManifest {
             strategy: None,
             offer: None,
             parent: None,
+            priority: 0,
         }
     }
 }

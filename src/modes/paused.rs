@@ -205,6 +205,7 @@ pub fn conclusion_record(
         speaker_name: None,
         sent: Some(block),
         place: None,
+        tool_results: Vec::new(),
     }
 }
 
@@ -233,6 +234,7 @@ mod tests {
             speaker_name: Some("妈妈".into()),
             sent: None,
             place: None,
+            tool_results: Vec::new(),
         }
     }
 

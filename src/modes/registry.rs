@@ -15,8 +15,15 @@ pub struct RegisteredMode {
     pub skill_dir: PathBuf,
     /// Folder name of the skill, e.g. `home-cooking`.
     pub skill_name: String,
+    /// What the mode is for: `description:` of its SKILL.md front matter, the one place
+    /// it is written (empty when the front matter has none).
+    pub description: String,
     pub plugin: Arc<dyn ModePlugin>,
 }
+
+/// The longest description a mode's SKILL.md may give (it is shown in `/status`, the
+/// dashboard and the `switch_mode` tool's description).
+pub const MAX_MODE_DESCRIPTION_CHARS: usize = 300;
 
 impl RegisteredMode {
     /// This mode's knowledge folders by name: workspace ones under `ws_root`, the skill's
@@ -161,10 +168,27 @@ impl ModeRegistry {
             Ok(m) => m,
             Err(e) => return self.issues.push(issue(e)),
         };
-        if !skill_md.exists() {
-            return self
-                .issues
-                .push(issue(format!("{} is missing", skill_md.display())));
+        let skill_text = match std::fs::read_to_string(&skill_md) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return self
+                    .issues
+                    .push(issue(format!("{} is missing", skill_md.display())))
+            }
+            Err(e) => {
+                return self
+                    .issues
+                    .push(issue(format!("cannot read {}: {e}", skill_md.display())))
+            }
+        };
+        let description = front_matter_field(&skill_text, "description").unwrap_or_default();
+        if description.chars().count() > MAX_MODE_DESCRIPTION_CHARS {
+            return self.issues.push(LoadIssue {
+                path: skill_md,
+                error: format!(
+                    "description must be at most {MAX_MODE_DESCRIPTION_CHARS} characters"
+                ),
+            });
         }
         if self.modes.iter().any(|m| m.manifest.id == manifest.id) {
             return self.issues.push(issue(format!(
@@ -188,6 +212,7 @@ impl ModeRegistry {
             manifest,
             skill_dir: dir.to_path_buf(),
             skill_name,
+            description,
             plugin,
         });
     }

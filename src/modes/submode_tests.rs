@@ -53,6 +53,7 @@ pub(super) fn rec(user: &str) -> Record {
         speaker_name: None,
         sent: None,
         place: None,
+        tool_results: Vec::new(),
     }
 }
 

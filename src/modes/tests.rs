@@ -81,6 +81,7 @@ fn rec(user: &str) -> Record {
         speaker_name: None,
         sent: None,
         place: None,
+        tool_results: Vec::new(),
     }
 }
 

@@ -169,6 +169,29 @@ pub struct PromptShape {
     /// the block's tokens are the `memory_wording` block of `blocks`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memories_wording: Vec<i64>,
+    /// What each knowledge reference of the mode got this turn, in the order the mode
+    /// lists them (the references that matched the words).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knowledge: Vec<KnowledgeShare>,
+}
+
+/// One knowledge reference's part of a request: the snippets sent (their sources), their
+/// tokens (counted as the budget counts them), the reference's cap — half of the mode's
+/// `retrieval_tokens` still left when its turn came — and how many of its snippets the
+/// replayed window held already (not sent again).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeShare {
+    pub name: String,
+    pub cap: usize,
+    pub tokens: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sent: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub held: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -23,6 +23,8 @@ pub struct TurnResult {
     pub called: Vec<String>,
     /// The sender cancelled the turn (only the kernel stops a turn so).
     pub cancelled: bool,
+    /// The tool results the record keeps for later turns (its rounds', bounded).
+    pub kept: Vec<crate::history::KeptResult>,
 }
 
 impl TurnResult {
@@ -63,6 +65,8 @@ impl TurnResult {
         if self.sent.is_none() {
             self.sent = round.sent;
         }
+        let room = crate::history::MAX_KEPT_RESULTS.saturating_sub(self.kept.len());
+        self.kept.extend(round.kept.into_iter().take(room));
     }
 
     /// The same turn answered with `reply` instead (what its rounds did stays).
@@ -106,6 +110,7 @@ mod tests {
             },
             called: called.iter().map(|s| s.to_string()).collect(),
             sent: sent.map(str::to_string),
+            kept: Vec::new(),
         }
     }
 

@@ -4,7 +4,8 @@
 //! strategies never changes them.
 //!
 //! Adding a tool: write it as a [`Tool`] (a file, or a folder with its rules, in
-//! `src/tools/`) holding the services it acts through, then `add` it in
+//! `src/tools/`) holding the services it acts through (say whether its result matters
+//! to later turns: `Tool::keeps_result`), then `add` it in
 //! [`ToolRegistry::new`] — at the end of the list, so the tools before it keep their
 //! bytes. A tool offered only while its feature is configured is added when its service
 //! is in [`ToolServices`] (give `ToolServices` the field it needs): unconfigured, it is
@@ -112,6 +113,12 @@ impl ToolRegistry {
     /// What the tool named `name` declares it needs, if it is offered.
     pub fn permissions(&self, name: &str) -> Option<&'static [Permission]> {
         self.get(name).map(|t| t.permissions())
+    }
+
+    /// Whether a successful result of the tool named `name` is kept for later turns
+    /// ([`Tool::keeps_result`]).
+    pub fn keeps_result(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.keeps_result())
     }
 
     fn get(&self, name: &str) -> Option<&dyn Offered> {

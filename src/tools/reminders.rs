@@ -54,6 +54,11 @@ impl Tool for SetReminder {
         "Set a reminder or kitchen timer that rings later in this same chat (the speaker, QQ group or terminal that asked), e.g. \"十分钟后提醒我关火\" → in_seconds 600. Give in_seconds OR at (\"HH:MM\" today, or tomorrow if already past; or an RFC 3339 time). At most 7 days ahead. The result says the exact time it will ring: tell the user.".into()
     }
 
+    /// When it rings matters later ("几点提醒我？").
+    fn keeps_result(&self) -> bool {
+        true
+    }
+
     async fn call(&self, env: &ToolEnv, a: SetArgs, _call: &ToolCall) -> ToolResult {
         let cron = match service(&self.cron, "the reminder service") {
             Ok(c) => c,
@@ -139,6 +144,11 @@ impl Tool for CancelReminder {
 
     fn description(&self) -> String {
         "Cancel a pending reminder by its id (from set_reminder or list_reminders).".into()
+    }
+
+    /// Which reminder is gone matters later.
+    fn keeps_result(&self) -> bool {
+        true
     }
 
     async fn call(&self, env: &ToolEnv, a: CancelArgs, _call: &ToolCall) -> ToolResult {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// The modes as the model reads them; fixed at start.
 pub struct SwitchMode {
-    /// `做饭模式 (cooking): enter 打开/…; exit 关闭/…` per mode.
+    /// `做饭模式 (cooking): <its SKILL.md's description>; enter 打开/…; exit 关闭/…` per mode.
     modes: Vec<String>,
     ids: Vec<String>,
     /// Some mode is a sub-mode of another.
@@ -35,13 +35,14 @@ impl SwitchMode {
             .iter()
             .map(|m| {
                 format!(
-                    "{} ({}{}): enter {}; exit {}",
+                    "{} ({}{}): {}enter {}; exit {}",
                     m.manifest.display_name,
                     m.manifest.id,
                     match m.manifest.parent.as_deref() {
                         Some(p) => format!(", a sub-mode of {p}"),
                         None => String::new(),
                     },
+                    about(&m.description),
                     verbs_for(&m.manifest, SwitchAction::Enter).join("/"),
                     verbs_for(&m.manifest, SwitchAction::Exit).join("/")
                 )
@@ -61,6 +62,15 @@ impl SwitchMode {
             offerable,
             manager,
         }
+    }
+}
+
+/// A mode's description as the tool shows it: "<description>; ", or nothing.
+fn about(description: &str) -> String {
+    if description.is_empty() {
+        String::new()
+    } else {
+        format!("{}; ", description.trim_end_matches(['。', '.']))
     }
 }
 

@@ -50,6 +50,14 @@ pub trait Tool: Send + Sync + 'static {
         })
     }
 
+    /// Whether what this tool returns matters to later turns (a reminder set, a device
+    /// switched, a file written: yes; a listing, a search: no — what it found is in the
+    /// answer, and asking again is cheap). A successful result of such a tool is kept in
+    /// the turn's record and sent once to the next request as a `[工具结果]` block.
+    fn keeps_result(&self) -> bool {
+        false
+    }
+
     /// Bytes this call would write (for a tool with [`Permission::WritesFiles`]).
     fn bytes_to_write(&self, _args: &Self::Args) -> u64 {
         0
@@ -124,6 +132,8 @@ pub trait Offered: Send + Sync {
     fn permissions(&self) -> &'static [Permission];
     /// The definition the model sees.
     fn definition(&self) -> ToolDef;
+    /// See [`Tool::keeps_result`].
+    fn keeps_result(&self) -> bool;
     /// Parse, check the permissions, run.
     async fn run(&self, env: &ToolEnv, call: &ToolCall, limits: &ToolsConfig) -> ToolResult;
 }
@@ -135,6 +145,9 @@ impl<T: Tool> Offered for T {
     }
     fn permissions(&self) -> &'static [Permission] {
         T::PERMISSIONS
+    }
+    fn keeps_result(&self) -> bool {
+        Tool::keeps_result(self)
     }
     fn definition(&self) -> ToolDef {
         ToolDef {

@@ -7,7 +7,9 @@ use crate::common;
 
 use common::*;
 use homebot::channels::{cli, qq};
-use homebot::provider::{BlockTokens, CallMeta, ChatRequest, Message, PromptShape, Provider};
+use homebot::provider::{
+    BlockTokens, CallMeta, ChatRequest, KnowledgeShare, Message, PromptShape, Provider,
+};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
@@ -257,6 +259,22 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
         aside: true,
         memories_scene: vec![3, 1],
         memories_wording: vec![7],
+        knowledge: vec![
+            KnowledgeShare {
+                name: "recipes".into(),
+                cap: 200,
+                tokens: 0,
+                sent: vec![],
+                held: 1,
+            },
+            KnowledgeShare {
+                name: "basics".into(),
+                cap: 200,
+                tokens: 120,
+                sent: vec!["basics/家常菜.md".into()],
+                held: 0,
+            },
+        ],
     };
     let sdir = dir
         .path()
@@ -316,12 +334,13 @@ async fn the_record_carries_purpose_and_the_prompt_shape() {
     let line = homebot::audit::show::readable_line(&rec);
     let f: Vec<&str> = line.split("  ").collect();
     assert_eq!(
-        f[f.len() - 9..],
+        f[f.len() - 10..],
         [
             "blocks=system:800,history:1200",
             "history=4..12",
             "compacted=4",
             "snippets=basics/家常菜.md",
+            "knowledge=recipes:0×0/200t+1held,basics:1×120/200t",
             "memories_scene=3,1",
             "memories_wording=7",
             "aside",

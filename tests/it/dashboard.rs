@@ -109,6 +109,14 @@ async fn the_api_shows_a_cooking_session_field_by_field_and_the_poll_sees_the_ne
     assert_eq!(st["reminders"], json!([]));
     assert_eq!(st["household"], "家");
     assert!(st["uptime_secs"].is_u64(), "{st}");
+    // the modes, each with its SKILL.md's description
+    assert_eq!(st["modes"][0]["id"], "cooking", "{st}");
+    assert!(
+        st["modes"][0]["description"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("做饭模式：在厨房里")),
+        "{st}"
+    );
 
     chat(ws, &fake, "打开做饭模式，今晚三个人吃番茄炒蛋").await;
     let action = read_json(&ws.join("modes/action.json"));
@@ -219,7 +227,15 @@ async fn the_api_shows_a_cooking_session_field_by_field_and_the_poll_sees_the_ne
     let html = page.text().await.unwrap();
     // a policy without unsafe-inline would drop style attributes: the page has none
     assert!(!html.contains(" style="), "{html}");
-    for want in ["做饭模式", "番茄要放几个？", "妈妈", "退出模式", &sid] {
+    for want in [
+        "做饭模式",
+        "番茄要放几个？",
+        "妈妈",
+        "退出模式",
+        &sid,
+        "id=\"modes\"",
+        "<b>做饭模式</b> — 做饭模式：在厨房里",
+    ] {
         assert!(html.contains(want), "{want} missing from the page");
     }
     assert!(!html.contains(TOKEN));

@@ -173,6 +173,100 @@ async fn the_active_modes_knowledge_reaches_the_tail_and_no_other_modes_does() {
     k.shutdown();
 }
 
+/// A mode with two knowledge references, the first far larger than the second: each
+/// reference gets up to three snippets within half of the budget still left, in the
+/// order the mode lists them, and the audit says what each got.
+#[tokio::test]
+async fn each_knowledge_reference_gets_its_share_of_the_budget() {
+    let dir = workspace();
+    let ws = dir.path();
+    let skill = ws.join("skills/soup");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: soup\ndescription: 煲汤\n---\n煲汤。",
+    )
+    .unwrap();
+    std::fs::write(
+        skill.join("mode.json"),
+        r#"{"id":"soup","display_name":"煲汤模式","context":{"retrieval_tokens":400,
+            "knowledge":[{"name":"recipes","path":"soup/recipes"},{"name":"basics","path":"soup/basics"}]}}"#,
+    )
+    .unwrap();
+    for (folder, n, line) in [
+        ("recipes", 6, "炖汤要多久：第{i}种汤小火慢炖"),
+        ("basics", 4, "炖汤要看火候{i}"),
+    ] {
+        let d = ws.join("soup").join(folder);
+        std::fs::create_dir_all(&d).unwrap();
+        for i in 0..n {
+            let text = format!(
+                "{}，{}",
+                line.replace("{i}", &i.to_string()),
+                "慢".repeat(40)
+            );
+            std::fs::write(d.join(format!("{folder}{i}.md")), text).unwrap();
+        }
+    }
+    let fake = FakeLlm::start(|_, _| text("好的")).await;
+    let k = start_kernel(ws, &fake);
+    assert!(turn(&k, "/mode enter soup").await.is_answered());
+    turn(&k, "炖汤要多久").await;
+    let tail = last_user(&turn_requests(&fake).into_iter().last().unwrap());
+    let sources: Vec<&str> = tail
+        .lines()
+        .filter_map(|l| l.strip_prefix("— ")?.strip_suffix(':'))
+        .collect();
+    let (recipes, basics) = sources.split_at(
+        sources
+            .iter()
+            .take_while(|s| s.starts_with("recipes/"))
+            .count(),
+    );
+    // three of recipes' six (the most a reference gives), then basics — before, the best
+    // three overall left basics out
+    assert_eq!(recipes.len(), 3, "{tail}");
+    assert!(
+        !basics.is_empty() && basics.iter().all(|s| s.starts_with("basics/")),
+        "{tail}"
+    );
+    k.provider().flush().await;
+    let wsp = homebot::workspace::Workspace::open(&ws.canonicalize().unwrap()).unwrap();
+    let audit = homebot::audit::load(&wsp, None).unwrap();
+    let shape = audit
+        .records
+        .iter()
+        .filter_map(|r| r.shape.as_ref())
+        .find(|s| !s.knowledge.is_empty())
+        .expect("the turn's audit record says what each reference got");
+    let k0 = &shape.knowledge[0];
+    let k1 = &shape.knowledge[1];
+    assert_eq!(
+        (k0.name.as_str(), k0.cap, k0.sent.len()),
+        ("recipes", 200, 3)
+    );
+    assert!(k0.tokens <= 200 && k0.tokens > 100, "{k0:?}");
+    assert_eq!(
+        (k1.name.as_str(), k1.cap),
+        ("basics", (400 - k0.tokens) / 2)
+    );
+    assert!(
+        k1.tokens <= k1.cap && k1.sent.len() == basics.len(),
+        "{k1:?}"
+    );
+    assert_eq!(shape.snippets.len(), sources.len());
+    let record = audit
+        .records
+        .iter()
+        .find(|r| r.shape.as_ref() == Some(shape));
+    let shown = homebot::audit::show::readable_line(record.unwrap());
+    assert!(
+        shown.contains(&format!("knowledge=recipes:3×{}/200t,basics:", k0.tokens)),
+        "{shown}"
+    );
+    k.shutdown();
+}
+
 /// The model summarizes when asked by the summarizer, else answers briefly.
 fn summarizing(summary_ok: bool) -> impl Fn(&Value, usize) -> FakeReply + Send + Sync {
     move |body, _| {

@@ -102,6 +102,7 @@ mod terminal;
 mod tool_limits;
 mod tool_list;
 mod tool_registry;
+mod tool_results;
 mod voice;
 mod voice_stream;
 mod why;

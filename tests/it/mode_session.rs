@@ -356,6 +356,17 @@ async fn one_mode_at_a_time_and_declarative_modes_need_no_rust() {
     assert!(r.is_answered(), "{r:?}");
     let st = kernel.command("/mode status").await;
     assert!(st.text.contains("做饭模式 (cooking) 活动中"), "{}", st.text);
+    // every mode is listed with what it is for, from its SKILL.md's front matter
+    assert!(
+        st.text.contains("作业模式 (homework) — 陪孩子写作业\n"),
+        "{}",
+        st.text
+    );
+    assert!(
+        st.text.contains("做饭模式 (cooking) — 做饭模式：在厨房里"),
+        "{}",
+        st.text
+    );
 }
 
 #[tokio::test]

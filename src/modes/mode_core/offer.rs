@@ -17,6 +17,7 @@
 //! session's first record. Anything else drops the offer.
 
 use super::{ModeCore, TurnId};
+use crate::modes::manifest::ModeManifest;
 use crate::modes::switch::SwitchAction;
 use crate::modes::switched::{Refusal, SwitchError, Switched};
 use chrono::{DateTime, Utc};
@@ -123,6 +124,34 @@ pub fn confirm_question(action: SwitchAction, display_name: &str) -> String {
     }
 }
 
+/// Whether `words` say one of `m`'s `offer.words` plainly and now.
+fn says_offer_words(m: &ModeManifest, words: &str) -> bool {
+    let Some(policy) = &m.offer else {
+        return false;
+    };
+    let phrases: Vec<String> = policy
+        .words
+        .iter()
+        .map(|w| crate::modes::switch::clause::normalize(w))
+        .collect();
+    crate::modes::switch::judge::said_now(words, &phrases)
+}
+
+/// The mode offered when the model asked for `asked` and the words say its offer words:
+/// of all the modes whose offer words they say, the one of the largest `priority` (a
+/// tie keeps the one asked for, then the smaller id).
+fn preferred<'a>(
+    asked: &'a ModeManifest,
+    modes: impl IntoIterator<Item = &'a ModeManifest>,
+    words: &str,
+) -> &'a ModeManifest {
+    modes
+        .into_iter()
+        .filter(|m| m.priority > asked.priority && says_offer_words(m, words))
+        .max_by(|a, b| a.priority.cmp(&b.priority).then_with(|| b.id.cmp(&a.id)))
+        .unwrap_or(asked)
+}
+
 /// An offer the ModeManager agreed to make.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Offered {
@@ -171,17 +200,13 @@ impl ModeCore {
             return Err(NoOffer::UnknownMode(mode_id.chars().take(64).collect()));
         };
         let m = &mode.manifest;
-        let Some(policy) = &m.offer else {
+        if m.offer.is_none() {
             return Err(NoOffer::NotOfferable(m.display_name.clone()));
-        };
-        let phrases: Vec<String> = policy
-            .words
-            .iter()
-            .map(|w| crate::modes::switch::clause::normalize(w))
-            .collect();
-        if !crate::modes::switch::judge::said_now(words, &phrases) {
+        }
+        if !says_offer_words(m, words) {
             return Err(NoOffer::NotSaid(m.display_name.clone()));
         }
+        let m = preferred(m, self.registry.modes().iter().map(|r| &r.manifest), words);
         if self.active.is_some() {
             return Err(NoOffer::ModeActive);
         }
@@ -194,7 +219,8 @@ impl ModeCore {
     }
 
     /// Decide an offer made after a normal chat's `answer` ([`crate::modes::answer_signs`]):
-    /// the mode whose `offer.answer` the answer matches best, on the limits of any offer
+    /// of the modes whose `offer.answer` the answer matches, the one of the largest
+    /// `priority`, then the best match, on the limits of any offer
     /// (no mode active, once per chat per day) but without the user's words.
     pub fn offer_after_answer(
         &mut self,
@@ -214,7 +240,11 @@ impl ModeCore {
                 let signs = mode.manifest.offer.as_ref()?.answer.as_ref()?;
                 Some((signs.matches(answer)?, &mode.manifest))
             })
-            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.id.cmp(&a.1.id)));
+            .max_by(|a, b| {
+                (a.1.priority.cmp(&b.1.priority))
+                    .then_with(|| a.0.cmp(&b.0))
+                    .then_with(|| b.1.id.cmp(&a.1.id))
+            });
         let Some((_, m)) = best else {
             return Err(NoOffer::NotTheWork);
         };
@@ -277,6 +307,72 @@ impl ModeCore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn offered_on(id: &str, words: &str, priority: i32) -> ModeManifest {
+        ModeManifest::parse(&format!(
+            r#"{{"id":"{id}","display_name":"{id}模式","priority":{priority},"offer":{{"words":["{words}"]}}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn after_an_answer_that_fits_two_modes_the_larger_priority_is_offered() {
+        let tmp = tempfile::tempdir().unwrap();
+        let skills = tmp.path().join("skills");
+        // cooking matches the answer better (four words), baking has the larger priority
+        for (id, prio, words) in [
+            ("baking", 5, r#""下锅","小火","出锅""#),
+            ("cooking", 0, r#""下锅","小火","出锅","装盘""#),
+        ] {
+            let d = skills.join(id);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("SKILL.md"), format!("---\nname: {id}\n---\n")).unwrap();
+            let json = format!(
+                r#"{{"id":"{id}","display_name":"{id}模式","priority":{prio},"offer":{{"words":["开始做"],"answer":{{"words":[{words}]}}}}}}"#
+            );
+            std::fs::write(d.join("mode.json"), json).unwrap();
+        }
+        let reg = crate::modes::ModeRegistry::load(&[skills], &[]);
+        assert!(reg.issues().is_empty(), "{:?}", reg.issues());
+        let now = Utc::now();
+        let ws = crate::workspace::Workspace::open(&tmp.path().join("ws")).unwrap();
+        let mut core = ModeCore::open(
+            ws,
+            std::sync::Arc::new(reg),
+            "Asia/Shanghai".parse().unwrap(),
+            now,
+            crate::prompt::frozen_mode_prompt,
+        )
+        .unwrap();
+        let answer = "1. 先把鸡蛋下锅\n2. 小火慢煎\n3. 出锅装盘";
+        let offered = core.offer_after_answer(now, "qq:1", answer).unwrap();
+        assert_eq!(offered.mode_id, "baking");
+        // by the words too: "开始做" fits both, the model asked for cooking
+        let offered = core.offer(now, "cooking", "qq:2", "我开始做了").unwrap();
+        assert_eq!(offered.mode_id, "baking");
+    }
+
+    #[test]
+    fn when_the_words_fit_two_modes_the_larger_priority_is_offered() {
+        let cooking = offered_on("cooking", "做蛋糕", 0);
+        let baking = offered_on("baking", "做蛋糕", 5);
+        let homework = offered_on("homework", "写作业", 9);
+        let all = [cooking.clone(), baking.clone(), homework.clone()];
+        let said = "我要开始做蛋糕了";
+        assert_eq!(preferred(&cooking, &all, said).id, "baking");
+        assert_eq!(preferred(&baking, &all, said).id, "baking");
+        // a mode whose words were not said is never offered, whatever its priority
+        assert_eq!(preferred(&cooking, &all, "我要做饭了").id, "cooking");
+        // words put off fit no mode: the one asked for stays (and its own check refuses)
+        assert_eq!(preferred(&cooking, &all, "明天再做蛋糕").id, "cooking");
+        // a tie keeps the one the model asked for
+        let even = offered_on("baking", "做蛋糕", 0);
+        assert_eq!(
+            preferred(&cooking, &[cooking.clone(), even], said).id,
+            "cooking"
+        );
+        assert!(says_offer_words(&baking, said) && !says_offer_words(&homework, said));
+    }
 
     #[test]
     fn a_yes_to_a_switch_question_is_an_assent_or_its_own_verb() {

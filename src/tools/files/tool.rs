@@ -130,6 +130,11 @@ impl Tool for WriteFile {
         )
     }
 
+    /// Where the file went matters later.
+    fn keeps_result(&self) -> bool {
+        true
+    }
+
     fn bytes_to_write(&self, a: &WriteArgs) -> u64 {
         a.content.len() as u64
     }

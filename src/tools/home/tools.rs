@@ -97,6 +97,11 @@ impl Tool for HomeControl {
         "Act on one exposed device: a Home Assistant service call, e.g. light.turn_on on light.kitchen_light (service \"turn_on\"), with optional service data such as {\"brightness_pct\": 40}. One entity per call; get entity ids from home_state. When the user names no room (\"关灯\"), they mean the room they are in (房间 in the context). Locks, alarm panels and garage doors are confirmed with the user first; the result says so.".into()
     }
 
+    /// What was switched matters later ("刚才关了哪盏灯？").
+    fn keeps_result(&self) -> bool {
+        true
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
