@@ -164,6 +164,13 @@ impl Schedule {
         if !due.dropped.is_empty() {
             let _ = self.save();
         }
+        // reminders due together for one chat ring in the order they were due: each
+        // delivery (which may wait and retry) starts when the one before it for that chat
+        // has ended — delivered, given up, or cancelled (its sender then drops)
+        let mut before: std::collections::HashMap<
+            (String, String),
+            tokio::sync::oneshot::Receiver<()>,
+        > = std::collections::HashMap::new();
         for r in due.ring {
             let message = r.message(now);
             let doors = self.doors.clone();
@@ -172,9 +179,15 @@ impl Schedule {
             let id = r.id;
             let origin = r.origin.clone();
             info!(id, channel = %origin.channel, target = %origin.target, "reminder due");
+            let (done, next) = tokio::sync::oneshot::channel::<()>();
+            let prev = before.insert((origin.channel.clone(), origin.target.clone()), next);
             let task = self.tasks.spawn(async move {
+                if let Some(prev) = prev {
+                    let _ = prev.await;
+                }
                 let result = deliver(&doors, &origin, &message, retry).await;
                 me.do_send(Delivered { id, result });
+                drop(done);
             });
             self.delivering.insert(r.id, task.abort_handle());
         }
