@@ -165,6 +165,21 @@ pub struct CheckExpiry;
 #[rtype(result = "Result<ModeStatus, ModeError>")]
 pub struct GetStatus;
 
+/// `/good` in a chat: keep its last answered turn of the active session as an example.
+#[derive(Message)]
+#[rtype(result = "Result<super::mode_core::examples::Good, ModeError>")]
+pub struct MarkGood {
+    pub channel: String,
+    pub chat_id: String,
+}
+
+impl Handler<MarkGood> for ModeManager {
+    type Result = Result<super::mode_core::examples::Good, ModeError>;
+    fn handle(&mut self, msg: MarkGood, _: &mut Context<Self>) -> Self::Result {
+        self.supervised("good", |core, _| core.mark_good(&msg.channel, &msg.chat_id))
+    }
+}
+
 impl Handler<BeginTurn> for ModeManager {
     type Result = Result<TurnTicket, ModeError>;
     fn handle(&mut self, msg: BeginTurn, _: &mut Context<Self>) -> Self::Result {
@@ -434,5 +449,19 @@ impl ModesHandle {
             .send(GetStatus)
             .await
             .map_err(|_| ModeError::Gone)?
+    }
+
+    /// `/good`: keep chat `channel`/`chat_id`'s last answered turn of the active session
+    /// as an example of its mode.
+    pub async fn mark_good(
+        &self,
+        channel: &str,
+        chat_id: &str,
+    ) -> Result<super::mode_core::examples::Good, ModeError> {
+        let msg = MarkGood {
+            channel: channel.to_string(),
+            chat_id: chat_id.to_string(),
+        };
+        self.addr.send(msg).await.map_err(|_| ModeError::Gone)?
     }
 }

@@ -38,6 +38,7 @@ pub mod dirs;
 pub mod durable;
 pub mod entered;
 pub mod error;
+pub mod examples;
 pub mod listing;
 pub mod manager;
 pub mod manifest;
