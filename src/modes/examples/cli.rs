@@ -3,6 +3,22 @@
 //! both writers' changes).
 
 use super::{Case, ExampleStore};
+use crate::workspace::Workspace;
+
+/// What `homebot examples [MODE]` or `homebot examples forget ID` prints.
+pub fn run(ws: &Workspace, mode: Option<&str>, forget: Option<&str>) -> anyhow::Result<String> {
+    let store = ExampleStore::new(ws);
+    if let Some(id) = forget {
+        if !store.forget(id)? {
+            anyhow::bail!("there is no example {id} (see `homebot examples`)");
+        }
+        return Ok(format!("example {id} forgotten\n"));
+    }
+    if let Some(m) = mode.filter(|m| !crate::config::is_safe_id(m)) {
+        anyhow::bail!("{m:?} is not a mode id");
+    }
+    Ok(render(&store, mode))
+}
 
 /// The cases of `mode` (every mode's when `None`), one block per case.
 pub fn render(store: &ExampleStore, mode: Option<&str>) -> String {
@@ -60,9 +76,13 @@ pub fn session_examples(session_dir: &std::path::Path) -> Option<Vec<Case>> {
     serde_json::from_str(&text).ok()
 }
 
-/// The lines `homebot audit --session` prints about the session's examples.
-pub fn session_lines(session_dir: &std::path::Path) -> String {
-    match session_examples(session_dir) {
+/// The line `homebot audit --session ID` prints about the session's examples (nothing
+/// for a session of a mode that does not learn them).
+pub fn session_lines(ws: &Workspace, id: &str) -> String {
+    let Ok(dir) = crate::audit::session_dir(ws, id) else {
+        return String::new();
+    };
+    match session_examples(&dir) {
         None => String::new(),
         Some(cases) if cases.is_empty() => "examples: none\n".into(),
         Some(cases) => {
