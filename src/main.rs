@@ -388,7 +388,8 @@ fn audit(
     }
     // the household's examples the session's frozen prompt got (a mode that learns them)
     if let (Some(id), false) = (session.as_deref(), json) {
-        print!("{}", homebot::modes::examples::cli::session_lines(&ws, id));
+        let dir = homebot::audit::session_dir(&ws, id)?;
+        print!("{}", homebot::modes::examples::cli::session_lines(&dir));
     }
     for r in homebot::audit::show::tail(&loaded.records, last) {
         if json {

@@ -73,6 +73,7 @@ fn reopen(old: &mut ModeCore, now: DateTime<Utc>, hit: &str) -> Result<ModeCore,
     )?;
     fresh.continue_turn_ids(old.next_turn_id());
     fresh.set_chat_history_kept(old.chat_history_kept());
+    fresh.compare_examples_by(old.examples_words());
     fresh.notify_archives(old.archive_notifier());
     fresh.warn(format!(
         "the mode manager failed while handling {hit} and was restarted from disk"

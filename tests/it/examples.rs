@@ -111,7 +111,8 @@ async fn a_thanked_group_answer_reaches_the_next_session_and_a_private_one_is_ne
     assert_eq!(got[0]["id"], cases[0]["id"]);
     let sid = second.file_name().unwrap().to_string_lossy().into_owned();
     let ws_h = homebot::workspace::Workspace::open(ws).unwrap();
-    let line = homebot::modes::examples::cli::session_lines(&ws_h, &sid);
+    let audited = homebot::audit::session_dir(&ws_h, &sid).unwrap();
+    let line = homebot::modes::examples::cli::session_lines(&audited);
     assert_eq!(
         line,
         format!("examples: {}\n", cases[0]["id"].as_str().unwrap())

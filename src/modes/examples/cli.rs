@@ -76,13 +76,10 @@ pub fn session_examples(session_dir: &std::path::Path) -> Option<Vec<Case>> {
     serde_json::from_str(&text).ok()
 }
 
-/// The line `homebot audit --session ID` prints about the session's examples (nothing
-/// for a session of a mode that does not learn them).
-pub fn session_lines(ws: &Workspace, id: &str) -> String {
-    let Ok(dir) = crate::audit::session_dir(ws, id) else {
-        return String::new();
-    };
-    match session_examples(&dir) {
+/// The line `homebot audit --session ID` prints about the examples of the session in
+/// `dir` (nothing for a session of a mode that does not learn them).
+pub fn session_lines(dir: &std::path::Path) -> String {
+    match session_examples(dir) {
         None => String::new(),
         Some(cases) if cases.is_empty() => "examples: none\n".into(),
         Some(cases) => {

@@ -157,6 +157,6 @@ impl ModeCore {
             .and_then(|t| self.turns.get(&t))
             .map(|e| e.text.as_str())
             .filter(|t| !t.trim().is_empty());
-        pick::pick(&cases, words, policy.use_n)
+        pick::pick(&cases, words, policy.use_n, self.words)
     }
 }

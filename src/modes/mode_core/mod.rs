@@ -142,6 +142,9 @@ pub struct ModeCore {
     pub(super) switches: (u64, u128),
     /// Each chat's last answered turn in a session that learns examples ([`examples`]).
     pub(super) candidates: HashMap<(String, String), examples::Candidate>,
+    /// The content words examples are compared by (homebot's: the memory's topic words);
+    /// `None`: the most recent examples are picked.
+    pub(super) words: Option<crate::modes::examples::pick::WordsFn>,
 }
 
 /// Where a switch request comes from.
@@ -232,6 +235,7 @@ impl ModeCore {
                     .map_or(0, |d| d.as_nanos()),
             ),
             candidates: HashMap::new(),
+            words: None,
         }
     }
 
@@ -487,6 +491,16 @@ impl ModeCore {
 
     pub fn frozen_prompt_fn(&self) -> FrozenPromptFn {
         self.frozen_prompt
+    }
+
+    /// Compare the household's examples with a session's first words by `words` (the
+    /// caller's, so this module never imports the memory that depends on it).
+    pub fn compare_examples_by(&mut self, words: Option<crate::modes::examples::pick::WordsFn>) {
+        self.words = words;
+    }
+
+    pub fn examples_words(&self) -> Option<crate::modes::examples::pick::WordsFn> {
+        self.words
     }
 }
 
