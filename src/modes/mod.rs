@@ -55,6 +55,8 @@ pub mod ticket;
 pub mod warnings;
 
 #[cfg(test)]
+mod examples_core_tests;
+#[cfg(test)]
 mod submode_recovery_tests;
 #[cfg(test)]
 mod submode_tests;
