@@ -39,6 +39,16 @@ pub enum Good {
 }
 
 impl ModeCore {
+    /// Compare the household's examples with a session's first words by `words` (the
+    /// caller's, so this module never imports the memory that depends on it).
+    pub fn compare_examples_by(&mut self, words: Option<crate::modes::examples::pick::WordsFn>) {
+        self.words = words;
+    }
+
+    pub fn examples_words(&self) -> Option<crate::modes::examples::pick::WordsFn> {
+        self.words
+    }
+
     /// Turn `record` was recorded in session `sid` (`None`: the chat's normal history):
     /// keep the chat's candidate if these words praise or thank it, else make this turn
     /// the chat's candidate (or none).
@@ -159,4 +169,14 @@ impl ModeCore {
             .filter(|t| !t.trim().is_empty());
         pick::pick(&cases, words, policy.use_n, self.words)
     }
+}
+
+/// A new session's `examples.json`: the cases its frozen prompt got.
+pub(super) fn write_session_examples(
+    dir: &std::path::Path,
+    cases: &[Case],
+) -> Result<(), super::ModeError> {
+    let path = dir.join(crate::modes::examples::SESSION_EXAMPLES_FILE);
+    let json = serde_json::to_vec_pretty(cases).expect("cases always serialize");
+    crate::fsutil::write_atomic(&path, &json).map_err(super::io("write", &path))
 }

@@ -142,8 +142,7 @@ pub struct ModeCore {
     pub(super) switches: (u64, u128),
     /// Each chat's last answered turn in a session that learns examples ([`examples`]).
     pub(super) candidates: HashMap<(String, String), examples::Candidate>,
-    /// The content words examples are compared by (homebot's: the memory's topic words);
-    /// `None`: the most recent examples are picked.
+    /// What examples are compared by (the memory's topic words); `None`: the newest.
     pub(super) words: Option<crate::modes::examples::pick::WordsFn>,
 }
 
@@ -491,16 +490,6 @@ impl ModeCore {
 
     pub fn frozen_prompt_fn(&self) -> FrozenPromptFn {
         self.frozen_prompt
-    }
-
-    /// Compare the household's examples with a session's first words by `words` (the
-    /// caller's, so this module never imports the memory that depends on it).
-    pub fn compare_examples_by(&mut self, words: Option<crate::modes::examples::pick::WordsFn>) {
-        self.words = words;
-    }
-
-    pub fn examples_words(&self) -> Option<crate::modes::examples::pick::WordsFn> {
-        self.words
     }
 }
 

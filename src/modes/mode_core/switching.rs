@@ -391,9 +391,7 @@ fn build_session_dir(
 ) -> Result<(), ModeError> {
     fsutil::create_private_dirs(tmp).map_err(io("create", tmp))?;
     if let Some(cases) = examples {
-        let path = tmp.join(crate::modes::examples::SESSION_EXAMPLES_FILE);
-        let json = serde_json::to_vec_pretty(cases).expect("cases always serialize");
-        fsutil::write_atomic(&path, &json).map_err(io("write", &path))?;
+        super::examples::write_session_examples(tmp, cases)?;
     }
     let prompt_path = tmp.join(session::SYSTEM_PROMPT_FILE);
     fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
