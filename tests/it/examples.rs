@@ -127,3 +127,53 @@ async fn a_thanked_group_answer_reaches_the_next_session_and_a_private_one_is_ne
         "{listed}"
     );
 }
+
+#[tokio::test]
+async fn the_command_line_lists_and_forgets_examples() {
+    let dir = workspace();
+    let ws = dir.path();
+    let w = homebot::workspace::Workspace::open(ws).unwrap();
+    let store = homebot::modes::examples::ExampleStore::new(&w);
+    let case = homebot::modes::examples::Case {
+        id: String::new(),
+        user: "红烧肉怎么做才不腻".into(),
+        answer: "先焯水。".into(),
+        scene: homebot::modes::examples::CaseScene {
+            channel: "qq".into(),
+            chat_id: GROUP.into(),
+            room: None,
+        },
+        at: "2026-12-01T18:00:00+08:00".into(),
+        judged: homebot::modes::examples::Judged::Thanked,
+        session_id: "cook-20261201-180000-a1b2c3".into(),
+    };
+    store.add("cooking", case, 50).unwrap();
+    let run = |args: &'static [&'static str]| {
+        let mut c = homebot(ws, None);
+        c.arg("examples").args(args);
+        async move { c.output().await.unwrap() }
+    };
+    let o = run(&[]).await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        out.contains("cooking: 1 case(s)") && out.contains("cooking-1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("红烧肉怎么做才不腻") && out.contains("Thanked"),
+        "{out}"
+    );
+    let o = run(&["forget", "cooking-1"]).await;
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "example cooking-1 forgotten\n"
+    );
+    // a second forget, or an id of nothing: a clear error, exit 1
+    let o = run(&["forget", "cooking-1"]).await;
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("there is no example cooking-1"));
+    let o = run(&["cooking"]).await;
+    assert!(String::from_utf8_lossy(&o.stdout).contains("cooking: 0 case(s)"));
+}
