@@ -49,6 +49,11 @@ impl ModeCore {
         self.words
     }
 
+    /// Session `sid` was archived: its turns can no longer be kept.
+    pub(super) fn drop_candidates_of(&mut self, sid: &str) {
+        self.candidates.retain(|_, c| c.session_id != sid);
+    }
+
     /// Turn `record` was recorded in session `sid` (`None`: the chat's normal history):
     /// keep the chat's candidate if these words praise or thank it, else make this turn
     /// the chat's candidate (or none).

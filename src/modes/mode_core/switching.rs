@@ -489,6 +489,7 @@ impl ModeCore {
             Ok(()) => {
                 info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
                 crate::metrics::mode_exited(&s.mode_id, &marker.reason);
+                self.drop_candidates_of(&s.session_id);
                 if let Some(parent) = self.paused.take() {
                     let parent = parent.session;
                     info!(mode = %parent.mode_id, session = %parent.session_id, sub = %s.session_id, "parent mode resumed");
