@@ -387,9 +387,10 @@ fn audit(
         eprintln!("{note}");
     }
     // the household's examples the session's frozen prompt got (a mode that learns them)
-    if let (Some(id), false) = (session.as_deref(), json) {
+    // on stderr with the notes, so the records stay one per line on stdout
+    if let Some(id) = session.as_deref() {
         let dir = homebot::audit::session_dir(&ws, id)?;
-        print!("{}", homebot::modes::examples::cli::session_lines(&dir));
+        eprint!("{}", homebot::modes::examples::cli::session_lines(&dir));
     }
     for r in homebot::audit::show::tail(&loaded.records, last) {
         if json {

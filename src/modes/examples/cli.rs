@@ -76,7 +76,7 @@ pub fn session_examples(session_dir: &std::path::Path) -> Option<Vec<Case>> {
     serde_json::from_str(&text).ok()
 }
 
-/// The line `homebot audit --session ID` prints about the examples of the session in
+/// The line `homebot audit --session ID` prints (on stderr) about the examples of the session in
 /// `dir` (nothing for a session of a mode that does not learn them).
 pub fn session_lines(dir: &std::path::Path) -> String {
     match session_examples(dir) {
