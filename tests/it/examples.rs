@@ -117,6 +117,13 @@ async fn a_thanked_group_answer_reaches_the_next_session_and_a_private_one_is_ne
         line,
         format!("examples: {}\n", cases[0]["id"].as_str().unwrap())
     );
+    let o = homebot(ws, None)
+        .args(["audit", "--session", &sid])
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&line), "{o:?}");
 
     // forgetting a case from the command line: the store no longer has it
     let out = homebot::modes::examples::cli::run(&ws_h, None, Some("cooking-1")).unwrap();
