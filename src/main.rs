@@ -54,6 +54,15 @@ enum Command {
         #[command(subcommand)]
         action: Option<MemoryCommand>,
     },
+    /// The examples modes learned from the household: list them (of one mode), or forget
+    /// one. Works whether or not a gateway runs.
+    #[command(args_conflicts_with_subcommands = true)]
+    Examples {
+        /// Only this mode's examples (e.g. `cooking`).
+        mode: Option<String>,
+        #[command(subcommand)]
+        action: Option<ExamplesCommand>,
+    },
     /// Send a proactive message through a running gateway's channel.
     Announce {
         /// Channel name (e.g. `voice`).
@@ -123,6 +132,12 @@ enum MemoryCommand {
 }
 
 #[derive(Subcommand)]
+enum ExamplesCommand {
+    /// Remove one example by its id (`cooking-3`).
+    Forget { id: String },
+}
+
+#[derive(Subcommand)]
 enum ConfigCommand {
     /// Validate config.toml and every skill folder; exit 1 on any problem.
     Check,
@@ -166,6 +181,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Announce { channel, to, text } => announce(&root, &channel, &to, &text).await,
         Command::Reminders { all, action } => reminders(&root, all, action).await,
         Command::Memory { scene, action } => memory(&root, scene, action),
+        Command::Examples { mode, action } => examples(&root, mode, action),
         Command::Sessions => sessions(&root),
         Command::Audit {
             session,
@@ -334,6 +350,21 @@ fn memory(root: &Path, scene: Option<String>, action: Option<MemoryCommand>) -> 
     Ok(())
 }
 
+/// `homebot examples`: list the kept examples, or forget one (with or without a gateway).
+fn examples(
+    root: &Path,
+    mode: Option<String>,
+    action: Option<ExamplesCommand>,
+) -> anyhow::Result<()> {
+    let ws = Workspace::open(root)?;
+    let forget = action.map(|ExamplesCommand::Forget { id }| id);
+    print!(
+        "{}",
+        homebot::modes::examples::cli::run(&ws, mode.as_deref(), forget.as_deref())?
+    );
+    Ok(())
+}
+
 /// `homebot sessions`: mode sessions, newest first.
 fn sessions(root: &Path) -> anyhow::Result<()> {
     let ws = Workspace::open(root)?;
@@ -354,6 +385,12 @@ fn audit(
     let loaded = homebot::audit::load(&ws, session.as_deref())?;
     for note in loaded.notes() {
         eprintln!("{note}");
+    }
+    // the household's examples the session's frozen prompt got (a mode that learns them)
+    // on stderr with the notes, so the records stay one per line on stdout
+    if let Some(id) = session.as_deref() {
+        let dir = homebot::audit::session_dir(&ws, id)?;
+        eprint!("{}", homebot::modes::examples::cli::session_lines(&dir));
     }
     for r in homebot::audit::show::tail(&loaded.records, last) {
         if json {

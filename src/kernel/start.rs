@@ -126,6 +126,7 @@ fn start_actors_for(
         prompt::frozen_mode_prompt,
     )?;
     core.keep_chat_history(o.cfg.agent.normal_history_turns);
+    core.compare_examples_by(Some(crate::memory::topic::topic_words));
     // sessions archived without a model summary get one from the summarizer, a
     // service of its own (it needs a runtime; without one they keep the excerpt
     // summary until the next start that has)

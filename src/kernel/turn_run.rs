@@ -169,6 +169,12 @@ impl<'k> TurnRun<'k> {
             speaker_id: turn.speaker_id.clone(),
             speaker_name: self.speaker_name(),
             place: turn.facts().place.clone(),
+            text: text.to_string(),
+            shared: matches!(
+                turn.facts().audience,
+                crate::turn::Audience::Group | crate::turn::Audience::Room
+            ),
+            room: turn.room.clone(),
         };
         let ticket = inner.modes.begin_turn(meta).await.map_err(not_begun)?;
         let guard = TurnGuard {

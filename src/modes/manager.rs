@@ -73,6 +73,7 @@ fn reopen(old: &mut ModeCore, now: DateTime<Utc>, hit: &str) -> Result<ModeCore,
     )?;
     fresh.continue_turn_ids(old.next_turn_id());
     fresh.set_chat_history_kept(old.chat_history_kept());
+    fresh.compare_examples_by(old.examples_words());
     fresh.notify_archives(old.archive_notifier());
     fresh.warn(format!(
         "the mode manager failed while handling {hit} and was restarted from disk"
@@ -164,6 +165,21 @@ pub struct CheckExpiry;
 #[derive(Message)]
 #[rtype(result = "Result<ModeStatus, ModeError>")]
 pub struct GetStatus;
+
+/// `/good` in a chat: keep its last answered turn of the active session as an example.
+#[derive(Message)]
+#[rtype(result = "Result<super::mode_core::examples::Good, ModeError>")]
+pub struct MarkGood {
+    pub channel: String,
+    pub chat_id: String,
+}
+
+impl Handler<MarkGood> for ModeManager {
+    type Result = Result<super::mode_core::examples::Good, ModeError>;
+    fn handle(&mut self, msg: MarkGood, _: &mut Context<Self>) -> Self::Result {
+        self.supervised("good", |core, _| core.mark_good(&msg.channel, &msg.chat_id))
+    }
+}
 
 impl Handler<BeginTurn> for ModeManager {
     type Result = Result<TurnTicket, ModeError>;
@@ -434,5 +450,19 @@ impl ModesHandle {
             .send(GetStatus)
             .await
             .map_err(|_| ModeError::Gone)?
+    }
+
+    /// `/good`: keep chat `channel`/`chat_id`'s last answered turn of the active session
+    /// as an example of its mode.
+    pub async fn mark_good(
+        &self,
+        channel: &str,
+        chat_id: &str,
+    ) -> Result<super::mode_core::examples::Good, ModeError> {
+        let msg = MarkGood {
+            channel: channel.to_string(),
+            chat_id: chat_id.to_string(),
+        };
+        self.addr.send(msg).await.map_err(|_| ModeError::Gone)?
     }
 }

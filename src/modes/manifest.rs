@@ -42,7 +42,24 @@ pub struct ModeManifest {
     /// larger wins (default 0, [`MIN_PRIORITY`]..=[`MAX_PRIORITY`]).
     #[serde(default)]
     pub priority: i32,
+    /// Learn examples from the household in this mode (absent: never); see
+    /// [`super::examples`].
+    #[serde(default)]
+    pub examples: Option<ExamplesPolicy>,
 }
+
+/// `mode.json` `examples`: how many kept cases a new session gets (`use`, 1..=2) and how
+/// many the mode keeps (`keep`, 1..=[`super::examples::store::MAX_KEEP`]).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ExamplesPolicy {
+    #[serde(rename = "use")]
+    pub use_n: usize,
+    pub keep: usize,
+}
+
+/// The most examples a session's prompt gets.
+pub const MAX_EXAMPLES_USED: usize = 2;
 
 /// The bounds of `priority`.
 pub const MIN_PRIORITY: i32 = -1000;
@@ -224,6 +241,8 @@ pub enum ManifestError {
     SubModeOffered,
     #[error("priority must be {MIN_PRIORITY}..={MAX_PRIORITY}, got {0}")]
     Priority(i32),
+    #[error("examples.use must be 1..={MAX_EXAMPLES_USED} and examples.keep 1..={max}, got use {0} and keep {1}", max = super::examples::store::MAX_KEEP)]
+    Examples(usize, usize),
 }
 
 /// Why a knowledge folder of a mode is refused.
@@ -262,6 +281,12 @@ impl ModeManifest {
         }
         if !(MIN_PRIORITY..=MAX_PRIORITY).contains(&m.priority) {
             return Err(ManifestError::Priority(m.priority));
+        }
+        if let Some(e) = m.examples {
+            let keep_ok = (1..=super::examples::store::MAX_KEEP).contains(&e.keep);
+            if !(1..=MAX_EXAMPLES_USED).contains(&e.use_n) || !keep_ok {
+                return Err(ManifestError::Examples(e.use_n, e.keep));
+            }
         }
         let expiry = m.expiry.clone().unwrap_or_default();
         expiry.time()?;
@@ -336,6 +361,7 @@ impl ModeManifest {
             offer: None,
             parent: None,
             priority: 0,
+            examples: None,
         }
     }
 }

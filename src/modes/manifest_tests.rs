@@ -127,3 +127,24 @@ fn bad_values_are_errors() {
         ModeManifest::parse(r#"{"id":"x","display_name":"X","expiry":{"at":"25:00"}}"#).is_err()
     );
 }
+
+#[test]
+fn examples_are_opt_in_and_bounded() {
+    let m = ModeManifest::parse(r#"{"id":"x","display_name":"X"}"#).unwrap();
+    assert_eq!(m.examples, None);
+    let m = ModeManifest::parse(r#"{"id":"x","display_name":"X","examples":{"use":2,"keep":50}}"#)
+        .unwrap();
+    assert_eq!(m.examples, Some(ExamplesPolicy { use_n: 2, keep: 50 }));
+    for (u, k) in [(0, 50), (3, 50), (1, 0), (1, 201)] {
+        let e = ModeManifest::parse(&format!(
+            r#"{{"id":"x","display_name":"X","examples":{{"use":{u},"keep":{k}}}}}"#
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("examples.use must be 1..=2"), "{e}");
+    }
+    assert!(ModeManifest::parse(
+        r#"{"id":"x","display_name":"X","examples":{"use":1,"keep":5,"extra":1}}"#
+    )
+    .is_err());
+}

@@ -38,6 +38,7 @@ pub mod dirs;
 pub mod durable;
 pub mod entered;
 pub mod error;
+pub mod examples;
 pub mod listing;
 pub mod manager;
 pub mod manifest;
@@ -53,6 +54,8 @@ pub mod switched;
 pub mod ticket;
 pub mod warnings;
 
+#[cfg(test)]
+mod examples_core_tests;
 #[cfg(test)]
 mod submode_recovery_tests;
 #[cfg(test)]

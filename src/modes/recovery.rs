@@ -437,14 +437,17 @@ impl Archivist {
     }
 }
 
-/// Whether a session folder holds nothing but what an entry writes: its frozen prompt
-/// and an empty `conversation.jsonl` (either may be missing).
+/// Whether a session folder holds nothing but what an entry writes: its frozen prompt,
+/// `entered.json`, the examples it got and an empty `conversation.jsonl` (any may be
+/// missing).
 fn only_entry_files(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|it| {
         it.filter_map(Result::ok).all(|e| {
             let meta = e.metadata();
             let name = e.file_name();
-            ((name == SYSTEM_PROMPT_FILE || name == super::entered::ENTERED_FILE)
+            ((name == SYSTEM_PROMPT_FILE
+                || name == super::entered::ENTERED_FILE
+                || name == super::examples::SESSION_EXAMPLES_FILE)
                 && meta.as_ref().is_ok_and(|m| m.is_file()))
                 || (name == CONVERSATION_FILE
                     && meta.as_ref().is_ok_and(|m| m.is_file() && m.len() == 0))

@@ -38,6 +38,9 @@ pub(super) fn meta(chat: &str) -> TurnMeta {
         speaker_id: "mom".into(),
         speaker_name: None,
         place: None,
+        text: String::new(),
+        shared: true,
+        room: None,
     }
 }
 

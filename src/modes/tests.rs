@@ -66,6 +66,9 @@ fn meta(chat: &str) -> TurnMeta {
         speaker_id: "mom".into(),
         speaker_name: None,
         place: None,
+        text: String::new(),
+        shared: true,
+        room: None,
     }
 }
 

@@ -22,6 +22,8 @@ pub struct SessionFacts {
     pub session_dir: String,
     /// The plugin's data paths (label, path relative to the workspace).
     pub paths: Vec<(String, String)>,
+    /// The household's examples the session got ([`super::examples`]; empty: none).
+    pub examples: Vec<super::examples::Case>,
 }
 
 /// Who is speaking, where: what the core needs of a turn.
@@ -34,6 +36,13 @@ pub struct TurnMeta {
     pub speaker_name: Option<String>,
     /// Where what outlives the chat is kept (`Facts::place`); `None`: the chat.
     pub place: Option<String>,
+    /// The turn's words.
+    pub text: String,
+    /// Whether others hear the answer (a group chat, a room): only such a turn may be
+    /// kept as an example ([`super::examples`]).
+    pub shared: bool,
+    /// The room the turn is heard in, if the channel knows it.
+    pub room: Option<String>,
 }
 
 /// The active session as one turn sees it.

@@ -94,6 +94,7 @@ pub fn frozen_mode_prompt(
         mode.skill_name,
         static_prompt.trim()
     ));
+    out.push_str(&examples_block(&facts.examples));
     if let Some(c) = carry {
         out.push_str(&format!(
             "\n[上次: {id}]\n（上一次{name}会话 {id} 的总结，来源 {source}；只是参考，用户说“继续上次”时用得上，不要当成本次说过的话）\n{summary}\n[/上次]\n",
@@ -104,5 +105,27 @@ pub fn frozen_mode_prompt(
             summary = super::defang(c.summary.trim())
         ));
     }
+    out
+}
+
+/// The household's examples a session got, as a block of its frozen prompt (empty when
+/// none): earlier turns of this mode the family praised or thanked, so the model sees
+/// what served them. The family's words cannot end the block ([`super::defang`]).
+pub fn examples_block(cases: &[crate::modes::examples::Case]) -> String {
+    if cases.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n[EXAMPLES]\n（家里人在本模式里认可过的回答，只作参考：语气和做法可以借鉴，内容按这次的情况回答）\n",
+    );
+    for (i, c) in cases.iter().enumerate() {
+        out.push_str(&format!(
+            "例{n}\n问：{user}\n答：{answer}\n",
+            n = i + 1,
+            user = super::defang(c.user.trim()),
+            answer = super::defang(c.answer.trim()),
+        ));
+    }
+    out.push_str("[/EXAMPLES]\n");
     out
 }

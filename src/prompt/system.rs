@@ -134,6 +134,7 @@ mod tests {
             session_id: "homework-1".into(),
             session_dir: "modes/sessions/homework/homework-1".into(),
             paths: vec![("作业本".into(), "homework/books".into())],
+            examples: vec![],
         };
         let frozen = frozen_mode_prompt(&reg.modes()[0], "检查作业。", None, &facts);
         assert!(

@@ -20,6 +20,8 @@ pub enum Command {
     Strategy(String),
     /// `/why`, or the spoken "你为什么这么说": what the chat's last answer was made of.
     Why,
+    /// `/good`: the chat's last answer in the mode session is an example worth keeping.
+    Good,
     Help,
 }
 
@@ -38,6 +40,7 @@ impl Command {
             ["/mode", "exit", id] => Command::Exit(Some(id.to_string())),
             ["/mode"] | ["/mode", "status"] | ["/status"] => Command::Status,
             ["/why"] => Command::Why,
+            ["/good"] => Command::Good,
             ["/reminders"] => Command::Reminders { all: false },
             ["/reminders", "all"] | ["/reminders", "--all"] => Command::Reminders { all: true },
             ["/reminders", "cancel", id] => {
@@ -88,6 +91,7 @@ impl fmt::Display for Command {
             Command::Strategy(arg) if arg.is_empty() => f.write_str("/strategy"),
             Command::Strategy(arg) => write!(f, "/strategy {arg}"),
             Command::Why => f.write_str("/why"),
+            Command::Good => f.write_str("/good"),
             Command::Help => f.write_str("/help"),
         }
     }
@@ -112,6 +116,7 @@ mod tests {
             Command::Strategy(String::new()),
             Command::Strategy("custom 回答前先说“收到”".into()),
             Command::Why,
+            Command::Good,
             Command::Help,
         ];
         for c in all {

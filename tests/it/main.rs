@@ -45,6 +45,7 @@ mod dashboard_links;
 mod dashboard_live;
 mod demo;
 mod doctor;
+mod examples;
 mod expiry;
 mod frozen_prompt;
 mod gateway;

@@ -28,6 +28,7 @@
 //!   the disk is known to be full, [`ModeCore::check_recordable`] refuses new turns
 //!   before they reach the LLM, until a probe write succeeds again.
 
+pub mod examples;
 pub mod offer;
 pub mod recording;
 pub mod submode;
@@ -108,6 +109,11 @@ pub(super) struct TurnEntry {
     pub(super) session: Option<(String, PathBuf)>,
     /// Whose turn it is (`entered.json` names them if the turn enters a mode).
     pub(super) who: Entrant,
+    /// The turn's words (a session it enters picks its examples by them), whether others
+    /// hear its answer, and its room ([`examples`]).
+    pub(super) text: String,
+    pub(super) shared: bool,
+    pub(super) room: Option<String>,
 }
 
 pub struct ModeCore {
@@ -134,6 +140,10 @@ pub struct ModeCore {
     /// Switches since this ModeCore opened (an entry, an exit requested), with when it
     /// opened: what a pending switch question compares with ([`ModeStatus::stamp`]).
     pub(super) switches: (u64, u128),
+    /// Each chat's last answered turn in a session that learns examples ([`examples`]).
+    pub(super) candidates: HashMap<(String, String), examples::Candidate>,
+    /// What examples are compared by (the memory's topic words); `None`: the newest.
+    pub(super) words: Option<crate::modes::examples::pick::WordsFn>,
 }
 
 /// Where a switch request comes from.
@@ -223,6 +233,8 @@ impl ModeCore {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_nanos()),
             ),
+            candidates: HashMap::new(),
+            words: None,
         }
     }
 
@@ -308,7 +320,14 @@ impl ModeCore {
             speaker_name: meta.speaker_name,
             channel: meta.channel,
         };
-        self.turns.insert(turn_id, TurnEntry { session, who });
+        let entry = TurnEntry {
+            session,
+            who,
+            text: meta.text,
+            shared: meta.shared,
+            room: meta.room,
+        };
+        self.turns.insert(turn_id, entry);
         TurnTicket {
             turn_id,
             mode,
@@ -347,8 +366,12 @@ impl ModeCore {
         began_in: Option<&str>,
         defer_sync: bool,
     ) -> Result<(EndOutcome, Option<Pending>), ModeError> {
+        let mut heard = (false, None);
         let session = match self.turns.remove(&turn_id) {
-            Some(entry) => entry.session,
+            Some(entry) => {
+                heard = (entry.shared, entry.room);
+                entry.session
+            }
             // ended already, or never begun
             None if turn_id >= self.first_turn => return Err(ModeError::UnknownTurn(turn_id)),
             // begun before a restart of the ModeManager: place it by its ticket
@@ -367,6 +390,7 @@ impl ModeCore {
         let mut out = EndOutcome::default();
         let mut pending = None;
         let (channel, chat_id) = (record.channel.clone(), record.chat_id.clone());
+        let learned = record.clone();
         let result = match session {
             Some((sid, dir)) => {
                 let active = live_in(&mut self.active, &mut self.paused, &sid);
@@ -408,6 +432,8 @@ impl ModeCore {
                 if self.recording_failure.take().is_some() {
                     info!("turns are recorded again");
                 }
+                let sid = out.recorded_in.clone();
+                self.learn_from(sid.as_deref(), &learned, heard.0, heard.1);
             }
             Err(e) => self.note_recording_failure(now, &channel, &chat_id, e),
         }

@@ -121,7 +121,7 @@ impl ModeCore {
             .active
             .take()
             .expect("checked above: the parent is active");
-        if let Err(e) = self.create_session(now, &mode, entered) {
+        if let Err(e) = self.create_session(now, &mode, entered, turn_id) {
             self.active = Some(parent);
             if let Err(re) = PausedDoc::remove(&path) {
                 self.warn(format!(

@@ -142,7 +142,7 @@ impl ModeCore {
             }
             .into());
         }
-        if let Err(e) = self.create_session(now, &mode, entered) {
+        if let Err(e) = self.create_session(now, &mode, entered, turn_id) {
             self.warn(format!(
                 "could not enter {}: {e}",
                 mode.manifest.display_name
@@ -175,12 +175,14 @@ impl ModeCore {
     /// conversation) and renamed into place only when complete, then `action.json` names
     /// it. On any failure nothing is left behind: the temporary folder is removed, and a
     /// folder already renamed is taken back. (A crash mid-way leaves at most the
-    /// temporary folder, which the next start removes.)
+    /// temporary folder, which the next start removes.) Turn `first`, the one that
+    /// enters it (if any), picks the household's examples the prompt gets.
     pub(super) fn create_session(
         &mut self,
         now: DateTime<Utc>,
         mode: &RegisteredMode,
         entered: &Entered,
+        first: Option<TurnId>,
     ) -> Result<(), ModeError> {
         let ctx = self.plugin_ctx(mode);
         let started = self.local(now);
@@ -223,9 +225,11 @@ impl ModeCore {
                 .iter()
                 .map(|c| (c.label.clone(), rel(&c.path)))
                 .collect(),
+            examples: self.examples_for(mode, first),
         };
         let system_prompt = (self.frozen_prompt)(mode, &static_prompt, carry.as_ref(), &facts);
-        let built = build_session_dir(&tmp, &system_prompt, entered).and_then(|()| {
+        let examples = mode.manifest.examples.map(|_| facts.examples.as_slice());
+        let built = build_session_dir(&tmp, &system_prompt, entered, examples).and_then(|()| {
             crate::failpoint::hit("session.before_rename");
             std::fs::rename(&tmp, &dir)
                 .and_then(|()| fsutil::sync_dir(&base))
@@ -377,10 +381,18 @@ impl ModeCore {
     }
 }
 
-/// The files of a new session, in its temporary folder: the frozen prompt and an empty
-/// conversation, all fsynced.
-fn build_session_dir(tmp: &Path, system_prompt: &str, entered: &Entered) -> Result<(), ModeError> {
+/// The files of a new session, in its temporary folder: the frozen prompt, the examples
+/// it got (a mode that learns them), and an empty conversation, all fsynced.
+fn build_session_dir(
+    tmp: &Path,
+    system_prompt: &str,
+    entered: &Entered,
+    examples: Option<&[crate::modes::examples::Case]>,
+) -> Result<(), ModeError> {
     fsutil::create_private_dirs(tmp).map_err(io("create", tmp))?;
+    if let Some(cases) = examples {
+        super::examples::write_session_examples(tmp, cases)?;
+    }
     let prompt_path = tmp.join(session::SYSTEM_PROMPT_FILE);
     fsutil::write_atomic(&prompt_path, system_prompt.as_bytes())
         .map_err(io("write", &prompt_path))?;
@@ -477,6 +489,7 @@ impl ModeCore {
             Ok(()) => {
                 info!(mode = %s.mode_id, session = %s.session_id, reason = %marker.reason, "mode archived");
                 crate::metrics::mode_exited(&s.mode_id, &marker.reason);
+                self.drop_candidates_of(&s.session_id);
                 if let Some(parent) = self.paused.take() {
                     let parent = parent.session;
                     info!(mode = %parent.mode_id, session = %parent.session_id, sub = %s.session_id, "parent mode resumed");
