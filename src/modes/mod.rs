@@ -57,6 +57,8 @@ pub mod warnings;
 #[cfg(test)]
 mod examples_core_tests;
 #[cfg(test)]
+mod submode_kit_tests;
+#[cfg(test)]
 mod submode_recovery_tests;
 #[cfg(test)]
 mod submode_tests;

@@ -5,25 +5,12 @@
 use super::mode_core::ModeCore;
 use super::paused::PausedDoc;
 use super::session::{EXIT_MARKER_FILE, SUMMARY_FILE};
-use super::submode_tests::*;
-use super::switch::SwitchAction;
+use super::submode_kit_tests::*;
 
 #[test]
 fn a_start_after_a_crash_in_the_push_drops_the_leftover_paused_json() {
     let dir = tempfile::tempdir().unwrap();
-    let now = t("2026-10-22T19:55:00+08:00");
-    let mut c = core_at(dir.path(), now);
-    say_switch(
-        &mut c,
-        now,
-        "打开做饭模式",
-        SwitchAction::Enter,
-        "cooking",
-        None,
-    )
-    .0
-    .unwrap();
-    let cook = sid(&c);
+    let (c, now, cook) = in_cooking(dir.path());
     // paused.json written, action.json not yet: it names the active session
     let doc = PausedDoc::new(
         "2026-10-22T19:56:00+08:00".into(),

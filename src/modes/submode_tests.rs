@@ -1,138 +1,13 @@
 //! Unit tests of sub-modes (the shipped 烘焙模式 under 做饭模式): the push and the pop,
-//! the conclusion appended once, ending the parent, expiry. The helpers are shared with
-//! `submode_recovery_tests` (a start after a crash in the push or the pop).
+//! the conclusion appended once, ending the parent, expiry. The helpers are in
+//! `submode_kit_tests`, shared with `submode_recovery_tests`.
 
 use super::mode_core::*;
 use super::paused::{PausedDoc, CONCLUSION_CHANNEL};
-use super::registry::ModeRegistry;
-use super::session::{self, Record, CONVERSATION_FILE, EXIT_MARKER_FILE, SUMMARY_FILE};
+use super::session::{EXIT_MARKER_FILE, SUMMARY_FILE};
+use super::submode_kit_tests::*;
 use super::switch::SwitchAction;
 use super::switched::{Refusal, SwitchError, Switched};
-use crate::workspace::Workspace;
-use chrono::{DateTime, Utc};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-pub(super) fn core_at(dir: &Path, now: DateTime<Utc>) -> ModeCore {
-    let ws = Workspace::open(dir).unwrap();
-    let skills = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("skills");
-    let reg = Arc::new(ModeRegistry::load(&[skills], crate::skills::PLUGINS));
-    ModeCore::open(
-        ws,
-        reg,
-        "Asia/Shanghai".parse().unwrap(),
-        now,
-        crate::prompt::frozen_mode_prompt,
-    )
-    .unwrap()
-}
-
-pub(super) fn t(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
-}
-
-pub(super) fn meta(chat: &str) -> TurnMeta {
-    TurnMeta {
-        channel: "qq".into(),
-        chat_id: chat.into(),
-        speaker_id: "mom".into(),
-        speaker_name: None,
-        place: None,
-        text: String::new(),
-        shared: true,
-        room: None,
-    }
-}
-
-pub(super) fn rec(user: &str) -> Record {
-    Record {
-        timestamp: "2026-10-22T20:00:00+08:00".into(),
-        channel: "qq".into(),
-        chat_id: "g".into(),
-        speaker_id: "mom".into(),
-        user: user.into(),
-        assistant: "好".into(),
-        error: None,
-        speaker_name: None,
-        sent: None,
-        place: None,
-        tool_results: Vec::new(),
-    }
-}
-
-pub(super) fn sid(c: &ModeCore) -> String {
-    c.status().action.session_id.unwrap()
-}
-
-pub(super) fn dir_of(c: &ModeCore, mode: &str, sid: &str) -> PathBuf {
-    c.workspace().sessions_dir(mode).join(sid)
-}
-
-pub(super) fn records(c: &ModeCore, mode: &str, sid: &str) -> Vec<Record> {
-    session::load_records(&dir_of(c, mode, sid).join(CONVERSATION_FILE))
-        .unwrap()
-        .records
-}
-
-pub(super) fn users(c: &ModeCore, mode: &str, sid: &str) -> Vec<String> {
-    records(c, mode, sid).into_iter().map(|r| r.user).collect()
-}
-
-/// One turn that says `words` and asks for `action` on `mode` through the tool.
-pub(super) fn say_switch(
-    c: &mut ModeCore,
-    now: DateTime<Utc>,
-    words: &str,
-    action: SwitchAction,
-    mode: &str,
-    summary: Option<&str>,
-) -> (Result<Switched, SwitchError>, EndOutcome) {
-    let turn = c.begin_turn(now, meta("g"));
-    let r = c.switch(
-        now,
-        action,
-        Some(mode),
-        summary.map(Into::into),
-        SwitchOrigin::Tool {
-            turn_id: turn.turn_id,
-            user_text: words,
-        },
-    );
-    let out = c.end_turn(now, turn.turn_id, rec(words), None).unwrap();
-    (r, out)
-}
-
-pub(super) fn say(c: &mut ModeCore, now: DateTime<Utc>, words: &str) -> EndOutcome {
-    let turn = c.begin_turn(now, meta("g"));
-    c.end_turn(now, turn.turn_id, rec(words), None).unwrap()
-}
-
-/// Cooking with two turns, then baking entered by a turn that asks for it.
-pub(super) fn cooking_then_baking(c: &mut ModeCore, now: DateTime<Utc>) -> (String, String) {
-    let (r, _) = say_switch(c, now, "打开做饭模式", SwitchAction::Enter, "cooking", None);
-    r.unwrap();
-    let cook = sid(c);
-    say(c, now, "番茄炒蛋几个人的量");
-    let (r, out) = say_switch(
-        c,
-        now,
-        "打开烘焙模式，烤个戚风",
-        SwitchAction::Enter,
-        "baking",
-        None,
-    );
-    let bake = sid(c);
-    assert!(
-        matches!(&r, Ok(Switched::Entered { paused: Some(p), .. }) if p == "做饭模式"),
-        "{r:?}"
-    );
-    assert_eq!(
-        out.recorded_in.as_deref(),
-        Some(bake.as_str()),
-        "the entering turn is the sub-session's first record"
-    );
-    (cook, bake)
-}
 
 #[test]
 fn a_sub_mode_is_refused_unless_its_parent_runs() {
@@ -404,19 +279,7 @@ fn ending_the_parent_ends_both_sub_mode_first() {
 #[test]
 fn turns_around_the_push_and_the_pop_stay_in_their_sessions() {
     let dir = tempfile::tempdir().unwrap();
-    let now = t("2026-10-22T19:55:00+08:00");
-    let mut c = core_at(dir.path(), now);
-    say_switch(
-        &mut c,
-        now,
-        "打开做饭模式",
-        SwitchAction::Enter,
-        "cooking",
-        None,
-    )
-    .0
-    .unwrap();
-    let cook = sid(&c);
+    let (mut c, now, cook) = in_cooking(dir.path());
     let slow = c.begin_turn(now, meta("voice")); // begun in the parent
     let (_, _) = say_switch(
         &mut c,
@@ -495,19 +358,7 @@ fn the_parents_expiry_archives_the_sub_mode_first_then_the_parent() {
 #[test]
 fn unsure_words_ask_and_a_yes_enters_or_returns_like_a_command() {
     let dir = tempfile::tempdir().unwrap();
-    let now = t("2026-10-22T19:55:00+08:00");
-    let mut c = core_at(dir.path(), now);
-    say_switch(
-        &mut c,
-        now,
-        "打开做饭模式",
-        SwitchAction::Enter,
-        "cooking",
-        None,
-    )
-    .0
-    .unwrap();
-    let cook = sid(&c);
+    let (mut c, now, cook) = in_cooking(dir.path());
     for (words, mode) in [
         ("打开烘焙模式吧？", "baking"),
         ("要不要回到做饭模式呢", "cooking"),
