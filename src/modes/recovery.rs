@@ -199,7 +199,7 @@ impl Archivist {
         let (started, mode, sdir) = best?;
         let session_id = file_name(&sdir);
         let doc =
-            super::mode_core::switching::active_doc(&mode, &session_id, &sdir, started, self.tz);
+            super::mode_core::session_dir::active_doc(&mode, &session_id, &sdir, started, self.tz);
         self.write_action(&doc, warnings);
         Some((session_id, doc))
     }
