@@ -181,7 +181,14 @@ async fn main() -> anyhow::Result<()> {
         Command::Announce { channel, to, text } => announce(&root, &channel, &to, &text).await,
         Command::Reminders { all, action } => reminders(&root, all, action).await,
         Command::Memory { scene, action } => memory(&root, scene, action),
-        Command::Examples { mode, action } => examples(&root, mode, action),
+        // list the kept examples, or forget one (with or without a gateway)
+        Command::Examples { mode, action } => {
+            let forget = action.map(|ExamplesCommand::Forget { id }| id);
+            let ws = Workspace::open(&root)?;
+            let text = homebot::modes::examples::cli::run(&ws, mode.as_deref(), forget.as_deref());
+            print!("{}", text?);
+            Ok(())
+        }
         Command::Sessions => sessions(&root),
         Command::Audit {
             session,
@@ -350,21 +357,6 @@ fn memory(root: &Path, scene: Option<String>, action: Option<MemoryCommand>) -> 
     Ok(())
 }
 
-/// `homebot examples`: list the kept examples, or forget one (with or without a gateway).
-fn examples(
-    root: &Path,
-    mode: Option<String>,
-    action: Option<ExamplesCommand>,
-) -> anyhow::Result<()> {
-    let ws = Workspace::open(root)?;
-    let forget = action.map(|ExamplesCommand::Forget { id }| id);
-    print!(
-        "{}",
-        homebot::modes::examples::cli::run(&ws, mode.as_deref(), forget.as_deref())?
-    );
-    Ok(())
-}
-
 /// `homebot sessions`: mode sessions, newest first.
 fn sessions(root: &Path) -> anyhow::Result<()> {
     let ws = Workspace::open(root)?;
@@ -382,35 +374,21 @@ fn audit(
     json: bool,
 ) -> anyhow::Result<()> {
     let ws = Workspace::open(root)?;
-    let loaded = homebot::audit::load(&ws, session.as_deref())?;
-    for note in loaded.notes() {
-        eprintln!("{note}");
-    }
+    let printed = homebot::audit::cli::audit(&ws, session.as_deref(), last, json)?;
+    eprint!("{}", printed.notes);
     // the household's examples the session's frozen prompt got (a mode that learns them)
     // on stderr with the notes, so the records stay one per line on stdout
     if let Some(id) = session.as_deref() {
         let dir = homebot::audit::session_dir(&ws, id)?;
         eprint!("{}", homebot::modes::examples::cli::session_lines(&dir));
     }
-    for r in homebot::audit::show::tail(&loaded.records, last) {
-        if json {
-            println!("{}", homebot::audit::show::json_line(r));
-        } else {
-            println!("{}", homebot::audit::show::readable_line(r));
-        }
-    }
+    print!("{}", printed.out);
     Ok(())
 }
 
 /// `homebot stats`: the cache hit ratio, tokens and cost per day and per session.
 fn stats(root: &Path) -> anyhow::Result<()> {
     let ws = Workspace::open(root)?;
-    let loaded = homebot::audit::load(&ws, None)?;
-    for note in loaded.notes() {
-        eprintln!("{note}");
-    }
-    let stats = homebot::audit::stats::compute(&loaded.records);
-    print!("{}", homebot::audit::stats::render(&stats));
     // prices from the file only (read, never written): a stats run changes nothing
     let prices = match Config::load(&ws.config_file()) {
         Ok(c) => c.prices(),
@@ -420,7 +398,9 @@ fn stats(root: &Path) -> anyhow::Result<()> {
         }
         Err(_) => Default::default(),
     };
-    print!("{}", homebot::audit::cost::render(&loaded.records, &prices));
+    let printed = homebot::audit::cli::stats(&ws, &prices)?;
+    eprint!("{}", printed.notes);
+    print!("{}", printed.out);
     Ok(())
 }
 
@@ -454,23 +434,16 @@ fn config_check(root: &Path) -> anyhow::Result<()> {
     let ws = Workspace::open(root)?;
     let mut cfg = Config::load_or_init(ws.root())?;
     let env = homebot::config::EnvOverrides::from_env();
-    if let Err(e) = cfg.apply_env(&env) {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    cfg.apply_env(&env).unwrap_or_else(|e| fail(e));
     let reg = ModeRegistry::load(&skill_search_path(&ws, &cfg), skills::PLUGINS);
     // the context window as start-up would work it out (HOMEBOT_CONTEXT_WINDOW, the
     // model's entry, provider.max_tokens)
-    match homebot::context::Context::from_config(&cfg, &env, &[], &reg) {
-        Ok(c) => println!(
-            "context: window {} tokens, input budget {} tokens",
-            c.window, c.input
-        ),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
-    }
+    let c =
+        homebot::context::Context::from_config(&cfg, &env, &[], &reg).unwrap_or_else(|e| fail(e));
+    println!(
+        "context: window {} tokens, input budget {} tokens",
+        c.window, c.input
+    );
     // problems first, and `ok` only when there are none
     for i in reg.issues() {
         eprintln!("error: {i}");
@@ -492,6 +465,12 @@ fn config_check(root: &Path) -> anyhow::Result<()> {
     }
     println!("config: ok ({})", ws.config_file().display());
     Ok(())
+}
+
+/// Say what is wrong and exit 1.
+fn fail(e: impl std::fmt::Display) -> ! {
+    eprintln!("error: {e}");
+    std::process::exit(1)
 }
 
 async fn open_door(root: &Path) -> anyhow::Result<Door> {

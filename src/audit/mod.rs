@@ -12,6 +12,7 @@
 //! - [`cost`] — what the calls cost at `[provider.price]`, and without the cache;
 //! - [`last_turn`] — one chat's last turn, every call it made (`/why`).
 
+pub mod cli;
 pub mod cost;
 pub mod last_turn;
 pub mod show;
