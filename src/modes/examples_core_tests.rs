@@ -151,3 +151,43 @@ fn a_new_session_freezes_the_cases_most_like_the_words_that_entered_it() {
     assert_eq!(got.as_array().unwrap().len(), 2);
     assert_eq!(got[0]["user"], "红烧肉怎么做才不腻");
 }
+
+#[test]
+fn words_that_name_no_dish_get_the_cases_of_their_own_chat_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = core(dir.path());
+    switch(&mut c, SwitchAction::Enter);
+    for (chat, q) in [
+        ("group:2", "红烧肉怎么做才不腻"),
+        ("group:1", "清蒸鲈鱼蒸几分钟"),
+        ("group:1", "番茄炒蛋先放蛋吗"),
+    ] {
+        say(&mut c, chat, true, q, false);
+        assert!(matches!(c.mark_good("qq", chat), Good::Kept(_)));
+    }
+    switch(&mut c, SwitchAction::Exit);
+    // group:2 enters with words that name nothing: its own case first, though older
+    let meta = TurnMeta {
+        channel: "qq".into(),
+        chat_id: "group:2".into(),
+        speaker_id: "dad".into(),
+        speaker_name: None,
+        place: None,
+        text: "打开做饭模式".into(),
+        shared: true,
+        room: None,
+    };
+    let t = c.begin_turn(now(), meta);
+    let origin = SwitchOrigin::Tool {
+        turn_id: t.turn_id,
+        user_text: "打开做饭模式",
+    };
+    c.switch(now(), SwitchAction::Enter, Some("cooking"), None, origin)
+        .unwrap();
+    let dir_s = PathBuf::from(c.status().action.session_dir.unwrap());
+    let got: Vec<crate::modes::examples::Case> =
+        serde_json::from_str(&std::fs::read_to_string(dir_s.join("examples.json")).unwrap())
+            .unwrap();
+    let users: Vec<&str> = got.iter().map(|c| c.user.as_str()).collect();
+    assert_eq!(users, ["红烧肉怎么做才不腻", "番茄炒蛋先放蛋吗"]);
+}

@@ -155,7 +155,7 @@ impl ModeCore {
     }
 
     /// The kept cases a new session of `mode` gets: up to its `use`, the most similar to
-    /// the words of turn `first` (the turn that enters it), if any.
+    /// the words and the scene of turn `first` (the turn that enters it), if any.
     pub(super) fn examples_for(
         &mut self,
         mode: &RegisteredMode,
@@ -168,11 +168,16 @@ impl ModeCore {
         if let Some(w) = warning {
             self.warn(w);
         }
-        let words = first
-            .and_then(|t| self.turns.get(&t))
+        let entry = first.and_then(|t| self.turns.get(&t));
+        let words = entry
             .map(|e| e.text.as_str())
             .filter(|t| !t.trim().is_empty());
-        pick::pick(&cases, words, policy.use_n, self.words)
+        let scene = entry.map(|e| CaseScene {
+            channel: e.who.channel.clone(),
+            chat_id: e.chat_id.clone(),
+            room: e.room.clone(),
+        });
+        pick::pick(&cases, words, scene.as_ref(), policy.use_n, self.words)
     }
 }
 

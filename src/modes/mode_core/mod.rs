@@ -112,8 +112,9 @@ pub(super) struct TurnEntry {
     /// Whose turn it is (`entered.json` names them if the turn enters a mode).
     pub(super) who: Entrant,
     /// The turn's words (a session it enters picks its examples by them), whether others
-    /// hear its answer, and its room ([`examples`]).
+    /// hear its answer, its chat and its room ([`examples`]).
     pub(super) text: String,
+    pub(super) chat_id: String,
     pub(super) shared: bool,
     pub(super) room: Option<String>,
 }

@@ -39,6 +39,7 @@ impl ModeCore {
                 (None, log.view(), None, Some(chat))
             }
         };
+        let chat_id = meta.chat_id;
         let who = Entrant {
             speaker_id: meta.speaker_id,
             speaker_name: meta.speaker_name,
@@ -48,6 +49,7 @@ impl ModeCore {
             session,
             who,
             text: meta.text,
+            chat_id,
             shared: meta.shared,
             room: meta.room,
         };
