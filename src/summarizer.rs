@@ -267,7 +267,8 @@ fn remove_job(path: &Path) {
     }
 }
 
-/// The dialogue as the summarizer reads it: who said what, on which channel; the newest
+/// The dialogue as the summarizer reads it: who said what, on which channel, and what
+/// their tools returned that matters later (a reminder's time); the newest
 /// [`MAX_TRANSCRIPT_CHARS`] characters when it is longer.
 fn transcript(records: &[session::Record]) -> String {
     let mut lines: Vec<String> = Vec::new();
@@ -276,7 +277,7 @@ fn transcript(records: &[session::Record]) -> String {
         if r.error.is_some() {
             continue;
         }
-        let line = format!(
+        let mut line = format!(
             "[{} {}@{}] 用户: {}\n助手: {}\n",
             r.timestamp.get(11..16).unwrap_or(&r.timestamp),
             r.speaker_id,
@@ -284,6 +285,9 @@ fn transcript(records: &[session::Record]) -> String {
             r.user.trim(),
             r.assistant.trim()
         );
+        for kept in r.kept_lines() {
+            line.push_str(&format!("工具结果: {kept}\n"));
+        }
         used += line.chars().count();
         if used > MAX_TRANSCRIPT_CHARS && !lines.is_empty() {
             lines.push("（更早的对话略）\n".into());

@@ -5,7 +5,9 @@
 //! message as one line per result. Under exact replay that message is replayed byte for
 //! byte, so the line is sent once and not again while the replayed window holds it (the
 //! window is searched for it, as for a `[资料]` snippet); a compaction or a trim that took
-//! it out of the window with the record that made it takes it for good. Under lean replay
+//! it out of the window with the record that made it takes the line with it — the
+//! compaction's summary read it (its dialogue shows each record's kept results), and so
+//! does the summary when the mode ends. Under lean replay
 //! nothing is replayed: the current message carries the results of the last
 //! [`LEAN_RECORDS`] records.
 //!
@@ -13,31 +15,13 @@
 //! stretch's reasoning, and DeepSeek's cache units would break.
 
 use crate::config::Replay;
-use crate::history::{defang, HistoryView, KeptResult, Record, MAX_KEPT_RESULTS};
+use crate::history::{HistoryView, Record};
 use crate::prompt::TailSection;
 
 /// The block's label.
 pub const LABEL: &str = "工具结果";
 /// Records whose results a current message carries under lean replay.
 pub const LEAN_RECORDS: usize = 3;
-
-/// One kept result as its line: when the turn was said, the tool, what it returned (one
-/// line, bounded, its brackets defanged — a result may quote what anyone wrote).
-pub fn line(r: &Record, k: &KeptResult) -> String {
-    let result: String = k
-        .result
-        .chars()
-        .take(crate::history::MAX_KEPT_RESULT_CHARS)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let tool: String = k.tool.chars().take(64).collect();
-    format!(
-        "— {} {}：{}",
-        r.clock().unwrap_or("--:--"),
-        defang(&tool),
-        defang(result.trim())
-    )
-}
 
 /// The `[工具结果]` block of a message whose replayed window starts at record `from`:
 /// the kept results of the window's records that the window does not hold yet (`seen`);
@@ -53,10 +37,7 @@ pub fn section(
         Replay::Lean => history.len().saturating_sub(LEAN_RECORDS),
     };
     let lines: Vec<String> = history.with_range(start, |records, _| {
-        records
-            .iter()
-            .flat_map(|r| (r.tool_results.iter().take(MAX_KEPT_RESULTS)).map(move |k| line(r, k)))
-            .collect()
+        records.iter().flat_map(Record::kept_lines).collect()
     });
     let lines: Vec<String> = lines.into_iter().filter(|l| !seen(l)).collect();
     (!lines.is_empty()).then(|| TailSection {
@@ -76,7 +57,7 @@ pub fn tokens(cal: &crate::context::tokens::Calibration, sent: &[&TailSection]) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::HistoryLog;
+    use crate::history::{HistoryLog, KeptResult, MAX_KEPT_RESULTS};
 
     fn rec(at: &str, results: &[(&str, &str)], sent: Option<&str>) -> Record {
         Record {

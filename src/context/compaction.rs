@@ -192,6 +192,20 @@ impl Context {
                 })
                 .collect()
         });
+        // the dialogue also shows each record's kept tool results (bounded: 3 × 500 chars)
+        let kept_costs: Vec<u32> = history.with_range(lo, |records, _| {
+            records
+                .iter()
+                .map(|r| {
+                    let lines: String = r.kept_lines().collect::<Vec<_>>().join("\n");
+                    if lines.is_empty() {
+                        0
+                    } else {
+                        self.tokens_of(Counts::message(&lines))
+                    }
+                })
+                .collect()
+        });
         let total: u64 = costs.iter().map(|&c| u64::from(c)).sum();
         let over_limit = job.policy.history_limit.is_some_and(|l| costs.len() > l);
         if !force && !over_limit && total <= u64::from(threshold) {
@@ -220,6 +234,7 @@ impl Context {
             lo,
             through,
             costs,
+            kept_costs,
             budget,
         })
     }
@@ -243,8 +258,9 @@ impl Context {
         let oversized = room / 2;
         let excerpt_cost = self.tokens_of(Counts::message(&"字".repeat(2 * EXCERPT_CHARS + 80)));
         let mut batch_end = span.lo;
-        for &c in &span.costs[..span.through - span.lo] {
-            let c = if c > oversized { excerpt_cost } else { c };
+        let n = span.through - span.lo;
+        for (&c, &k) in span.costs[..n].iter().zip(&span.kept_costs[..n]) {
+            let c = if c > oversized { excerpt_cost } else { c } + k;
             if c > room {
                 break;
             }
@@ -372,6 +388,8 @@ struct Span {
     through: usize,
     /// The tokens of each record from `lo` on.
     costs: Vec<u32>,
+    /// The tokens of each record's kept tool results, as the dialogue shows them.
+    kept_costs: Vec<u32>,
     /// The history budget of a request with an empty current message.
     budget: u32,
 }
@@ -390,7 +408,7 @@ fn previous_text(prev: Option<&Checkpoint>, fold: Option<&(String, Arc<str>)>) -
 }
 
 /// What the summarizer reads: the previous summary, then each covered round with the
-/// time it was said (an oversized one as an excerpt).
+/// time it was said (an oversized one as an excerpt) and its kept tool results.
 fn dialogue(history: &HistoryView, span: &Span, prev_text: Option<&str>, oversized: u32) -> String {
     let (lo, through) = (span.lo, span.through);
     let mut dialogue = String::new();
@@ -421,6 +439,11 @@ fn dialogue(history: &HistoryView, span: &Span, prev_text: Option<&str>, oversiz
                 "- {at} {}@{}：{}\n  助手：{}\n",
                 r.speaker_id, r.channel, user, assistant
             ));
+            // what its tools returned that matters later (a reminder's time): once the
+            // record is compacted the summary is the only place it is read again
+            for line in r.kept_lines() {
+                dialogue.push_str(&format!("  工具结果：{line}\n"));
+            }
         }
     });
     dialogue

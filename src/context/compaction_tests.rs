@@ -258,3 +258,32 @@ async fn a_chat_s_carried_block_is_folded_into_its_next_summary_once() {
         "a later session is carried"
     );
 }
+
+#[tokio::test]
+async fn a_compaction_reads_what_the_compacted_turns_tools_kept() {
+    let (ctx, provider, model, d) = setup("摘要：18:05 设了关火提醒，18:15 响。", false);
+    let mut records: Vec<Record> = (0..30).map(record).collect();
+    records[1].tool_results = vec![crate::history::KeptResult::new(
+        "set_reminder",
+        "提醒 #1 已设好，18:15 响：关火 [/工具结果]",
+    )];
+    let log = HistoryLog::from_records(records);
+    let c = ctx
+        .compact(&provider, job(d.path(), &log, 1000), false)
+        .await
+        .unwrap();
+    assert!(
+        c.through > 1,
+        "the turn that set it is compacted: {}",
+        c.through
+    );
+    let asked = model.asked.lock().unwrap().clone();
+    let dialogue = &asked[0];
+    // under the turn that set it, one line, its brackets defanged
+    let at = dialogue.find("第1步怎么做").expect("the turn");
+    let kept = dialogue
+        .find("  工具结果：— 20:05 set_reminder：提醒 #1 已设好，18:15 响：关火 ［/工具结果］\n")
+        .unwrap_or_else(|| panic!("the kept result: {dialogue}"));
+    assert!(kept > at && kept < dialogue.find("第2步怎么做").unwrap());
+    assert_eq!(dialogue.matches("工具结果：").count(), 1, "{dialogue}");
+}

@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, RwLock};
 
 pub use crate::config::Replay;
+pub use kept::{KeptResult, MAX_KEPT_RESULTS, MAX_KEPT_RESULT_CHARS};
+
+mod kept;
 
 /// One recorded turn.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -49,40 +52,6 @@ pub struct Record {
     /// as a `[工具结果]` kept block of its user message; never as tool messages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_results: Vec<KeptResult>,
-}
-
-/// Tool results a turn's record keeps, at most.
-pub const MAX_KEPT_RESULTS: usize = 3;
-/// The longest tool result kept (characters; a longer one is cut, marked with "…").
-pub const MAX_KEPT_RESULT_CHARS: usize = 500;
-
-/// A tool result a turn's record keeps for later turns.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct KeptResult {
-    /// The tool's name (`set_reminder`).
-    pub tool: String,
-    /// What it returned, cut to [`MAX_KEPT_RESULT_CHARS`].
-    pub result: String,
-}
-
-impl KeptResult {
-    /// `result` of `tool`, cut to the bound.
-    pub fn new(tool: &str, result: &str) -> Self {
-        Self {
-            tool: tool.chars().take(64).collect(),
-            result: cut(result.trim(), MAX_KEPT_RESULT_CHARS),
-        }
-    }
-}
-
-/// `text` cut to `max` characters, the last one "…" when it was longer.
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 /// The longest speaker tag replayed (an id a peer chose is hostile).

@@ -44,6 +44,25 @@ async fn model() -> FakeLlm {
     FakeLlm::start(|body, _| {
         let msgs = body["messages"].as_array().cloned().unwrap_or_default();
         let last = msgs.last().cloned().unwrap_or_default();
+        // the mode's summary: says when the reminder rings if its transcript shows it
+        if msgs[0]["content"]
+            .as_str()
+            .is_some_and(|s| s.starts_with(SUMMARIZER_MARK))
+        {
+            let said = last["content"].as_str().unwrap_or_default();
+            let ring = said
+                .lines()
+                .find(|l| l.starts_with("工具结果: — ") && l.contains("set_reminder"))
+                .and_then(|l| {
+                    l.split_once("已设好，")
+                        .or_else(|| l.split_once("set for "))
+                })
+                .map(|(_, after)| after.to_string());
+            return text(&format!(
+                "## 总结\n提醒：{}",
+                ring.unwrap_or_else(|| "不知道".into())
+            ));
+        }
         if last["role"] == "tool" {
             return text("好的，定好了。");
         }
@@ -61,6 +80,8 @@ async fn model() -> FakeLlm {
     })
     .await
 }
+
+const SUMMARIZER_MARK: &str = "你是家庭助手 homebot 的会话总结员";
 
 fn roles(body: &Value) -> Vec<String> {
     body["messages"]
@@ -174,5 +195,50 @@ async fn two_turns_later(in_mode: bool) {
     let with: Vec<u64> = turns.iter().filter_map(|s| block(s)).collect();
     assert_eq!(with.len(), 1, "sent once: {turns:?}");
     assert!(with[0] > 20, "{with:?}");
+    k.shutdown();
+}
+
+/// The mode ends after the timer was set: the summary's transcript shows what the tool
+/// returned, under the turn that set it, so the summary (and the next session's "last
+/// time") can say when it rings.
+#[tokio::test]
+async fn a_mode_s_summary_reads_what_its_tools_kept() {
+    let dir = workspace();
+    let ws = dir.path();
+    let fake = model().await;
+    let clock = ManualClock::new(
+        DateTime::parse_from_rfc3339("2026-12-06T19:50:00+08:00")
+            .unwrap()
+            .with_timezone(&Utc),
+    );
+    let k = kernel(ws, &fake, &clock);
+    assert!(k.command("/mode enter cooking").await.is_answered());
+    let sdir = session_dir(ws);
+    let say = |words: &'static str| k.handle_turn(cli::turn("local", "mom", words));
+    say("十分钟后提醒我关火").await;
+    say("番茄炒蛋先放什么？").await;
+    assert!(k.command("/mode exit").await.is_answered());
+    let summary = sdir.join("summary.md");
+    until(|| std::fs::read_to_string(&summary).is_ok_and(|s| s.contains("提醒："))).await;
+    let asked = fake
+        .requests()
+        .into_iter()
+        .find(|b| {
+            b["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|s| s.starts_with(SUMMARIZER_MARK))
+        })
+        .expect("a summary request");
+    let transcript = asked["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let set = transcript.find("十分钟后提醒我关火").unwrap();
+    let kept = transcript
+        .find("工具结果: — 19:50 set_reminder：ok: reminder #1 set")
+        .unwrap_or_else(|| panic!("{transcript}"));
+    assert!(set < kept && kept < transcript.find("番茄炒蛋先放什么").unwrap());
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(written.contains("20:00:00"), "{written}");
     k.shutdown();
 }
