@@ -99,6 +99,7 @@ mod streaming;
 mod submode;
 mod submode_concurrency;
 mod submode_crash;
+mod submode_expiry;
 mod terminal;
 mod tool_limits;
 mod tool_list;
