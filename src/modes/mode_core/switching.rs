@@ -137,11 +137,13 @@ impl ModeCore {
             .into());
         }
         if let Err(e) = self.create_session(now, &mode, entered, turn_id) {
-            self.warn(format!(
-                "could not enter {}: {e}",
-                mode.manifest.display_name
-            ));
-            return Err(SwitchError::Failed(e));
+            let display_name = mode.manifest.display_name.clone();
+            self.warn(format!("could not enter {display_name}: {e}"));
+            return Err(SwitchError::NotEntered {
+                display_name,
+                goes_on: None,
+                source: e,
+            });
         }
         let s = self
             .active
