@@ -98,6 +98,7 @@ mod strategy_switch;
 mod streaming;
 mod submode;
 mod submode_concurrency;
+mod submode_confirm;
 mod submode_crash;
 mod submode_expiry;
 mod terminal;
