@@ -131,7 +131,9 @@ pub async fn run(ctx: &Context<'_>, cmd: Command, may_switch: bool) -> Reply {
         Err(e) => {
             let outcome = match &e {
                 SwitchError::Refused(_) => Outcome::refused(Refusal::Command, e.to_string()),
-                SwitchError::Failed(_) => Outcome::failed(Failure::Storage, e.to_string()),
+                SwitchError::Failed(_) | SwitchError::NotEntered { .. } => {
+                    Outcome::failed(Failure::Storage, e.to_string())
+                }
             };
             Reply::new(e.to_string(), outcome)
         }

@@ -49,6 +49,24 @@ pub enum SwitchError {
     /// Allowed but it could not be done (a file could not be written).
     #[error("failed: {0}")]
     Failed(#[from] ModeError),
+    /// Entering could not be done (the new session's folder or `action.json` could not be
+    /// written); nothing changed — a sub-mode's parent (`goes_on`) runs on as it was.
+    #[error("{}", not_entered(.display_name, .goes_on.as_deref(), .source))]
+    NotEntered {
+        display_name: String,
+        goes_on: Option<String>,
+        source: ModeError,
+    },
+}
+
+fn not_entered(display_name: &str, goes_on: Option<&str>, source: &ModeError) -> String {
+    let rest = match goes_on {
+        Some(p) => format!("{p}照常进行，它的会话没有变"),
+        None => "什么都没有改变".to_string(),
+    };
+    format!(
+        "failed: {display_name} could not be entered ({source}). {display_name}没能打开（保存会话时出错）；{rest}。"
+    )
 }
 
 impl From<Refusal> for SwitchError {

@@ -2,10 +2,11 @@
 //! ([`crate::modes::mode_core::offer`]), and its question after the words of a switch were
 //! unsure ("要退出做饭模式吗？", `switch::unsure`). The question waits in its chat like
 //! any `ask_user_choice` question, but its answer is judged here, never by the model.
-//! Only a clear yes ([`chose_yes`] to an offer; [`chose_yes_to`] the action, its own verbs
-//! included, to a question) from the person who was asked, in that chat, within
-//! [`OFFER_FOR_MINUTES`], switches — as that person's command, with the checks of one
-//! (who may switch, the mode, what is active now): entering makes the answering turn the
+//! Only a clear yes ([`chose_yes`] to an offer; [`Confirming::said_yes`] to a question: an
+//! assent or its own verbs — to enter, to exit, or to go back to a paused parent) from
+//! the person who was asked, in that chat, within [`OFFER_FOR_MINUTES`], switches — as
+//! that person's command, with the checks of one (who may switch, the mode, what is
+//! active now): entering makes the answering turn the
 //! session's first record, exiting its last before the archive, recorded with the
 //! question it answered. Any other answer, or anyone else's, drops the question, and the
 //! message is answered as usual.
@@ -17,7 +18,7 @@
 use super::ctx::{finish, keep_question, older_than, Ctx};
 use super::state::PendingChoice;
 use super::TurnResult;
-use crate::modes::mode_core::offer::{chose_yes, chose_yes_to, OFFER_FOR_MINUTES};
+use crate::modes::mode_core::offer::{chose_yes, Confirming, OFFER_FOR_MINUTES};
 use crate::modes::Switched;
 use crate::prompt::TailSection;
 use crate::provider::{Message, ToolCall};
@@ -58,8 +59,9 @@ fn said_yes(p: &PendingChoice, text: &str) -> bool {
         Some(OfferTag {
             why: Asking::Unsure,
             action,
+            returns,
             ..
-        }) => chose_yes_to(*action, text),
+        }) => Confirming::new(*action, *returns).said_yes(text),
         _ => chose_yes(text),
     }
 }

@@ -1,16 +1,18 @@
 //! `switch_mode {action: "offer", mode_id}`: the model asks the backend to offer a mode
 //! when someone clearly starts its activity outside any mode. The backend decides
 //! ([`crate::modes::mode_core::offer`]: the mode's `offer.words` said plainly by this speaker now, no
-//! mode active, once per chat per day) and words it: a fixed question, "要打开做饭模式吗？"
-//! with the options 打开 / 不用, put in the turn's `ask_user_choice` slot, which ends the
+//! mode active, once per chat per day) and words it: a fixed question that says what the
+//! mode is for, "要打开做饭模式吗？（在厨房里一步一步带着家人做饭——…）" (its SKILL.md
+//! description, shortened), with the options 打开 / 不用, put in the turn's `ask_user_choice` slot, which ends the
 //! turn. Never to a guest, nor to a sender who may not switch modes here. The answer is
 //! the strategy layer's to judge (`strategy::offer`), never the model's.
 //!
 //! The same way, [`confirm`]: when the guard could not place the words of a `switch_mode`
-//! enter or exit (`switch::unsure`), the backend asks "要退出做饭模式吗？" itself, and only
-//! the asker's short yes switches.
+//! enter or exit (`switch::unsure`), the backend asks "要退出做饭模式吗？" (or, for the
+//! paused parent of a running sub-mode, "要回到做饭模式吗？") itself, and only the asker's
+//! short yes switches.
 
-use crate::modes::mode_core::offer::{confirm_question, question, Offered, NO, YES};
+use crate::modes::mode_core::offer::{question, Confirming, Offered, NO, YES};
 use crate::modes::switch::{SwitchAction, WordsRefusal};
 use crate::modes::ModesHandle;
 use crate::provider::ToolCall;
@@ -64,10 +66,11 @@ pub fn chat_key(place: Option<&str>, channel: &str, chat_id: &str) -> String {
     }
 }
 
-/// The backend's fixed question for an offer it agreed to make ("要打开做饭模式吗？",
-/// 打开 / 不用), as the choice slot keeps it; `call_id` is the call it stands in for.
+/// The backend's fixed question for an offer it agreed to make ("要打开做饭模式吗？（…）",
+/// with what the mode is for; 打开 / 不用), as the choice slot keeps it; `call_id` is the
+/// call it stands in for.
 pub fn offer_question(offered: &Offered, call_id: &str) -> Asked {
-    let q = question(&offered.display_name);
+    let q = question(&offered.display_name, &offered.description);
     let arguments = serde_json::json!({"question": q, "options": [YES, NO]}).to_string();
     let parsed: ChoiceArgs =
         serde_json::from_str(&arguments).expect("the offer's question is valid choice arguments");
@@ -78,6 +81,7 @@ pub fn offer_question(offered: &Offered, call_id: &str) -> Asked {
         display_name: offered.display_name.clone(),
         action: SwitchAction::Enter,
         why: Asking::Offer,
+        returns: false,
         after_answer: None,
         asked_in: None,
     });
@@ -85,15 +89,14 @@ pub fn offer_question(offered: &Offered, call_id: &str) -> Asked {
 }
 
 /// `switch_mode {action: "enter" | "exit"}` whose words the guard could not place: the
-/// backend asks the person to confirm (its fixed yes/no question, which ends the turn);
-/// only their short yes switches (`strategy::offer`).
+/// backend asks the person to confirm (its fixed yes/no question, which ends the turn:
+/// "要打开做饭模式吗？", "要退出做饭模式吗？", or — the paused parent named while a sub-mode
+/// runs — "要回到做饭模式吗？"); only their short yes switches (`strategy::offer`).
 pub fn confirm(env: &ToolEnv, unsure: &WordsRefusal, call: &ToolCall) -> ToolResult {
-    let q = confirm_question(unsure.action, &unsure.display_name);
-    let yes = match unsure.action {
-        SwitchAction::Enter => YES,
-        SwitchAction::Exit => "退出",
-    };
-    let arguments = serde_json::json!({"question": q, "options": [yes, NO]}).to_string();
+    let confirming = Confirming::new(unsure.action, unsure.returns);
+    let q = confirming.question(&unsure.display_name);
+    let arguments =
+        serde_json::json!({"question": q, "options": [confirming.yes(), NO]}).to_string();
     let parsed: ChoiceArgs =
         serde_json::from_str(&arguments).expect("the question is valid choice arguments");
     let mut asked =
@@ -103,6 +106,7 @@ pub fn confirm(env: &ToolEnv, unsure: &WordsRefusal, call: &ToolCall) -> ToolRes
         display_name: unsure.display_name.clone(),
         action: unsure.action,
         why: Asking::Unsure,
+        returns: unsure.returns,
         after_answer: None,
         asked_in: None,
     });

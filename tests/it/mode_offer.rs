@@ -1,6 +1,6 @@
 //! The backend's offer of a mode: outside a mode, when someone clearly starts cooking, a
 //! scripted model asks for the offer (`switch_mode` with `action: "offer"`); the backend asks its fixed question
-//! ("要打开做饭模式吗？" 1. 打开 / 2. 不用) and judges the answer itself. Only the asker's
+//! ("要打开做饭模式吗？（…）" with what the mode is for, 1. 打开 / 2. 不用) and judges the answer itself. Only the asker's
 //! clear yes in that chat enters (the answering turn is the session's first record); "不用"
 //! or anyone else's "好" drops it; no offer without the mode's words, to a guest, to a
 //! sender who may not switch modes, inside a mode, or twice in a chat on one day (across a
@@ -14,7 +14,11 @@ use homebot::turn::Reply;
 use serde_json::{json, Value};
 use std::path::Path;
 
-pub(crate) const QUESTION: &str = "要打开做饭模式吗？\n1. 打开\n2. 不用\n（回复序号或选项名）";
+/// The offer's question: it says what the mode is for (the first clauses of its SKILL.md
+/// description, at most 40 characters).
+pub(crate) const ASKED: &str =
+    "要打开做饭模式吗？（在厨房里一步一步带着家人做饭——按人数算份量、食材替换、火候与计时、安全提醒）";
+pub(crate) const QUESTION: &str = "要打开做饭模式吗？（在厨房里一步一步带着家人做饭——按人数算份量、食材替换、火候与计时、安全提醒）\n1. 打开\n2. 不用\n（回复序号或选项名）";
 
 /// A model that asks for the offer whenever cooking or the weather comes up (the backend
 /// must refuse the weather), relays tool results, and otherwise echoes.
@@ -77,7 +81,7 @@ async fn a_yes_from_the_asker_enters_as_their_command() {
     let records = jsonl(&session_dir(ws).join("conversation.jsonl"));
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["speaker_id"], "mom");
-    assert_eq!(records[0]["user"], "好（回答“要打开做饭模式吗？”）");
+    assert_eq!(records[0]["user"], format!("好（回答“{ASKED}”）"));
     assert!(pending(ws).as_object().unwrap().is_empty());
 }
 

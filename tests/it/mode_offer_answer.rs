@@ -6,7 +6,7 @@
 //! how-to.
 
 use crate::common;
-use crate::mode_offer::{active, pending, QUESTION};
+use crate::mode_offer::{active, pending, ASKED, QUESTION};
 
 use common::*;
 use homebot::channels::{cli, qq, voice};
@@ -69,7 +69,7 @@ async fn a_recipe_answered_outside_a_mode_is_followed_by_the_offer_and_a_yes_ent
     );
     let records = jsonl(&session_dir(ws).join("conversation.jsonl"));
     assert_eq!(records.len(), 1, "{records:?}");
-    assert_eq!(records[0]["user"], "好（回答“要打开做饭模式吗？”）");
+    assert_eq!(records[0]["user"], format!("好（回答“{ASKED}”）"));
     // the mode's first turn goes on from the recipe it followed
     let last = fake.requests().last().unwrap().clone();
     let told = last["messages"]
@@ -98,7 +98,10 @@ async fn a_spoken_recipe_asks_aloud_and_keeps_the_satellite_listening() {
         .await;
     assert!(r.text.starts_with(SPOKEN), "{}", r.text);
     let question = r.text[SPOKEN.len()..].trim();
-    assert!(question.starts_with("要打开做饭模式吗"), "{question}");
+    assert!(
+        question.starts_with(ASKED),
+        "said with what the mode is for: {question}"
+    );
     assert!(r.awaits_answer, "the satellite listens for the answer");
     let r = kernel
         .handle_turn(voice::turn("sess-1", "mom", "不用"))

@@ -1,7 +1,8 @@
 //! Kill tests of a sub-mode's push and pop: the process is SIGKILLed at each step
 //! (failpoints, `src/failpoint.rs`), restarted, and the workspace checked — the parent
 //! runs again (or, when the parent was ending, both are archived), its history holds the
-//! sub-mode's conclusion exactly once, `paused.json` is gone, one summary each.
+//! sub-mode's conclusion exactly once, `paused.json` is gone, one summary each. And an
+//! entry the disk refuses, in a running gateway and after its restart.
 
 use crate::common;
 use crate::crash::{chat, chat_killed_at};
@@ -161,4 +162,97 @@ async fn killed_while_ending_the_parent_from_the_sub_mode_ends_both_once() {
             .await
             .contains("已进入做饭模式"));
     }
+}
+
+/// The disk refuses the sub-mode's session (every atomic write fails while `paused.json`
+/// exists: it is written, the new session's folder is not), in a running gateway the
+/// terminal's turns go through: the person is told 烘焙模式 did not open and 做饭模式 goes
+/// on; `paused.json` is gone, `action.json` names the cooking session, no half-made
+/// baking folder is left, and the kitchen goes on in the same session — in that process
+/// and after a restart, where the sub-mode then opens.
+#[tokio::test]
+async fn a_sub_mode_the_disk_refuses_leaves_the_parent_running_and_a_restart_agrees() {
+    use common::gateway::Gateway;
+    let fake = FakeLlm::scripted().await;
+    let dir = workspace();
+    let ws = dir.path().canonicalize().unwrap();
+    let ws = ws.as_path();
+    let paused = ws.join("modes/paused.json");
+    let failpoint = format!("write.enospc@{}", paused.display());
+    let mut gw = Gateway::start(ws, &fake, &[("HOMEBOT_FAILPOINT", &failpoint)], &[]).await;
+
+    assert!(chat(ws, &fake, "打开做饭模式")
+        .await
+        .contains("已进入做饭模式"));
+    let cook = session_dir(ws);
+    chat(ws, &fake, "番茄几个").await;
+    let out = chat(ws, &fake, "打开烘焙模式").await;
+    assert!(
+        out.contains("烘焙模式没能打开")
+            && out.contains("做饭模式照常进行")
+            && out.contains("No space left on device"),
+        "{out}"
+    );
+    assert!(!paused.exists(), "no paused.json names the running parent");
+    let a = action(ws);
+    assert_eq!(
+        (a["active"].clone(), a["mode_id"].clone()),
+        (true.into(), "cooking".into())
+    );
+    assert_eq!(session_dir(ws), cook);
+    let baking: Vec<_> = std::fs::read_dir(ws.join("modes/sessions/baking"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(baking.is_empty(), "nothing half-made: {baking:?}");
+    let status = chat(ws, &fake, "/status").await;
+    assert!(
+        status.contains("做饭模式 (cooking) 活动中") && !status.contains("暂停中"),
+        "{status}"
+    );
+    assert!(status.contains("could not enter 烘焙模式"), "{status}");
+    // the kitchen goes on in the same session; the failed turn is its own record there
+    assert_eq!(chat(ws, &fake, "接着炒").await.trim(), "好的：接着炒");
+    let words = |d: &Path| -> Vec<String> {
+        jsonl(&d.join("conversation.jsonl"))
+            .iter()
+            .map(|l| l["user"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        words(&cook),
+        ["打开做饭模式", "番茄几个", "打开烘焙模式", "接着炒"]
+    );
+
+    // a restart finds the same state, and the sub-mode opens now
+    let pid = gw.pid().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let exit = tokio::time::timeout(std::time::Duration::from_secs(30), gw.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let status = chat(ws, &fake, "/status").await;
+    assert!(
+        status.contains("做饭模式 (cooking) 活动中")
+            && !status.contains("暂停中")
+            && !status.contains("recovered"),
+        "{status}"
+    );
+    assert_eq!(session_dir(ws), cook);
+    assert!(sessions(ws, "cooking").len() == 1 && sessions(ws, "baking").is_empty());
+    assert!(chat(ws, &fake, "打开烘焙模式")
+        .await
+        .contains("已进入烘焙模式"));
+    assert_eq!(
+        read_json(&paused)["parent"]["session_dir"],
+        cook.display().to_string()
+    );
+    assert_eq!(words(&cook).len(), 4);
 }

@@ -36,9 +36,57 @@ const FILE: &str = "offers.json";
 
 pub use crate::modes::manifest::{OfferPolicy, WordsProblem, MAX_WORDS, MAX_WORD_CHARS};
 
-/// The fixed question of an offer.
-pub fn question(display_name: &str) -> String {
-    format!("要打开{display_name}吗？")
+/// The most of a mode's description an offer's question carries (characters).
+pub const MAX_OFFER_ABOUT_CHARS: usize = 40;
+
+/// The fixed question of an offer, saying what the mode is for when its SKILL.md
+/// describes it: "要打开做饭模式吗？（在厨房里一步一步带着家人做饭——…）" ([`about`]); a
+/// mode without a description is offered with the bare "要打开做饭模式吗？".
+pub fn question(display_name: &str, description: &str) -> String {
+    match about(display_name, description) {
+        Some(a) => format!("要打开{display_name}吗？（{a}）"),
+        None => format!("要打开{display_name}吗？"),
+    }
+}
+
+/// What a mode is for, short enough to say in its offer: the description's first
+/// sentence, without the mode's own name in front ("做饭模式：…"), at most
+/// [`MAX_OFFER_ABOUT_CHARS`] characters — cut after the last whole clause that fits (at
+/// ，、；：— or a space), else at the limit with "…". `None` when there is nothing to say.
+pub fn about(display_name: &str, description: &str) -> Option<String> {
+    let d = description.trim();
+    let d = d
+        .strip_prefix(display_name)
+        .map(str::trim_start)
+        .and_then(|r| r.strip_prefix(['：', ':']))
+        .unwrap_or(d);
+    let chars: Vec<char> = d.trim().chars().collect();
+    // the first sentence (a '.' ends one only before a space or the end: not in "1.5")
+    let end = (0..chars.len())
+        .find(|&i| {
+            matches!(chars[i], '。' | '！' | '？' | '!' | '?' | '\n' | '；' | ';')
+                || (chars[i] == '.' && chars.get(i + 1).is_none_or(|c| c.is_whitespace()))
+        })
+        .unwrap_or(chars.len());
+    let sentence = &chars[..end];
+    let soft = |c: &char| matches!(c, '，' | ',' | '、' | '：' | ':' | '—' | '-' | '（' | '(');
+    let trim = |s: &[char]| -> String {
+        let s: String = s.iter().collect();
+        s.trim_end_matches(|c: char| c.is_whitespace() || soft(&c))
+            .trim()
+            .to_string()
+    };
+    let out = if sentence.len() <= MAX_OFFER_ABOUT_CHARS {
+        trim(sentence)
+    } else {
+        // the longest run of whole clauses that fits, if it says something
+        let fits = &sentence[..=MAX_OFFER_ABOUT_CHARS];
+        match fits.iter().rposition(|c| soft(c) || c.is_whitespace()) {
+            Some(at) if trim(&sentence[..at]).chars().count() >= 4 => trim(&sentence[..at]),
+            _ => format!("{}…", trim(&sentence[..MAX_OFFER_ABOUT_CHARS - 1])),
+        }
+    };
+    (!out.is_empty()).then_some(out)
 }
 
 /// Whether an answer to the offer is a clear yes: the first option by number or name,
@@ -51,16 +99,56 @@ pub fn chose_yes(answer: &str) -> bool {
         || ENTER_YES.contains(&t.as_str())
 }
 
-/// Whether an answer to the backend's question about a switch its words left unsure
-/// ("要退出做饭模式吗？") is a clear yes: a plain assent, or the action's own verb (开吧
-/// to enter; 退出吧, 关吧 to exit) — never the other action's.
-pub fn chose_yes_to(action: SwitchAction, answer: &str) -> bool {
-    let t = plain(answer);
-    assents(&t)
-        || match action {
-            SwitchAction::Enter => ENTER_YES.contains(&t.as_str()),
-            SwitchAction::Exit => EXIT_YES.contains(&t.as_str()),
+/// What the backend's question asks when the words of a switch were unsure
+/// (`switch::unsure`): to enter a mode, to leave it, or — the paused parent named while a
+/// sub-mode runs — to go back to it ("要回到做饭模式吗？", which ends the sub-mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirming {
+    Enter,
+    Exit,
+    Return,
+}
+
+impl Confirming {
+    /// The question for `action`; `returns` when the mode entered is the paused parent.
+    pub fn new(action: SwitchAction, returns: bool) -> Self {
+        match (action, returns) {
+            (SwitchAction::Enter, false) => Confirming::Enter,
+            (SwitchAction::Enter, true) => Confirming::Return,
+            (SwitchAction::Exit, _) => Confirming::Exit,
         }
+    }
+
+    /// "要打开做饭模式吗？", "要退出做饭模式吗？", "要回到做饭模式吗？".
+    pub fn question(self, display_name: &str) -> String {
+        let verb = match self {
+            Confirming::Enter => "打开",
+            Confirming::Exit => "退出",
+            Confirming::Return => "回到",
+        };
+        format!("要{verb}{display_name}吗？")
+    }
+
+    /// The option that says yes (the first; the other is [`NO`]).
+    pub fn yes(self) -> &'static str {
+        match self {
+            Confirming::Enter => YES,
+            Confirming::Exit => "退出",
+            Confirming::Return => "回到",
+        }
+    }
+
+    /// Whether `answer` is a clear yes: a plain assent, or the question's own verb (开吧
+    /// to enter; 退出吧, 关吧 to exit; 回到, 回去吧 to go back) — never another's.
+    pub fn said_yes(self, answer: &str) -> bool {
+        let t = plain(answer);
+        let own = match self {
+            Confirming::Enter => ENTER_YES,
+            Confirming::Exit => EXIT_YES,
+            Confirming::Return => RETURN_YES,
+        };
+        assents(&t) || own.contains(&t.as_str())
+    }
 }
 
 /// The action's own verbs, as a yes.
@@ -69,6 +157,10 @@ const ENTER_YES: &[&str] = &[
 ];
 const EXIT_YES: &[&str] = &[
     "退出", "退", "关", "关闭", "关掉", "结束", "停", "停止", "exit", "close", "turnoff",
+];
+/// Going back (the verbs of `modes::paused::RETURN_VERBS` as a short answer).
+const RETURN_YES: &[&str] = &[
+    "回到", "回", "回去", "回来", "返回", "切回", "换回", "goback", "back", "return",
 ];
 
 fn assents(t: &str) -> bool {
@@ -116,14 +208,6 @@ fn plain(answer: &str) -> String {
     t.to_string()
 }
 
-/// The backend's question when the words of a switch were unsure.
-pub fn confirm_question(action: SwitchAction, display_name: &str) -> String {
-    match action {
-        SwitchAction::Enter => format!("要打开{display_name}吗？"),
-        SwitchAction::Exit => format!("要退出{display_name}吗？"),
-    }
-}
-
 /// Whether `words` say one of `m`'s `offer.words` plainly and now.
 fn says_offer_words(m: &ModeManifest, words: &str) -> bool {
     let Some(policy) = &m.offer else {
@@ -157,6 +241,8 @@ fn preferred<'a>(
 pub struct Offered {
     pub mode_id: String,
     pub display_name: String,
+    /// What the mode is for (its SKILL.md `description`, maybe empty): the question says it.
+    pub description: String,
 }
 
 /// Why no offer is made (for the model: it answers as usual).
@@ -210,12 +296,22 @@ impl ModeCore {
         if self.active.is_some() {
             return Err(NoOffer::ModeActive);
         }
-        let offered = Offered {
-            mode_id: m.id.clone(),
-            display_name: m.display_name.clone(),
-        };
+        let offered = self.offered(m);
         self.remember_offer(now, chat_key)?;
         Ok(offered)
+    }
+
+    /// The offer of mode `m`, with its description from the registry.
+    fn offered(&self, m: &ModeManifest) -> Offered {
+        Offered {
+            mode_id: m.id.clone(),
+            display_name: m.display_name.clone(),
+            description: self
+                .registry
+                .get(&m.id)
+                .map(|r| r.description.clone())
+                .unwrap_or_default(),
+        }
     }
 
     /// Decide an offer made after a normal chat's `answer` ([`crate::modes::answer_signs`]):
@@ -248,10 +344,7 @@ impl ModeCore {
         let Some((_, m)) = best else {
             return Err(NoOffer::NotTheWork);
         };
-        let offered = Offered {
-            mode_id: m.id.clone(),
-            display_name: m.display_name.clone(),
-        };
+        let offered = self.offered(m);
         self.remember_offer(now, chat_key)?;
         Ok(offered)
     }
@@ -305,180 +398,5 @@ impl ModeCore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn offered_on(id: &str, words: &str, priority: i32) -> ModeManifest {
-        ModeManifest::parse(&format!(
-            r#"{{"id":"{id}","display_name":"{id}模式","priority":{priority},"offer":{{"words":["{words}"]}}}}"#
-        ))
-        .unwrap()
-    }
-
-    #[test]
-    fn after_an_answer_that_fits_two_modes_the_larger_priority_is_offered() {
-        let tmp = tempfile::tempdir().unwrap();
-        let skills = tmp.path().join("skills");
-        // cooking matches the answer better (four words), baking has the larger priority
-        for (id, prio, words) in [
-            ("baking", 5, r#""下锅","小火","出锅""#),
-            ("cooking", 0, r#""下锅","小火","出锅","装盘""#),
-        ] {
-            let d = skills.join(id);
-            std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(d.join("SKILL.md"), format!("---\nname: {id}\n---\n")).unwrap();
-            let json = format!(
-                r#"{{"id":"{id}","display_name":"{id}模式","priority":{prio},"offer":{{"words":["开始做"],"answer":{{"words":[{words}]}}}}}}"#
-            );
-            std::fs::write(d.join("mode.json"), json).unwrap();
-        }
-        let reg = crate::modes::ModeRegistry::load(&[skills], &[]);
-        assert!(reg.issues().is_empty(), "{:?}", reg.issues());
-        let now = Utc::now();
-        let ws = crate::workspace::Workspace::open(&tmp.path().join("ws")).unwrap();
-        let mut core = ModeCore::open(
-            ws,
-            std::sync::Arc::new(reg),
-            "Asia/Shanghai".parse().unwrap(),
-            now,
-            crate::prompt::frozen_mode_prompt,
-        )
-        .unwrap();
-        let answer = "1. 先把鸡蛋下锅\n2. 小火慢煎\n3. 出锅装盘";
-        let offered = core.offer_after_answer(now, "qq:1", answer).unwrap();
-        assert_eq!(offered.mode_id, "baking");
-        // by the words too: "开始做" fits both, the model asked for cooking
-        let offered = core.offer(now, "cooking", "qq:2", "我开始做了").unwrap();
-        assert_eq!(offered.mode_id, "baking");
-    }
-
-    #[test]
-    fn when_the_words_fit_two_modes_the_larger_priority_is_offered() {
-        let cooking = offered_on("cooking", "做蛋糕", 0);
-        let baking = offered_on("baking", "做蛋糕", 5);
-        let homework = offered_on("homework", "写作业", 9);
-        let all = [cooking.clone(), baking.clone(), homework.clone()];
-        let said = "我要开始做蛋糕了";
-        assert_eq!(preferred(&cooking, &all, said).id, "baking");
-        assert_eq!(preferred(&baking, &all, said).id, "baking");
-        // a mode whose words were not said is never offered, whatever its priority
-        assert_eq!(preferred(&cooking, &all, "我要做饭了").id, "cooking");
-        // words put off fit no mode: the one asked for stays (and its own check refuses)
-        assert_eq!(preferred(&cooking, &all, "明天再做蛋糕").id, "cooking");
-        // a tie keeps the one the model asked for
-        let even = offered_on("baking", "做蛋糕", 0);
-        assert_eq!(
-            preferred(&cooking, &[cooking.clone(), even], said).id,
-            "cooking"
-        );
-        assert!(says_offer_words(&baking, said) && !says_offer_words(&homework, said));
-    }
-
-    #[test]
-    fn a_yes_to_a_switch_question_is_an_assent_or_its_own_verb() {
-        for yes in [
-            "对",
-            "是的",
-            "好",
-            "嗯",
-            "行",
-            "可以",
-            "退出吧",
-            "关吧",
-            "关掉",
-            "ok",
-            "Yes!",
-        ] {
-            assert!(chose_yes_to(SwitchAction::Exit, yes), "{yes}");
-        }
-        for yes in ["开吧", "打开", "好的", "嗯嗯"] {
-            assert!(chose_yes_to(SwitchAction::Enter, yes), "{yes}");
-        }
-        // the other action's verb, a no, or more than a yes
-        for no in [
-            "开吧",
-            "打开",
-            "不用",
-            "不要",
-            "先不",
-            "等会儿",
-            "关火",
-            "好不好",
-            "",
-        ] {
-            assert!(!chose_yes_to(SwitchAction::Exit, no), "{no}");
-        }
-        for no in ["关吧", "退出", "不", "再说吧"] {
-            assert!(!chose_yes_to(SwitchAction::Enter, no), "{no}");
-        }
-        assert_eq!(
-            confirm_question(SwitchAction::Exit, "做饭模式"),
-            "要退出做饭模式吗？"
-        );
-    }
-
-    #[test]
-    fn only_a_clear_yes_accepts() {
-        for yes in [
-            "好",
-            "好的",
-            "好啊！",
-            "1",
-            "打开",
-            "打开吧",
-            "嗯",
-            "可以",
-            "要",
-            "ok",
-            "Yes.",
-        ] {
-            assert!(chose_yes(yes), "{yes}");
-        }
-        for no in [
-            "不用",
-            "2",
-            "不要",
-            "好像不用",
-            "先不",
-            "等会",
-            "",
-            "打开冰箱",
-            "好不好",
-        ] {
-            assert!(!chose_yes(no), "{no}");
-        }
-    }
-
-    #[test]
-    fn the_words_are_bounded() {
-        let p = |w: &[&str]| OfferPolicy {
-            words: w.iter().map(|s| s.to_string()).collect(),
-            answer: None,
-        };
-        assert!(p(&["开始做"]).check().is_ok());
-        assert_eq!(p(&[]).check(), Err(WordsProblem::Count));
-        assert_eq!(p(&[" "]).check(), Err(WordsProblem::Length));
-        assert_eq!(p(&[&"长".repeat(21)]).check(), Err(WordsProblem::Length));
-    }
-
-    #[test]
-    fn the_words_must_be_said_plainly_and_now() {
-        let words = vec!["开始做".to_string(), "我来做饭".to_string()];
-        for said in ["我要开始做红烧肉了", "今晚我来做饭", "好，我来做饭吧"] {
-            assert!(
-                crate::modes::switch::judge::said_now(said, &words),
-                "{said}"
-            );
-        }
-        for not in [
-            "我不想开始做饭",
-            "明天我来做饭",
-            "他说他来做饭",
-            "你会开始做饭吗",
-            "今天天气怎么样",
-            "晚点再开始做",
-        ] {
-            assert!(!crate::modes::switch::judge::said_now(not, &words), "{not}");
-        }
-    }
-}
+#[path = "offer_tests.rs"]
+mod tests;

@@ -61,8 +61,8 @@ impl ModeCore {
 
     /// Enter sub-mode `mode` of `parent_id`: refused unless the parent runs (and is not
     /// ending); else `paused.json`, then the new session and `action.json`. On failure
-    /// nothing changed (a `paused.json` left behind names the active session and is
-    /// dropped at the next start).
+    /// nothing changed: the parent runs on, `action.json` names it and `paused.json` is
+    /// gone ([`ModeCore::unpause_after_failed_entry`]).
     pub(super) fn enter_sub(
         &mut self,
         now: DateTime<Utc>,
@@ -78,7 +78,7 @@ impl ModeCore {
         );
         let refusal = match &self.active {
             None => Some(Refusal::ParentNotActive {
-                display_name,
+                display_name: display_name.clone(),
                 parent_name: parent_name.clone(),
             }),
             Some(a) if a.exit.is_some() => Some(Refusal::StillArchiving {
@@ -93,7 +93,7 @@ impl ModeCore {
                 display_name: a.display_name.clone(),
             }),
             Some(a) if a.mode_id != parent_id => Some(Refusal::ParentNotActive {
-                display_name,
+                display_name: display_name.clone(),
                 parent_name: parent_name.clone(),
             }),
             Some(_) => None,
@@ -114,7 +114,11 @@ impl ModeCore {
                 source: e,
             };
             self.warn(format!("could not pause {parent_name}: {e}"));
-            return Err(SwitchError::Failed(e));
+            return Err(SwitchError::NotEntered {
+                display_name,
+                goes_on: Some(parent_name),
+                source: e,
+            });
         }
         crate::failpoint::hit("submode.after_paused");
         let mut parent = self
@@ -123,17 +127,13 @@ impl ModeCore {
             .expect("checked above: the parent is active");
         if let Err(e) = self.create_session(now, &mode, entered, turn_id) {
             self.active = Some(parent);
-            if let Err(re) = PausedDoc::remove(&path) {
-                self.warn(format!(
-                    "could not remove {} ({re}); it is dropped at the next start",
-                    path.display()
-                ));
-            }
-            self.warn(format!(
-                "could not enter {}: {e}",
-                mode.manifest.display_name
-            ));
-            return Err(SwitchError::Failed(e));
+            self.warn(format!("could not enter {display_name}: {e}"));
+            self.unpause_after_failed_entry(&path);
+            return Err(SwitchError::NotEntered {
+                display_name,
+                goes_on: Some(parent_name),
+                source: e,
+            });
         }
         let s = self
             .active
@@ -166,6 +166,40 @@ impl ModeCore {
             doc,
         });
         Ok(out)
+    }
+
+    /// After a sub-mode's entry failed (its `paused.json` written, its session or its
+    /// `action.json` not): the parent runs on, so `paused.json` goes — once `action.json`
+    /// is known to name the parent. (A write that failed after its rename may have left
+    /// the sub-mode's there, whose folder is gone again: the parent's is written back.
+    /// Should that fail too, `paused.json` stays, so the next start still finds the
+    /// parent; one that cannot be removed names the session `action.json` names, and the
+    /// next start drops it.)
+    fn unpause_after_failed_entry(&mut self, path: &std::path::Path) {
+        let action_file = self.ws.action_file();
+        let names_parent = match crate::modes::action::ActionDoc::read(&action_file) {
+            Ok(Some(on_disk)) if on_disk == self.action => true,
+            _ => match self.action.write(&action_file) {
+                Ok(()) => true,
+                Err(e) => {
+                    self.warn(format!(
+                        "could not write the paused session back into {} ({e}); {} is kept for the next start",
+                        action_file.display(),
+                        path.display()
+                    ));
+                    false
+                }
+            },
+        };
+        if !names_parent {
+            return;
+        }
+        if let Err(e) = PausedDoc::remove(path) {
+            self.warn(format!(
+                "could not remove {} ({e}); it names the active session and is dropped at the next start",
+                path.display()
+            ));
+        }
     }
 
     /// End the paused parent `parent_id` and its running sub-mode: the parent's

@@ -59,12 +59,16 @@ impl ModeCore {
                     None => return Err(Refusal::NoActiveMode.into()),
                 },
             };
-            let manifest = match mode_id.filter(|id| self.is_paused_parent(id)) {
-                // "回到做饭模式": the parent's name with a verb of going back enters it
-                Some(_) if action == SwitchAction::Enter => paused::with_return_verbs(manifest),
-                _ => manifest,
+            // "回到做饭模式": the parent's name with a verb of going back enters it (and
+            // unsure words about it are asked as going back: "要回到做饭模式吗？")
+            let returns = action == SwitchAction::Enter
+                && mode_id.is_some_and(|id| self.is_paused_parent(id));
+            let manifest = match returns {
+                true => paused::with_return_verbs(manifest),
+                false => manifest,
             };
-            switch::validate(&manifest, action, user_text).map_err(Refusal::Words)?;
+            switch::validate(&manifest, action, user_text)
+                .map_err(|w| Refusal::Words(switch::WordsRefusal { returns, ..w }))?;
         }
         let turn_id = match origin {
             SwitchOrigin::Tool { turn_id, .. } | SwitchOrigin::Confirmed { turn_id } => {
@@ -137,11 +141,13 @@ impl ModeCore {
             .into());
         }
         if let Err(e) = self.create_session(now, &mode, entered, turn_id) {
-            self.warn(format!(
-                "could not enter {}: {e}",
-                mode.manifest.display_name
-            ));
-            return Err(SwitchError::Failed(e));
+            let display_name = mode.manifest.display_name.clone();
+            self.warn(format!("could not enter {display_name}: {e}"));
+            return Err(SwitchError::NotEntered {
+                display_name,
+                goes_on: None,
+                source: e,
+            });
         }
         let s = self
             .active

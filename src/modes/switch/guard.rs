@@ -60,6 +60,7 @@ fn refusal(
         display_name: manifest.display_name.clone(),
         names,
         verbs,
+        returns: false,
     }
 }
 

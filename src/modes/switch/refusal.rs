@@ -14,6 +14,9 @@ pub struct WordsRefusal {
     pub names: Vec<String>,
     /// The verbs that count for this action, the first one being the example.
     pub verbs: Vec<String>,
+    /// Entering names the parent a running sub-mode paused: it is going back ("回到做饭模式",
+    /// which ends the sub-mode), and is asked and explained as such.
+    pub returns: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +52,10 @@ impl WordsRefusalKind {
 impl std::fmt::Display for WordsRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let name = &self.display_name;
-        let verb = self.verbs.first().map(String::as_str).unwrap_or_default();
-        let verb_kind = match self.action {
-            SwitchAction::Enter => "进入",
-            SwitchAction::Exit => "退出",
+        let (verb, verb_kind) = match (self.action, self.returns) {
+            (SwitchAction::Enter, true) => ("回到", "回到"),
+            (SwitchAction::Enter, false) => (self.verbs.first().map_or("", String::as_str), "进入"),
+            (SwitchAction::Exit, _) => (self.verbs.first().map_or("", String::as_str), "退出"),
         };
         let how = format!(
             "要{verb_kind}请直接说“{verb}{name}”，或用命令 /mode {} {}",
@@ -97,8 +100,13 @@ impl std::fmt::Display for WordsRefusal {
             ),
             WordsRefusalKind::Unsure(_) => write!(
                 f,
-                "unsure: the user's words may or may not ask to {} {name}; the backend asks them to confirm (要{verb_kind}{name}吗？).",
-                self.action.as_str()
+                "unsure: the user's words may or may not ask to {} {name}; the backend asks them to confirm ({}).",
+                if self.returns { "go back to" } else { self.action.as_str() },
+                match (self.action, self.returns) {
+                    (SwitchAction::Enter, true) => format!("要回到{name}吗？"),
+                    (SwitchAction::Enter, false) => format!("要打开{name}吗？"),
+                    (SwitchAction::Exit, _) => format!("要退出{name}吗？"),
+                }
             ),
             WordsRefusalKind::NoVerb => write!(
                 f,

@@ -48,6 +48,10 @@ pub struct OfferTag {
     pub action: crate::modes::switch::SwitchAction,
     #[serde(default)]
     pub why: Asking,
+    /// An enter that goes back to the parent a running sub-mode paused ("要回到做饭模式吗？"):
+    /// its yes is an assent or a verb of going back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub returns: bool,
     /// An offer made after an answer: that answer (at most [`MAX_AFTER_ANSWER_CHARS`]),
     /// handed to the mode's first turn so it goes on from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
