@@ -97,6 +97,7 @@ mod strategy_stream;
 mod strategy_switch;
 mod streaming;
 mod submode;
+mod submode_ask;
 mod submode_concurrency;
 mod submode_confirm;
 mod submode_crash;

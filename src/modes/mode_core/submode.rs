@@ -59,27 +59,22 @@ impl ModeCore {
         self.paused.as_ref().map(|p| p.doc.parent.clone())
     }
 
-    /// Enter sub-mode `mode` of `parent_id`: refused unless the parent runs (and is not
-    /// ending); else `paused.json`, then the new session and `action.json`. On failure
-    /// nothing changed: the parent runs on, `action.json` names it and `paused.json` is
-    /// gone ([`ModeCore::unpause_after_failed_entry`]).
-    pub(super) fn enter_sub(
-        &mut self,
-        now: DateTime<Utc>,
-        mode: RegisteredMode,
-        parent_id: &str,
-        turn_id: Option<TurnId>,
-        entered: &Entered,
-    ) -> Result<Switched, SwitchError> {
+    /// The display name of mode `id` (its id when it no longer loads).
+    fn name_of(&self, id: &str) -> String {
+        self.registry
+            .get(id)
+            .map_or_else(|| id.to_string(), |m| m.manifest.display_name.clone())
+    }
+
+    /// Why sub-mode `mode` of `parent_id` cannot be entered now, if it cannot: its parent
+    /// does not run (or is ending), it runs already, or another sub-mode does.
+    pub(super) fn sub_refusal(&self, mode: &RegisteredMode, parent_id: &str) -> Option<Refusal> {
         let display_name = mode.manifest.display_name.clone();
-        let parent_name = self.registry.get(parent_id).map_or_else(
-            || parent_id.to_string(),
-            |m| m.manifest.display_name.clone(),
-        );
-        let refusal = match &self.active {
+        let parent_name = self.name_of(parent_id);
+        match &self.active {
             None => Some(Refusal::ParentNotActive {
-                display_name: display_name.clone(),
-                parent_name: parent_name.clone(),
+                display_name,
+                parent_name,
             }),
             Some(a) if a.exit.is_some() => Some(Refusal::StillArchiving {
                 display_name: a.display_name.clone(),
@@ -93,14 +88,30 @@ impl ModeCore {
                 display_name: a.display_name.clone(),
             }),
             Some(a) if a.mode_id != parent_id => Some(Refusal::ParentNotActive {
-                display_name: display_name.clone(),
-                parent_name: parent_name.clone(),
+                display_name,
+                parent_name,
             }),
             Some(_) => None,
-        };
-        if let Some(r) = refusal {
+        }
+    }
+
+    /// Enter sub-mode `mode` of `parent_id`: refused unless the parent runs (and is not
+    /// ending); else `paused.json`, then the new session and `action.json`. On failure
+    /// nothing changed: the parent runs on, `action.json` names it and `paused.json` is
+    /// gone ([`ModeCore::unpause_after_failed_entry`]).
+    pub(super) fn enter_sub(
+        &mut self,
+        now: DateTime<Utc>,
+        mode: RegisteredMode,
+        parent_id: &str,
+        turn_id: Option<TurnId>,
+        entered: &Entered,
+    ) -> Result<Switched, SwitchError> {
+        if let Some(r) = self.sub_refusal(&mode, parent_id) {
             return Err(r.into());
         }
+        let display_name = mode.manifest.display_name.clone();
+        let parent_name = self.name_of(parent_id);
         let doc = PausedDoc::new(
             Self::rfc3339(self.local(now)),
             &mode.manifest.id,

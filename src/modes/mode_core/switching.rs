@@ -67,6 +67,15 @@ impl ModeCore {
                 true => paused::with_return_verbs(manifest),
                 false => manifest,
             };
+            // what the state refuses is said at once: a question whose yes could not
+            // switch would only waste the person's answer
+            if let Some(r) = mode
+                .as_ref()
+                .filter(|_| action == SwitchAction::Enter && !returns)
+                .and_then(|m| self.enter_refusal(m))
+            {
+                return Err(r.into());
+            }
             switch::validate(&manifest, action, user_text)
                 .map_err(|w| Refusal::Words(switch::WordsRefusal { returns, ..w }))?;
         }
@@ -116,6 +125,26 @@ impl ModeCore {
         }
     }
 
+    /// Why `mode` cannot be entered now, if it cannot: another mode runs, or this one
+    /// already, or one is still being archived; a sub-mode's parent does not run.
+    fn enter_refusal(&self, mode: &RegisteredMode) -> Option<Refusal> {
+        if let Some(parent) = &mode.manifest.parent {
+            return self.sub_refusal(mode, parent);
+        }
+        let a = self.active.as_ref()?;
+        let display_name = a.display_name.clone();
+        Some(if a.exit.is_some() {
+            Refusal::StillArchiving { display_name }
+        } else if a.mode_id == mode.manifest.id {
+            Refusal::AlreadyIn {
+                display_name,
+                session_id: a.session_id.clone(),
+            }
+        } else {
+            Refusal::OtherActive { display_name }
+        })
+    }
+
     pub(in crate::modes) fn enter(
         &mut self,
         now: DateTime<Utc>,
@@ -126,19 +155,8 @@ impl ModeCore {
         if let Some(parent) = mode.manifest.parent.clone() {
             return self.enter_sub(now, mode, &parent, turn_id, entered);
         }
-        if let Some(a) = &self.active {
-            let display_name = a.display_name.clone();
-            return Err(if a.exit.is_some() {
-                Refusal::StillArchiving { display_name }
-            } else if a.mode_id == mode.manifest.id {
-                Refusal::AlreadyIn {
-                    display_name,
-                    session_id: a.session_id.clone(),
-                }
-            } else {
-                Refusal::OtherActive { display_name }
-            }
-            .into());
+        if let Some(r) = self.enter_refusal(&mode) {
+            return Err(r.into());
         }
         if let Err(e) = self.create_session(now, &mode, entered, turn_id) {
             let display_name = mode.manifest.display_name.clone();
