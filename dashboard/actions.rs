@@ -1,7 +1,9 @@
-//! What the owner can do from the dashboard: exit the active mode, cancel a reminder.
-//! Both go through the kernel's command path as an owner turn (a typed
-//! [`Command`]: `/mode exit`, `/reminders cancel ID`), exactly as `homebot reminders cancel` does from the terminal:
-//! the dashboard never writes a file. [`super::auth`] has already checked the token.
+//! What the owner can do from the dashboard: exit the active mode, cancel a reminder,
+//! forget a learned example, keep a chat's answer as one. Each goes through the kernel's
+//! command path as an owner turn (a typed [`Command`]: `/mode exit`, `/reminders cancel
+//! ID`, `/examples forget ID`, `/good CHANNEL CHAT_ID`), exactly as `homebot reminders
+//! cancel` does from the terminal: the dashboard never writes a file. [`super::auth`] has
+//! already checked the token; the ids are checked here before a command is made.
 //!
 //! A form post gets a small page; a request that accepts JSON gets
 //! `{"ok": …, "text": …, "outcome": …}` (the turn's outcome, as on the control socket).
@@ -9,11 +11,12 @@
 use super::html as pages;
 use super::Dash;
 use crate::channels::cli;
-use crate::turn::{Command, Outcome, Reply};
+use crate::modes::examples::is_case_id;
+use crate::turn::{ChatRef, Command, Outcome, Reply};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Form, Json};
 
 /// The chat the dashboard's commands run in (its own FIFO beside the terminal's).
 pub const CHAT: &str = "dashboard";
@@ -37,6 +40,11 @@ async fn run(dash: &Dash, command: Command) -> Option<Reply> {
 }
 
 fn answer(dash: &Dash, headers: &HeaderMap, reply: Option<Reply>) -> Response {
+    answer_back_to(dash, headers, reply, "/")
+}
+
+/// The reply as JSON or as a small page whose back link goes to `back`.
+fn answer_back_to(dash: &Dash, headers: &HeaderMap, reply: Option<Reply>, back: &str) -> Response {
     let wants_json = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -54,7 +62,7 @@ fn answer(dash: &Dash, headers: &HeaderMap, reply: Option<Reply>) -> Response {
         let body = serde_json::json!({"ok": ok, "text": reply.text, "outcome": reply.outcome});
         return (status, Json(body)).into_response();
     }
-    pages::outcome(dash.lang(), status, ok, &reply.text)
+    pages::outcome_back_to(dash.lang(), status, ok, &reply.text, back)
 }
 
 /// `POST /action/mode/exit`, `POST /api/mode/exit`.
@@ -74,4 +82,45 @@ pub async fn cancel_reminder(
     };
     let reply = run(&dash, Command::CancelReminder(Some(id))).await;
     answer(&dash, &headers, reply)
+}
+
+/// `POST /action/examples/{id}/forget`, `POST /api/examples/{id}/forget`.
+pub async fn forget_example(
+    State(dash): State<Dash>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if !is_case_id(&id) {
+        return (
+            StatusCode::BAD_REQUEST,
+            "not an example id (like cooking-3)\n",
+        )
+            .into_response();
+    }
+    let reply = run(&dash, Command::ForgetExample(Some(id))).await;
+    answer_back_to(&dash, &headers, reply, super::examples::PAGE)
+}
+
+/// The chat whose answer the keep button names.
+#[derive(serde::Deserialize)]
+pub struct KeepForm {
+    pub channel: String,
+    pub chat_id: String,
+}
+
+/// `POST /action/examples/keep`, `POST /api/examples/keep` (a form: `channel`, `chat_id`).
+pub async fn keep_example(
+    State(dash): State<Dash>,
+    headers: HeaderMap,
+    Form(f): Form<KeepForm>,
+) -> Response {
+    let Some(chat) = ChatRef::new(&f.channel, &f.chat_id) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "not a chat (channel and chat id)\n",
+        )
+            .into_response();
+    };
+    let reply = run(&dash, Command::GoodIn(Some(chat))).await;
+    answer_back_to(&dash, &headers, reply, super::examples::PAGE)
 }

@@ -116,14 +116,26 @@ pub fn refusal(lang: Language, status: StatusCode, why: Refusal) -> Response {
 
 /// What an action did, with the kernel's own reply text.
 pub fn outcome(lang: Language, status: StatusCode, ok: bool, text: &str) -> Response {
+    outcome_back_to(lang, status, ok, text, "/")
+}
+
+/// [`outcome`], its back link to `back` (a page of the dashboard's own).
+pub fn outcome_back_to(
+    lang: Language,
+    status: StatusCode,
+    ok: bool,
+    text: &str,
+    back: &str,
+) -> Response {
     let w = words(lang);
     let head = if ok { w.done } else { w.failed };
     let body = format!(
-        "{}<main><section id=\"outcome\"><h2 class=\"{}\">{}</h2><p>{}</p><p><a href=\"/\" id=\"back\">{}</a></p></section></main>",
+        "{}<main><section id=\"outcome\"><h2 class=\"{}\">{}</h2><p>{}</p><p><a href=\"{}\" id=\"back\">{}</a></p></section></main>",
         header(w, "", ""),
         if ok { "ok" } else { "bad" },
         esc(head),
         esc(text),
+        esc(back),
         esc(w.back)
     );
     page(w, head, status, &body, false)

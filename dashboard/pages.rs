@@ -119,6 +119,11 @@ fn mode_section(w: &Words, st: &Status, owner: bool) -> String {
         out.push_str(&format!("<p class=\"bad\">{}</p>", esc(e)));
     }
     out.push_str(&modes_list(w, st));
+    out.push_str(&format!(
+        "<p><a href=\"{}\" id=\"examples-link\">{}</a></p>",
+        super::examples::PAGE,
+        esc(w.examples)
+    ));
     out.push_str("</section>");
     out
 }

@@ -1,6 +1,6 @@
 //! The dashboard's routes, and the access rules around them.
 
-use super::{actions, api, auth, live_events, metrics, pages, Dash};
+use super::{actions, api, auth, examples, live_events, metrics, pages, Dash};
 use axum::routing::{get, post};
 use axum::Router;
 
@@ -10,6 +10,7 @@ pub fn router(dash: Dash) -> Router {
     Router::new()
         .route("/", get(pages::index))
         .route("/sessions/:id", get(pages::session))
+        .route(examples::PAGE, get(examples::page_handler))
         .route("/login", get(pages::login_form).post(auth::login))
         .route("/logout", post(auth::logout))
         .route("/action/mode/exit", post(actions::exit_mode))
@@ -17,13 +18,18 @@ pub fn router(dash: Dash) -> Router {
             "/action/reminders/:id/cancel",
             post(actions::cancel_reminder),
         )
+        .route("/action/examples/:id/forget", post(actions::forget_example))
+        .route("/action/examples/keep", post(actions::keep_example))
         .route("/api/status", get(api::status))
+        .route("/api/examples", get(examples::api))
         .route("/api/sessions", get(api::sessions))
         .route("/api/sessions/:id", get(api::session))
         .route("/api/live", get(api::live))
         .route("/api/live/events", get(live_events::events))
         .route("/api/mode/exit", post(actions::exit_mode))
         .route("/api/reminders/:id/cancel", post(actions::cancel_reminder))
+        .route("/api/examples/:id/forget", post(actions::forget_example))
+        .route("/api/examples/keep", post(actions::keep_example))
         .with_state(dash)
 }
 

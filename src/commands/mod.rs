@@ -1,7 +1,8 @@
 //! Slash commands and the status text: what a user can do without the LLM.
 //!
 //! `/mode enter <id>`, `/mode exit [id]`, `/mode status`, `/status`, `/reminders [all]`,
-//! `/reminders cancel <id>`, `/strategy [...]`, `/why` ([`why`]), `/help` (and `/quit` in the interactive
+//! `/reminders cancel <id>`, `/strategy [...]`, `/why` ([`why`]), `/good`, `/examples
+//! [MODE]`, `/examples forget ID` ([`examples`]), `/help` (and `/quit` in the interactive
 //! CLI, handled there). They change or show state directly, are not recorded, and never
 //! call the provider nor take a provider slot (a mode's summary is written later, by the
 //! summarizer). But a chat's command runs in that chat's queue (`kernel::turn_run`), so it
@@ -9,6 +10,7 @@
 //! kernel's own `command` (no chat) does not. Entering or leaving a mode is subject to
 //! the channel's permission rule for the sender (`Turn::may_switch_modes`).
 
+pub mod examples;
 pub mod spoken;
 pub mod why;
 
@@ -123,7 +125,10 @@ pub async fn run(ctx: &Context<'_>, cmd: Command, may_switch: bool) -> Reply {
             };
         }
         Command::Why => return Reply::ok(why::answer(ctx).await),
-        Command::Good => return good(ctx).await,
+        Command::Good => return examples::good(ctx).await,
+        Command::GoodIn(chat) => return examples::good_in(ctx, chat).await,
+        Command::Examples(mode) => return examples::list(ctx, mode).await,
+        Command::ForgetExample(id) => return examples::forget(ctx, id, may_switch).await,
         Command::Help => return Reply::ok(help_text(ctx.registry)),
     };
     match result {
@@ -166,30 +171,9 @@ pub fn help_text(registry: &ModeRegistry) -> String {
         .map(|m| format!("{}（{}）", m.manifest.id, m.manifest.display_name))
         .collect();
     format!(
-        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /strategy [名称]        查看或切换策略（build/plan/spec/reflect/assist/custom，预设 quick/standard/careful）\n  /strategy log          最近的计划、评审和选择记录\n  /why                   上一次回答用了什么（模式、策略、资料、记忆、历史、用量）\n  /good                  把模式里刚才的回答记作例子\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
+        "命令:\n  /mode enter <mode_id>  进入模式\n  /mode exit             退出当前模式\n  /mode status | /status 查看状态\n  /reminders [all]       查看提醒（all：含已响过的）\n  /reminders cancel <编号> 取消提醒\n  /strategy [名称]        查看或切换策略（build/plan/spec/reflect/assist/custom，预设 quick/standard/careful）\n  /strategy log          最近的计划、评审和选择记录\n  /why                   上一次回答用了什么（模式、策略、资料、记忆、历史、用量）\n  /good                  把模式里刚才的回答记作例子\n  /examples [mode_id]    查看记下的例子\n  /examples forget <编号> 忘掉一个例子\n  /help                  本帮助\n  /quit                  结束终端对话（仅终端）\n可用的 mode_id: {}",
         if ids.is_empty() { "—".to_string() } else { ids.join(", ") }
     )
-}
-
-/// `/good`: keep the chat's last answer in the mode session as an example.
-async fn good(ctx: &Context<'_>) -> Reply {
-    use crate::modes::mode_core::examples::Good;
-    let Some(turn) = ctx.turn else {
-        return usage("/good 只能在对话里用：紧接在要保留的回答之后。");
-    };
-    match ctx.modes.mark_good(&turn.channel, &turn.chat_id).await {
-        Ok(Good::Kept(id)) => Reply::ok(format!("记下了，这个回答会作为本模式的例子（{id}）。")),
-        Ok(Good::Private) => Reply::ok("私聊里的对话不会被记作例子：模式里的例子大家都看得到。"),
-        Ok(Good::Nothing) => Reply::ok(
-            "没有可以记下的回答：/good 要紧接在模式里的一个回答之后，而且这个模式要开启了例子。",
-        ),
-        Ok(Good::Failed) => Reply::failed(
-            "没能记下这个例子（见 /status 的警告）。",
-            Failure::Storage,
-            "example not kept",
-        ),
-        Err(e) => Reply::failed(format!("没能记下：{e}"), Failure::Internal, e.to_string()),
-    }
 }
 
 /// "可用模式:" and a line per mode with what it is for (its SKILL.md's description).
@@ -315,6 +299,10 @@ mod tests {
         assert_eq!(
             Command::parse("/strategy"),
             Command::Strategy(String::new())
+        );
+        assert_eq!(
+            Command::parse("/examples forget cooking-2"),
+            Command::ForgetExample(Some("cooking-2".into()))
         );
         assert_eq!(
             Command::parse("/strategy custom 先说 收到"),

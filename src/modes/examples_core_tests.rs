@@ -1,7 +1,8 @@
 //! The core's side of learned examples: which turn a thanks or `/good` keeps, and what a
 //! new session's prompt gets (no runtime; the cooking skill learns them).
 
-use super::mode_core::examples::Good;
+use super::examples::Judged;
+use super::mode_core::examples::{Good, VIEW_CHARS};
 use super::mode_core::*;
 use super::registry::ModeRegistry;
 use super::session::Record;
@@ -190,4 +191,54 @@ fn words_that_name_no_dish_get_the_cases_of_their_own_chat_first() {
             .unwrap();
     let users: Vec<&str> = got.iter().map(|c| c.user.as_str()).collect();
     assert_eq!(users, ["红烧肉怎么做才不腻", "番茄炒蛋先放蛋吗"]);
+}
+
+#[test]
+fn the_owner_sees_and_keeps_only_the_shared_candidates_of_the_active_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = core(dir.path());
+    // no session: nothing to show
+    say(&mut c, "group:1", true, "红烧肉怎么做", false);
+    assert!(c.shared_candidates().is_empty());
+    switch(&mut c, SwitchAction::Enter);
+    let long = "蒸".repeat(VIEW_CHARS + 30);
+    say(&mut c, "group:1", true, &long, false);
+    say(&mut c, "private:9", false, "鲈鱼蒸几分钟", false);
+    let shown = c.shared_candidates();
+    assert_eq!(
+        shown.len(),
+        1,
+        "a private chat's candidate never leaves the core"
+    );
+    assert_eq!(
+        (shown[0].channel.as_str(), shown[0].chat_id.as_str()),
+        ("qq", "group:1")
+    );
+    assert_eq!(shown[0].mode_id, "cooking");
+    assert_eq!(shown[0].user, format!("{}…", "蒸".repeat(VIEW_CHARS)));
+    // the owner's keep of the private chat's is refused; of the group's, kept as theirs
+    assert_eq!(
+        c.keep_candidate("qq", "private:9", Judged::Dashboard),
+        Good::Private
+    );
+    let Good::Kept(id) = c.keep_candidate("qq", "group:1", Judged::Dashboard) else {
+        panic!("kept");
+    };
+    let ws = Workspace::open(dir.path()).unwrap();
+    let (cases, _) = crate::modes::examples::ExampleStore::new(&ws).load("cooking");
+    assert_eq!(
+        (cases[0].id.as_str(), cases[0].judged),
+        (id.as_str(), Judged::Dashboard)
+    );
+    // kept once: no longer offered, and a second keep finds nothing
+    assert!(c.shared_candidates().is_empty());
+    assert_eq!(
+        c.keep_candidate("qq", "group:1", Judged::Dashboard),
+        Good::Nothing
+    );
+    // an ended session's candidates are not offered
+    say(&mut c, "group:1", true, "番茄炒蛋", false);
+    assert_eq!(c.shared_candidates().len(), 1);
+    switch(&mut c, SwitchAction::Exit);
+    assert!(c.shared_candidates().is_empty());
 }

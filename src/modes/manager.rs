@@ -2,7 +2,8 @@
 //! mode session file (and normal-operation chat histories). Channels never talk to it
 //! directly: the kernel calls [`ModesHandle`] at the start and end of every turn, the
 //! `switch_mode` tool and `/mode` commands call it to switch (the tool also to offer a
-//! mode, and an accepted offer to enter it), the Cron actor to expire.
+//! mode, and an accepted offer to enter it), the Cron actor to expire. The messages about
+//! learned examples (`/good`, the dashboard's candidates) are in [`super::manager_examples`].
 //!
 //! Handlers are synchronous (the actor runs on its own thread, `homebot-modes`, so the file I/O
 //! of one message — fsync included — blocks only this actor). No handler awaits an LLM:
@@ -46,7 +47,7 @@ impl ModeManager {
 
     /// Run `f` on the core at the clock's now, in its supervised cell
     /// ([`crate::actor::Supervised`]).
-    fn supervised<R>(
+    pub(super) fn supervised<R>(
         &mut self,
         what: &'static str,
         f: impl FnOnce(&mut ModeCore, DateTime<Utc>) -> R,
@@ -166,21 +167,6 @@ pub struct CheckExpiry;
 #[rtype(result = "Result<ModeStatus, ModeError>")]
 pub struct GetStatus;
 
-/// `/good` in a chat: keep its last answered turn of the active session as an example.
-#[derive(Message)]
-#[rtype(result = "Result<super::mode_core::examples::Good, ModeError>")]
-pub struct MarkGood {
-    pub channel: String,
-    pub chat_id: String,
-}
-
-impl Handler<MarkGood> for ModeManager {
-    type Result = Result<super::mode_core::examples::Good, ModeError>;
-    fn handle(&mut self, msg: MarkGood, _: &mut Context<Self>) -> Self::Result {
-        self.supervised("good", |core, _| core.mark_good(&msg.channel, &msg.chat_id))
-    }
-}
-
 impl Handler<BeginTurn> for ModeManager {
     type Result = Result<TurnTicket, ModeError>;
     fn handle(&mut self, msg: BeginTurn, _: &mut Context<Self>) -> Self::Result {
@@ -287,7 +273,7 @@ impl Handler<GetStatus> for ModeManager {
 /// The cloneable handle everything else uses; hides the actor framework.
 #[derive(Clone)]
 pub struct ModesHandle {
-    addr: Addr<ModeManager>,
+    pub(super) addr: Addr<ModeManager>,
 }
 
 impl ModesHandle {
@@ -450,19 +436,5 @@ impl ModesHandle {
             .send(GetStatus)
             .await
             .map_err(|_| ModeError::Gone)?
-    }
-
-    /// `/good`: keep chat `channel`/`chat_id`'s last answered turn of the active session
-    /// as an example of its mode.
-    pub async fn mark_good(
-        &self,
-        channel: &str,
-        chat_id: &str,
-    ) -> Result<super::mode_core::examples::Good, ModeError> {
-        let msg = MarkGood {
-            channel: channel.to_string(),
-            chat_id: chat_id.to_string(),
-        };
-        self.addr.send(msg).await.map_err(|_| ModeError::Gone)?
     }
 }

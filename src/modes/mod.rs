@@ -26,7 +26,8 @@
 //! - [`mode_core::offer`] — a mode offered by the backend when someone starts its activity (the
 //!   words that allow it, once per chat per day, the accepted offer entering the mode).
 //! - [`manager`] — `ModeManager`, the supervised actor that owns a `ModeCore`, and
-//!   `ModesHandle`; [`listing`] — every session folder and its true state.
+//!   `ModesHandle`; [`manager_examples`] — its messages about learned examples
+//!   ([`examples`]: `/good`, the dashboard's candidates); [`listing`] — every session folder and its true state.
 //!
 //! Nothing here knows about cooking: a mode's specifics come from its skill folder.
 
@@ -41,6 +42,7 @@ pub mod error;
 pub mod examples;
 pub mod listing;
 pub mod manager;
+pub mod manager_examples;
 pub mod manifest;
 pub mod mode_core;
 pub mod paused;

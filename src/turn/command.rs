@@ -22,7 +22,41 @@ pub enum Command {
     Why,
     /// `/good`: the chat's last answer in the mode session is an example worth keeping.
     Good,
+    /// `/good CHANNEL CHAT_ID` (the owner, as the dashboard's keep button does): that
+    /// chat's last answer in the mode session. `None`: words that name no chat (usage).
+    GoodIn(Option<ChatRef>),
+    /// `/examples [MODE]`: the examples the modes kept (one mode's).
+    Examples(Option<String>),
+    /// `/examples forget ID`. `None`: no case id (`<mode_id>-<n>`) given (usage).
+    ForgetExample(Option<String>),
     Help,
+}
+
+/// The longest chat id a command names.
+pub const MAX_CHAT_ID: usize = 256;
+
+/// A chat another chat's command names (`/good CHANNEL CHAT_ID`): a channel's name and a
+/// chat id, each one word, bounded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatRef {
+    pub channel: String,
+    pub chat_id: String,
+}
+
+impl ChatRef {
+    /// The chat `channel`/`chat_id`, if both can be named in a command: the channel a
+    /// safe id of at most 64 characters, the chat id at most [`MAX_CHAT_ID`] characters
+    /// without spaces or control characters.
+    pub fn new(channel: &str, chat_id: &str) -> Option<Self> {
+        let channel_ok = channel.len() <= 64 && crate::config::is_safe_id(channel);
+        let chat_ok = !chat_id.is_empty()
+            && chat_id.chars().count() <= MAX_CHAT_ID
+            && !chat_id.chars().any(|c| c.is_whitespace() || c.is_control());
+        (channel_ok && chat_ok).then(|| Self {
+            channel: channel.to_string(),
+            chat_id: chat_id.to_string(),
+        })
+    }
 }
 
 impl Command {
@@ -41,6 +75,14 @@ impl Command {
             ["/mode"] | ["/mode", "status"] | ["/status"] => Command::Status,
             ["/why"] => Command::Why,
             ["/good"] => Command::Good,
+            ["/good", channel, chat_id] => Command::GoodIn(ChatRef::new(channel, chat_id)),
+            ["/good", ..] => Command::GoodIn(None),
+            ["/examples", "forget"] => Command::ForgetExample(None),
+            ["/examples", "forget", id] => Command::ForgetExample(
+                Some(id.to_string()).filter(|id| crate::modes::examples::is_case_id(id)),
+            ),
+            ["/examples"] => Command::Examples(None),
+            ["/examples", mode] => Command::Examples(Some(mode.to_string())),
             ["/reminders"] => Command::Reminders { all: false },
             ["/reminders", "all"] | ["/reminders", "--all"] => Command::Reminders { all: true },
             ["/reminders", "cancel", id] => {
@@ -92,6 +134,13 @@ impl fmt::Display for Command {
             Command::Strategy(arg) => write!(f, "/strategy {arg}"),
             Command::Why => f.write_str("/why"),
             Command::Good => f.write_str("/good"),
+            Command::GoodIn(Some(c)) => write!(f, "/good {} {}", c.channel, c.chat_id),
+            // names no chat: parsed back as a keep without one (its usage line)
+            Command::GoodIn(None) => f.write_str("/good ?"),
+            Command::Examples(None) => f.write_str("/examples"),
+            Command::Examples(Some(mode)) => write!(f, "/examples {mode}"),
+            Command::ForgetExample(None) => f.write_str("/examples forget ?"),
+            Command::ForgetExample(Some(id)) => write!(f, "/examples forget {id}"),
             Command::Help => f.write_str("/help"),
         }
     }
@@ -117,6 +166,12 @@ mod tests {
             Command::Strategy("custom 回答前先说“收到”".into()),
             Command::Why,
             Command::Good,
+            Command::GoodIn(ChatRef::new("qq", "group:5550001")),
+            Command::GoodIn(None),
+            Command::Examples(None),
+            Command::Examples(Some("cooking".into())),
+            Command::ForgetExample(None),
+            Command::ForgetExample(Some("cooking-3".into())),
             Command::Help,
         ];
         for c in all {
@@ -124,5 +179,53 @@ mod tests {
         }
         assert_eq!(Command::of("你好"), None);
         assert_eq!(Command::of("/mode exit"), Some(Command::Exit(None)));
+    }
+
+    #[test]
+    fn example_commands_check_their_ids_where_they_come_in() {
+        let forget = |t: &str| Command::parse(t);
+        assert_eq!(
+            forget("/examples forget cooking-3"),
+            Command::ForgetExample(Some("cooking-3".into()))
+        );
+        assert_eq!(forget("/examples  forget"), Command::ForgetExample(None));
+        let long = format!("/examples forget {}-1", "m".repeat(200));
+        for bad in [
+            "/examples forget cooking",
+            "/examples forget ../x-1",
+            "/examples forget cooking-1x",
+            long.as_str(),
+        ] {
+            assert_eq!(forget(bad), Command::ForgetExample(None), "{bad}");
+        }
+        assert_eq!(forget("/examples forget a b"), Command::Help);
+        assert_eq!(forget("/examples"), Command::Examples(None));
+        assert_eq!(
+            forget("/examples cooking"),
+            Command::Examples(Some("cooking".into()))
+        );
+        let good = |t: &str| Command::parse(t);
+        assert_eq!(good("/good"), Command::Good);
+        let named = good("/good qq group:5550001");
+        assert_eq!(
+            named,
+            Command::GoodIn(Some(ChatRef {
+                channel: "qq".into(),
+                chat_id: "group:5550001".into()
+            }))
+        );
+        let long_chat = format!("/good qq {}", "1".repeat(MAX_CHAT_ID + 1));
+        for bad in [
+            "/good 这个",
+            "/good ../x group:1",
+            "/good a b c",
+            long_chat.as_str(),
+        ] {
+            assert_eq!(good(bad), Command::GoodIn(None), "{bad}");
+        }
+        assert!(ChatRef::new("qq", "group 1").is_none());
+        assert!(ChatRef::new("qq", "").is_none());
+        assert!(ChatRef::new("qq", "a\u{7}b").is_none());
+        assert!(ChatRef::new("qq", &"1".repeat(MAX_CHAT_ID)).is_some());
     }
 }

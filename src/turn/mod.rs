@@ -6,7 +6,7 @@
 pub mod command;
 pub mod facts;
 pub mod outcome;
-pub use command::Command;
+pub use command::{ChatRef, Command};
 pub use facts::{Audience, Facts, Modality, Trust};
 pub use outcome::{Failure, Outcome, Refusal, TurnError};
 

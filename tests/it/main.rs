@@ -41,6 +41,7 @@ mod crash;
 mod dashboard;
 mod dashboard_browser;
 mod dashboard_cost;
+mod dashboard_examples;
 mod dashboard_links;
 mod dashboard_live;
 mod demo;

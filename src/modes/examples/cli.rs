@@ -1,14 +1,19 @@
 //! `homebot examples [MODE]` and `homebot examples forget ID`: the kept cases, read and
 //! changed on disk directly (with or without a running gateway: the store's lock keeps
-//! both writers' changes).
+//! both writers' changes). The same listing, in the household's language, is what
+//! `/examples` answers in a chat ([`render_in`]).
 
-use super::{Case, ExampleStore};
+use super::{Case, ExampleStore, Judged};
+use crate::config::Language;
 use crate::workspace::Workspace;
 
 /// What `homebot examples [MODE]` or `homebot examples forget ID` prints.
 pub fn run(ws: &Workspace, mode: Option<&str>, forget: Option<&str>) -> anyhow::Result<String> {
     let store = ExampleStore::new(ws);
     if let Some(id) = forget {
+        if !super::store::is_case_id(id) {
+            anyhow::bail!("{id:?} is not an example id (like cooking-3; see `homebot examples`)");
+        }
         if !store.forget(id)? {
             anyhow::bail!("there is no example {id} (see `homebot examples`)");
         }
@@ -20,8 +25,15 @@ pub fn run(ws: &Workspace, mode: Option<&str>, forget: Option<&str>) -> anyhow::
     Ok(render(&store, mode))
 }
 
-/// The cases of `mode` (every mode's when `None`), one block per case.
+/// The cases of `mode` (every mode's when `None`), one block per case, in English (the
+/// command line's).
 pub fn render(store: &ExampleStore, mode: Option<&str>) -> String {
+    render_in(store, mode, Language::En)
+}
+
+/// [`render`] in `language` (`/examples` in a chat: the household's).
+pub fn render_in(store: &ExampleStore, mode: Option<&str>, language: Language) -> String {
+    let zh = language == Language::Zh;
     let modes = match mode {
         Some(m) => vec![m.to_string()],
         None => store.modes(),
@@ -30,20 +42,40 @@ pub fn render(store: &ExampleStore, mode: Option<&str>) -> String {
     for m in modes {
         let (cases, warning) = store.load(&m);
         if let Some(w) = warning {
-            out.push_str(&format!("warning: {w}\n"));
+            out.push_str(&format!("{}{w}\n", if zh { "警告：" } else { "warning: " }));
         }
-        out.push_str(&format!("{m}: {} case(s)\n", cases.len()));
+        out.push_str(&match zh {
+            true => format!("{m}：{} 个例子\n", cases.len()),
+            false => format!("{m}: {} case(s)\n", cases.len()),
+        });
         for c in cases.iter().rev() {
-            out.push_str(&line(c));
+            out.push_str(&line(c, zh));
         }
     }
     if out.is_empty() {
-        out.push_str("no examples kept (a mode keeps them when its mode.json has \"examples\")\n");
+        out.push_str(match zh {
+            true => "还没有记下的例子（mode.json 里写了 \"examples\" 的模式才会记）\n",
+            false => "no examples kept (a mode keeps them when its mode.json has \"examples\")\n",
+        });
     }
     out
 }
 
-fn line(c: &Case) -> String {
+/// How a case was judged, in words.
+pub fn judged_words(j: Judged, zh: bool) -> &'static str {
+    match (j, zh) {
+        (Judged::Good, false) => "Good",
+        (Judged::Praised, false) => "Praised",
+        (Judged::Thanked, false) => "Thanked",
+        (Judged::Dashboard, false) => "Dashboard",
+        (Judged::Good, true) => "/good",
+        (Judged::Praised, true) => "夸了",
+        (Judged::Thanked, true) => "道谢",
+        (Judged::Dashboard, true) => "网页上记下",
+    }
+}
+
+fn line(c: &Case, zh: bool) -> String {
     let short = |t: &str, n: usize| {
         let one: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
         match one.char_indices().nth(n) {
@@ -55,16 +87,19 @@ fn line(c: &Case) -> String {
         .scene
         .room
         .as_deref()
-        .map(|r| format!(" room {r}"))
+        .map(|r| match zh {
+            true => format!(" 房间 {r}"),
+            false => format!(" room {r}"),
+        })
         .unwrap_or_default();
+    let (id, at, judged) = (&c.id, &c.at, judged_words(c.judged, zh));
+    let (ch, chat, sid) = (&c.scene.channel, &c.scene.chat_id, &c.session_id);
+    let head = match zh {
+        true => format!("  {id}  {at}  {judged} · {ch}/{chat}{room}（会话 {sid}）\n"),
+        false => format!("  {id}  {at}  {judged} in {ch}/{chat}{room} (session {sid})\n"),
+    };
     format!(
-        "  {id}  {at}  {judged:?} in {ch}/{chat}{room} (session {sid})\n    问: {u}\n    答: {a}\n",
-        id = c.id,
-        at = c.at,
-        judged = c.judged,
-        ch = c.scene.channel,
-        chat = c.scene.chat_id,
-        sid = c.session_id,
+        "{head}    问: {u}\n    答: {a}\n",
         u = short(&c.user, 60),
         a = short(&c.answer, 80),
     )

@@ -11,7 +11,7 @@ pub mod pick;
 pub mod signals;
 pub mod store;
 
-pub use store::{Case, CaseScene, ExampleStore, Judged};
+pub use store::{is_case_id, Case, CaseScene, ExampleStore, Judged};
 
 /// The file a session keeps the examples its frozen prompt got in.
 pub const SESSION_EXAMPLES_FILE: &str = "examples.json";

@@ -4,7 +4,8 @@
 //! it enters: each case's words and answer are cut when kept and again when read, a file
 //! holds at most [`MAX_KEEP`] cases, and one larger than [`MAX_FILE_BYTES`] or unreadable
 //! is set aside (`.corrupt`) with a warning and the mode starts with none — a turn never
-//! fails for it.
+//! fails for it ([`ExampleStore::peek`] only reads, for the dashboard, which never writes).
+//! A case id that comes in from outside is checked for its shape first ([`is_case_id`]).
 
 use crate::fsutil;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,25 @@ pub enum Judged {
     Praised,
     /// The next message thanked ("谢谢").
     Thanked,
+    /// The owner kept it from the dashboard (`/good CHANNEL CHAT_ID`): the owner's word on
+    /// another chat's answer.
+    Dashboard,
+}
+
+/// The longest case id: a mode id (at most 128 characters) and `-<n>`.
+pub const MAX_CASE_ID: usize = 150;
+
+/// Whether `id` has a case id's shape, `<mode_id>-<n>` (a safe mode id, a number), within
+/// [`MAX_CASE_ID`]: checked where an id comes in (a command, a dashboard path).
+pub fn is_case_id(id: &str) -> bool {
+    let Some((mode_id, n)) = id.rsplit_once('-') else {
+        return false;
+    };
+    id.len() <= MAX_CASE_ID
+        && crate::config::is_safe_id(mode_id)
+        && !n.is_empty()
+        && n.len() <= 20
+        && n.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Where the case was said.
@@ -102,6 +122,23 @@ impl ExampleStore {
     pub fn load(&self, mode_id: &str) -> (Vec<Case>, Option<String>) {
         let (f, warning) = read(&self.path(mode_id));
         (f.cases, warning)
+    }
+
+    /// The mode's cases as [`Self::load`] reads them, but only read: an unreadable file is
+    /// left where it is (the warning says so) for the gateway to set aside — for a reader
+    /// that never writes (the dashboard).
+    pub fn peek(&self, mode_id: &str) -> (Vec<Case>, Option<String>) {
+        let path = self.path(mode_id);
+        match parse(&path) {
+            Ok(f) => (f.cases, None),
+            Err(why) => (
+                Vec::new(),
+                Some(format!(
+                    "{} is unreadable ({why}); the gateway sets it aside when it next reads it",
+                    path.display()
+                )),
+            ),
+        }
     }
 
     /// Every mode's cases (the mode ids of the files in the folder, sorted).
@@ -182,20 +219,8 @@ impl ExampleStore {
 
 /// The file at `path`, bounded; an unreadable one is set aside and read as empty.
 fn read(path: &Path) -> (File, Option<String>) {
-    let too_big = std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_FILE_BYTES);
-    let parsed = match std::fs::read(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (File::default(), None),
-        _ if too_big => Err(format!("larger than {MAX_FILE_BYTES} bytes")),
-        Err(e) => Err(e.to_string()),
-        Ok(bytes) => serde_json::from_slice::<File>(&bytes).map_err(|e| e.to_string()),
-    };
-    match parsed {
-        Ok(mut f) => {
-            let over = f.cases.len().saturating_sub(MAX_KEEP);
-            f.cases.drain(..over);
-            f.cases = f.cases.into_iter().map(Case::bounded).collect();
-            (f, None)
-        }
+    match parse(path) {
+        Ok(f) => (f, None),
         Err(why) => {
             let kept = match fsutil::move_aside(path, "corrupt") {
                 Ok(aside) => format!("kept as {}", aside.display()),
@@ -209,6 +234,32 @@ fn read(path: &Path) -> (File, Option<String>) {
             (File::default(), Some(warning))
         }
     }
+}
+
+/// Why a cases file cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum Unreadable {
+    #[error("larger than {MAX_FILE_BYTES} bytes")]
+    TooLarge,
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The file at `path`, bounded (none: empty), or why it cannot be read.
+fn parse(path: &Path) -> Result<File, Unreadable> {
+    let too_big = std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_FILE_BYTES);
+    let mut f: File = match std::fs::read(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(File::default()),
+        _ if too_big => return Err(Unreadable::TooLarge),
+        Err(e) => return Err(e.into()),
+        Ok(bytes) => serde_json::from_slice(&bytes)?,
+    };
+    let over = f.cases.len().saturating_sub(MAX_KEEP);
+    f.cases.drain(..over);
+    f.cases = f.cases.into_iter().map(Case::bounded).collect();
+    Ok(f)
 }
 
 #[cfg(test)]

@@ -104,3 +104,41 @@ fn a_file_with_too_many_cases_is_read_bounded() {
     assert_eq!(cases.len(), MAX_KEEP);
     assert_eq!(cases[0].id, "cooking-5");
 }
+
+#[test]
+fn a_case_id_is_a_mode_id_and_a_number_within_its_bound() {
+    for ok in ["cooking-1", "home-cooking-12", "a_b.c-0"] {
+        assert!(is_case_id(ok), "{ok}");
+    }
+    let long = format!("{}-1", "m".repeat(MAX_CASE_ID));
+    for bad in [
+        "",
+        "cooking",
+        "cooking-",
+        "-1",
+        "cooking-x",
+        "cooking-1a",
+        "../x-1",
+        "co oking-1",
+        "cooking-+1",
+        "cooking-123456789012345678901",
+        &long,
+    ] {
+        assert!(!is_case_id(bad), "{bad}");
+    }
+}
+
+#[test]
+fn peek_reads_a_corrupt_file_without_setting_it_aside() {
+    let (_d, s) = store();
+    s.add("cooking", case("红烧肉"), 10).expect("kept");
+    let (cases, warning) = s.peek("cooking");
+    assert_eq!((cases.len(), warning), (1, None));
+    std::fs::write(s.path("cooking"), "{not json").expect("written");
+    let (cases, warning) = s.peek("cooking");
+    assert!(cases.is_empty());
+    assert!(warning.expect("a warning").contains("unreadable"));
+    assert!(s.path("cooking").exists(), "left where it was");
+    assert!(!s.dir.join("cooking.json.corrupt").exists());
+    assert!(s.peek("nosuchmode").0.is_empty());
+}

@@ -6,6 +6,9 @@
 //! private chat would be shown to others. A new session gets the most similar kept cases
 //! to its first words ([`pick`]) in its frozen prompt.
 //!
+//! The owner sees the active session's shared candidates on the dashboard
+//! ([`ModeCore::shared_candidates`]) and may keep one there ([`Judged::Dashboard`]).
+//!
 //! Keeping a case is a small atomic file replace on this actor, rare (a thanks), and a
 //! failure is a warning: a turn never fails for it.
 
@@ -36,6 +39,25 @@ pub enum Good {
     Nothing,
     /// It could not be written (the status's warnings say why).
     Failed,
+}
+
+/// How many characters of a candidate's words and answer [`CandidateView`] shows.
+pub const VIEW_CHARS: usize = 200;
+
+/// A chat's candidate as the owner sees it on the dashboard (only one that others heard).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CandidateView {
+    pub mode_id: String,
+    pub session_id: String,
+    pub channel: String,
+    pub chat_id: String,
+    pub room: Option<String>,
+    /// When the answered turn began.
+    pub at: String,
+    /// The user's words, shortened to [`VIEW_CHARS`].
+    pub user: String,
+    /// The answer, shortened to [`VIEW_CHARS`].
+    pub answer: String,
 }
 
 impl ModeCore {
@@ -112,6 +134,12 @@ impl ModeCore {
     /// `/good` in chat `channel`/`chat_id`: keep its last answered turn of the active
     /// session.
     pub fn mark_good(&mut self, channel: &str, chat_id: &str) -> Good {
+        self.keep_candidate(channel, chat_id, Judged::Good)
+    }
+
+    /// Keep chat `channel`/`chat_id`'s last answered turn of the active session, as
+    /// `judged` (`/good`: the chat's own word; [`Judged::Dashboard`]: the owner's).
+    pub fn keep_candidate(&mut self, channel: &str, chat_id: &str, judged: Judged) -> Good {
         let key = (channel.to_string(), chat_id.to_string());
         let active = self.active.as_ref().map(|s| s.session_id.clone());
         match self.candidates.get(&key) {
@@ -122,10 +150,34 @@ impl ModeCore {
         if !c.shared {
             return Good::Private;
         }
-        match self.keep_case(c, Judged::Good) {
+        match self.keep_case(c, judged) {
             Some(id) => Good::Kept(id),
             None => Good::Failed,
         }
+    }
+
+    /// The candidates of the active session that others heard (a private chat's never
+    /// leaves the core), newest first, their words and answers shortened: what the owner
+    /// may keep from the dashboard.
+    pub fn shared_candidates(&self) -> Vec<CandidateView> {
+        let Some(active) = self.active.as_ref().map(|s| s.session_id.as_str()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<CandidateView> = (self.candidates.values())
+            .filter(|c| c.shared && c.session_id == active)
+            .map(|c| CandidateView {
+                mode_id: c.mode_id.clone(),
+                session_id: c.session_id.clone(),
+                channel: c.case.scene.channel.clone(),
+                chat_id: c.case.scene.chat_id.clone(),
+                room: c.case.scene.room.clone(),
+                at: c.case.at.clone(),
+                user: crate::modes::session::excerpt(&c.case.user, VIEW_CHARS),
+                answer: crate::modes::session::excerpt(&c.case.answer, VIEW_CHARS),
+            })
+            .collect();
+        out.sort_by(|a, b| (&b.at, &a.channel, &a.chat_id).cmp(&(&a.at, &b.channel, &b.chat_id)));
+        out
     }
 
     /// Keep `c` as judged, unless only its asker heard it. The case's id, if kept.
