@@ -1,7 +1,8 @@
 //! The kit of the scene-memory tests through the channels: a household gateway in this
 //! process, started as `homebot gateway` starts it (the channels, then the HTTP server
 //! with their routes) on a controlled clock — QQ's reverse WebSocket for a OneBot
-//! simulator, Home Assistant's agent endpoint for the integration's turns — and a fake
+//! simulator, Home Assistant's agent endpoint for the integration's turns, and whatever
+//! else the test's configuration enables (the Wyoming server) — and a fake
 //! model that keeps what it is asked to remember, calls three tools when asked to look
 //! something up, and otherwise answers briefly.
 
@@ -78,6 +79,8 @@ pub(crate) struct Home {
     pub(crate) base: String,
     /// QQ's reverse WebSocket.
     pub(crate) qq: String,
+    /// Where each listening channel bound (`qq`, `wyoming`, …).
+    pub(crate) bound: Vec<(&'static str, std::net::SocketAddr)>,
     pub(crate) dir: tempfile::TempDir,
 }
 
@@ -85,6 +88,12 @@ pub(crate) struct Home {
 /// mom is a member on QQ (10001) and in Home Assistant (`ha-user-mom`), dad on QQ only
 /// as a guest; both groups may reach the bot.
 pub(crate) async fn home(now: &str, extra: &str) -> Home {
+    home_with(now, extra, EnvOverrides::default()).await
+}
+
+/// [`home`] with more of the environment (`env`'s model, agent token and QQ settings are
+/// the kit's own).
+pub(crate) async fn home_with(now: &str, extra: &str, env: EnvOverrides) -> Home {
     let dir = common::workspace();
     let fake = FakeLlm::start(|body, _| reply(body)).await;
     std::fs::write(
@@ -107,7 +116,7 @@ pub(crate) async fn home(now: &str, extra: &str) -> Home {
                 qq_listen: Some("127.0.0.1:0".into()),
                 qq_access_token: Some(Secret::new(QQ_TOKEN)),
                 qq_allow_groups: Some(format!("{GROUP},{GROUP2}")),
-                ..Default::default()
+                ..env
             }),
             clock: Some(std::sync::Arc::new(clock.clone())),
             ..Default::default()
@@ -132,6 +141,7 @@ pub(crate) async fn home(now: &str, extra: &str) -> Home {
         clock,
         base: format!("http://{addr}"),
         qq,
+        bound: running.bound,
         dir,
     }
 }

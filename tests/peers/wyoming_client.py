@@ -3,6 +3,11 @@
 Usage (prints one JSON document on stdout):
   wyoming_client.py HOST PORT describe
   wyoming_client.py HOST PORT transcript TEXT CONVERSATION_ID [SPEAKER]
+  wyoming_client.py HOST PORT ha-transcript TEXT CONVERSATION_ID [SPEAKER]
+                                                # the context as Home Assistant 2025.4
+                                                # sends it: the conversation id alone
+                                                # (and a speaker id when given); homebot
+                                                # learns the satellite from HA itself
   wyoming_client.py HOST PORT many N            # N satellites at once
   wyoming_client.py HOST PORT garbage           # a bad frame beside a good transcript
 """
@@ -39,7 +44,9 @@ async def describe(host, port):
 
 async def transcript(host, port, text, conversation_id, speaker=None, satellite="kitchen"):
     # Home Assistant opens a new connection for every utterance.
-    context = {"conversation_id": conversation_id, "satellite_id": satellite, "device_id": "dev-" + satellite}
+    context = {"conversation_id": conversation_id}
+    if satellite:
+        context.update({"satellite_id": satellite, "device_id": "dev-" + satellite})
     if speaker:
         context["speaker_id"] = speaker
     async with AsyncTcpClient(host, port) as client:
@@ -82,6 +89,10 @@ async def main():
         out = await describe(host, port)
     elif cmd == "transcript":
         out = await transcript(host, port, *args)
+    elif cmd == "ha-transcript":
+        text, conversation_id = args[0], args[1]
+        speaker = args[2] if len(args) > 2 else None
+        out = await transcript(host, port, text, conversation_id, speaker, satellite=None)
     elif cmd == "many":
         out = await many(host, port, int(args[0]))
     elif cmd == "garbage":
