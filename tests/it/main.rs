@@ -30,6 +30,7 @@ mod real_ha;
 mod audit;
 mod binary;
 mod cache_units;
+mod cache_units_bases;
 mod channels_mixed;
 mod chat_memory;
 mod cli;
