@@ -87,6 +87,7 @@ mod provider_anthropic;
 mod provider_breaker;
 mod provider_depth;
 mod provider_depth_anthropic;
+mod provider_wire;
 mod qq;
 mod qq_delivery;
 mod reminders;
