@@ -45,6 +45,7 @@ mod dashboard_cost;
 mod dashboard_examples;
 mod dashboard_links;
 mod dashboard_live;
+mod dashboard_token;
 mod demo;
 mod doctor;
 mod examples;
