@@ -112,5 +112,6 @@ mod tool_list;
 mod tool_registry;
 mod tool_results;
 mod voice;
+mod voice_identity;
 mod voice_stream;
 mod why;
