@@ -90,6 +90,7 @@ mod provider_depth;
 mod provider_depth_anthropic;
 mod provider_wire;
 mod qq;
+mod qq_connection;
 mod qq_delivery;
 mod reminders;
 mod reminders_channels;
