@@ -77,6 +77,7 @@ mod memory;
 mod memory_home;
 mod memory_policy;
 mod memory_rooms;
+mod memory_scenes;
 mod memory_wording;
 mod mode_confirm;
 mod mode_offer;
